@@ -1,1 +1,174 @@
+//! `pagesim._native`: the PyO3 skin over the pagesim library (STYLE.md §7).
+//!
+//! Every function converts its arguments, calls one library function with the GIL released and
+//! hands back JSON text; the Python package (python/pagesim) parses it and builds the
+//! user-facing objects. No simulation logic lives here. A library [`pagesim::Error`] becomes
+//! `pagesim.ScenarioError`, a `ValueError` carrying the library's message unchanged.
+//!
+//! The functions' Python signatures are mirrored in python/pagesim/_native.pyi; a test in
+//! tests/python checks the two for drift.
 
+use std::cell::Cell;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::rc::Rc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+pyo3::create_exception!(
+    pagesim,
+    ScenarioError,
+    PyValueError,
+    "A scenario, an override or an argument was rejected by pagesim; the message names the \
+     file, the key and what was expected."
+);
+
+fn scenario_error(e: pagesim::Error) -> PyErr {
+    ScenarioError::new_err(e.0)
+}
+
+/// Builds the library's options. Called inside the GIL-free closure because the progress
+/// callback is not `Send`.
+fn run_options(
+    seed: Option<u64>,
+    sets: Vec<String>,
+    printed: Option<Rc<Cell<bool>>>,
+) -> pagesim::RunOptions<'static> {
+    let progress = printed.map(|printed| {
+        Box::new(move |p: &pagesim::Progress| {
+            let mut line = format!(
+                "pagesim: simulated {:.3} s, {} ops",
+                p.sim_ns as f64 / 1e9,
+                p.ops_done
+            );
+            if let Some(total) = p.ops_total.filter(|&t| t > 0) {
+                line.push_str(&format!(
+                    " of {total} ({:.0}%)",
+                    100.0 * p.ops_done as f64 / total as f64
+                ));
+            }
+            // On a terminal one line is rewritten in place; in a log, one line per report.
+            // A failed write to stderr is not worth failing a run for.
+            let mut err = std::io::stderr().lock();
+            if err.is_terminal() {
+                let _ = write!(err, "\r{line}\x1b[K");
+                let _ = err.flush();
+                printed.set(true);
+            } else {
+                let _ = writeln!(err, "{line}");
+            }
+        }) as Box<dyn FnMut(&pagesim::Progress)>
+    });
+    pagesim::RunOptions {
+        seed,
+        sets,
+        progress,
+    }
+}
+
+/// Runs `run` without the GIL and returns the report as JSON text.
+fn run_detached<F>(
+    py: Python<'_>,
+    seed: Option<u64>,
+    sets: Vec<String>,
+    progress: bool,
+    run: F,
+) -> PyResult<String>
+where
+    F: FnOnce(pagesim::RunOptions<'static>) -> Result<pagesim::Report, pagesim::Error> + Send,
+{
+    py.detach(move || {
+        let printed = progress.then(|| Rc::new(Cell::new(false)));
+        let result = run(run_options(seed, sets, printed.clone()));
+        if printed.is_some_and(|p| p.get()) {
+            eprintln!(); // ends the line rewritten in place
+        }
+        result.map(|report| report.to_json().to_string())
+    })
+    .map_err(scenario_error)
+}
+
+/// Loads the scenario file at `path`, applies the `KEY=VALUE` overrides in `sets` and runs it.
+/// Returns the report as JSON text.
+#[pyfunction]
+#[pyo3(signature = (path, seed=None, sets=None, progress=false))]
+fn run_file(
+    py: Python<'_>,
+    path: PathBuf,
+    seed: Option<u64>,
+    sets: Option<Vec<String>>,
+    progress: bool,
+) -> PyResult<String> {
+    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
+        pagesim::run_file(&path, opts)
+    })
+}
+
+/// Parses a scenario from TOML text (`origin` names it in messages) and runs it.
+/// Returns the report as JSON text.
+#[pyfunction]
+#[pyo3(signature = (text, origin, seed=None, sets=None, progress=false))]
+fn run_toml(
+    py: Python<'_>,
+    text: String,
+    origin: String,
+    seed: Option<u64>,
+    sets: Option<Vec<String>>,
+    progress: bool,
+) -> PyResult<String> {
+    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
+        pagesim::run_toml(&text, &origin, opts)
+    })
+}
+
+/// Parses a scenario from JSON text of the same shape as the TOML file (`origin` names it in
+/// messages) and runs it. Returns the report as JSON text.
+#[pyfunction]
+#[pyo3(signature = (json_text, origin, seed=None, sets=None, progress=false))]
+fn run_json(
+    py: Python<'_>,
+    json_text: String,
+    origin: String,
+    seed: Option<u64>,
+    sets: Option<Vec<String>>,
+    progress: bool,
+) -> PyResult<String> {
+    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
+        let value: serde_json::Value = serde_json::from_str(&json_text)
+            .map_err(|e| pagesim::Error(format!("{origin}: not valid JSON: {e}")))?;
+        pagesim::run_json(&value, &origin, opts)
+    })
+}
+
+/// Every scenario field and tunable with its unit and default, as JSON text.
+#[pyfunction]
+fn describe() -> PyResult<String> {
+    // TODO(pagesim::scenario::describe_json): the library does not have it yet; once it lands
+    // this body becomes `Ok(pagesim::scenario::describe_json().to_string())`.
+    Err(pyo3::exceptions::PyNotImplementedError::new_err(
+        "pagesim.describe(): pagesim::scenario::describe_json is not in this build of the library yet",
+    ))
+}
+
+/// The kernel profiles (named sets of policies and tunables), as JSON text.
+#[pyfunction]
+fn profiles() -> PyResult<String> {
+    // TODO(pagesim::scenario::profiles_json): the library does not have it yet; once it lands
+    // this body becomes `Ok(pagesim::scenario::profiles_json().to_string())`.
+    Err(pyo3::exceptions::PyNotImplementedError::new_err(
+        "pagesim.profiles(): pagesim::scenario::profiles_json is not in this build of the library yet",
+    ))
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(run_file, m)?)?;
+    m.add_function(wrap_pyfunction!(run_toml, m)?)?;
+    m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(describe, m)?)?;
+    m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,65 @@
+"""pagesim: a deterministic simulator of the Linux kernel's memory-management subsystem.
+
+>>> import pagesim
+>>> r = pagesim.run("scenarios/quickstart.toml", vm__swappiness=100)
+>>> r.counters["pswpout"], r.elapsed_s
+
+The simulation runs in Rust (the ``pagesim._native`` extension); this package converts
+arguments, calls it and wraps the JSON report it returns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterable, Mapping, Union
+
+from . import _native
+from ._native import ScenarioError, __version__
+from .report import Result
+from .scenario import describe, overrides_to_sets, profiles
+
+__all__ = [
+    "Result",
+    "ScenarioError",
+    "__version__",
+    "describe",
+    "overrides_to_sets",
+    "profiles",
+    "run",
+]
+
+Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
+
+
+def run(
+    scenario: Scenario,
+    seed: int | None = None,
+    set: Mapping[str, Any] | Iterable[str] | None = None,  # noqa: A002 - mirrors `--set`
+    progress: bool = False,
+    **overrides: Any,
+) -> Result:
+    """Runs a scenario and returns its :class:`Result`.
+
+    ``scenario`` is the path of a scenario file (TOML) or a dict of the same shape.
+    ``seed`` replaces the scenario's RNG seed. ``set`` overrides scenario fields by dotted
+    key, as the CLI's ``--set``: ``{"vm.swappiness": 100}``; keyword arguments do the same
+    with ``__`` for a dot: ``vm__swappiness=100``. ``progress=True`` prints a progress line
+    to stderr during long runs.
+
+    Raises :class:`ScenarioError` (a ``ValueError``) when pagesim rejects the scenario or an
+    override; the message names the key.
+    """
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    sets = overrides_to_sets(set, overrides)
+    if isinstance(scenario, Mapping):
+        text = json.dumps(scenario)
+        report = _native.run_json(text, "<dict>", seed=seed, sets=sets, progress=progress)
+    elif isinstance(scenario, (str, os.PathLike)):
+        report = _native.run_file(os.fspath(scenario), seed=seed, sets=sets, progress=progress)
+    else:
+        raise TypeError(
+            f"scenario must be a path (str or os.PathLike) or a dict, got {type(scenario).__name__}"
+        )
+    return Result(json.loads(report))

@@ -1,0 +1,32 @@
+# Type stubs for the compiled module crates/pagesim-py/src/lib.rs.
+# tests/python/test_stubs.py checks that these names and parameters match the compiled module.
+import os
+from typing import Sequence
+
+__version__: str
+
+class ScenarioError(ValueError):
+    """A scenario, override or argument rejected by pagesim; the message names the key."""
+
+def run_file(
+    path: str | os.PathLike[str],
+    seed: int | None = None,
+    sets: Sequence[str] | None = None,
+    progress: bool = False,
+) -> str: ...
+def run_toml(
+    text: str,
+    origin: str,
+    seed: int | None = None,
+    sets: Sequence[str] | None = None,
+    progress: bool = False,
+) -> str: ...
+def run_json(
+    json_text: str,
+    origin: str,
+    seed: int | None = None,
+    sets: Sequence[str] | None = None,
+    progress: bool = False,
+) -> str: ...
+def describe() -> str: ...
+def profiles() -> str: ...

@@ -1,0 +1,101 @@
+"""The result of a run; mirrors crates/pagesim/src/report (the report is built in Rust)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+# Counters shown by repr(), when the report has them.
+_REPR_COUNTERS = ("pgfault", "pgmajfault", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct")
+
+
+class Result:
+    """A run's report: /proc/vmstat counters, memcgs, tasks, fault latency and devices.
+
+    Attributes mirror the report's JSON keys; :meth:`to_dict` returns the whole report.
+    """
+
+    __slots__ = ("_report",)
+
+    def __init__(self, report: dict[str, Any]) -> None:
+        self._report = report
+
+    @property
+    def scenario(self) -> str:
+        return self._report.get("scenario", "")
+
+    @property
+    def profile(self) -> str:
+        return self._report.get("profile", "")
+
+    @property
+    def seed(self) -> int:
+        return self._report["seed"]
+
+    @property
+    def elapsed_ns(self) -> int:
+        """Simulated elapsed time, nanoseconds."""
+        return self._report["elapsed_ns"]
+
+    @property
+    def elapsed_s(self) -> float:
+        """Simulated elapsed time, seconds."""
+        return self.elapsed_ns / 1e9
+
+    @property
+    def counters(self) -> dict[str, int]:
+        """vmstat counters by their /proc/vmstat names."""
+        return self._report.get("counters", {})
+
+    @property
+    def memcg(self) -> dict[str, dict[str, Any]]:
+        """Per memory cgroup: ``counters``, ``usage_bytes``, ``max_bytes`` (None: no limit)."""
+        return self._report.get("memcg", {})
+
+    @property
+    def tasks(self) -> list[dict[str, Any]]:
+        """Per task: name, elapsed_ns, cpu_ns, faults, major_faults, oom_killed."""
+        return self._report.get("tasks", [])
+
+    @property
+    def fault_latency(self) -> dict[str, Any]:
+        """count, median_ns, p99_ns, mean_ns and ``buckets`` as [upper_ns, count] pairs."""
+        return self._report.get("fault_latency", {})
+
+    @property
+    def devices(self) -> list[dict[str, Any]]:
+        """Per block device: reads, writes, bytes, busy_ns and ``io_size_hist``."""
+        return self._report.get("devices", [])
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole report as a dict (a copy)."""
+        return copy.deepcopy(self._report)
+
+    def to_pandas(self) -> Any:
+        """The counters as a pandas DataFrame, one row per counter, columns ``counter, value``."""
+        try:
+            import pandas as pd
+        except ImportError as e:
+            raise ImportError(
+                "Result.to_pandas() needs pandas: pip install pandas (or pip install 'pagesim[pandas]')"
+            ) from e
+        items = list(self.counters.items())
+        return pd.DataFrame(
+            {"counter": [k for k, _ in items], "value": [v for _, v in items]},
+            columns=["counter", "value"],
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Result):
+            return NotImplemented
+        return self._report == other._report
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        shown = " ".join(f"{k}={self.counters[k]}" for k in _REPR_COUNTERS if k in self.counters)
+        head = f"scenario={self.scenario!r} profile={self.profile!r} seed={self._report.get('seed')!r}"
+        elapsed = self._report.get("elapsed_ns")
+        if elapsed is not None:
+            head += f" elapsed={elapsed / 1e9:.6g}s"
+        return f"<pagesim.Result {head}{' ' + shown if shown else ''}>"

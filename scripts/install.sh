@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs pagesim from this checkout, idempotently:
+#   - the CLI, built to ./target/release/pagesim;
+#   - a virtualenv in ./.venv with maturin, pytest and pandas, and the pagesim Python package
+#     (the Rust extension built in release mode, the Python sources linked editable).
+# Needs the Rust toolchain (cargo) and python3; run as root on a fresh Debian machine it
+# installs Debian's python3-venv if the venv module is missing.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+# The README's commands use ./target/release/pagesim: build there whatever the caller's shell says.
+export CARGO_TARGET_DIR="$ROOT/target"
+if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+fi
+command -v cargo >/dev/null 2>&1 || { echo "install.sh: cargo not found; install the Rust toolchain (rustup)" >&2; exit 1; }
+command -v python3 >/dev/null 2>&1 || { echo "install.sh: python3 not found" >&2; exit 1; }
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "building the CLI (cargo build --release -p pagesim-cli)"
+cargo build --release -p pagesim-cli
+
+VENV="$ROOT/.venv"
+if [ ! -x "$VENV/bin/python" ]; then
+    step "creating $VENV"
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv
+        else
+            echo "install.sh: python3 has no venv/ensurepip module (Debian: apt-get install python3-venv)" >&2
+            exit 1
+        fi
+    fi
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+fi
+
+step "installing maturin, pytest, pandas into .venv"
+# maturin >= 1.9.4 sets PYO3_BUILD_EXTENSION_MODULE, which crates/pagesim-py relies on.
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" pytest pandas
+
+step "building and installing the Python package (maturin develop --release)"
+VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --release --quiet
+
+"$VENV/bin/python" -c 'import pagesim; print("installed pagesim", pagesim.__version__, "from", pagesim.__file__)'
+echo "CLI: $ROOT/target/release/pagesim"

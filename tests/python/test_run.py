@@ -1,0 +1,124 @@
+"""Runs through the binding against the engine's contract (scenarios/quickstart.toml)."""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pagesim
+
+from scenario_keys import find_key, get_key
+
+
+def _same_run(a: pagesim.Result, b: pagesim.Result) -> None:
+    # Everything but the scenario's name, which may be its origin ("<dict>" or the path).
+    da, db = a.to_dict(), b.to_dict()
+    da.pop("scenario", None)
+    db.pop("scenario", None)
+    assert da == db
+
+
+def _halved(value: Any) -> Any:
+    if isinstance(value, int):
+        return value // 2
+    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", str(value))
+    assert m, f"cannot halve the RAM size {value!r}"
+    return f"{float(m.group(1)) / 2:g}{m.group(2)}"
+
+
+def test_quickstart_runs(quickstart_result: pagesim.Result) -> None:
+    r = quickstart_result
+    assert r.counters["pgfault"] > 0
+    assert r.elapsed_ns > 0
+    assert r.elapsed_s == r.elapsed_ns / 1e9
+    assert isinstance(r.seed, int)
+    assert r.profile
+    assert r.tasks and all(t["elapsed_ns"] > 0 for t in r.tasks)
+    assert r.fault_latency["count"] > 0
+
+
+def test_same_run_twice_gives_identical_counters(
+    quickstart_path: Path, quickstart_result: pagesim.Result
+) -> None:
+    again = pagesim.run(str(quickstart_path))
+    assert again.counters == quickstart_result.counters
+    assert again == quickstart_result
+
+
+def test_progress_does_not_change_the_result(
+    quickstart_path: Path, quickstart_result: pagesim.Result
+) -> None:
+    assert pagesim.run(quickstart_path, progress=True) == quickstart_result
+
+
+def test_dict_scenario_equals_the_file(
+    quickstart_dict: dict[str, Any], quickstart_result: pagesim.Result
+) -> None:
+    _same_run(pagesim.run(quickstart_dict), quickstart_result)
+
+
+def test_explicit_seed_is_reported_and_reproducible(quickstart_path: Path) -> None:
+    a = pagesim.run(quickstart_path, seed=12345)
+    assert a.seed == 12345
+    assert pagesim.run(quickstart_path, seed=12345) == a
+
+
+def test_kwargs_and_set_are_the_same_override(quickstart_path: Path) -> None:
+    by_kwargs = pagesim.run(quickstart_path, vm__swappiness=100)
+    by_set = pagesim.run(quickstart_path, set={"vm.swappiness": 100})
+    assert by_kwargs == by_set
+
+
+def test_less_ram_swaps_more(
+    quickstart_path: Path, quickstart_dict: dict[str, Any], quickstart_result: pagesim.Result,
+    ram_key: str,
+) -> None:
+    smaller = _halved(get_key(quickstart_dict, ram_key))
+    r = pagesim.run(quickstart_path, vm__swappiness=100, **{ram_key.replace(".", "__"): smaller})
+    assert r.counters != quickstart_result.counters
+    assert r.counters["pswpout"] > quickstart_result.counters.get("pswpout", 0)
+
+
+def test_to_pandas_shape(quickstart_result: pagesim.Result) -> None:
+    pytest.importorskip("pandas")
+    df = quickstart_result.to_pandas()
+    assert df.shape == (len(quickstart_result.counters), 2)
+    assert list(df.columns) == ["counter", "value"]
+    assert int(df.loc[df["counter"] == "pgfault", "value"].iloc[0]) > 0
+
+
+def test_unknown_override_key_is_named(quickstart_path: Path) -> None:
+    with pytest.raises(pagesim.ScenarioError, match="no_such_tunable"):
+        pagesim.run(quickstart_path, vm__no_such_tunable=1)
+
+
+def test_unknown_scenario_key_is_named(quickstart_dict: dict[str, Any]) -> None:
+    bad = {**quickstart_dict, "no_such_section": {"x": 1}}
+    with pytest.raises(pagesim.ScenarioError, match="no_such_section"):
+        pagesim.run(bad)
+
+
+def test_negative_size_is_named(quickstart_dict: dict[str, Any], ram_key: str) -> None:
+    bad = copy.deepcopy(quickstart_dict)
+    *parents, leaf = ram_key.split(".")
+    table = bad
+    for p in parents:
+        table = table[p]
+    table[leaf] = -1
+    with pytest.raises(pagesim.ScenarioError, match=re.escape(leaf)):
+        pagesim.run(bad)
+
+
+def test_negative_size_override_is_named(quickstart_path: Path, ram_key: str) -> None:
+    with pytest.raises(pagesim.ScenarioError, match=re.escape(ram_key.split(".")[-1])):
+        pagesim.run(quickstart_path, set={ram_key: "-1GiB"})
+
+
+def test_unknown_profile_is_named(quickstart_path: Path, quickstart_dict: dict[str, Any]) -> None:
+    key = find_key(quickstart_dict, ("profile",)) or "profile"
+    with pytest.raises(pagesim.ScenarioError, match="linux-0.01-nonexistent|profile"):
+        pagesim.run(quickstart_path, set={key: "linux-0.01-nonexistent"})
