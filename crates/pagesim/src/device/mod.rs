@@ -3,18 +3,41 @@
 //! Models the part of the block layer that matters for memory management: a request
 //! (a contiguous run of sectors, read or write) is queued, merged with contiguous
 //! neighbours (the block plug and the elevator's back/front merge, `blk_attempt_plug_merge`,
-//! `elv_merge`), dispatched by an I/O scheduler, and serviced by a timing model that says
-//! how long the device is busy with it.
+//! `elv_merge`), dispatched by an I/O scheduler (`none` or `mq-deadline`), and serviced by a
+//! timing model that says how long the device is busy with it.
 //!
-//! A timing model is one file implementing [`DeviceModel`]'s closed enum dispatch; the
-//! registry is [`MODELS`]. Every parameter is named, has a unit and a source, and is listed
-//! in docs/model.md.
+//! ```text
+//!   add() ──► plug ──unplug()──► scheduler queue ──dispatch──► channel 0..k ──► complete()
+//!             (merge with last)  (back/front merge,             (timing model:
+//!                                 none: FIFO,                    service_ns)
+//!                                 mq-deadline: elevator)
+//! ```
+//!
+//! A timing model is one file; [`DeviceModel`] dispatches to it through a closed enum and
+//! [`MODELS`] is the registry. Every parameter is named, has a unit, a default and a source,
+//! and is listed by [`describe`] and in docs/model-devices.md.
+//!
+//! Keys shared by every model describe the request queue, as in `/sys/block/<dev>/queue/`:
+//! `max_sectors_kb`, `scheduler` and the `iosched` table (`read_expire`, `write_expire`,
+//! `writes_starved`, `fifo_batch`, `front_merges`).
 
+mod flash;
+mod hdd;
+mod mq_deadline;
+mod nvme;
+mod pmem;
 mod queue;
 mod ram;
+mod sata_ssd;
 
+pub use flash::{Flash, FlashDefaults, FlashParams};
+pub use hdd::{Hdd, HddParams};
+pub use mq_deadline::DeadlineParams;
+pub use nvme::{NvmeDefaults, NvmeParams};
+pub use pmem::{Pmem, PmemParams};
 pub use queue::{DeviceQueue, DeviceStats, Dispatched};
 pub use ram::{Ram, RamParams};
+pub use sata_ssd::{SataSsdDefaults, SataSsdParams};
 
 use serde::Deserialize;
 
@@ -25,21 +48,149 @@ pub enum IoDir {
     Write,
 }
 
+impl IoDir {
+    /// Index into per-direction arrays (`DD_READ` = 0, `DD_WRITE` = 1 as in mq-deadline).
+    pub fn index(self) -> usize {
+        match self {
+            IoDir::Read => 0,
+            IoDir::Write => 1,
+        }
+    }
+}
+
 /// One device as the scenario describes it: `[[device]] name = "...", model = "hdd", ...`.
 /// The `model` key selects the timing model; the other keys override its parameters.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(tag = "model", deny_unknown_fields)]
 pub enum DeviceConfig {
+    #[serde(rename = "hdd")]
+    Hdd(HddParams),
+    #[serde(rename = "sata-ssd")]
+    SataSsd(SataSsdParams),
+    #[serde(rename = "nvme")]
+    Nvme(NvmeParams),
+    #[serde(rename = "pmem")]
+    Pmem(PmemParams),
     #[serde(rename = "ram")]
     Ram(RamParams),
 }
 
 /// Registry of timing models: (scenario name, one-line description).
-pub const MODELS: &[(&str, &str)] = &[("ram", "RAM-backed block device (brd): software cost only")];
+pub const MODELS: &[(&str, &str)] = &[
+    ("hdd", hdd::DESCRIPTION),
+    ("sata-ssd", sata_ssd::DESCRIPTION),
+    ("nvme", nvme::DESCRIPTION),
+    ("pmem", pmem::DESCRIPTION),
+    ("ram", ram::DESCRIPTION),
+];
+
+/// The I/O scheduler of a device (`/sys/block/<dev>/queue/scheduler`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum Scheduler {
+    /// blk-mq `none`: dispatch in arrival order.
+    #[serde(rename = "none")]
+    Fifo,
+    /// block/mq-deadline.c: sector-sorted one-way elevator with FIFO deadlines.
+    #[serde(rename = "mq-deadline")]
+    MqDeadline,
+}
+
+impl Scheduler {
+    pub fn name(self) -> &'static str {
+        match self {
+            Scheduler::Fifo => "none",
+            Scheduler::MqDeadline => "mq-deadline",
+        }
+    }
+}
+
+/// The request-queue settings every model carries (`/sys/block/<dev>/queue/`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueueParams {
+    /// Largest request after merging, KiB (`max_sectors_kb`).
+    pub max_sectors_kb: u64,
+    pub scheduler: Scheduler,
+    pub iosched: DeadlineParams,
+}
+
+impl QueueParams {
+    fn validate(&self) -> Result<(), String> {
+        if self.max_sectors_kb < 4 {
+            return Err(format!(
+                "max_sectors_kb: expected an integer number of KiB of at least 4 (one page), got {}",
+                self.max_sectors_kb
+            ));
+        }
+        if self.max_sectors_kb > 1 << 22 {
+            return Err(format!(
+                "max_sectors_kb: expected at most {} KiB (4 GiB), got {}",
+                1u64 << 22,
+                self.max_sectors_kb
+            ));
+        }
+        Ok(())
+    }
+
+    fn docs(&self) -> Vec<ParamDoc> {
+        let d = &self.iosched;
+        vec![
+            ParamDoc {
+                key: "max_sectors_kb",
+                unit: "KiB",
+                default: self.max_sectors_kb.to_string(),
+                doc: "Largest request after merging (/sys/block/<dev>/queue/max_sectors_kb).",
+            },
+            ParamDoc {
+                key: "scheduler",
+                unit: "\"none\" | \"mq-deadline\"",
+                default: self.scheduler.name().to_string(),
+                doc: "I/O scheduler (/sys/block/<dev>/queue/scheduler).",
+            },
+            ParamDoc {
+                key: "iosched.read_expire",
+                unit: "duration",
+                default: fmt_ns(d.read_expire),
+                doc: "mq-deadline: a read waits at most this long before its FIFO overrides \
+                      sector order (block/mq-deadline.c read_expire = HZ/2).",
+            },
+            ParamDoc {
+                key: "iosched.write_expire",
+                unit: "duration",
+                default: fmt_ns(d.write_expire),
+                doc: "mq-deadline: FIFO deadline of a write (write_expire = 5*HZ).",
+            },
+            ParamDoc {
+                key: "iosched.writes_starved",
+                unit: "count",
+                default: d.writes_starved.to_string(),
+                doc: "mq-deadline: read batches preferred over pending writes before a write \
+                      batch must be served (writes_starved = 2).",
+            },
+            ParamDoc {
+                key: "iosched.fifo_batch",
+                unit: "requests",
+                default: d.fifo_batch.to_string(),
+                doc: "mq-deadline: requests dispatched in sector order before the direction \
+                      and deadlines are looked at again (fifo_batch = 16).",
+            },
+            ParamDoc {
+                key: "iosched.front_merges",
+                unit: "bool",
+                default: d.front_merges.to_string(),
+                doc: "mq-deadline: allow a request to be merged in front of a queued one \
+                      (front_merges = 1).",
+            },
+        ]
+    }
+}
 
 /// A timing model, dispatched through a closed enum (no `Box<dyn>` on the hot path).
 #[derive(Clone, Debug)]
 pub enum DeviceModel {
+    Hdd(Hdd),
+    SataSsd(Flash),
+    Nvme(Flash),
+    Pmem(Pmem),
     Ram(Ram),
 }
 
@@ -47,45 +198,268 @@ impl DeviceModel {
     /// Builds the model, validating its parameters.
     pub fn new(cfg: &DeviceConfig) -> Result<Self, String> {
         match cfg {
+            DeviceConfig::Hdd(p) => Ok(DeviceModel::Hdd(Hdd::new(p.clone())?)),
+            DeviceConfig::SataSsd(p) => Ok(DeviceModel::SataSsd(Flash::new(p)?)),
+            DeviceConfig::Nvme(p) => Ok(DeviceModel::Nvme(Flash::new(p)?)),
+            DeviceConfig::Pmem(p) => Ok(DeviceModel::Pmem(Pmem::new(p.clone())?)),
             DeviceConfig::Ram(p) => Ok(DeviceModel::Ram(Ram::new(p.clone())?)),
+        }
+    }
+
+    /// Scenario name of the model (the `model` key).
+    pub fn name(&self) -> &'static str {
+        match self {
+            DeviceModel::Hdd(_) => "hdd",
+            DeviceModel::SataSsd(_) => "sata-ssd",
+            DeviceModel::Nvme(_) => "nvme",
+            DeviceModel::Pmem(_) => "pmem",
+            DeviceModel::Ram(_) => "ram",
         }
     }
 
     /// Rotational media (`queue/rotational`): disables VMA swap readahead on 4.15+.
     pub fn rotational(&self) -> bool {
-        false
+        matches!(self, DeviceModel::Hdd(_))
     }
 
     /// `SWP_SYNCHRONOUS_IO`-capable device (brd, pmem, zram).
     pub fn synchronous_io(&self) -> bool {
-        matches!(self, DeviceModel::Ram(_))
+        matches!(self, DeviceModel::Ram(_) | DeviceModel::Pmem(_))
     }
 
     /// Requests the device services in parallel.
     pub fn channels(&self) -> u32 {
         match self {
+            DeviceModel::Hdd(_) => 1,
+            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.channels(),
+            DeviceModel::Pmem(m) => m.channels(),
             DeviceModel::Ram(m) => m.channels(),
+        }
+    }
+
+    /// The request-queue settings: `max_sectors_kb`, scheduler and its tunables.
+    pub fn queue_params(&self) -> QueueParams {
+        match self {
+            DeviceModel::Hdd(m) => m.queue_params(),
+            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.queue_params(),
+            DeviceModel::Pmem(m) => m.queue_params(),
+            DeviceModel::Ram(m) => m.queue_params(),
         }
     }
 
     /// Largest request after merging (`max_sectors_kb`), in bytes.
     pub fn max_request_bytes(&self) -> u64 {
-        match self {
-            DeviceModel::Ram(_) => 512 * 1024,
-        }
+        self.queue_params().max_sectors_kb * 1024
     }
 
     /// Capacity in bytes.
     pub fn capacity_bytes(&self) -> u64 {
         match self {
+            DeviceModel::Hdd(m) => m.capacity_bytes(),
+            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.capacity_bytes(),
+            DeviceModel::Pmem(m) => m.capacity_bytes(),
             DeviceModel::Ram(m) => m.capacity_bytes(),
         }
     }
 
     /// Time the device is busy servicing one request that starts at `start_ns`.
+    /// Requests of one device must be presented in non-decreasing `start_ns` order.
     pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> u64 {
         match self {
+            DeviceModel::Hdd(m) => m.service_ns(dir, offset, len, start_ns),
+            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => {
+                m.service_ns(dir, offset, len, start_ns)
+            }
+            DeviceModel::Pmem(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Ram(m) => m.service_ns(dir, offset, len, start_ns),
+        }
+    }
+}
+
+/// One parameter of a model, for `pagesim describe`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParamDoc {
+    /// Scenario key (dotted for nested tables, e.g. `iosched.read_expire`).
+    pub key: &'static str,
+    pub unit: &'static str,
+    /// Default value as a user would write it.
+    pub default: String,
+    /// Meaning and source.
+    pub doc: &'static str,
+}
+
+/// Every model with its description and parameters (defaults included), in registry order.
+pub fn describe() -> Vec<(&'static str, &'static str, Vec<ParamDoc>)> {
+    MODELS
+        .iter()
+        .map(|&(name, desc)| {
+            let docs = match name {
+                "hdd" => HddParams::default().docs(),
+                "sata-ssd" => SataSsdParams::default().docs(),
+                "nvme" => NvmeParams::default().docs(),
+                "pmem" => PmemParams::default().docs(),
+                _ => RamParams::default().docs(),
+            };
+            (name, desc, docs)
+        })
+        .collect()
+}
+
+/// A duration as a user would write it: "500ms", "8.5ms", "80us", "7ns". The number is the
+/// shortest decimal that parses back to the same nanoseconds.
+pub(crate) fn fmt_ns(ns: u64) -> String {
+    let (div, unit) = match ns {
+        1_000_000_000.. => (1e9, "s"),
+        1_000_000.. => (1e6, "ms"),
+        1_000.. => (1e3, "us"),
+        _ => return format!("{ns}ns"),
+    };
+    format!("{}{unit}", ns as f64 / div)
+}
+
+/// A size as a user would write it: "512KiB", "64GiB", or bytes when not a round multiple.
+pub(crate) fn fmt_bytes(b: u64) -> String {
+    for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+        if b >= 1 << shift && b & ((1 << shift) - 1) == 0 {
+            return format!("{}{unit}", b >> shift);
+        }
+    }
+    b.to_string()
+}
+
+/// serde helper for the `bool`-or-integer kernel tunables (`front_merges = 1`).
+pub(crate) fn de_flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Flag {
+        B(bool),
+        I(u64),
+    }
+    match Flag::deserialize(d)
+        .map_err(|_| serde::de::Error::custom("expected true, false, 0 or 1"))?
+    {
+        Flag::B(b) => Ok(b),
+        Flag::I(0) => Ok(false),
+        Flag::I(1) => Ok(true),
+        Flag::I(n) => Err(serde::de::Error::custom(format!(
+            "expected true, false, 0 or 1, got {n}"
+        ))),
+    }
+}
+
+/// Checks a rate key is positive.
+pub(crate) fn need_positive(key: &str, v: u64, unit: &str) -> Result<(), String> {
+    if v == 0 {
+        Err(format!(
+            "{key}: expected a positive number of {unit}, got 0"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+/// Nanoseconds to move `bytes` at `rate` bytes per second.
+pub(crate) fn xfer_ns(bytes: u64, rate: u64) -> u64 {
+    ((bytes as u128 * 1_000_000_000u128).div_ceil(rate as u128)) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(toml_text: &str) -> Result<DeviceModel, String> {
+        let cfg: DeviceConfig = toml::from_str(toml_text).map_err(|e| e.to_string())?;
+        DeviceModel::new(&cfg)
+    }
+
+    #[test]
+    fn every_registered_model_parses_with_defaults_and_is_described() {
+        let described = describe();
+        assert_eq!(described.len(), MODELS.len());
+        for ((name, _), (dname, _, docs)) in MODELS.iter().zip(&described) {
+            assert_eq!(name, dname);
+            let m = parse(&format!("model = \"{name}\"")).unwrap();
+            assert_eq!(m.name(), *name);
+            assert!(m.capacity_bytes() > 0 && m.channels() > 0);
+            assert!(docs.iter().any(|d| d.key == "max_sectors_kb"));
+            assert!(docs.iter().any(|d| d.key == "scheduler"));
+        }
+    }
+
+    #[test]
+    fn only_hdd_is_rotational_and_gets_mq_deadline_by_default() {
+        for (name, _) in MODELS {
+            let m = parse(&format!("model = \"{name}\"")).unwrap();
+            assert_eq!(m.rotational(), *name == "hdd");
+            let want = if *name == "hdd" {
+                Scheduler::MqDeadline
+            } else {
+                Scheduler::Fifo
+            };
+            assert_eq!(m.queue_params().scheduler, want, "{name}");
+            assert_eq!(
+                m.synchronous_io(),
+                *name == "ram" || *name == "pmem",
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn overrides_reach_the_model() {
+        let m = parse(
+            "model = \"sata-ssd\"\nscheduler = \"mq-deadline\"\nmax_sectors_kb = 128\n\
+             iosched = { read_expire = \"100ms\", fifo_batch = 4, front_merges = 0 }",
+        )
+        .unwrap();
+        let q = m.queue_params();
+        assert_eq!(q.scheduler, Scheduler::MqDeadline);
+        assert_eq!(m.max_request_bytes(), 128 * 1024);
+        assert_eq!(q.iosched.read_expire, 100_000_000);
+        assert_eq!(q.iosched.fifo_batch, 4);
+        assert!(!q.iosched.front_merges);
+        assert_eq!(q.iosched.write_expire, 5_000_000_000);
+    }
+
+    #[test]
+    fn bad_input_is_an_error_naming_the_key() {
+        let e = parse("model = \"hdd\"\nrpm = 0").unwrap_err();
+        assert!(e.contains("rpm"), "{e}");
+        let e = parse("model = \"hdd\"\naverage_seek = \"20ms\"").unwrap_err();
+        assert!(e.contains("average_seek"), "{e}");
+        let e = parse("model = \"nvme\"\nmax_sectors_kb = 1").unwrap_err();
+        assert!(e.contains("max_sectors_kb"), "{e}");
+        let e = parse("model = \"nvme\"\nread_latency = \"1us\"").unwrap_err();
+        assert!(e.contains("read_latency"), "{e}");
+        let e = parse("model = \"hdd\"\nscheduler = \"cfq\"").unwrap_err();
+        assert!(e.contains("cfq") || e.contains("variant"), "{e}");
+        assert!(parse("model = \"hdd\"\nwarp_speed = 9").is_err());
+        assert!(parse("model = \"floppy\"").is_err());
+        assert!(parse("model = \"ram\"\niosched = { front_merges = 7 }").is_err());
+    }
+
+    #[test]
+    fn formatting_helpers_round_trip_through_the_unit_parsers() {
+        use crate::scenario::units::{parse_bytes, parse_duration_ns};
+        for ns in [
+            500_000_000,
+            5_000_000_000,
+            8_500_000,
+            80_000,
+            1_200,
+            7,
+            1_234_567,
+            833_333,
+        ] {
+            assert_eq!(
+                parse_duration_ns(&fmt_ns(ns)).unwrap(),
+                ns,
+                "{}",
+                fmt_ns(ns)
+            );
+        }
+        for b in [512 * 1024, 64 << 30, 1_000_204_886_016] {
+            assert_eq!(parse_bytes(&fmt_bytes(b)).unwrap(), b);
         }
     }
 }

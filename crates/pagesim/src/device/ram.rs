@@ -1,37 +1,79 @@
 //! Models a RAM-backed block device (drivers/block/brd.c): no positioning cost, a memory
-//! copy per byte, and a fixed per-request software cost of the block layer.
+//! copy per byte, and a fixed per-request software cost of the block layer. Like pmem, brd
+//! copies in the submitting task and is `SWP_SYNCHRONOUS_IO`.
 
-use super::IoDir;
+use super::{
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams,
+    Scheduler,
+};
 use serde::Deserialize;
+
+pub(super) const DESCRIPTION: &str = "RAM-backed block device (brd): software cost only";
 
 /// Parameters of the `ram` model.
 #[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct RamParams {
     /// Device size in bytes (accepts units, e.g. "16GiB"). Default 64 GiB.
-    #[serde(default = "default_capacity", deserialize_with = "crate::scenario::units::de_bytes")]
+    #[serde(deserialize_with = "crate::scenario::units::de_bytes")]
     pub capacity: u64,
     /// Per-request block-layer and driver cost, nanoseconds. Default 1000 (B.4: L0 about 1 us).
-    #[serde(default = "default_request_ns")]
+    #[serde(deserialize_with = "crate::scenario::units::de_duration_ns")]
     pub request_ns: u64,
     /// Copy bandwidth, bytes per second. Default 8e9 (one core's memcpy).
-    #[serde(default = "default_bandwidth")]
     pub bandwidth: u64,
-}
-
-fn default_capacity() -> u64 {
-    64 << 30
-}
-fn default_request_ns() -> u64 {
-    1_000
-}
-fn default_bandwidth() -> u64 {
-    8_000_000_000
+    /// Largest request after merging, KiB. Default 512.
+    pub max_sectors_kb: u64,
+    pub scheduler: Scheduler,
+    pub iosched: DeadlineParams,
 }
 
 impl Default for RamParams {
     fn default() -> Self {
-        RamParams { capacity: default_capacity(), request_ns: default_request_ns(), bandwidth: default_bandwidth() }
+        RamParams {
+            capacity: 64 << 30,
+            request_ns: 1_000,
+            bandwidth: 8_000_000_000,
+            max_sectors_kb: 512,
+            scheduler: Scheduler::Fifo,
+            iosched: DeadlineParams::default(),
+        }
+    }
+}
+
+impl RamParams {
+    fn queue_params(&self) -> QueueParams {
+        QueueParams {
+            max_sectors_kb: self.max_sectors_kb,
+            scheduler: self.scheduler,
+            iosched: self.iosched,
+        }
+    }
+
+    pub(super) fn docs(&self) -> Vec<ParamDoc> {
+        let mut v = vec![
+            ParamDoc {
+                key: "capacity",
+                unit: "bytes",
+                default: fmt_bytes(self.capacity),
+                doc: "Device size (brd rd_size).",
+            },
+            ParamDoc {
+                key: "request_ns",
+                unit: "duration",
+                default: fmt_ns(self.request_ns),
+                doc: "Block-layer and brd driver cost per request. Default 1 us (spec B.4: a RAM \
+                      block device is L0 of about 1 us).",
+            },
+            ParamDoc {
+                key: "bandwidth",
+                unit: "bytes/s",
+                default: self.bandwidth.to_string(),
+                doc: "Copy bandwidth of one core's memcpy. Default 8 GB/s [R].",
+            },
+        ];
+        v.append(&mut self.queue_params().docs());
+        v
     }
 }
 
@@ -42,9 +84,8 @@ pub struct Ram {
 
 impl Ram {
     pub fn new(p: RamParams) -> Result<Self, String> {
-        if p.bandwidth == 0 {
-            return Err("bandwidth must be greater than 0".into());
-        }
+        need_positive("bandwidth", p.bandwidth, "bytes per second")?;
+        p.queue_params().validate()?;
         Ok(Ram { p })
     }
     pub fn channels(&self) -> u32 {
@@ -53,7 +94,22 @@ impl Ram {
     pub fn capacity_bytes(&self) -> u64 {
         self.p.capacity
     }
+    pub fn queue_params(&self) -> QueueParams {
+        self.p.queue_params()
+    }
     pub fn service_ns(&mut self, _dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
-        self.p.request_ns + len * 1_000_000_000 / self.p.bandwidth
+        self.p.request_ns + xfer_ns(len, self.p.bandwidth)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::device::flash::tests::{model, qd1_latency};
+    use crate::device::IoDir;
+
+    #[test]
+    fn a_page_costs_the_request_overhead_plus_the_copy() {
+        let m = model("model = \"ram\"");
+        assert_eq!(qd1_latency(m, IoDir::Read, 4, 4096, 4096), 1_000 + 512);
     }
 }

@@ -1,0 +1,615 @@
+//! Models a 7200 RPM SATA hard disk (spec B.1): seek curve, platter rotation, zoned
+//! recording, command overhead, write settle and the drive's read-ahead segment cache.
+//!
+//! DOC: the cost of a request that does not continue the previous one is
+//!
+//! ```text
+//!   command + seek(d) [+ write settle] + rotational latency + len / rate(zone)
+//! ```
+//!
+//! - **Seek.** `seek(d) = t + A*d/N + B*sqrt(d/N)` for a move of `d` of `N` cylinders
+//!   (Ruemmler & Wilkes 1994: sqrt for short seeks, linear for long ones), `seek(0) = 0`.
+//!   A and B come from the datasheet's track-to-track `t`, average and full-stroke seek:
+//!   vendors average over all seek pairs weighted (N+1-d), under which E[d/N] = 1/3 and
+//!   E[sqrt(d/N)] = 8/15, so `B = 5(avg-t) - 5/3(full-t)` and `A = (full-t) - B`.
+//! - **Zones.** Bytes per track fall linearly with the cylinder from the outer edge (LBA 0)
+//!   to the inner, so the media rate is `outer_rate*(1 - (1-rho)u)` at stroke fraction `u`,
+//!   `rho = inner/outer`. Inverting the cumulative capacity gives the cylinder of an LBA:
+//!   `u = (1 - sqrt(1 - (1-rho^2) f)) / (1-rho)` for capacity fraction `f`.
+//! - **Rotation.** The platter angle is simulated time modulo one revolution. Tracks are
+//!   evenly spaced in `u`, so the number of tracks before a byte is `u * tracks` and its
+//!   angle is the fractional part (no track skew). The rotational latency is the angle still
+//!   to turn when the head has arrived, deterministic for given times and positions.
+//! - **Read-ahead cache.** After a read, the drive keeps reading the following sectors into a
+//!   cache segment (up to `cache_segment` bytes) until the next command. A read that starts
+//!   inside what was read ahead needs no seek and no rotation: the cached part goes at the
+//!   interface rate while the head, still streaming, reads the rest. Host command turnaround
+//!   overlaps read-ahead, so back-to-back sequential reads run at the media rate.
+//! - **Sequential writes.** A write that starts where the previous write ended streams on
+//!   (the drive's write cache coalesces it with the previous one): no seek, settle or
+//!   rotation. Other writes pay the full positioning cost plus the settle time.
+//!
+//! Simplified away: NCQ reordering inside the drive (one request at a time; the elevator
+//! orders), head switches and track skew within a transfer (the media rate is the sustained
+//! rate), multiple cache segments (only the most recent stream is cached), write-back caching
+//! of random writes (they pay the media cost when issued), and defect remapping.
+
+use super::{
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams,
+    Scheduler,
+};
+use crate::scenario::units::{de_bytes, de_duration_ns};
+use serde::Deserialize;
+
+pub(super) const DESCRIPTION: &str =
+    "7200 RPM SATA disk: seek curve, platter rotation, zoned transfer, read-ahead cache; mq-deadline";
+
+/// Parameters of the `hdd` model. Defaults: a 1 TB 7200 RPM SATA desktop disk of
+/// 2008-2012 (the Barracuda ES.2 geometry of spec B.1).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HddParams {
+    /// Device size, bytes. Default 1,000,204,886,016 (1 TB, 1,953,525,168 sectors).
+    #[serde(deserialize_with = "de_bytes")]
+    pub capacity: u64,
+    /// Spindle speed, revolutions per minute. Default 7200.
+    pub rpm: u32,
+    /// Cylinders (seek positions). Default 153,352.
+    pub cylinders: u64,
+    /// Seek to the adjacent cylinder, ns. Default 0.8 ms.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub track_to_track_seek: u64,
+    /// Datasheet average seek (triangular weighting), ns. Default 8.5 ms.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub average_seek: u64,
+    /// Seek across the whole stroke, ns. Default 16 ms.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub full_stroke_seek: u64,
+    /// Media transfer rate at the outer edge (LBA 0), bytes per second. Default 110,592,000.
+    pub outer_rate: u64,
+    /// Media transfer rate at the inner edge, bytes per second. Default 74,956,800.
+    pub inner_rate: u64,
+    /// Host interface rate for data served from the drive cache, bytes per second.
+    /// Default 300,000,000 (SATA 3 Gb/s).
+    pub interface_rate: u64,
+    /// Per-command controller and protocol overhead, ns. Default 0.2 ms.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub command_overhead: u64,
+    /// Extra settle time before writing after a seek, ns. Default 0.5 ms.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub write_settle: u64,
+    /// Most the drive reads ahead past the end of a read into its cache, bytes. Default 8 MiB.
+    #[serde(deserialize_with = "de_bytes")]
+    pub cache_segment: u64,
+    /// Largest request after merging, KiB. Default 512.
+    pub max_sectors_kb: u64,
+    /// Default mq-deadline.
+    pub scheduler: Scheduler,
+    pub iosched: DeadlineParams,
+}
+
+impl Default for HddParams {
+    fn default() -> Self {
+        HddParams {
+            capacity: 1_953_525_168 * 512,
+            rpm: 7200,
+            cylinders: 153_352,
+            track_to_track_seek: 800_000,
+            average_seek: 8_500_000,
+            full_stroke_seek: 16_000_000,
+            // 1800 and 1220 sectors per track at 120 revolutions per second (spec B.1).
+            outer_rate: 1800 * 512 * 120,
+            inner_rate: 1220 * 512 * 120,
+            interface_rate: 300_000_000,
+            command_overhead: 200_000,
+            write_settle: 500_000,
+            cache_segment: 8 << 20,
+            max_sectors_kb: 512,
+            scheduler: Scheduler::MqDeadline,
+            iosched: DeadlineParams::default(),
+        }
+    }
+}
+
+impl HddParams {
+    fn queue_params(&self) -> QueueParams {
+        QueueParams {
+            max_sectors_kb: self.max_sectors_kb,
+            scheduler: self.scheduler,
+            iosched: self.iosched,
+        }
+    }
+
+    pub(super) fn docs(&self) -> Vec<ParamDoc> {
+        let mut v = vec![
+            ParamDoc {
+                key: "capacity",
+                unit: "bytes",
+                default: fmt_bytes(self.capacity),
+                doc: "Device size. Default 1 TB (IDEMA 1,953,525,168 sectors), the capacity of \
+                      the B.1 geometry.",
+            },
+            ParamDoc {
+                key: "rpm",
+                unit: "rev/min",
+                default: self.rpm.to_string(),
+                doc: "Spindle speed. Default 7200 (8.33 ms per revolution; spec B.1).",
+            },
+            ParamDoc {
+                key: "cylinders",
+                unit: "count",
+                default: self.cylinders.to_string(),
+                doc: "Seek positions across the stroke. Default 153352 (Barracuda ES.2 entry of \
+                      Seagate desim chs.c, spec B.1).",
+            },
+            ParamDoc {
+                key: "track_to_track_seek",
+                unit: "duration",
+                default: fmt_ns(self.track_to_track_seek),
+                doc: "Seek to the adjacent cylinder. Default 0.8 ms (spec B.1, ES.2).",
+            },
+            ParamDoc {
+                key: "average_seek",
+                unit: "duration",
+                default: fmt_ns(self.average_seek),
+                doc: "Datasheet average read seek (over all seek pairs, weight N+1-d). Default \
+                      8.5 ms (spec B.1; Barracuda 7200.14 and ES.2 datasheets).",
+            },
+            ParamDoc {
+                key: "full_stroke_seek",
+                unit: "duration",
+                default: fmt_ns(self.full_stroke_seek),
+                doc: "Seek across the whole stroke. Default 16 ms (spec B.1, ES.2).",
+            },
+            ParamDoc {
+                key: "outer_rate",
+                unit: "bytes/s",
+                default: self.outer_rate.to_string(),
+                doc: "Media rate at LBA 0: 1800 sectors/track * 512 B * 120 rev/s = 110.6 MB/s \
+                      (spec B.1).",
+            },
+            ParamDoc {
+                key: "inner_rate",
+                unit: "bytes/s",
+                default: self.inner_rate.to_string(),
+                doc:
+                    "Media rate at the last LBA: 1220 sectors/track * 512 B * 120 rev/s = 75 MB/s \
+                      (spec B.1).",
+            },
+            ParamDoc {
+                key: "interface_rate",
+                unit: "bytes/s",
+                default: self.interface_rate.to_string(),
+                doc: "Rate of cache hits over the link. Default 300 MB/s (SATA 3 Gb/s after \
+                      8b/10b coding).",
+            },
+            ParamDoc {
+                key: "command_overhead",
+                unit: "duration",
+                default: fmt_ns(self.command_overhead),
+                doc: "Controller and protocol time per command. Default 0.2 ms (spec B.8).",
+            },
+            ParamDoc {
+                key: "write_settle",
+                unit: "duration",
+                default: fmt_ns(self.write_settle),
+                doc: "Extra settle before a write after a seek. Default 0.5 ms (spec B.1, ES.2; \
+                      datasheets give write seeks about 1 ms above read seeks).",
+            },
+            ParamDoc {
+                key: "cache_segment",
+                unit: "bytes",
+                default: fmt_bytes(self.cache_segment),
+                doc: "Most the drive reads ahead past a read. Default 8 MiB (spec B.1: 8-16 MB \
+                      segment cache; ES.2 has 16 or 32 MB of cache, 7200.14 has 64 MB).",
+            },
+        ];
+        v.append(&mut self.queue_params().docs());
+        v
+    }
+}
+
+/// What the drive did last, for streaming and the read-ahead cache.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    dir: IoDir,
+    /// Byte just after the last request.
+    end: u64,
+    /// When the last request completed.
+    done_ns: u64,
+}
+
+/// A disk's timing state.
+#[derive(Clone, Debug)]
+pub struct Hdd {
+    p: HddParams,
+    /// Nanoseconds per revolution.
+    rev_ns: f64,
+    /// Seek curve coefficients, ns.
+    seek_a: f64,
+    seek_b: f64,
+    /// inner_rate / outer_rate.
+    rho: f64,
+    /// Tracks on all surfaces: capacity / mean bytes per track.
+    tracks: f64,
+    /// Cylinder of the head after the last positioning.
+    head_cyl: u64,
+    last: Option<Last>,
+}
+
+impl Hdd {
+    pub fn new(p: HddParams) -> Result<Self, String> {
+        need_positive("rpm", p.rpm as u64, "revolutions per minute")?;
+        need_positive("cylinders", p.cylinders, "cylinders")?;
+        need_positive("outer_rate", p.outer_rate, "bytes per second")?;
+        need_positive("inner_rate", p.inner_rate, "bytes per second")?;
+        need_positive("interface_rate", p.interface_rate, "bytes per second")?;
+        if p.capacity < 4096 {
+            return Err(format!(
+                "capacity: expected at least 4096 bytes, got {}",
+                p.capacity
+            ));
+        }
+        if p.inner_rate > p.outer_rate {
+            return Err(format!(
+                "inner_rate: expected at most outer_rate ({} B/s; LBA 0 is the fast outer edge), got {}",
+                p.outer_rate, p.inner_rate
+            ));
+        }
+        if !(p.track_to_track_seek <= p.average_seek && p.average_seek <= p.full_stroke_seek) {
+            return Err(format!(
+                "average_seek: expected track_to_track_seek <= average_seek <= full_stroke_seek, got {} <= {} <= {}",
+                fmt_ns(p.track_to_track_seek),
+                fmt_ns(p.average_seek),
+                fmt_ns(p.full_stroke_seek)
+            ));
+        }
+        p.queue_params().validate()?;
+        let (seek_a, seek_b) = seek_coefficients(
+            p.track_to_track_seek as f64,
+            p.average_seek as f64,
+            p.full_stroke_seek as f64,
+        );
+        let rev_ns = 60e9 / p.rpm as f64;
+        let mean_track_bytes = (p.outer_rate + p.inner_rate) as f64 / 2.0 * rev_ns / 1e9;
+        Ok(Hdd {
+            rev_ns,
+            seek_a,
+            seek_b,
+            rho: p.inner_rate as f64 / p.outer_rate as f64,
+            tracks: p.capacity as f64 / mean_track_bytes,
+            head_cyl: 0,
+            last: None,
+            p,
+        })
+    }
+
+    pub fn capacity_bytes(&self) -> u64 {
+        self.p.capacity
+    }
+
+    pub fn queue_params(&self) -> QueueParams {
+        self.p.queue_params()
+    }
+
+    /// Fraction of the stroke (0 = outer edge) where byte `x` lies.
+    fn stroke(&self, x: u64) -> f64 {
+        let f = (x as f64 / self.p.capacity as f64).clamp(0.0, 1.0);
+        let k = 1.0 - self.rho;
+        if k < 1e-9 {
+            f
+        } else {
+            (1.0 - (1.0 - (1.0 - self.rho * self.rho) * f).max(0.0).sqrt()) / k
+        }
+    }
+
+    fn cylinder(&self, x: u64) -> u64 {
+        ((self.stroke(x) * self.p.cylinders as f64) as u64).min(self.p.cylinders - 1)
+    }
+
+    /// Media rate at byte `x`, bytes per second.
+    fn rate(&self, x: u64) -> u64 {
+        let r = self.p.outer_rate as f64 * (1.0 - (1.0 - self.rho) * self.stroke(x));
+        (r as u64).max(1)
+    }
+
+    /// Seek time over `d` cylinders, ns.
+    pub fn seek_ns(&self, d: u64) -> u64 {
+        if d == 0 {
+            return 0;
+        }
+        let x = d as f64 / self.p.cylinders as f64;
+        (self.p.track_to_track_seek as f64 + self.seek_a * x + self.seek_b * x.sqrt()).round()
+            as u64
+    }
+
+    /// Time until byte `x` passes under the head, when the head is ready at `at_ns`.
+    fn rotational_ns(&self, x: u64, at_ns: u64) -> u64 {
+        let target = (self.stroke(x) * self.tracks).fract();
+        let head = (at_ns as f64 / self.rev_ns).fract();
+        let mut turn = target - head;
+        if turn < 0.0 {
+            turn += 1.0;
+        }
+        (turn * self.rev_ns) as u64
+    }
+
+    pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> u64 {
+        let cmd = self.p.command_overhead;
+        let ready = start_ns + cmd;
+        let rate = self.rate(offset);
+        // Where the read-ahead after the last read has got to when this command is decoded.
+        let ahead_end = match self.last {
+            Some(l) if l.dir == IoDir::Read => {
+                let streamed = (ready.saturating_sub(l.done_ns) as u128 * self.rate(l.end) as u128
+                    / 1_000_000_000) as u64;
+                Some((l, l.end + streamed.min(self.p.cache_segment)))
+            }
+            _ => None,
+        };
+        let service = match (dir, ahead_end, self.last) {
+            (IoDir::Read, Some((l, ahead)), _) if (l.end..=ahead).contains(&offset) => {
+                let cached = ahead - offset;
+                if len <= cached {
+                    cmd + xfer_ns(len, self.p.interface_rate)
+                } else if ahead - l.end < self.p.cache_segment {
+                    // The head is still streaming: it reads the rest as the cached part goes out.
+                    cmd + xfer_ns(len, self.p.interface_rate).max(xfer_ns(len - cached, rate))
+                } else {
+                    // Read-ahead stopped with a full segment; the head waits on the same track.
+                    cmd + self.rotational_ns(ahead, ready) + xfer_ns(len - cached, rate)
+                }
+            }
+            (IoDir::Write, _, Some(l)) if l.dir == IoDir::Write && l.end == offset => {
+                cmd + xfer_ns(len, rate)
+            }
+            _ => {
+                let from = match ahead_end {
+                    Some((_, ahead)) => self.cylinder(ahead.min(self.p.capacity.saturating_sub(1))),
+                    None => self.head_cyl,
+                };
+                let seek = self.seek_ns(from.abs_diff(self.cylinder(offset)));
+                let settle = if dir == IoDir::Write && seek > 0 {
+                    self.p.write_settle
+                } else {
+                    0
+                };
+                let on_track = ready + seek + settle;
+                cmd + seek + settle + self.rotational_ns(offset, on_track) + xfer_ns(len, rate)
+            }
+        };
+        let end = offset + len;
+        self.head_cyl = self.cylinder(end.min(self.p.capacity.saturating_sub(1)));
+        self.last = Some(Last {
+            dir,
+            end,
+            done_ns: start_ns + service,
+        });
+        service
+    }
+}
+
+/// Seek-curve coefficients (A, B) in ns from track-to-track `t`, average and full-stroke
+/// seek under the vendors' triangular weighting (spec B.1). If the fit gives A < 0 the curve
+/// is pure sqrt fitted to the average (B = 15/8 (avg-t)); if B < 0, pure linear (A = 3(avg-t)).
+fn seek_coefficients(t: f64, avg: f64, full: f64) -> (f64, f64) {
+    let b = 5.0 * (avg - t) - 5.0 / 3.0 * (full - t);
+    let a = (full - t) - b;
+    if a < 0.0 {
+        (0.0, 15.0 / 8.0 * (avg - t))
+    } else if b < 0.0 {
+        (3.0 * (avg - t), 0.0)
+    } else {
+        (a, b)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 4096;
+
+    fn hdd() -> Hdd {
+        Hdd::new(HddParams::default()).unwrap()
+    }
+
+    fn lcg(state: &mut u64) -> u64 {
+        *state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        *state >> 11
+    }
+
+    #[test]
+    fn seek_curve_matches_the_spec_fit_and_grows_with_distance() {
+        let (a, b) = seek_coefficients(0.8, 8.5, 16.0);
+        assert!(
+            (a - 2.03).abs() < 0.01 && (b - 13.17).abs() < 0.01,
+            "A={a} B={b}"
+        );
+        let h = hdd();
+        assert_eq!(h.seek_ns(0), 0);
+        assert!(
+            (h.seek_ns(1) as i64 - 800_000).abs() < 50_000,
+            "{}",
+            h.seek_ns(1)
+        );
+        assert!((h.seek_ns(153_352) as i64 - 16_000_000).abs() < 1_000);
+        let mut prev = 0;
+        for d in [1, 10, 100, 1_000, 10_000, 50_000, 100_000, 153_352] {
+            let s = h.seek_ns(d);
+            assert!(s > prev, "seek({d}) = {s} not above {prev}");
+            prev = s;
+        }
+    }
+
+    #[test]
+    fn seek_averages_to_the_datasheet_figure_under_triangular_weighting() {
+        let h = hdd();
+        let n = h.p.cylinders;
+        let (mut sum, mut weight) = (0.0, 0.0);
+        for d in 1..=n {
+            let w = (n + 1 - d) as f64;
+            sum += w * h.seek_ns(d) as f64;
+            weight += w;
+        }
+        let avg = sum / weight;
+        assert!((avg / 8.5e6 - 1.0).abs() < 0.01, "average seek {avg} ns");
+    }
+
+    #[test]
+    fn degenerate_seek_specs_fall_back_to_one_term() {
+        // avg high relative to full: pure sqrt keeps the average.
+        let (a, b) = seek_coefficients(1.0, 10.0, 12.0);
+        assert_eq!(a, 0.0);
+        assert!((b - 15.0 / 8.0 * 9.0).abs() < 1e-9);
+        // avg low relative to full: pure linear keeps the average.
+        let (a, b) = seek_coefficients(1.0, 2.0, 20.0);
+        assert_eq!(b, 0.0);
+        assert!((a - 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn zoned_rate_falls_from_outer_to_inner_and_lba_maps_to_the_stroke() {
+        let h = hdd();
+        assert_eq!(h.rate(0), 110_592_000);
+        let inner = h.rate(h.p.capacity - 1);
+        assert!((inner as i64 - 74_956_800).abs() < 1_000, "{inner}");
+        // Outer tracks hold more: half the capacity lies in less than half the stroke.
+        let mid = h.stroke(h.p.capacity / 2);
+        assert!(mid > 0.40 && mid < 0.5, "{mid}");
+        assert_eq!(h.cylinder(0), 0);
+        assert_eq!(h.cylinder(h.p.capacity - 1), h.p.cylinders - 1);
+    }
+
+    #[test]
+    fn sequential_128k_reads_run_at_the_outer_media_rate() {
+        let mut h = hdd();
+        let len = 128 << 10;
+        let mut now = 0;
+        let n = 2_000;
+        for i in 0..n {
+            now += h.service_ns(IoDir::Read, i * len, len, now);
+        }
+        let rate = (n * len) as f64 / (now as f64 / 1e9);
+        assert!((rate / 110.592e6 - 1.0).abs() < 0.03, "{rate:.4e} B/s");
+    }
+
+    #[test]
+    fn sequential_reads_at_the_inner_edge_run_at_the_inner_rate() {
+        let mut h = hdd();
+        let len = 128 << 10;
+        let base = h.p.capacity - 2_000 * len;
+        let mut now = 0;
+        for i in 0..2_000 {
+            now += h.service_ns(IoDir::Read, base + i * len, len, now);
+        }
+        let rate = (2_000 * len) as f64 / (now as f64 / 1e9);
+        assert!((rate / 74.96e6 - 1.0).abs() < 0.03, "{rate:.4e} B/s");
+    }
+
+    #[test]
+    fn random_4k_reads_give_about_80_iops() {
+        let mut h = hdd();
+        let mut seed = 7;
+        let mut now = 0;
+        let n = 5_000;
+        for _ in 0..n {
+            let off = lcg(&mut seed) % (h.p.capacity / PAGE) * PAGE;
+            now += h.service_ns(IoDir::Read, off, PAGE, now);
+        }
+        let iops = n as f64 / (now as f64 / 1e9);
+        // 1 / (0.2 ms command + ~8 ms seek + 4.17 ms half a turn) is about 80.
+        assert!((70.0..=95.0).contains(&iops), "{iops}");
+    }
+
+    #[test]
+    fn rotational_latency_averages_half_a_revolution() {
+        let h = hdd();
+        let mut seed = 3;
+        let n = 20_000;
+        let mut sum = 0;
+        for _ in 0..n {
+            let off = lcg(&mut seed) % (h.p.capacity / PAGE) * PAGE;
+            let at = lcg(&mut seed) % 1_000_000_000_000;
+            sum += h.rotational_ns(off, at);
+        }
+        let mean = sum as f64 / n as f64;
+        assert!((mean / (h.rev_ns / 2.0) - 1.0).abs() < 0.03, "{mean}");
+    }
+
+    #[test]
+    fn rereading_a_sector_just_read_waits_almost_a_full_turn() {
+        let mut h = hdd();
+        let first = h.service_ns(IoDir::Read, 1 << 30, PAGE, 0);
+        let again = h.service_ns(IoDir::Read, 1 << 30, PAGE, first);
+        // The sector passed under the head while the command was decoded.
+        assert!(again > (0.9 * h.rev_ns) as u64, "{again}");
+        assert!(again < 200_000 + h.rev_ns as u64 + 100_000, "{again}");
+    }
+
+    #[test]
+    fn read_ahead_cache_serves_a_follow_on_read_without_positioning() {
+        let mut h = hdd();
+        let t0 = h.service_ns(IoDir::Read, 1 << 30, 32 << 10, 0);
+        // 5 ms later the drive has read ahead about 550 KB: the next 32 KiB is a cache hit.
+        let hit = h.service_ns(
+            IoDir::Read,
+            (1 << 30) + (32 << 10),
+            32 << 10,
+            t0 + 5_000_000,
+        );
+        assert_eq!(hit, 200_000 + xfer_ns(32 << 10, 300_000_000));
+        // A write elsewhere moves the head; the stream is gone.
+        let mut h = hdd();
+        let t0 = h.service_ns(IoDir::Read, 1 << 30, 32 << 10, 0);
+        let w = h.service_ns(IoDir::Write, 1 << 20, PAGE, t0);
+        let miss = h.service_ns(IoDir::Read, (1 << 30) + (32 << 10), 32 << 10, t0 + w);
+        assert!(miss > 1_000_000, "{miss}");
+    }
+
+    #[test]
+    fn random_writes_pay_the_settle_time_and_sequential_writes_stream() {
+        let total = |dir| {
+            let mut h = hdd();
+            let mut seed = 11;
+            let mut now = 0;
+            for _ in 0..2_000 {
+                let off = lcg(&mut seed) % (1 << 38) / PAGE * PAGE;
+                now += h.service_ns(dir, off, PAGE, now);
+            }
+            now
+        };
+        let (tr, tw) = (total(IoDir::Read), total(IoDir::Write));
+        // 0.5 ms more per write, give or take the rotational noise.
+        assert!(tw > tr + 2_000 * 300_000, "writes {tw} vs reads {tr}");
+        let mut h = hdd();
+        let first = h.service_ns(IoDir::Write, 0, 64 << 10, 0);
+        let next = h.service_ns(IoDir::Write, 64 << 10, 64 << 10, first + 1_000_000);
+        assert_eq!(next, 200_000 + xfer_ns(64 << 10, 110_592_000));
+    }
+
+    #[test]
+    fn same_requests_same_times() {
+        let run = || {
+            let mut h = hdd();
+            let mut seed = 5;
+            let mut now = 0;
+            let mut v = Vec::new();
+            for i in 0..500 {
+                let dir = if i % 3 == 0 {
+                    IoDir::Write
+                } else {
+                    IoDir::Read
+                };
+                let off = lcg(&mut seed) % (1 << 36) / PAGE * PAGE;
+                let s = h.service_ns(dir, off, PAGE * (1 + i % 8), now);
+                now += s + lcg(&mut seed) % 3_000_000;
+                v.push(s);
+            }
+            v
+        };
+        assert_eq!(run(), run());
+    }
+}
