@@ -1,1 +1,140 @@
-fn main() {}
+//! The `pagesim` command: run, check and describe scenarios; benchmark the engine.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+const USAGE: &str = "\
+usage:
+  pagesim run FILE [--set KEY=VALUE ...] [--seed N] [--json] [--quiet]
+  pagesim check FILE [--set KEY=VALUE ...]
+  pagesim describe
+  pagesim profiles
+  pagesim bench [--quick]
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("pagesim: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+struct RunArgs {
+    file: PathBuf,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    json: bool,
+    quiet: bool,
+}
+
+fn parse_run_args(cmd: &str, args: &[String]) -> Result<RunArgs, String> {
+    let mut file = None;
+    let mut sets = Vec::new();
+    let mut seed = None;
+    let mut json = false;
+    let mut quiet = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--set" => sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
+            "--seed" => {
+                let v = it.next().ok_or("--seed needs a number")?;
+                seed = Some(v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got \"{v}\""))?);
+            }
+            "--json" => json = true,
+            "--quiet" | "-q" => quiet = true,
+            s if s.starts_with("--set=") => sets.push(s["--set=".len()..].to_string()),
+            s if s.starts_with('-') => return Err(format!("{cmd}: unknown option {s}\n{USAGE}")),
+            s => {
+                if file.replace(PathBuf::from(s)).is_some() {
+                    return Err(format!("{cmd}: one scenario file at a time\n{USAGE}"));
+                }
+            }
+        }
+    }
+    let file = file.ok_or_else(|| format!("{cmd}: missing scenario FILE\n{USAGE}"))?;
+    Ok(RunArgs { file, sets, seed, json, quiet })
+}
+
+fn dispatch(args: &[String]) -> Result<(), String> {
+    let Some(cmd) = args.first() else { return Err(format!("missing command\n{USAGE}")) };
+    let rest = &args[1..];
+    match cmd.as_str() {
+        "run" => cmd_run(parse_run_args("run", rest)?),
+        "check" => {
+            let a = parse_run_args("check", rest)?;
+            let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
+            println!("{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name);
+            Ok(())
+        }
+        "describe" => {
+            println!("{:<40} {:<24} {:<22} description", "key", "unit", "default");
+            for t in pagesim::scenario::describe() {
+                println!("{:<40} {:<24} {:<22} {}", t.key, t.unit, t.default, t.doc);
+            }
+            println!("\nswap_readahead policies:");
+            for r in pagesim::swap::readahead::REGISTRY {
+                println!("  {:<16} {}", r.name, r.description);
+            }
+            println!("\nscan_balance policies:");
+            for r in pagesim::reclaim::scan_balance::REGISTRY {
+                println!("  {:<16} {}", r.name, r.description);
+            }
+            println!("\ndevice models:");
+            for (m, d) in pagesim::device::MODELS {
+                println!("  {m:<16} {d}");
+            }
+            Ok(())
+        }
+        "profiles" => {
+            for p in pagesim::scenario::PROFILES {
+                println!(
+                    "{:<12} swap_readahead={:<9} scan_balance={:<14} {}",
+                    p.name, p.swap_readahead, p.scan_balance, p.description
+                );
+            }
+            Ok(())
+        }
+        "bench" => bench::run(rest),
+        "help" | "--help" | "-h" => {
+            print!("{USAGE}");
+            Ok(())
+        }
+        other => Err(format!("unknown command \"{other}\"\n{USAGE}")),
+    }
+}
+
+fn cmd_run(a: RunArgs) -> Result<(), String> {
+    let started = Instant::now();
+    let mut last = Instant::now();
+    let quiet = a.quiet;
+    let progress = move |p: &pagesim::Progress| {
+        if quiet || started.elapsed().as_secs_f64() < 1.0 || last.elapsed().as_secs_f64() < 0.5 {
+            return;
+        }
+        last = Instant::now();
+        let pct = p.ops_total.filter(|&t| t > 0).map(|t| format!(" ({:.0}%)", 100.0 * p.ops_done as f64 / t as f64));
+        eprintln!(
+            "pagesim: {:.1}s wall, {:.3}s simulated, {} accesses{}",
+            started.elapsed().as_secs_f64(),
+            p.sim_ns as f64 / 1e9,
+            p.ops_done,
+            pct.unwrap_or_default()
+        );
+    };
+    let opts = pagesim::RunOptions { seed: a.seed, sets: a.sets, progress: Some(Box::new(progress)) };
+    let r = pagesim::run_file(&a.file, opts).map_err(|e| e.0)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r.to_json()).expect("json"));
+    } else {
+        print!("{}", r.to_table());
+    }
+    Ok(())
+}
+
+mod bench;

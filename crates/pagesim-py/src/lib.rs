@@ -30,23 +30,12 @@ fn scenario_error(e: pagesim::Error) -> PyErr {
 
 /// Builds the library's options. Called inside the GIL-free closure because the progress
 /// callback is not `Send`.
-fn run_options(
-    seed: Option<u64>,
-    sets: Vec<String>,
-    printed: Option<Rc<Cell<bool>>>,
-) -> pagesim::RunOptions<'static> {
+fn run_options(seed: Option<u64>, sets: Vec<String>, printed: Option<Rc<Cell<bool>>>) -> pagesim::RunOptions<'static> {
     let progress = printed.map(|printed| {
         Box::new(move |p: &pagesim::Progress| {
-            let mut line = format!(
-                "pagesim: simulated {:.3} s, {} ops",
-                p.sim_ns as f64 / 1e9,
-                p.ops_done
-            );
+            let mut line = format!("pagesim: simulated {:.3} s, {} ops", p.sim_ns as f64 / 1e9, p.ops_done);
             if let Some(total) = p.ops_total.filter(|&t| t > 0) {
-                line.push_str(&format!(
-                    " of {total} ({:.0}%)",
-                    100.0 * p.ops_done as f64 / total as f64
-                ));
+                line.push_str(&format!(" of {total} ({:.0}%)", 100.0 * p.ops_done as f64 / total as f64));
             }
             // On a terminal one line is rewritten in place; in a log, one line per report.
             // A failed write to stderr is not worth failing a run for.
@@ -60,21 +49,11 @@ fn run_options(
             }
         }) as Box<dyn FnMut(&pagesim::Progress)>
     });
-    pagesim::RunOptions {
-        seed,
-        sets,
-        progress,
-    }
+    pagesim::RunOptions { seed, sets, progress }
 }
 
 /// Runs `run` without the GIL and returns the report as JSON text.
-fn run_detached<F>(
-    py: Python<'_>,
-    seed: Option<u64>,
-    sets: Vec<String>,
-    progress: bool,
-    run: F,
-) -> PyResult<String>
+fn run_detached<F>(py: Python<'_>, seed: Option<u64>, sets: Vec<String>, progress: bool, run: F) -> PyResult<String>
 where
     F: FnOnce(pagesim::RunOptions<'static>) -> Result<pagesim::Report, pagesim::Error> + Send,
 {
@@ -100,9 +79,7 @@ fn run_file(
     sets: Option<Vec<String>>,
     progress: bool,
 ) -> PyResult<String> {
-    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
-        pagesim::run_file(&path, opts)
-    })
+    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| pagesim::run_file(&path, opts))
 }
 
 /// Parses a scenario from TOML text (`origin` names it in messages) and runs it.
@@ -117,9 +94,7 @@ fn run_toml(
     sets: Option<Vec<String>>,
     progress: bool,
 ) -> PyResult<String> {
-    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
-        pagesim::run_toml(&text, &origin, opts)
-    })
+    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| pagesim::run_toml(&text, &origin, opts))
 }
 
 /// Parses a scenario from JSON text of the same shape as the TOML file (`origin` names it in
@@ -135,8 +110,8 @@ fn run_json(
     progress: bool,
 ) -> PyResult<String> {
     run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
-        let value: serde_json::Value = serde_json::from_str(&json_text)
-            .map_err(|e| pagesim::Error(format!("{origin}: not valid JSON: {e}")))?;
+        let value: serde_json::Value =
+            serde_json::from_str(&json_text).map_err(|e| pagesim::Error(format!("{origin}: not valid JSON: {e}")))?;
         pagesim::run_json(&value, &origin, opts)
     })
 }

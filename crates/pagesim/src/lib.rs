@@ -42,6 +42,9 @@ pub struct Progress {
     pub ops_total: Option<u64>,
 }
 
+/// Receives [`Progress`] during a run.
+pub type ProgressFn<'a> = Box<dyn FnMut(&Progress) + 'a>;
+
 /// How to run a scenario.
 #[derive(Default)]
 pub struct RunOptions<'a> {
@@ -50,7 +53,7 @@ pub struct RunOptions<'a> {
     /// `KEY=VALUE` overrides of scenario fields (dotted paths, e.g. `vm.swappiness=100`).
     pub sets: Vec<String>,
     /// Called periodically during the run.
-    pub progress: Option<Box<dyn FnMut(&Progress) + 'a>>,
+    pub progress: Option<ProgressFn<'a>>,
 }
 
 /// Loads a scenario file, applies the overrides and runs it.

@@ -108,18 +108,8 @@ impl<D: FlashDefaults> FlashParams<D> {
     pub(super) fn docs(&self) -> Vec<ParamDoc> {
         let s = D::SOURCES;
         let mut v = vec![
-            ParamDoc {
-                key: "capacity",
-                unit: "bytes",
-                default: fmt_bytes(self.capacity),
-                doc: s.capacity,
-            },
-            ParamDoc {
-                key: "read_latency",
-                unit: "duration",
-                default: fmt_ns(self.read_latency),
-                doc: s.read_latency,
-            },
+            ParamDoc { key: "capacity", unit: "bytes", default: fmt_bytes(self.capacity), doc: s.capacity },
+            ParamDoc { key: "read_latency", unit: "duration", default: fmt_ns(self.read_latency), doc: s.read_latency },
             ParamDoc {
                 key: "write_latency",
                 unit: "duration",
@@ -138,18 +128,8 @@ impl<D: FlashDefaults> FlashParams<D> {
                 default: self.write_bandwidth.to_string(),
                 doc: s.write_bandwidth,
             },
-            ParamDoc {
-                key: "channels",
-                unit: "requests",
-                default: self.channels.to_string(),
-                doc: s.channels,
-            },
-            ParamDoc {
-                key: "iops_max",
-                unit: "commands/s",
-                default: self.iops_max.to_string(),
-                doc: s.iops_max,
-            },
+            ParamDoc { key: "channels", unit: "requests", default: self.channels.to_string(), doc: s.channels },
+            ParamDoc { key: "iops_max", unit: "commands/s", default: self.iops_max.to_string(), doc: s.iops_max },
         ];
         let mut q = self.queue_params().docs();
         q[0].doc = s.max_sectors_kb;
@@ -158,11 +138,7 @@ impl<D: FlashDefaults> FlashParams<D> {
     }
 
     fn queue_params(&self) -> QueueParams {
-        QueueParams {
-            max_sectors_kb: self.max_sectors_kb,
-            scheduler: self.scheduler,
-            iosched: self.iosched,
-        }
+        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
     }
 }
 
@@ -195,18 +171,8 @@ impl Flash {
         let command_ns = 1_000_000_000u64.div_ceil(p.iops_max);
         let mut media_ns = [0; 2];
         for (dir, key, latency, bw) in [
-            (
-                IoDir::Read,
-                "read_latency",
-                p.read_latency,
-                p.read_bandwidth,
-            ),
-            (
-                IoDir::Write,
-                "write_latency",
-                p.write_latency,
-                p.write_bandwidth,
-            ),
+            (IoDir::Read, "read_latency", p.read_latency, p.read_bandwidth),
+            (IoDir::Write, "write_latency", p.write_latency, p.write_bandwidth),
         ] {
             let floor = command_ns + xfer_ns(4096, bw);
             if latency < floor {
@@ -274,13 +240,7 @@ pub(super) mod tests {
     /// Submits `n` requests of `len` bytes at once (each its own unplug, so each may still
     /// merge with queued neighbours when `stride == len`), runs to completion, returns
     /// (elapsed ns, mean latency ns).
-    pub(crate) fn run_batch(
-        m: DeviceModel,
-        dir: IoDir,
-        n: u64,
-        len: u64,
-        stride: u64,
-    ) -> (u64, u64) {
+    pub(crate) fn run_batch(m: DeviceModel, dir: IoDir, n: u64, len: u64, stride: u64) -> (u64, u64) {
         let mut q = DeviceQueue::new(m);
         let mut inflight: Vec<Dispatched> = Vec::new();
         for i in 0..n {
@@ -300,13 +260,7 @@ pub(super) mod tests {
     }
 
     /// Issues `n` requests one after another at queue depth 1; returns mean latency, ns.
-    pub(crate) fn qd1_latency(
-        mut m: DeviceModel,
-        dir: IoDir,
-        n: u64,
-        len: u64,
-        stride: u64,
-    ) -> u64 {
+    pub(crate) fn qd1_latency(mut m: DeviceModel, dir: IoDir, n: u64, len: u64, stride: u64) -> u64 {
         let mut now = 0;
         for i in 0..n {
             now += m.service_ns(dir, (i * stride) % (m.capacity_bytes() - len), len, now);
@@ -318,16 +272,8 @@ pub(super) mod tests {
     fn qd1_4k_latency_is_the_configured_latency() {
         for (name, r, w) in [("sata-ssd", 100_000, 80_000), ("nvme", 80_000, 20_000)] {
             let m = model(&format!("model = \"{name}\""));
-            assert_eq!(
-                qd1_latency(m.clone(), IoDir::Read, 100, 4096, 7_777 * 4096),
-                r,
-                "{name}"
-            );
-            assert_eq!(
-                qd1_latency(m, IoDir::Write, 100, 4096, 7_777 * 4096),
-                w,
-                "{name}"
-            );
+            assert_eq!(qd1_latency(m.clone(), IoDir::Read, 100, 4096, 7_777 * 4096), r, "{name}");
+            assert_eq!(qd1_latency(m, IoDir::Write, 100, 4096, 7_777 * 4096), w, "{name}");
         }
     }
 
@@ -337,28 +283,19 @@ pub(super) mod tests {
         let l4 = qd1_latency(m.clone(), IoDir::Read, 1, 4096, 0);
         let l128 = qd1_latency(m, IoDir::Read, 1, 128 << 10, 0);
         let want = crate::device::xfer_ns(124 << 10, 280_000_000);
-        assert!(
-            l128 - l4 >= want - 1 && l128 - l4 <= want + 1,
-            "{} vs {want}",
-            l128 - l4
-        );
+        assert!(l128 - l4 >= want - 1 && l128 - l4 <= want + 1, "{} vs {want}", l128 - l4);
     }
 
     #[test]
     fn sequential_throughput_reaches_the_bandwidth() {
-        for (name, dir, bw) in [
-            ("sata-ssd", IoDir::Read, 280e6),
-            ("sata-ssd", IoDir::Write, 270e6),
-            ("nvme", IoDir::Read, 3.5e9),
-        ] {
+        for (name, dir, bw) in
+            [("sata-ssd", IoDir::Read, 280e6), ("sata-ssd", IoDir::Write, 270e6), ("nvme", IoDir::Read, 3.5e9)]
+        {
             let n = 2048;
             let len = 128 << 10;
             let (elapsed, _) = run_batch(model(&format!("model = \"{name}\"")), dir, n, len, len);
             let got = (n * len) as f64 / (elapsed as f64 / 1e9);
-            assert!(
-                (got / bw - 1.0).abs() < 0.03,
-                "{name} {dir:?}: {got:.3e} B/s vs {bw:.3e}"
-            );
+            assert!((got / bw - 1.0).abs() < 0.03, "{name} {dir:?}: {got:.3e} B/s vs {bw:.3e}");
         }
     }
 
@@ -382,9 +319,6 @@ pub(super) mod tests {
         let m = model("model = \"nvme\"");
         let qd1 = qd1_latency(m.clone(), IoDir::Read, 1000, 4096, 1 << 20);
         let (_, deep) = run_batch(m, IoDir::Read, 1000, 4096, 1 << 20);
-        assert!(
-            deep > 10 * qd1,
-            "1000 queued requests wait: {deep} vs {qd1}"
-        );
+        assert!(deep > 10 * qd1, "1000 queued requests wait: {deep} vs {qd1}");
     }
 }

@@ -34,10 +34,7 @@
 //! rate), multiple cache segments (only the most recent stream is cached), write-back caching
 //! of random writes (they pay the media cost when issued), and defect remapping.
 
-use super::{
-    fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams,
-    Scheduler,
-};
+use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams, Scheduler};
 use crate::scenario::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 
@@ -113,11 +110,7 @@ impl Default for HddParams {
 
 impl HddParams {
     fn queue_params(&self) -> QueueParams {
-        QueueParams {
-            max_sectors_kb: self.max_sectors_kb,
-            scheduler: self.scheduler,
-            iosched: self.iosched,
-        }
+        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
     }
 
     pub(super) fn docs(&self) -> Vec<ParamDoc> {
@@ -172,8 +165,7 @@ impl HddParams {
                 key: "inner_rate",
                 unit: "bytes/s",
                 default: self.inner_rate.to_string(),
-                doc:
-                    "Media rate at the last LBA: 1220 sectors/track * 512 B * 120 rev/s = 75 MB/s \
+                doc: "Media rate at the last LBA: 1220 sectors/track * 512 B * 120 rev/s = 75 MB/s \
                       (spec B.1).",
             },
             ParamDoc {
@@ -245,10 +237,7 @@ impl Hdd {
         need_positive("inner_rate", p.inner_rate, "bytes per second")?;
         need_positive("interface_rate", p.interface_rate, "bytes per second")?;
         if p.capacity < 4096 {
-            return Err(format!(
-                "capacity: expected at least 4096 bytes, got {}",
-                p.capacity
-            ));
+            return Err(format!("capacity: expected at least 4096 bytes, got {}", p.capacity));
         }
         if p.inner_rate > p.outer_rate {
             return Err(format!(
@@ -265,11 +254,8 @@ impl Hdd {
             ));
         }
         p.queue_params().validate()?;
-        let (seek_a, seek_b) = seek_coefficients(
-            p.track_to_track_seek as f64,
-            p.average_seek as f64,
-            p.full_stroke_seek as f64,
-        );
+        let (seek_a, seek_b) =
+            seek_coefficients(p.track_to_track_seek as f64, p.average_seek as f64, p.full_stroke_seek as f64);
         let rev_ns = 60e9 / p.rpm as f64;
         let mean_track_bytes = (p.outer_rate + p.inner_rate) as f64 / 2.0 * rev_ns / 1e9;
         Ok(Hdd {
@@ -319,8 +305,7 @@ impl Hdd {
             return 0;
         }
         let x = d as f64 / self.p.cylinders as f64;
-        (self.p.track_to_track_seek as f64 + self.seek_a * x + self.seek_b * x.sqrt()).round()
-            as u64
+        (self.p.track_to_track_seek as f64 + self.seek_a * x + self.seek_b * x.sqrt()).round() as u64
     }
 
     /// Time until byte `x` passes under the head, when the head is ready at `at_ns`.
@@ -341,8 +326,8 @@ impl Hdd {
         // Where the read-ahead after the last read has got to when this command is decoded.
         let ahead_end = match self.last {
             Some(l) if l.dir == IoDir::Read => {
-                let streamed = (ready.saturating_sub(l.done_ns) as u128 * self.rate(l.end) as u128
-                    / 1_000_000_000) as u64;
+                let streamed =
+                    (ready.saturating_sub(l.done_ns) as u128 * self.rate(l.end) as u128 / 1_000_000_000) as u64;
                 Some((l, l.end + streamed.min(self.p.cache_segment)))
             }
             _ => None,
@@ -360,31 +345,21 @@ impl Hdd {
                     cmd + self.rotational_ns(ahead, ready) + xfer_ns(len - cached, rate)
                 }
             }
-            (IoDir::Write, _, Some(l)) if l.dir == IoDir::Write && l.end == offset => {
-                cmd + xfer_ns(len, rate)
-            }
+            (IoDir::Write, _, Some(l)) if l.dir == IoDir::Write && l.end == offset => cmd + xfer_ns(len, rate),
             _ => {
                 let from = match ahead_end {
                     Some((_, ahead)) => self.cylinder(ahead.min(self.p.capacity.saturating_sub(1))),
                     None => self.head_cyl,
                 };
                 let seek = self.seek_ns(from.abs_diff(self.cylinder(offset)));
-                let settle = if dir == IoDir::Write && seek > 0 {
-                    self.p.write_settle
-                } else {
-                    0
-                };
+                let settle = if dir == IoDir::Write && seek > 0 { self.p.write_settle } else { 0 };
                 let on_track = ready + seek + settle;
                 cmd + seek + settle + self.rotational_ns(offset, on_track) + xfer_ns(len, rate)
             }
         };
         let end = offset + len;
         self.head_cyl = self.cylinder(end.min(self.p.capacity.saturating_sub(1)));
-        self.last = Some(Last {
-            dir,
-            end,
-            done_ns: start_ns + service,
-        });
+        self.last = Some(Last { dir, end, done_ns: start_ns + service });
         service
     }
 }
@@ -415,26 +390,17 @@ mod tests {
     }
 
     fn lcg(state: &mut u64) -> u64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         *state >> 11
     }
 
     #[test]
     fn seek_curve_matches_the_spec_fit_and_grows_with_distance() {
         let (a, b) = seek_coefficients(0.8, 8.5, 16.0);
-        assert!(
-            (a - 2.03).abs() < 0.01 && (b - 13.17).abs() < 0.01,
-            "A={a} B={b}"
-        );
+        assert!((a - 2.03).abs() < 0.01 && (b - 13.17).abs() < 0.01, "A={a} B={b}");
         let h = hdd();
         assert_eq!(h.seek_ns(0), 0);
-        assert!(
-            (h.seek_ns(1) as i64 - 800_000).abs() < 50_000,
-            "{}",
-            h.seek_ns(1)
-        );
+        assert!((h.seek_ns(1) as i64 - 800_000).abs() < 50_000, "{}", h.seek_ns(1));
         assert!((h.seek_ns(153_352) as i64 - 16_000_000).abs() < 1_000);
         let mut prev = 0;
         for d in [1, 10, 100, 1_000, 10_000, 50_000, 100_000, 153_352] {
@@ -554,12 +520,7 @@ mod tests {
         let mut h = hdd();
         let t0 = h.service_ns(IoDir::Read, 1 << 30, 32 << 10, 0);
         // 5 ms later the drive has read ahead about 550 KB: the next 32 KiB is a cache hit.
-        let hit = h.service_ns(
-            IoDir::Read,
-            (1 << 30) + (32 << 10),
-            32 << 10,
-            t0 + 5_000_000,
-        );
+        let hit = h.service_ns(IoDir::Read, (1 << 30) + (32 << 10), 32 << 10, t0 + 5_000_000);
         assert_eq!(hit, 200_000 + xfer_ns(32 << 10, 300_000_000));
         // A write elsewhere moves the head; the stream is gone.
         let mut h = hdd();
@@ -598,11 +559,7 @@ mod tests {
             let mut now = 0;
             let mut v = Vec::new();
             for i in 0..500 {
-                let dir = if i % 3 == 0 {
-                    IoDir::Write
-                } else {
-                    IoDir::Read
-                };
+                let dir = if i % 3 == 0 { IoDir::Write } else { IoDir::Read };
                 let off = lcg(&mut seed) % (1 << 36) / PAGE * PAGE;
                 let s = h.service_ns(dir, off, PAGE * (1 + i % 8), now);
                 now += s + lcg(&mut seed) % 3_000_000;

@@ -15,7 +15,7 @@
 //!
 //! A timing model is one file; [`DeviceModel`] dispatches to it through a closed enum and
 //! [`MODELS`] is the registry. Every parameter is named, has a unit, a default and a source,
-//! and is listed by [`describe`] and in docs/model-devices.md.
+//! and is listed by [`describe`] and in docs/model.md (section Devices).
 //!
 //! Keys shared by every model describe the request queue, as in `/sys/block/<dev>/queue/`:
 //! `max_sectors_kb`, `scheduler` and the `iosched` table (`read_expire`, `write_expire`,
@@ -267,9 +267,7 @@ impl DeviceModel {
     pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> u64 {
         match self {
             DeviceModel::Hdd(m) => m.service_ns(dir, offset, len, start_ns),
-            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => {
-                m.service_ns(dir, offset, len, start_ns)
-            }
+            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Pmem(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Ram(m) => m.service_ns(dir, offset, len, start_ns),
         }
@@ -335,24 +333,18 @@ pub(crate) fn de_flag<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D:
         B(bool),
         I(u64),
     }
-    match Flag::deserialize(d)
-        .map_err(|_| serde::de::Error::custom("expected true, false, 0 or 1"))?
-    {
+    match Flag::deserialize(d).map_err(|_| serde::de::Error::custom("expected true, false, 0 or 1"))? {
         Flag::B(b) => Ok(b),
         Flag::I(0) => Ok(false),
         Flag::I(1) => Ok(true),
-        Flag::I(n) => Err(serde::de::Error::custom(format!(
-            "expected true, false, 0 or 1, got {n}"
-        ))),
+        Flag::I(n) => Err(serde::de::Error::custom(format!("expected true, false, 0 or 1, got {n}"))),
     }
 }
 
 /// Checks a rate key is positive.
 pub(crate) fn need_positive(key: &str, v: u64, unit: &str) -> Result<(), String> {
     if v == 0 {
-        Err(format!(
-            "{key}: expected a positive number of {unit}, got 0"
-        ))
+        Err(format!("{key}: expected a positive number of {unit}, got 0"))
     } else {
         Ok(())
     }
@@ -391,17 +383,9 @@ mod tests {
         for (name, _) in MODELS {
             let m = parse(&format!("model = \"{name}\"")).unwrap();
             assert_eq!(m.rotational(), *name == "hdd");
-            let want = if *name == "hdd" {
-                Scheduler::MqDeadline
-            } else {
-                Scheduler::Fifo
-            };
+            let want = if *name == "hdd" { Scheduler::MqDeadline } else { Scheduler::Fifo };
             assert_eq!(m.queue_params().scheduler, want, "{name}");
-            assert_eq!(
-                m.synchronous_io(),
-                *name == "ram" || *name == "pmem",
-                "{name}"
-            );
+            assert_eq!(m.synchronous_io(), *name == "ram" || *name == "pmem", "{name}");
         }
     }
 
@@ -441,22 +425,8 @@ mod tests {
     #[test]
     fn formatting_helpers_round_trip_through_the_unit_parsers() {
         use crate::scenario::units::{parse_bytes, parse_duration_ns};
-        for ns in [
-            500_000_000,
-            5_000_000_000,
-            8_500_000,
-            80_000,
-            1_200,
-            7,
-            1_234_567,
-            833_333,
-        ] {
-            assert_eq!(
-                parse_duration_ns(&fmt_ns(ns)).unwrap(),
-                ns,
-                "{}",
-                fmt_ns(ns)
-            );
+        for ns in [500_000_000, 5_000_000_000, 8_500_000, 80_000, 1_200, 7, 1_234_567, 833_333] {
+            assert_eq!(parse_duration_ns(&fmt_ns(ns)).unwrap(), ns, "{}", fmt_ns(ns));
         }
         for b in [512 * 1024, 64 << 30, 1_000_204_886_016] {
             assert_eq!(parse_bytes(&fmt_bytes(b)).unwrap(), b);

@@ -74,13 +74,7 @@ pub(super) struct MqDeadline {
 
 impl MqDeadline {
     pub(super) fn new(p: DeadlineParams) -> Self {
-        MqDeadline {
-            p,
-            last_dir: IoDir::Read,
-            batching: 0,
-            starved: 0,
-            latest_pos: [0; 2],
-        }
+        MqDeadline { p, last_dir: IoDir::Read, batching: 0, starved: 0, latest_pos: [0; 2] }
     }
 
     fn expire(&self, dir: IoDir) -> u64 {
@@ -93,17 +87,12 @@ impl MqDeadline {
     /// First queued request of `dir` at or after the elevator position (`deadline_from_pos`).
     fn next_request(&self, q: &Pending, dir: IoDir) -> Option<u32> {
         let pos = self.latest_pos[dir.index()];
-        q.sorted[dir.index()]
-            .range((pos, 0)..)
-            .next()
-            .map(|&(_, rid)| rid)
+        q.sorted[dir.index()].range((pos, 0)..).next().map(|&(_, rid)| rid)
     }
 
     /// The FIFO head of `dir` has reached its deadline (`deadline_check_fifo`).
     fn fifo_expired(&self, q: &Pending, dir: IoDir, now: u64) -> bool {
-        q.fifo[dir.index()]
-            .first()
-            .is_some_and(|&(inserted, _, _)| now >= inserted.saturating_add(self.expire(dir)))
+        q.fifo[dir.index()].first().is_some_and(|&(inserted, _, _)| now >= inserted.saturating_add(self.expire(dir)))
     }
 
     /// Chooses the next request to dispatch (`__dd_dispatch_request`), or `None` if nothing

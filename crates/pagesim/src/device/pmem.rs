@@ -12,10 +12,7 @@
 //! (requests are page multiples), and bandwidth scaling with the number of copying threads
 //! (`channels` copies proceed in parallel, each at the per-DIMM bandwidth).
 
-use super::{
-    fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams,
-    Scheduler,
-};
+use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams, Scheduler};
 use crate::scenario::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 
@@ -69,11 +66,7 @@ impl Default for PmemParams {
 
 impl PmemParams {
     fn queue_params(&self) -> QueueParams {
-        QueueParams {
-            max_sectors_kb: self.max_sectors_kb,
-            scheduler: self.scheduler,
-            iosched: self.iosched,
-        }
+        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
     }
 
     pub(super) fn docs(&self) -> Vec<ParamDoc> {
@@ -102,8 +95,7 @@ impl PmemParams {
                 key: "write_latency",
                 unit: "duration",
                 default: fmt_ns(self.write_latency),
-                doc:
-                    "Media latency of a write reaching the ADR persistence domain. Default 100 ns \
+                doc: "Media latency of a write reaching the ADR persistence domain. Default 100 ns \
                       (order of the store+fence latency in Izraelevitz et al. 2019) [R].",
             },
             ParamDoc {

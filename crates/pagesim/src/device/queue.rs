@@ -119,10 +119,7 @@ impl DeviceQueue {
         let q = model.queue_params();
         let (sched, front_merges) = match q.scheduler {
             Scheduler::Fifo => (Sched::Fifo, true),
-            Scheduler::MqDeadline => (
-                Sched::Deadline(MqDeadline::new(q.iosched)),
-                q.iosched.front_merges,
-            ),
+            Scheduler::MqDeadline => (Sched::Deadline(MqDeadline::new(q.iosched)), q.iosched.front_merges),
         };
         DeviceQueue {
             max_bytes: model.max_request_bytes(),
@@ -167,14 +164,7 @@ impl DeviceQueue {
         }
         let mut tags = self.spare.pop().unwrap_or_default();
         tags.push(tag);
-        self.plug.push(Request {
-            dir,
-            offset,
-            len,
-            tags,
-            insert_ns: 0,
-            seq: 0,
-        });
+        self.plug.push(Request { dir, offset, len, tags, insert_ns: 0, seq: 0 });
     }
 
     /// Releases the plug (`blk_finish_plug`): queues the held requests, merging with queued
@@ -191,9 +181,7 @@ impl DeviceQueue {
     /// Completion of request `rid` at `now`: its tags are appended to `tags`; requests the
     /// freed channel dispatches are appended to `out`.
     pub fn complete(&mut self, now: u64, rid: u32, tags: &mut Vec<u32>, out: &mut Vec<Dispatched>) {
-        let mut r = self.slab[rid as usize]
-            .take()
-            .expect("completion of a request not in flight");
+        let mut r = self.slab[rid as usize].take().expect("completion of a request not in flight");
         self.free_rids.push(rid);
         tags.extend_from_slice(&r.tags);
         r.tags.clear();
@@ -213,32 +201,22 @@ impl DeviceQueue {
     }
 
     fn req(&self, rid: u32) -> &Request {
-        self.slab[rid as usize]
-            .as_ref()
-            .expect("rid of a queued request")
+        self.slab[rid as usize].as_ref().expect("rid of a queued request")
     }
 
     /// Offers a plugged request to the scheduler queue: merge it or queue it.
     fn insert(&mut self, mut r: Request, now: u64) {
         let d = r.dir.index();
         // Back merge: the queued request just before r in sector order ends where r starts.
-        let prev = self.pending.sorted[d]
-            .range(..(r.offset, 0))
-            .next_back()
-            .map(|&(_, rid)| rid);
+        let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, rid)| rid);
         if let Some(rid) = prev.filter(|&p| self.mergeable(p, r.offset, r.len)) {
             let q = self.slab[rid as usize].as_mut().expect("queued");
             q.len += r.len;
             q.tags.append(&mut r.tags);
             self.spare.push(r.tags);
             self.count_merge(r.dir);
-            let next = self.pending.sorted[d]
-                .range((self.req(rid).end(), 0)..)
-                .next()
-                .map(|&(_, n)| n);
-            if let Some(n) =
-                next.filter(|&n| self.mergeable(rid, self.req(n).offset, self.req(n).len))
-            {
+            let next = self.pending.sorted[d].range((self.req(rid).end(), 0)..).next().map(|&(_, n)| n);
+            if let Some(n) = next.filter(|&n| self.mergeable(rid, self.req(n).offset, self.req(n).len)) {
                 self.absorb(rid, n);
             }
             return;
@@ -257,10 +235,7 @@ impl DeviceQueue {
                 self.pending.sorted[d].insert((r.offset, rid));
                 self.spare.push(r.tags);
                 self.count_merge(r.dir);
-                let prev = self.pending.sorted[d]
-                    .range(..(r.offset, 0))
-                    .next_back()
-                    .map(|&(_, p)| p);
+                let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, p)| p);
                 if let Some(p) = prev.filter(|&p| self.mergeable(p, r.offset, self.req(rid).len)) {
                     self.absorb(p, rid);
                 }
@@ -319,10 +294,7 @@ impl DeviceQueue {
         self.pending.sorted[d].remove(&(r.offset, rid));
         self.pending.fifo[d].remove(&r.fifo_key(rid));
         self.nr_queued -= 1;
-        Request {
-            tags: std::mem::take(&mut r.tags),
-            ..*r
-        }
+        Request { tags: std::mem::take(&mut r.tags), ..*r }
     }
 
     /// The scheduler's choice among queued requests.
@@ -371,10 +343,7 @@ impl DeviceQueue {
             let pages = len.div_ceil(4096).max(1);
             let bucket = (64 - (pages - 1).leading_zeros()) as usize;
             s.size_hist[bucket.min(15)] += 1;
-            out.push(Dispatched {
-                rid,
-                done_ns: now + service,
-            });
+            out.push(Dispatched { rid, done_ns: now + service });
         }
     }
 }
@@ -486,20 +455,14 @@ mod tests {
         // The first request is dispatched at once and sets the elevator position.
         q.add(IoDir::Read, 500_000 * PAGE, PAGE, 0);
         q.unplug(0, &mut out);
-        for (i, page) in [900_000u64, 100_000, 700_000, 300_000, 600_000]
-            .iter()
-            .enumerate()
-        {
+        for (i, page) in [900_000u64, 100_000, 700_000, 300_000, 600_000].iter().enumerate() {
             q.add(IoDir::Read, page * PAGE, PAGE, i as u32 + 1);
             q.unplug(0, &mut out);
         }
         let order = drain(&mut q, 0, out);
         let pages: Vec<u64> = order.iter().map(|(o, _, _)| o / PAGE).collect();
         // One-way elevator: up from 500000, then wrap to the oldest (FIFO head) and go up.
-        assert_eq!(
-            pages,
-            vec![500_000, 600_000, 700_000, 900_000, 100_000, 300_000]
-        );
+        assert_eq!(pages, vec![500_000, 600_000, 700_000, 900_000, 100_000, 300_000]);
     }
 
     #[test]
@@ -519,18 +482,13 @@ mod tests {
             q.unplug(2, &mut out);
         }
         let order = drain(&mut q, 2, out);
-        let dirs: String = order
-            .iter()
-            .skip(1)
-            .map(|(_, d, _)| if *d == IoDir::Read { 'R' } else { 'W' })
-            .collect();
+        let dirs: String = order.iter().skip(1).map(|(_, d, _)| if *d == IoDir::Read { 'R' } else { 'W' }).collect();
         assert_eq!(dirs, "RRWRRWRRW");
     }
 
     #[test]
     fn mq_deadline_serves_an_expired_request_before_sector_order() {
-        let mut q =
-            queue("model = \"hdd\"\niosched = { write_expire = \"100ms\", fifo_batch = 1 }");
+        let mut q = queue("model = \"hdd\"\niosched = { write_expire = \"100ms\", fifo_batch = 1 }");
         let mut out = Vec::new();
         q.add(IoDir::Write, 0, PAGE, 0);
         q.unplug(0, &mut out);
@@ -577,22 +535,14 @@ mod tests {
         let s = q.stats();
         assert_eq!(s.reads, 4);
         assert!(s.read_service_ns > 0);
-        assert!(
-            s.read_wait_ns >= s.read_service_ns / 4,
-            "later requests wait for earlier ones"
-        );
-        assert_eq!(
-            s.busy_ns, s.read_service_ns,
-            "one channel, always busy until drained"
-        );
+        assert!(s.read_wait_ns >= s.read_service_ns / 4, "later requests wait for earlier ones");
+        assert_eq!(s.busy_ns, s.read_service_ns, "one channel, always busy until drained");
         assert_eq!(q.depth(), 0);
     }
 
     /// A small deterministic generator for test workloads (no RNG crate in the model).
     fn lcg(state: &mut u64) -> u64 {
-        *state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
+        *state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         *state >> 33
     }
 
@@ -603,11 +553,7 @@ mod tests {
         let mut inflight: Vec<Dispatched> = Vec::new();
         let mut now = 0;
         for step in 0..400u32 {
-            let dir = if lcg(&mut seed) % 3 == 1 {
-                IoDir::Write
-            } else {
-                IoDir::Read
-            };
+            let dir = if lcg(&mut seed) % 3 == 1 { IoDir::Write } else { IoDir::Read };
             let base = lcg(&mut seed) % 100_000 * PAGE;
             for k in 0..(1 + lcg(&mut seed) % 8) {
                 q.add(dir, base + k * PAGE, PAGE, step);

@@ -2,10 +2,7 @@
 //! copy per byte, and a fixed per-request software cost of the block layer. Like pmem, brd
 //! copies in the submitting task and is `SWP_SYNCHRONOUS_IO`.
 
-use super::{
-    fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams,
-    Scheduler,
-};
+use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams, Scheduler};
 use serde::Deserialize;
 
 pub(super) const DESCRIPTION: &str = "RAM-backed block device (brd): software cost only";
@@ -43,11 +40,7 @@ impl Default for RamParams {
 
 impl RamParams {
     fn queue_params(&self) -> QueueParams {
-        QueueParams {
-            max_sectors_kb: self.max_sectors_kb,
-            scheduler: self.scheduler,
-            iosched: self.iosched,
-        }
+        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
     }
 
     pub(super) fn docs(&self) -> Vec<ParamDoc> {

@@ -50,13 +50,7 @@ mod tests {
     #[test]
     fn vertex2_random_4k_qd1_is_about_10k_iops() {
         // 1 / 100 us: what a 2010 SATA SSD delivers at queue depth 1.
-        let lat = qd1_latency(
-            model("model = \"sata-ssd\""),
-            IoDir::Read,
-            1000,
-            4096,
-            12_345 * 4096,
-        );
+        let lat = qd1_latency(model("model = \"sata-ssd\""), IoDir::Read, 1000, 4096, 12_345 * 4096);
         let iops = 1e9 / lat as f64;
         assert!((9_000.0..=11_000.0).contains(&iops), "{iops}");
     }

@@ -1,5 +1,746 @@
-//! (being written) The simulation engine.
-use crate::{Error, Report, RunOptions, Scenario};
-pub fn run(_s: &Scenario, _opts: RunOptions<'_>) -> Result<Report, Error> {
-    Err(Error("the engine is being written".into()))
+//! The simulation engine: simulated clock, event queue, threads on CPUs, I/O plumbing.
+//!
+//! Time is an integer number of nanoseconds. Threads are the tasks of the scenario and
+//! kswapd. A runnable thread takes the CPU that frees up first and runs until it blocks,
+//! until the next event is due, or for one time slice; hits (present, permitted PTEs) are
+//! processed in a tight loop without events. A fault, a reclaim pass or an I/O submission
+//! charges CPU time from the scenario's `[cpu]` costs. Blocked threads wait for an I/O
+//! completion (page read, writeback progress) or a timeout.
+//!
+//! The kernel's state lives in [`Sim`]; its methods are spread over the subsystem modules
+//! (`mm::fault`, `reclaim`), each naming the kernel functions it models.
+
+pub mod event;
+pub mod rng;
+
+use crate::device::{DeviceModel, DeviceQueue, Dispatched, IoDir};
+use crate::mm::vmstat::{Counter, Counters};
+use crate::mm::{self, pg, Frames, Memcg, Watermarks, NIL};
+use crate::reclaim::scan_balance::ScanBalance;
+use crate::reclaim::ScanControl;
+use crate::report::{Histogram, Report};
+use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
+use crate::swap::readahead::SwapRa;
+use crate::swap::{Swap, SwapArea};
+use crate::workload::{BoundStep, Cursor};
+use crate::{Error, Progress, RunOptions};
+use event::{Event, EventQueue};
+use rng::Rng;
+
+/// Page-table entry encoding (u32): 0 = none; bit 31 = swap entry in the low 31 bits;
+/// otherwise present, with YOUNG/DIRTY/WRITE bits and frame + 1 in bits 0-27 (frame field
+/// 0 = the shared zero page).
+pub mod pte {
+    pub const NONE: u32 = 0;
+    pub const SWAP: u32 = 1 << 31;
+    pub const YOUNG: u32 = 1 << 30;
+    pub const DIRTY: u32 = 1 << 29;
+    pub const WRITE: u32 = 1 << 28;
+    pub const FRAME: u32 = (1 << 28) - 1;
+    /// Read fault on never-written anon memory maps the zero page.
+    pub const ZERO_PAGE: u32 = YOUNG;
+
+    #[inline]
+    pub fn present(f: u32, flags: u32) -> u32 {
+        (f + 1) | flags
+    }
+    #[inline]
+    pub fn is_present(e: u32) -> bool {
+        e != NONE && e & SWAP == 0
+    }
+    /// Frame of a present entry (`None` for the zero page).
+    #[inline]
+    pub fn frame(e: u32) -> Option<u32> {
+        let v = e & FRAME;
+        (v != 0).then(|| v - 1)
+    }
+}
+
+/// HZ of the modelled kernel (CONFIG_HZ=250, Debian's default): one jiffy is 4 ms.
+pub const JIFFY_NS: u64 = 4_000_000;
+
+/// A virtual memory area: one region instance mapped by one task.
+#[derive(Debug)]
+pub struct Vma {
+    pub task: u32,
+    /// The shmem object it maps, or `None` for private anonymous memory.
+    pub shmem: Option<u32>,
+    pub pages: u32,
+    pub pte: Vec<u32>,
+}
+
+/// A shmem (tmpfs) object: its page cache holds frames or swap entries.
+#[derive(Debug)]
+pub struct ShmemObj {
+    /// frame + 1, or `pte::SWAP | entry`, or 0 (hole).
+    pub slots: Vec<u32>,
+    /// VMAs mapping it.
+    pub mappers: Vec<u32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TaskState {
+    NotStarted,
+    Runnable,
+    /// Waiting for a page's read I/O.
+    WaitPage,
+    /// Throttled in reclaim: waiting for writeback progress or a timeout.
+    Throttled,
+    Done,
+}
+
+#[derive(Debug)]
+pub struct Task {
+    pub name: String,
+    pub memcg: u16,
+    pub steps: Vec<BoundStep>,
+    /// Global VMA id of each step's region.
+    pub step_vma: Vec<u32>,
+    pub cur: Cursor,
+    pub rng: Rng,
+    pub state: TaskState,
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub cpu_ns: u64,
+    pub faults: u64,
+    pub major_faults: u64,
+    pub oom_killed: bool,
+    /// The access being retried after a block: (vma, page, write).
+    pub pending: Option<(u32, u32, bool)>,
+    /// pgfault was already counted for the pending access.
+    pub fault_counted: bool,
+    /// Fault start time of the pending access (for the latency histogram).
+    pub fault_start: u64,
+    /// Direct or memcg reclaim in progress.
+    pub reclaim: Option<ScanControl>,
+    /// Consecutive reclaim rounds without progress (`no_progress_loops`).
+    pub no_progress: u32,
+    /// Frame whose read this task waits for.
+    pub wait_frame: u32,
+}
+
+/// kswapd's state.
+#[derive(Debug, Default)]
+pub struct Kswapd {
+    pub running: bool,
+    pub sleeping: bool,
+    pub throttled: bool,
+    pub sc: Option<ScanControl>,
+    pub failures: u32,
+    pub cpu_ns: u64,
+    pub awake_since: u64,
+    pub awake_ns: u64,
+    pub wakeups: u64,
+}
+
+/// One page I/O in flight (the tag handed to the device queue).
+#[derive(Clone, Copy, Debug)]
+pub struct PageIo {
+    pub frame: u32,
+    pub dir: IoDir,
+}
+
+/// Resolved tunables of a run.
+#[derive(Debug, Clone)]
+pub struct Tunables {
+    pub swappiness: u32,
+    pub page_cluster: u32,
+    pub vma_ra_enabled: bool,
+    pub wmark: Watermarks,
+    pub managed_pages: u64,
+}
+
+/// The whole simulated machine and kernel.
+pub struct Sim {
+    pub now: u64,
+    pub events: EventQueue,
+    pub profile: &'static Profile,
+    pub cost: CpuCosts,
+    pub tun: Tunables,
+    pub frames: Frames,
+    pub memcgs: Vec<Memcg>,
+    pub vmstat: Counters,
+    pub swap: Swap,
+    pub swap_ra: SwapRa,
+    pub scan_balance: ScanBalance,
+    pub vmas: Vec<Vma>,
+    pub shmem: Vec<ShmemObj>,
+    pub tasks: Vec<Task>,
+    pub kswapd: Kswapd,
+    pub devices: Vec<DeviceQueue>,
+    pub device_names: Vec<String>,
+    pub ios: Vec<PageIo>,
+    free_ios: Vec<u32>,
+    /// Per-CPU time at which the CPU is free.
+    pub cpu_free: Vec<u64>,
+    /// Per-thread wakeup token: an event with a stale token is ignored.
+    tokens: Vec<u32>,
+    /// Pages under writeback, and writebacks completed (for throttling).
+    pub nr_writeback: u64,
+    pub nr_written: u64,
+    /// Written count at which throttled threads are released.
+    throttle_target: u64,
+    /// 3.x `zone->pages_scanned`, reset when a page is freed.
+    pub pages_scanned: u64,
+    /// PGDAT_WRITEBACK.
+    pub pgdat_writeback: bool,
+    pub fault_hist: Histogram,
+    pub ops_done: u64,
+    pub ops_total: u64,
+    scratch_dispatch: Vec<Dispatched>,
+    scratch_tags: Vec<u32>,
+    /// Reused buffer for pages isolated by shrink_inactive_list.
+    pub isolate_buf: Vec<u32>,
+    time_limit: u64,
+}
+
+impl Sim {
+    /// Thread id of kswapd (tasks are 0..n).
+    #[inline]
+    pub fn kswapd_thread(&self) -> u32 {
+        self.tasks.len() as u32
+    }
+
+    /// Builds the machine from a validated scenario.
+    pub fn new(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
+        let f = &sc.file;
+        let profile = sc.profile;
+        let ram = f.machine.ram;
+        let reserved = f.machine.kernel_reserved.unwrap_or(ram / 64 + (32 << 20));
+        let managed = (ram - reserved) / 4096;
+        if managed > pte::FRAME as u64 - 1 {
+            return Err(Error(format!("{}: machine.ram: too large for this model", sc.origin)));
+        }
+        let min_free_kb =
+            f.vm.min_free_kbytes.unwrap_or_else(|| mm::default_min_free_kbytes(managed, profile.min_free_kbytes_max));
+        let wsf = profile.watermark_scale.then(|| f.vm.watermark_scale_factor.unwrap_or(10));
+        let wmark = mm::watermarks(managed, min_free_kb, wsf);
+        if wmark.high * 2 >= managed {
+            return Err(Error(format!(
+                "{}: vm.min_free_kbytes: {min_free_kb} kB leaves no room above the high watermark in {managed} pages",
+                sc.origin
+            )));
+        }
+        let tun = Tunables {
+            swappiness: f.vm.swappiness.unwrap_or(60),
+            page_cluster: f.vm.page_cluster.unwrap_or(3),
+            vma_ra_enabled: f.kernel.vma_ra_enabled.unwrap_or(true),
+            wmark,
+            managed_pages: managed,
+        };
+        let ncpus = f.machine.cpus;
+        let nframes = managed as u32;
+
+        // Devices, in name order (BTreeMap), and the swap areas on them.
+        let mut devices = Vec::new();
+        let mut device_names = Vec::new();
+        for (name, cfg) in &f.device {
+            let m = DeviceModel::new(cfg).map_err(|e| Error(format!("{}: device.{name}: {e}", sc.origin)))?;
+            devices.push(DeviceQueue::new(m));
+            device_names.push(name.clone());
+        }
+        let mut swap = Swap::default();
+        let mut dev_used = vec![0u64; devices.len()];
+        for (i, s) in f.swap.iter().enumerate() {
+            let d = device_names.iter().position(|n| *n == s.device).expect("validated");
+            let prio = s.priority.unwrap_or(-1 - i as i32);
+            let rot = devices[d].model().rotational();
+            swap.areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, ncpus));
+            dev_used[d] += s.size;
+        }
+
+        let ra_name = f.kernel.swap_readahead.as_deref().unwrap_or(profile.swap_readahead);
+        let swap_ra = (crate::swap::readahead::find(ra_name).expect("validated").build)();
+        let sb_name = f.kernel.scan_balance.as_deref().unwrap_or(profile.scan_balance);
+        let scan_balance = (crate::reclaim::scan_balance::find(sb_name).expect("validated").build)();
+
+        let mut memcgs = vec![Memcg::new("/", u64::MAX, nframes)];
+        for (name, m) in &f.memcg {
+            memcgs.push(Memcg::new(name, m.max.map_or(u64::MAX, |b| b.div_ceil(4096)), nframes));
+        }
+
+        // Regions: shmem objects are shared; anon regions are instantiated per task.
+        let mut shmem = Vec::new();
+        let mut shmem_ids = std::collections::BTreeMap::new();
+        for (name, r) in &f.region {
+            if r.kind == RegionKind::Shmem {
+                let pages = r.size.div_ceil(4096) as u32;
+                shmem_ids.insert(name.clone(), shmem.len() as u32);
+                shmem.push(ShmemObj { slots: vec![0; pages as usize], mappers: Vec::new() });
+            }
+        }
+        let mut rng = Rng::new(seed);
+        let mut vmas: Vec<Vma> = Vec::new();
+        let mut tasks = Vec::new();
+        let mut ops_total = 0u64;
+        for t in &f.task {
+            let memcg =
+                t.memcg.as_ref().map_or(0, |m| 1 + f.memcg.keys().position(|k| k == m).expect("validated")) as u16;
+            for k in 0..t.count {
+                let tid = tasks.len() as u32;
+                let mut region_vma = std::collections::BTreeMap::new();
+                let mut steps = Vec::new();
+                let mut step_vma = Vec::new();
+                for st in &t.step {
+                    let r = &f.region[&st.region];
+                    let pages = r.size.div_ceil(4096) as u32;
+                    let v = *region_vma.entry(st.region.clone()).or_insert_with(|| {
+                        let id = vmas.len() as u32;
+                        let obj = shmem_ids.get(&st.region).copied();
+                        if let Some(o) = obj {
+                            shmem[o as usize].mappers.push(id);
+                        }
+                        vmas.push(Vma { task: tid, shmem: obj, pages, pte: vec![pte::NONE; pages as usize] });
+                        id
+                    });
+                    let bs = BoundStep::new(st, v, pages);
+                    ops_total += bs.total;
+                    steps.push(bs);
+                    step_vma.push(v);
+                }
+                let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
+                tasks.push(Task {
+                    name,
+                    memcg,
+                    steps,
+                    step_vma,
+                    cur: Cursor::default(),
+                    rng: rng.split(),
+                    state: TaskState::NotStarted,
+                    start_ns: t.start,
+                    end_ns: 0,
+                    cpu_ns: 0,
+                    faults: 0,
+                    major_faults: 0,
+                    oom_killed: false,
+                    pending: None,
+                    fault_counted: false,
+                    fault_start: 0,
+                    reclaim: None,
+                    no_progress: 0,
+                    wait_frame: NIL,
+                });
+            }
+        }
+        let nthreads = tasks.len() + 1;
+        let mut sim = Sim {
+            now: 0,
+            events: EventQueue::default(),
+            profile,
+            cost: f.cpu.clone(),
+            tun,
+            frames: Frames::new(nframes),
+            memcgs,
+            vmstat: Counters::default(),
+            swap,
+            swap_ra,
+            scan_balance,
+            vmas,
+            shmem,
+            tasks,
+            kswapd: Kswapd { sleeping: true, ..Default::default() },
+            devices,
+            device_names,
+            ios: Vec::new(),
+            free_ios: Vec::new(),
+            cpu_free: vec![0; ncpus as usize],
+            tokens: vec![0; nthreads],
+            nr_writeback: 0,
+            nr_written: 0,
+            throttle_target: u64::MAX,
+            pages_scanned: 0,
+            pgdat_writeback: false,
+            fault_hist: Histogram::default(),
+            ops_done: 0,
+            ops_total,
+            scratch_dispatch: Vec::new(),
+            scratch_tags: Vec::new(),
+            isolate_buf: Vec::new(),
+            time_limit: f.time_limit.unwrap_or(u64::MAX),
+        };
+        for tid in 0..sim.tasks.len() as u32 {
+            let at = sim.tasks[tid as usize].start_ns;
+            sim.wake(tid, at);
+        }
+        Ok(sim)
+    }
+
+    /// Makes thread `th` runnable at `at` (superseding any earlier wakeup).
+    pub fn wake(&mut self, th: u32, at: u64) {
+        let tok = &mut self.tokens[th as usize];
+        *tok = tok.wrapping_add(1);
+        let token = *tok;
+        self.events.push(at, Event::Run { thread: th, token });
+    }
+
+    /// Invalidates pending wakeups of `th` (it blocks).
+    pub fn block(&mut self, th: u32) {
+        let tok = &mut self.tokens[th as usize];
+        *tok = tok.wrapping_add(1);
+    }
+
+    /// Runs to completion.
+    pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) {
+        let mut next_progress = 1u64 << 20;
+        while let Some((t, ev)) = self.events.pop() {
+            if t > self.time_limit {
+                self.now = self.time_limit;
+                break;
+            }
+            self.now = self.now.max(t);
+            match ev {
+                Event::Run { thread, token } => {
+                    if token == self.tokens[thread as usize] {
+                        self.run_thread(thread);
+                    }
+                }
+                Event::IoDone { dev, rid } => self.io_done(dev, rid),
+            }
+            if self.ops_done >= next_progress {
+                next_progress = self.ops_done + (1 << 20);
+                if let Some(p) = progress.as_mut() {
+                    p(&Progress { sim_ns: self.now, ops_done: self.ops_done, ops_total: Some(self.ops_total) });
+                }
+            }
+            if self.tasks.iter().all(|t| t.state == TaskState::Done) {
+                break;
+            }
+            if cfg!(debug_assertions) && self.verify_every_event() {
+                if let Err(e) = self.verify() {
+                    panic!("invariant broken at t={}ns: {e}", self.now);
+                }
+            }
+        }
+    }
+
+    /// Whether the invariant checker runs after every event (debug builds; small runs).
+    fn verify_every_event(&self) -> bool {
+        self.frames.len() <= 1 << 16
+    }
+
+    /// Dispatches one thread burst on the CPU that frees up first.
+    fn run_thread(&mut self, th: u32) {
+        let (cpu, free_at) =
+            self.cpu_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("at least one CPU");
+        if free_at > self.now {
+            self.wake(th, free_at);
+            return;
+        }
+        let start = self.now;
+        if th == self.kswapd_thread() {
+            self.run_kswapd(cpu as u32);
+            self.kswapd.cpu_ns += self.now - start;
+        } else {
+            let t = &mut self.tasks[th as usize];
+            if t.state == TaskState::NotStarted {
+                t.state = TaskState::Runnable;
+            }
+            if t.state == TaskState::Done {
+                return;
+            }
+            self.run_task(th, cpu as u32);
+            self.tasks[th as usize].cpu_ns += self.now - start;
+        }
+        self.cpu_free[cpu] = self.now;
+    }
+
+    /// The end of this burst: the next event, or one time slice. A burst always gets to
+    /// make one step, so two threads woken at the same instant cannot yield to each other
+    /// forever without time advancing.
+    #[inline]
+    pub fn burst_limit(&self, start: u64) -> u64 {
+        self.events.next_time().max(start + 1).min(start + self.cost.timeslice_ns)
+    }
+
+    /// Runs task `tid` until it blocks, finishes or its burst ends.
+    fn run_task(&mut self, tid: u32, cpu: u32) {
+        let limit = self.burst_limit(self.now);
+        loop {
+            if self.now >= limit {
+                self.wake(tid, self.now);
+                return;
+            }
+            // A reclaim job in progress runs first; the access is retried after it.
+            if self.tasks[tid as usize].reclaim.is_some() {
+                match self.direct_reclaim_step(tid, cpu) {
+                    crate::reclaim::Step::Continue => continue,
+                    crate::reclaim::Step::Blocked => return,
+                    crate::reclaim::Step::Finished => {}
+                }
+            }
+            let (vma, idx, write) = match self.tasks[tid as usize].pending {
+                Some(p) => p,
+                None => {
+                    // The hit loop: no event, no allocation per access.
+                    match self.hit_loop(tid, limit) {
+                        Some(p) => p,
+                        None => {
+                            if self.tasks[tid as usize].state == TaskState::Done || self.now >= limit {
+                                if self.tasks[tid as usize].state != TaskState::Done {
+                                    self.wake(tid, self.now);
+                                }
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            };
+            let t = &mut self.tasks[tid as usize];
+            if t.pending.is_none() {
+                t.pending = Some((vma, idx, write));
+                t.fault_counted = false;
+                t.fault_start = self.now;
+            }
+            match self.handle_fault(tid, cpu, vma, idx, write) {
+                crate::mm::fault::Fault::Done => {
+                    let t = &mut self.tasks[tid as usize];
+                    t.pending = None;
+                    let lat = self.now - t.fault_start;
+                    self.fault_hist.record(lat);
+                    self.finish_access(tid);
+                }
+                crate::mm::fault::Fault::Blocked => return,
+                crate::mm::fault::Fault::Retry => continue,
+                crate::mm::fault::Fault::Killed => return,
+            }
+        }
+    }
+
+    /// Executes accesses that hit until one faults (returned), the task ends, or the burst
+    /// limit is reached (`None`).
+    #[inline]
+    fn hit_loop(&mut self, tid: u32, limit: u64) -> Option<(u32, u32, bool)> {
+        let access_ns = self.cost.access_ns;
+        let Sim { tasks, vmas, now, ops_done, .. } = self;
+        let t = &mut tasks[tid as usize];
+        loop {
+            if *now >= limit {
+                return None;
+            }
+            let Some(step) = t.steps.get(t.cur.step) else {
+                t.state = TaskState::Done;
+                t.end_ns = *now;
+                return None;
+            };
+            if t.cur.done >= step.total {
+                t.cur.step += 1;
+                t.cur.done = 0;
+                continue;
+            }
+            let idx = step.index(t.cur.done, &mut t.rng);
+            let vma = t.step_vma[t.cur.step];
+            let write = step.write;
+            let think = step.think_ns;
+            let ptes = &mut vmas[vma as usize].pte;
+            let e = ptes[idx as usize];
+            let ok = pte::is_present(e) && (!write || e & pte::WRITE != 0);
+            if !ok {
+                return Some((vma, idx, write));
+            }
+            ptes[idx as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            t.cur.done += 1;
+            *ops_done += 1;
+            *now += access_ns + think;
+        }
+    }
+
+    /// Accounts the access that just completed after a fault.
+    fn finish_access(&mut self, tid: u32) {
+        let t = &mut self.tasks[tid as usize];
+        let step = &t.steps[t.cur.step];
+        let think = step.think_ns;
+        t.cur.done += 1;
+        self.ops_done += 1;
+        self.now += self.cost.access_ns + think;
+    }
+
+    /// Charges CPU time to the running thread.
+    #[inline]
+    pub fn charge(&mut self, ns: u64) {
+        self.now += ns;
+    }
+
+    // ---- memory accounting helpers ----------------------------------------------------
+
+    /// Counts an event globally and in a memcg.
+    #[inline]
+    pub fn count(&mut self, c: Counter, memcg: u16, n: u64) {
+        self.vmstat.add(c, n);
+        if memcg != 0 {
+            self.memcgs[memcg as usize].events.add(c, n);
+        }
+    }
+
+    /// Free pages of the zone.
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.frames.nr_free()
+    }
+
+    /// Frees a frame that is off every list and unmapped; uncharges its memcg.
+    pub fn free_frame(&mut self, f: u32) {
+        let m = self.frames.memcg[f as usize];
+        self.memcgs[m as usize].usage -= 1;
+        self.frames.free(f);
+        self.pages_scanned = 0;
+        self.vmstat.add(Counter::PgFree, 1);
+    }
+
+    /// Total of one LRU list over all memcgs (the node's view).
+    pub fn node_lru(&self, l: mm::LruList) -> u64 {
+        self.memcgs.iter().map(|m| m.lru.size(l)).sum()
+    }
+
+    /// Adds a frame to its memcg's LRU (`folio_add_lru`).
+    pub fn lru_add(&mut self, f: u32, active: bool) {
+        let m = self.frames.memcg[f as usize] as usize;
+        let l = mm::LruList::of(false, active);
+        if active {
+            self.frames.set(f, pg::ACTIVE);
+        }
+        let Sim { memcgs, frames, .. } = self;
+        memcgs[m].lru.add_head(frames, f, l);
+        // 3.x reclaim_stat: every add counts as scanned, an active add as rotated.
+        let st = &mut memcgs[m].stat;
+        st.recent_scanned[0] += 1;
+        if active {
+            st.recent_rotated[0] += 1;
+        }
+    }
+
+    // ---- I/O ------------------------------------------------------------------------
+
+    /// Queues a page I/O on device `dev` at byte `offset` (inside the current plug).
+    pub fn submit_page_io(&mut self, dev: u32, offset: u64, frame: u32, dir: IoDir) {
+        let tag = match self.free_ios.pop() {
+            Some(t) => {
+                self.ios[t as usize] = PageIo { frame, dir };
+                t
+            }
+            None => {
+                self.ios.push(PageIo { frame, dir });
+                (self.ios.len() - 1) as u32
+            }
+        };
+        self.devices[dev as usize].add(dir, offset, 4096, tag);
+    }
+
+    /// Releases the plug of device `dev` (`blk_finish_plug`).
+    pub fn unplug(&mut self, dev: u32) {
+        let mut out = std::mem::take(&mut self.scratch_dispatch);
+        self.devices[dev as usize].unplug(self.now, &mut out);
+        for d in out.drain(..) {
+            self.events.push(d.done_ns, Event::IoDone { dev, rid: d.rid });
+        }
+        self.scratch_dispatch = out;
+    }
+
+    /// Unplugs every device.
+    pub fn unplug_all(&mut self) {
+        for d in 0..self.devices.len() as u32 {
+            self.unplug(d);
+        }
+    }
+
+    fn io_done(&mut self, dev: u32, rid: u32) {
+        let mut tags = std::mem::take(&mut self.scratch_tags);
+        let mut out = std::mem::take(&mut self.scratch_dispatch);
+        self.devices[dev as usize].complete(self.now, rid, &mut tags, &mut out);
+        for d in out.drain(..) {
+            self.events.push(d.done_ns, Event::IoDone { dev, rid: d.rid });
+        }
+        self.scratch_dispatch = out;
+        for &tag in &tags {
+            let io = self.ios[tag as usize];
+            self.free_ios.push(tag);
+            match io.dir {
+                IoDir::Read => self.read_done(io.frame),
+                IoDir::Write => self.write_done(io.frame),
+            }
+        }
+        tags.clear();
+        self.scratch_tags = tags;
+    }
+
+    /// A swap read completed: the page is uptodate and unlocked; waiters wake.
+    fn read_done(&mut self, f: u32) {
+        self.frames.clear(f, pg::LOCKED);
+        for tid in 0..self.tasks.len() {
+            let t = &mut self.tasks[tid];
+            if t.state == TaskState::WaitPage && t.wait_frame == f {
+                t.state = TaskState::Runnable;
+                t.wait_frame = NIL;
+                self.wake(tid as u32, self.now);
+            }
+        }
+    }
+
+    /// A swap write completed (`folio_end_writeback`): with PG_reclaim the page is rotated
+    /// to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
+    fn write_done(&mut self, f: u32) {
+        self.frames.clear(f, pg::WRITEBACK);
+        self.nr_writeback -= 1;
+        self.nr_written += 1;
+        if self.frames.test_clear(f, pg::RECLAIM) {
+            let l = self.frames.lru[f as usize];
+            let dirty = self.frames.test(f, pg::DIRTY);
+            if l < mm::lru::NR_LRU_LISTS as u8 && l != mm::LruList::Unevictable as u8 && !dirty {
+                let m = self.frames.memcg[f as usize] as usize;
+                let Sim { memcgs, frames, .. } = self;
+                memcgs[m].lru.del(frames, f);
+                frames.clear(f, pg::ACTIVE);
+                memcgs[m].lru.add_tail(frames, f, mm::LruList::InactiveAnon);
+                self.count(Counter::PgRotated, m as u16, 1);
+            }
+        }
+        if self.nr_written >= self.throttle_target {
+            self.release_throttled();
+        }
+    }
+
+    /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more
+    /// pages are written back or `timeout_ns` passes.
+    pub fn throttle(&mut self, th: u32, timeout_ns: u64) {
+        self.throttle_target = self.throttle_target.min(self.nr_written + 32);
+        if th == self.kswapd_thread() {
+            self.kswapd.throttled = true;
+        } else {
+            self.tasks[th as usize].state = TaskState::Throttled;
+        }
+        self.block(th);
+        let at = self.now + timeout_ns;
+        self.wake(th, at);
+    }
+
+    fn release_throttled(&mut self) {
+        self.throttle_target = u64::MAX;
+        for tid in 0..self.tasks.len() {
+            if self.tasks[tid].state == TaskState::Throttled {
+                self.tasks[tid].state = TaskState::Runnable;
+                self.wake(tid as u32, self.now);
+            }
+        }
+        if self.kswapd.throttled {
+            self.kswapd.throttled = false;
+            let k = self.kswapd_thread();
+            self.wake(k, self.now);
+        }
+    }
+
+    /// Whether pages are in flight that reclaim could wait for.
+    pub fn writeback_in_flight(&self) -> bool {
+        self.nr_writeback > 0
+    }
+}
+
+/// Runs a validated scenario.
+pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
+    let seed = opts.seed.unwrap_or(sc.file.seed);
+    let mut sim = Sim::new(sc, seed)?;
+    sim.run(&mut opts.progress);
+    if let Some(p) = opts.progress.as_mut() {
+        p(&Progress { sim_ns: sim.now, ops_done: sim.ops_done, ops_total: Some(sim.ops_total) });
+    }
+    Ok(Report::from_sim(sc, seed, &sim))
 }

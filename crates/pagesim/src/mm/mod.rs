@@ -1,1 +1,321 @@
-//! (being written)
+//! Memory: page frames, LRU lists, lruvecs, memory cgroups, the zone and its watermarks.
+//!
+//! Models include/linux/mm_types.h / page-flags.h (the per-frame state), mm/swap.c (LRU
+//! insertion and `folio_mark_accessed`), include/linux/mmzone.h (lruvecs, watermarks),
+//! mm/page_alloc.c (`__setup_per_zone_wmarks`, `init_per_zone_wmark_min`) and the memcg
+//! page counter of mm/memcontrol.c.
+//!
+//! Frames live in flat arrays indexed by a `u32` frame number (struct-of-arrays): the
+//! flags, the LRU links, the owner (which VMA or shmem object maps it, and at which page
+//! index), the swap entry of a swap-cache page and the memcg that is charged for it.
+//! LRU lists are intrusive doubly linked lists through `next`/`prev`:
+//!
+//! ```text
+//!   head (newest) <-> ... <-> tail (oldest)      reclaim isolates from the tail
+//! ```
+//!
+//! Simplifications (docs/model.md): one NUMA node with one zone; per-CPU LRU add batches
+//! (pagevecs) are not modelled, pages reach their list at once; order-0 pages only.
+
+pub mod fault;
+pub mod lru;
+pub mod vmstat;
+
+pub use lru::{Lru, LruList, NR_LRU_LISTS};
+
+/// "No frame / no link".
+pub const NIL: u32 = u32::MAX;
+
+/// Per-frame flags (include/linux/page-flags.h).
+pub mod pg {
+    pub const REFERENCED: u16 = 1 << 0;
+    pub const ACTIVE: u16 = 1 << 1;
+    /// Page content differs from its backing store (swap slot).
+    pub const DIRTY: u16 = 1 << 2;
+    /// In the swap cache: `Frames::swap` holds its entry.
+    pub const SWAPCACHE: u16 = 1 << 3;
+    /// Brought in by readahead and not used yet (PG_readahead).
+    pub const READAHEAD: u16 = 1 << 4;
+    pub const WRITEBACK: u16 = 1 << 5;
+    /// Read I/O in flight (PG_locked && !PG_uptodate).
+    pub const LOCKED: u16 = 1 << 6;
+    /// Rotate to the inactive tail when writeback ends.
+    pub const RECLAIM: u16 = 1 << 7;
+    pub const SWAPBACKED: u16 = 1 << 8;
+    pub const WORKINGSET: u16 = 1 << 9;
+    pub const UNEVICTABLE: u16 = 1 << 10;
+}
+
+/// Who a frame belongs to: an anonymous VMA, a shmem object, or nobody (a swap-cache
+/// page brought in by readahead and not mapped yet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Owner {
+    None,
+    Anon(u32),
+    Shmem(u32),
+}
+
+const OWNER_NONE: u32 = u32::MAX;
+const OWNER_SHMEM: u32 = 1 << 31;
+
+/// All page frames of the machine, as parallel arrays.
+#[derive(Debug)]
+pub struct Frames {
+    pub flags: Vec<u16>,
+    pub lru: Vec<u8>,
+    pub next: Vec<u32>,
+    pub prev: Vec<u32>,
+    owner: Vec<u32>,
+    pub index: Vec<u32>,
+    /// Swap entry (see `swap::Entry`) of a swap-cache page; 0 otherwise.
+    pub swap: Vec<u32>,
+    pub memcg: Vec<u16>,
+    free: Vec<u32>,
+}
+
+impl Frames {
+    pub fn new(n: u32) -> Self {
+        let n_us = n as usize;
+        Frames {
+            flags: vec![0; n_us],
+            lru: vec![lru::LRU_FREE; n_us],
+            next: vec![NIL; n_us],
+            prev: vec![NIL; n_us],
+            owner: vec![OWNER_NONE; n_us],
+            index: vec![0; n_us],
+            swap: vec![0; n_us],
+            memcg: vec![0; n_us],
+            // Hand out low frame numbers first; the order only matters for determinism.
+            free: (0..n).rev().collect(),
+        }
+    }
+
+    pub fn len(&self) -> u32 {
+        self.flags.len() as u32
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    pub fn nr_free(&self) -> u64 {
+        self.free.len() as u64
+    }
+
+    /// Takes a free frame, cleared.
+    pub fn alloc(&mut self, memcg: u16) -> Option<u32> {
+        let f = self.free.pop()?;
+        let i = f as usize;
+        self.flags[i] = 0;
+        self.lru[i] = lru::LRU_NONE;
+        self.owner[i] = OWNER_NONE;
+        self.swap[i] = 0;
+        self.memcg[i] = memcg;
+        Some(f)
+    }
+
+    /// Returns a frame (already off every list) to the free pool.
+    pub fn free(&mut self, f: u32) {
+        let i = f as usize;
+        debug_assert_eq!(self.lru[i], lru::LRU_NONE);
+        self.lru[i] = lru::LRU_FREE;
+        self.flags[i] = 0;
+        self.owner[i] = OWNER_NONE;
+        self.swap[i] = 0;
+        self.free.push(f);
+    }
+
+    #[inline]
+    pub fn owner(&self, f: u32) -> Owner {
+        let o = self.owner[f as usize];
+        if o == OWNER_NONE {
+            Owner::None
+        } else if o & OWNER_SHMEM != 0 {
+            Owner::Shmem(o & !OWNER_SHMEM)
+        } else {
+            Owner::Anon(o)
+        }
+    }
+
+    #[inline]
+    pub fn set_owner(&mut self, f: u32, o: Owner, index: u32) {
+        self.owner[f as usize] = match o {
+            Owner::None => OWNER_NONE,
+            Owner::Anon(v) => v,
+            Owner::Shmem(s) => s | OWNER_SHMEM,
+        };
+        self.index[f as usize] = index;
+    }
+
+    #[inline]
+    pub fn test(&self, f: u32, flag: u16) -> bool {
+        self.flags[f as usize] & flag != 0
+    }
+    #[inline]
+    pub fn set(&mut self, f: u32, flag: u16) {
+        self.flags[f as usize] |= flag;
+    }
+    #[inline]
+    pub fn clear(&mut self, f: u32, flag: u16) {
+        self.flags[f as usize] &= !flag;
+    }
+    /// Test-and-clear.
+    #[inline]
+    pub fn test_clear(&mut self, f: u32, flag: u16) -> bool {
+        let was = self.flags[f as usize] & flag != 0;
+        self.flags[f as usize] &= !flag;
+        was
+    }
+
+    /// Is frame `f` on the free pool?
+    pub fn is_free(&self, f: u32) -> bool {
+        self.lru[f as usize] == lru::LRU_FREE
+    }
+}
+
+/// Per-lruvec balance state read by the scan-balance policies.
+#[derive(Clone, Debug, Default)]
+pub struct ReclaimStat {
+    /// ≤5.7 `reclaim_stat.recent_scanned[anon, file]`.
+    pub recent_scanned: [u64; 2],
+    /// ≤5.7 `reclaim_stat.recent_rotated[anon, file]`.
+    pub recent_rotated: [u64; 2],
+    /// ≥5.8 `lruvec->anon_cost`, `file_cost`.
+    pub cost: [u64; 2],
+    /// Workingset clock (`nonresident_age`, `inactive_age` in 3.15).
+    pub nonresident_age: u64,
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} at the end of the last reclaim (`snapshot_refaults`).
+    pub refaults_snapshot: [u64; 2],
+}
+
+/// A memory cgroup: its LRU lists (one node), its page counter and its events.
+#[derive(Debug)]
+pub struct Memcg {
+    pub name: String,
+    pub lru: Lru,
+    pub stat: ReclaimStat,
+    /// Charged pages.
+    pub usage: u64,
+    /// memory.max (v2) / limit_in_bytes (v1) in pages; `u64::MAX` for none.
+    pub max: u64,
+    /// Pages of swap charged (memory.swap.current).
+    pub swap_usage: u64,
+    pub events: vmstat::Counters,
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} (memory.stat's workingset_activate_*), cumulative.
+    pub ws_activate: [u64; 2],
+}
+
+impl Memcg {
+    pub fn new(name: &str, max_pages: u64, nframes: u32) -> Self {
+        Memcg {
+            name: name.to_string(),
+            lru: Lru::new(nframes),
+            stat: ReclaimStat::default(),
+            usage: 0,
+            max: max_pages,
+            swap_usage: 0,
+            events: vmstat::Counters::default(),
+            ws_activate: [0; 2],
+        }
+    }
+
+    /// `mem_cgroup_margin`: pages that can still be charged.
+    pub fn margin(&self) -> u64 {
+        self.max.saturating_sub(self.usage)
+    }
+}
+
+/// The zone's watermarks, in pages (`__setup_per_zone_wmarks`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Watermarks {
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+/// `init_per_zone_wmark_min`: min_free_kbytes = sqrt(16 × lowmem kB), clamped to
+/// [128, clamp_max] (65536 before 5.7, 262144 after).
+pub fn default_min_free_kbytes(managed_pages: u64, clamp_max: u64) -> u64 {
+    let lowmem_kb = managed_pages * 4;
+    int_sqrt(lowmem_kb * 16).clamp(128, clamp_max)
+}
+
+/// Watermarks from min_free_kbytes. `scale_factor` is `watermark_scale_factor` (≥4.6);
+/// `None` selects the ≤4.5 rule low = min + min/4, high = min + min/2.
+pub fn watermarks(managed_pages: u64, min_free_kbytes: u64, scale_factor: Option<u64>) -> Watermarks {
+    let min = min_free_kbytes / 4;
+    match scale_factor {
+        None => Watermarks { min, low: min + min / 4, high: min + min / 2 },
+        Some(wsf) => {
+            let gap = (min / 4).max(managed_pages * wsf / 10_000);
+            Watermarks { min, low: min + gap, high: min + 2 * gap }
+        }
+    }
+}
+
+/// Integer square root (the kernel's `int_sqrt`).
+pub fn int_sqrt(x: u64) -> u64 {
+    if x < 2 {
+        return x;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_free_kbytes_follows_the_sqrt_rule() {
+        // 900 MiB: lowmem 921600 kB, sqrt(16 * 921600) = 3840 kB.
+        assert_eq!(default_min_free_kbytes(230_400, 262_144), 3840);
+        // Tiny and huge machines are clamped.
+        assert_eq!(default_min_free_kbytes(100, 262_144), 128);
+        assert_eq!(default_min_free_kbytes(1 << 40, 65_536), 65_536);
+    }
+
+    #[test]
+    fn watermark_gaps() {
+        let w = watermarks(230_400, 3840, Some(10));
+        assert_eq!(w.min, 960);
+        // gap = max(960/4, 230400*10/10000 = 230) = 240
+        assert_eq!((w.low, w.high), (1200, 1440));
+        let old = watermarks(230_400, 3840, None);
+        assert_eq!((old.low, old.high), (1200, 1440));
+        // A big machine: the scale factor dominates.
+        let big = watermarks(4 << 20, 65_536, Some(10));
+        assert_eq!(big.low - big.min, (4u64 << 20) * 10 / 10_000);
+    }
+
+    #[test]
+    fn int_sqrt_exact() {
+        for x in [0u64, 1, 2, 3, 4, 15, 16, 17, 99, 100, 1 << 40, (1 << 40) - 1] {
+            let r = int_sqrt(x);
+            assert!(r * r <= x && (r + 1) * (r + 1) > x, "{x}");
+        }
+    }
+
+    #[test]
+    fn frames_alloc_and_free() {
+        let mut f = Frames::new(4);
+        let a = f.alloc(0).unwrap();
+        assert_eq!(a, 0);
+        assert_eq!(f.nr_free(), 3);
+        f.set_owner(a, Owner::Shmem(7), 42);
+        assert_eq!(f.owner(a), Owner::Shmem(7));
+        assert_eq!(f.index[a as usize], 42);
+        f.set(a, pg::DIRTY);
+        assert!(f.test_clear(a, pg::DIRTY));
+        assert!(!f.test(a, pg::DIRTY));
+        f.free(a);
+        assert!(f.is_free(a));
+        assert_eq!(f.nr_free(), 4);
+    }
+}

@@ -1,1 +1,1022 @@
-//! (being written)
+//! Page reclaim: the LRU scanning of kswapd, direct reclaim and memcg limit reclaim.
+//!
+//! Models mm/vmscan.c: `do_try_to_free_pages`, `balance_pgdat`, `shrink_node`,
+//! `prepare_scan_count`, `shrink_lruvec`, `shrink_list`, `shrink_active_list`,
+//! `shrink_inactive_list` / `shrink_folio_list`, `folio_check_references`,
+//! `inactive_is_low`, `lru_note_cost`; mm/rmap.c `folio_referenced` and `try_to_unmap`;
+//! mm/workingset.c (shadow entries, refault distance); mm/oom_kill.c (victim choice).
+//!
+//! ```text
+//!  active list ──(shrink_active_list: deactivate, referenced or not)──▶ inactive head
+//!  inactive tail ─(shrink_folio_list)─▶ referenced twice / in use ─▶ active head
+//!                                    ─▶ referenced once ─────────▶ inactive head (KEEP)
+//!                                    ─▶ dirty: swap slot, unmap, write ─▶ inactive head,
+//!                                          PG_reclaim; at write end ─▶ inactive tail
+//!                                    ─▶ clean: shadow entry, freed
+//! ```
+//!
+//! Reclaim runs in steps of one priority level (one `shrink_node`), so a reclaiming thread
+//! yields to I/O completions between steps, as the kernel's reclaim overlaps with the
+//! interrupts that end writeback. The get_scan_count variants are in [`scan_balance`].
+
+pub mod scan_balance;
+
+use crate::engine::{pte, Sim, TaskState, JIFFY_NS};
+use crate::mm::vmstat::Counter;
+use crate::mm::{int_sqrt, pg, LruList, Owner, NIL};
+use crate::scenario::profile::{InactiveRule, WorkingsetMode};
+use crate::swap::{Entry, Shadow};
+use scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
+
+/// `DEF_PRIORITY`.
+pub const DEF_PRIORITY: u32 = 12;
+/// `MAX_RECLAIM_RETRIES`.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// `struct scan_control`.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub nr_reclaimed: u64,
+    pub nr_scanned: u64,
+    pub priority: u32,
+    /// Memcg limit reclaim of this memcg, or global reclaim.
+    pub target_memcg: Option<u16>,
+    pub kswapd: bool,
+    pub may_deactivate: [bool; 2],
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    // Per shrink_node batch statistics (`sc->nr`).
+    pub nr_taken: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+}
+
+impl ScanControl {
+    fn new(nr_to_reclaim: u64, target_memcg: Option<u16>, kswapd: bool) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            nr_reclaimed: 0,
+            nr_scanned: 0,
+            priority: DEF_PRIORITY,
+            target_memcg,
+            kswapd,
+            may_deactivate: [true, true],
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr_taken: 0,
+            nr_writeback: 0,
+            nr_immediate: 0,
+        }
+    }
+    /// `try_to_free_pages`: global direct reclaim of 32 pages.
+    pub fn direct() -> Self {
+        Self::new(SWAP_CLUSTER_MAX, None, false)
+    }
+    /// `try_to_free_mem_cgroup_pages`.
+    pub fn memcg(m: u16) -> Self {
+        Self::new(SWAP_CLUSTER_MAX, Some(m), false)
+    }
+    fn global(&self) -> bool {
+        self.target_memcg.is_none()
+    }
+}
+
+/// Outcome of one reclaim step of a task.
+pub enum Step {
+    Continue,
+    Blocked,
+    Finished,
+}
+
+enum Verdict {
+    Activate,
+    Keep,
+    Freed,
+}
+
+impl Sim {
+    // ---- page allocation ------------------------------------------------------------
+
+    /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
+    pub fn wake_kswapd(&mut self) {
+        if self.kswapd.failures >= MAX_RECLAIM_RETRIES || !self.kswapd.sleeping || self.kswapd.throttled {
+            return;
+        }
+        self.kswapd.sleeping = false;
+        self.kswapd.wakeups += 1;
+        self.kswapd.awake_since = self.now;
+        let k = self.kswapd_thread();
+        self.wake(k, self.now);
+    }
+
+    fn take_frame(&mut self, memcg: u16) -> u32 {
+        let f = self.frames.alloc(memcg).expect("free frame present");
+        self.memcgs[memcg as usize].usage += 1;
+        self.vmstat.add(Counter::PgAlloc, 1);
+        f
+    }
+
+    /// Allocates a page for task `tid` (`alloc_pages` + `mem_cgroup_charge`). When memory
+    /// or the memcg limit is short, starts a reclaim job in the task and returns `None`:
+    /// the caller retries the access once the job has run.
+    pub fn alloc_page(&mut self, tid: u32) -> Option<u32> {
+        let memcg = self.tasks[tid as usize].memcg;
+        let m = &self.memcgs[memcg as usize];
+        if m.usage >= m.max {
+            self.tasks[tid as usize].reclaim = Some(ScanControl::memcg(memcg));
+            return None;
+        }
+        let free = self.nr_free();
+        if free <= self.tun.wmark.low {
+            self.wake_kswapd();
+        }
+        if free > self.tun.wmark.min {
+            return Some(self.take_frame(memcg));
+        }
+        self.count(Counter::AllocStall, 0, 1);
+        self.tasks[tid as usize].reclaim = Some(ScanControl::direct());
+        None
+    }
+
+    /// Allocates a readahead page: never reclaims, fails below the min watermark or at
+    /// the memcg limit.
+    pub fn alloc_page_atomic(&mut self, memcg: u16) -> Option<u32> {
+        let m = &self.memcgs[memcg as usize];
+        if m.usage >= m.max {
+            return None;
+        }
+        let free = self.nr_free();
+        if free <= self.tun.wmark.low {
+            self.wake_kswapd();
+        }
+        (free > self.tun.wmark.min).then(|| self.take_frame(memcg))
+    }
+
+    /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
+    pub fn direct_reclaim_step(&mut self, tid: u32, cpu: u32) -> Step {
+        let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");
+        sc.nr_scanned = 0;
+        self.shrink_node(&mut sc, cpu);
+        if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
+            sc.priority -= 1;
+            self.tasks[tid as usize].reclaim = Some(sc);
+            return Step::Continue;
+        }
+        self.snapshot_refaults(sc.target_memcg);
+        if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
+            // The inactive:active decision was made at the root; a cgroup may have all its
+            // pages active. Retry with deactivation forced.
+            sc.priority = DEF_PRIORITY;
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            self.tasks[tid as usize].reclaim = Some(sc);
+            return Step::Continue;
+        }
+        let t = &mut self.tasks[tid as usize];
+        if sc.nr_reclaimed > 0 {
+            t.no_progress = 0;
+            return Step::Finished;
+        }
+        t.no_progress += 1;
+        if self.writeback_in_flight() {
+            // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): wait for writeback progress.
+            self.throttle(tid, 25 * JIFFY_NS);
+            return Step::Blocked;
+        }
+        if self.tasks[tid as usize].no_progress > MAX_RECLAIM_RETRIES {
+            self.tasks[tid as usize].no_progress = 0;
+            let victim = self.oom_kill(sc.target_memcg);
+            if victim == Some(tid) || victim.is_none() {
+                if victim.is_none() {
+                    // Nothing to kill: the task cannot make progress.
+                    self.kill_task(tid);
+                }
+                return Step::Blocked;
+            }
+        }
+        Step::Finished
+    }
+
+    /// `snapshot_refaults`: remember WORKINGSET_ACTIVATE at the end of reclaim.
+    fn snapshot_refaults(&mut self, target: Option<u16>) {
+        let m = target.unwrap_or(0) as usize;
+        let (a, f) = self.ws_activate(m);
+        self.memcgs[m].stat.refaults_snapshot = [a, f];
+    }
+
+    fn ws_activate(&self, m: usize) -> (u64, u64) {
+        if m == 0 {
+            (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
+        } else {
+            let e = &self.memcgs[m].events;
+            (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
+        }
+    }
+
+    // ---- kswapd ---------------------------------------------------------------------
+
+    fn balanced(&self) -> bool {
+        self.nr_free() > self.tun.wmark.high
+    }
+
+    fn kswapd_sleep(&mut self) {
+        self.kswapd.sleeping = true;
+        self.kswapd.awake_ns += self.now - self.kswapd.awake_since;
+        // clear_pgdat_congested
+        self.pgdat_writeback = false;
+    }
+
+    /// kswapd's thread: `balance_pgdat` one priority level at a time.
+    pub fn run_kswapd(&mut self, cpu: u32) {
+        self.kswapd.throttled = false;
+        let limit = self.burst_limit(self.now);
+        loop {
+            if self.now >= limit {
+                let k = self.kswapd_thread();
+                self.wake(k, self.now);
+                return;
+            }
+            let mut sc = match self.kswapd.sc.take() {
+                Some(sc) => sc,
+                None => {
+                    if self.balanced() || self.kswapd.failures >= MAX_RECLAIM_RETRIES {
+                        self.kswapd_sleep();
+                        return;
+                    }
+                    self.vmstat.add(Counter::PageOutRun, 1);
+                    let w = self.tun.wmark.high.max(SWAP_CLUSTER_MAX);
+                    ScanControl::new(w, None, true)
+                }
+            };
+            if self.balanced() {
+                self.kswapd.failures = 0;
+                continue;
+            }
+            // kswapd_age_node: background aging of anon lists.
+            if self.swap.free_pages() > 0 {
+                for m in 0..self.memcgs.len() as u16 {
+                    if self.inactive_is_low(m, false) {
+                        self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
+                    }
+                }
+            }
+            sc.nr_scanned = 0;
+            let before = sc.nr_reclaimed;
+            self.shrink_node(&mut sc, cpu);
+            let raise = sc.nr_scanned < sc.nr_to_reclaim;
+            if raise || sc.nr_reclaimed == before {
+                sc.priority = sc.priority.saturating_sub(1);
+            }
+            let immediate = sc.nr_immediate > 0;
+            if sc.priority < 1 {
+                self.snapshot_refaults(None);
+                if sc.nr_reclaimed == 0 {
+                    self.kswapd.failures += 1;
+                }
+            } else {
+                self.kswapd.sc = Some(sc);
+            }
+            if immediate && self.writeback_in_flight() {
+                let k = self.kswapd_thread();
+                self.throttle(k, 25 * JIFFY_NS);
+                return;
+            }
+        }
+    }
+
+    // ---- shrink_node / shrink_lruvec ------------------------------------------------
+
+    /// Lists of memcg `m` as the reclaim root sees them: the node totals for the root
+    /// (hierarchical stats), the memcg's own lists otherwise.
+    fn lru_view(&self, m: u16) -> [u64; 4] {
+        let mut s = [0u64; 4];
+        for (i, l) in LruList::EVICTABLE.iter().enumerate() {
+            s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
+        }
+        s
+    }
+
+    /// `inactive_is_low` for memcg `m`'s lruvec (hierarchical view at the root).
+    pub fn inactive_is_low(&self, m: u16, file: bool) -> bool {
+        let s = self.lru_view(m);
+        let (inactive, active) = if file { (s[2], s[3]) } else { (s[0], s[1]) };
+        match self.profile.inactive_rule {
+            InactiveRule::Legacy => {
+                if file {
+                    return active > inactive;
+                }
+                if self.swap.total_pages() == 0 {
+                    return false;
+                }
+                let gb = (inactive + active) >> 18;
+                let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+                inactive * ratio < active
+            }
+            InactiveRule::SqrtWithRefaults => {
+                let gb = (inactive + active) >> 18;
+                let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+                inactive * ratio < active
+            }
+        }
+    }
+
+    /// `prepare_scan_count` (≥5.5): balance inputs computed once at the reclaim root.
+    fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
+        let root = sc.target_memcg.unwrap_or(0);
+        let st = &self.memcgs[root as usize].stat;
+        sc.anon_cost = st.cost[0];
+        sc.file_cost = st.cost[1];
+        let snap = st.refaults_snapshot;
+        if sc.force_deactivate {
+            sc.may_deactivate = [true, true];
+        } else {
+            let (ra, rf) = self.ws_activate(root as usize);
+            sc.may_deactivate[0] = ra != snap[0] || self.inactive_is_low(root, false);
+            sc.may_deactivate[1] = rf != snap[1] || self.inactive_is_low(root, true);
+        }
+        let s = self.lru_view(root);
+        sc.cache_trim_mode = (s[2] >> sc.priority) > 0 && !sc.may_deactivate[1];
+        sc.file_is_tiny = if sc.global() {
+            let file = self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile);
+            file + self.nr_free() <= self.tun.wmark.high
+                && !sc.may_deactivate[0]
+                && (self.node_lru(LruList::InactiveAnon) >> sc.priority) > 0
+        } else {
+            false
+        };
+    }
+
+    /// `shrink_node`: every lruvec in the reclaim scope.
+    pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
+        if self.scan_balance.cost_based() {
+            self.prepare_scan_count(sc);
+        }
+        sc.nr_taken = 0;
+        sc.nr_writeback = 0;
+        sc.nr_immediate = 0;
+        let before = sc.nr_reclaimed;
+        match sc.target_memcg {
+            Some(m) => self.shrink_lruvec(m, sc, cpu),
+            None => {
+                for m in 0..self.memcgs.len() as u16 {
+                    self.shrink_lruvec(m, sc, cpu);
+                }
+            }
+        }
+        if sc.nr_reclaimed > before {
+            self.kswapd.failures = 0;
+        }
+        if sc.kswapd && sc.nr_writeback > 0 && sc.nr_writeback == sc.nr_taken {
+            self.pgdat_writeback = true;
+        }
+    }
+
+    /// `shrink_lruvec`: scan the lists of memcg `m` in batches of 32 toward the targets of
+    /// get_scan_count, then rebalance active/inactive anon.
+    fn shrink_lruvec(&mut self, m: u16, sc: &mut ScanControl, cpu: u32) {
+        let lru = &self.memcgs[m as usize].lru;
+        let sizes = [
+            lru.size(LruList::InactiveAnon),
+            lru.size(LruList::ActiveAnon),
+            lru.size(LruList::InactiveFile),
+            lru.size(LruList::ActiveFile),
+        ];
+        let file_low = self.inactive_is_low(m, true);
+        let inp = ScanInput {
+            sizes,
+            priority: sc.priority,
+            swappiness: self.tun.swappiness,
+            can_swap: self.swap.free_pages() > 0,
+            global: sc.global(),
+            kswapd: sc.kswapd,
+            zone_reclaimable: self.pages_scanned
+                < 6 * (self.node_lru(LruList::InactiveAnon)
+                    + self.node_lru(LruList::ActiveAnon)
+                    + self.node_lru(LruList::InactiveFile)
+                    + self.node_lru(LruList::ActiveFile)),
+            free: self.nr_free(),
+            high_wmark: self.tun.wmark.high,
+            node_file: self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile),
+            inactive_file_low: file_low,
+            anon_cost: sc.anon_cost,
+            file_cost: sc.file_cost,
+            may_deactivate_anon: sc.may_deactivate[0],
+            may_deactivate_file: sc.may_deactivate[1],
+            cache_trim_mode: sc.cache_trim_mode,
+            file_is_tiny: sc.file_is_tiny,
+        };
+        let sb = self.scan_balance;
+        let mut nr = sb.get_scan_count(&inp, &mut self.memcgs[m as usize].stat);
+        let targets = nr;
+        let legacy = self.profile.reclaim_3x;
+        let proportional = !legacy && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+        let mut scan_adjusted = false;
+        let mut reclaimed = 0u64;
+        while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+            for (li, l) in LruList::EVICTABLE.iter().enumerate() {
+                if nr[li] > 0 {
+                    let k = nr[li].min(SWAP_CLUSTER_MAX);
+                    nr[li] -= k;
+                    reclaimed += self.shrink_list(m, *l, k, sc, cpu);
+                }
+            }
+            if reclaimed < sc.nr_to_reclaim || scan_adjusted || proportional {
+                continue;
+            }
+            if legacy && sc.global() && !sc.kswapd {
+                break;
+            }
+            let nr_file = nr[2] + nr[3];
+            let nr_anon = nr[0] + nr[1];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            // Stop the type with less work left; scale the other by the same fraction.
+            let (small, big, pct) = if nr_file > nr_anon {
+                (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1))
+            } else {
+                (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
+            };
+            nr[small] = 0;
+            nr[small + 1] = 0;
+            for l in [big, big + 1] {
+                let scanned = targets[l] - nr[l];
+                nr[l] = targets[l] * (100 - pct) / 100;
+                nr[l] -= nr[l].min(scanned);
+            }
+            scan_adjusted = true;
+        }
+        sc.nr_reclaimed += reclaimed;
+        if self.swap.free_pages() > 0 && self.inactive_is_low(m, false) {
+            self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+        }
+        // The block plug of shrink_lruvec ends here: queued swap writes go out merged.
+        self.unplug_all();
+    }
+
+    /// `shrink_list`.
+    fn shrink_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
+        if l.is_active() {
+            let t = l.type_idx();
+            let deactivate = if self.scan_balance.cost_based() {
+                sc.may_deactivate[t]
+            } else {
+                self.inactive_is_low(m, l.is_file())
+            };
+            if deactivate {
+                self.shrink_active_list(m, l, k, sc);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(m, l, k, sc, cpu)
+    }
+
+    // ---- rmap -----------------------------------------------------------------------
+
+    /// `folio_referenced`: test-and-clear the young bit of every PTE mapping `f`; returns
+    /// the number of mappings that were young.
+    fn page_referenced(&mut self, f: u32) -> u32 {
+        let idx = self.frames.index[f as usize] as usize;
+        let mut n = 0;
+        let mut check = |ptes: &mut Vec<u32>| {
+            let e = ptes[idx];
+            if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
+                ptes[idx] = e & !pte::YOUNG;
+                n += 1;
+            }
+        };
+        match self.frames.owner(f) {
+            Owner::None => {}
+            Owner::Anon(v) => check(&mut self.vmas[v as usize].pte),
+            Owner::Shmem(o) => {
+                for &v in &self.shmem[o as usize].mappers {
+                    check(&mut self.vmas[v as usize].pte);
+                }
+            }
+        }
+        n
+    }
+
+    fn is_mapped(&self, f: u32) -> bool {
+        let idx = self.frames.index[f as usize] as usize;
+        let maps = |v: u32| {
+            let e = self.vmas[v as usize].pte[idx];
+            pte::is_present(e) && pte::frame(e) == Some(f)
+        };
+        match self.frames.owner(f) {
+            Owner::None => false,
+            Owner::Anon(v) => maps(v),
+            Owner::Shmem(o) => self.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
+        }
+    }
+
+    /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
+    /// shmem PTEs are cleared. PTE dirty bits move to the page.
+    fn try_to_unmap(&mut self, f: u32) {
+        let idx = self.frames.index[f as usize] as usize;
+        match self.frames.owner(f) {
+            Owner::None => {}
+            Owner::Anon(v) => {
+                let e = self.vmas[v as usize].pte[idx];
+                if pte::is_present(e) && pte::frame(e) == Some(f) {
+                    if e & pte::DIRTY != 0 {
+                        self.frames.set(f, pg::DIRTY);
+                    }
+                    let entry = Entry(self.frames.swap[f as usize]);
+                    self.vmas[v as usize].pte[idx] = pte::SWAP | entry.0;
+                    self.swap.area(entry).dup(entry.slot());
+                    let m = self.frames.memcg[f as usize];
+                    self.memcgs[m as usize].swap_usage += 1;
+                }
+                self.frames.set_owner(f, Owner::None, 0);
+            }
+            Owner::Shmem(o) => {
+                for i in 0..self.shmem[o as usize].mappers.len() {
+                    let v = self.shmem[o as usize].mappers[i] as usize;
+                    let e = self.vmas[v].pte[idx];
+                    if pte::is_present(e) && pte::frame(e) == Some(f) {
+                        if e & pte::DIRTY != 0 {
+                            self.frames.set(f, pg::DIRTY);
+                        }
+                        self.vmas[v].pte[idx] = pte::NONE;
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- the lists ------------------------------------------------------------------
+
+    /// `shrink_active_list`: deactivate up to `k` pages from the tail of an active list.
+    /// A referenced page is counted as rotated but still deactivated (only exec-mapped
+    /// file pages, which pagesim does not have, stay active).
+    pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl) {
+        let t = l.type_idx();
+        let inactive = LruList::of(l.is_file(), false);
+        let mut taken = 0u64;
+        let mut rotated = 0u64;
+        for _ in 0..k {
+            let Some(f) = ({
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.pop_tail(frames, l)
+            }) else {
+                break;
+            };
+            taken += 1;
+            if self.page_referenced(f) > 0 {
+                rotated += 1;
+            }
+            self.frames.clear(f, pg::ACTIVE);
+            if !self.profile.reclaim_3x {
+                self.frames.set(f, pg::WORKINGSET);
+            }
+            let crate::engine::Sim { memcgs, frames, .. } = self;
+            memcgs[m as usize].lru.add_head(frames, f, inactive);
+        }
+        let _ = sc;
+        self.charge(taken * self.cost.scan_ns);
+        self.count(Counter::PgRefill, m, taken);
+        self.count(Counter::PgDeactivate, m, taken);
+        let st = &mut self.memcgs[m as usize].stat;
+        st.recent_scanned[t] += taken;
+        st.recent_rotated[t] += rotated;
+    }
+
+    /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail and
+    /// decide each one. Returns the pages freed.
+    fn shrink_inactive_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
+        let t = l.type_idx();
+        let mut isolated = std::mem::take(&mut self.isolate_buf);
+        isolated.clear();
+        {
+            let crate::engine::Sim { memcgs, frames, .. } = self;
+            for _ in 0..k {
+                match memcgs[m as usize].lru.pop_tail(frames, l) {
+                    Some(f) => isolated.push(f),
+                    None => break,
+                }
+            }
+        }
+        let nr_taken = isolated.len() as u64;
+        sc.nr_scanned += nr_taken;
+        sc.nr_taken += nr_taken;
+        self.pages_scanned += nr_taken;
+        let scan_item = if sc.kswapd { Counter::PgScanKswapd } else { Counter::PgScanDirect };
+        if sc.global() {
+            self.vmstat.add(scan_item, nr_taken);
+        }
+        if m != 0 {
+            self.memcgs[m as usize].events.add(scan_item, nr_taken);
+        }
+        self.vmstat.add(if t == 1 { Counter::PgScanFile } else { Counter::PgScanAnon }, nr_taken);
+        self.memcgs[m as usize].stat.recent_scanned[t] += nr_taken;
+        self.charge(nr_taken * self.cost.scan_ns);
+
+        let mut reclaimed = 0u64;
+        let mut pageout = 0u64;
+        let mut activated = 0u64;
+        for &f in &isolated {
+            match self.shrink_folio(f, sc, cpu, &mut pageout) {
+                Verdict::Freed => {
+                    reclaimed += 1;
+                    self.free_frame(f);
+                }
+                Verdict::Activate => {
+                    activated += 1;
+                    self.frames.set(f, pg::ACTIVE);
+                    let crate::engine::Sim { memcgs, frames, .. } = self;
+                    memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
+                    if !self.profile.reclaim_3x {
+                        // move_folios_to_lru: activations age the workingset clock.
+                        self.age_nonresident(m, 1);
+                    }
+                }
+                Verdict::Keep => {
+                    let crate::engine::Sim { memcgs, frames, .. } = self;
+                    memcgs[m as usize].lru.add_head(frames, f, l);
+                }
+            }
+        }
+        self.isolate_buf = isolated;
+        self.count(Counter::PgActivate, m, activated);
+        self.memcgs[m as usize].stat.recent_rotated[t] += activated;
+        let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
+        if sc.global() {
+            self.vmstat.add(steal_item, reclaimed);
+        }
+        if m != 0 {
+            self.memcgs[m as usize].events.add(steal_item, reclaimed);
+        }
+        self.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, reclaimed);
+        if self.scan_balance.cost_based() {
+            self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
+        }
+        reclaimed
+    }
+
+    /// `shrink_folio_list` for one isolated page.
+    fn shrink_folio(&mut self, f: u32, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
+        let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
+        if self.frames.test(f, pg::WRITEBACK) {
+            if sc.kswapd && self.frames.test(f, pg::RECLAIM) && self.pgdat_writeback {
+                sc.nr_immediate += 1;
+            } else {
+                self.frames.set(f, pg::RECLAIM);
+                sc.nr_writeback += 1;
+            }
+            return keep_or_activate;
+        }
+        if self.frames.test(f, pg::LOCKED) {
+            return Verdict::Keep;
+        }
+        // folio_check_references
+        let rp = self.page_referenced(f);
+        let rf = self.frames.test_clear(f, pg::REFERENCED);
+        if rp > 0 {
+            if self.profile.swapbacked_activate_on_first_ref && self.frames.test(f, pg::SWAPBACKED) {
+                return Verdict::Activate;
+            }
+            self.frames.set(f, pg::REFERENCED);
+            if rf || rp > 1 {
+                return Verdict::Activate;
+            }
+            return Verdict::Keep;
+        }
+        let owner = self.frames.owner(f);
+        // add_to_swap for anonymous pages not yet in the swap cache.
+        if matches!(owner, Owner::Anon(_)) && !self.frames.test(f, pg::SWAPCACHE) {
+            let Some(entry) = self.swap.alloc(cpu) else {
+                return Verdict::Activate;
+            };
+            self.add_to_swap_cache(f, entry);
+            self.frames.set(f, pg::DIRTY);
+        }
+        if self.is_mapped(f) {
+            self.try_to_unmap(f);
+        }
+        self.charge(self.cost.reclaim_ns);
+        if self.frames.test(f, pg::DIRTY) {
+            if let Owner::Shmem(o) = owner {
+                // shmem_writepage: move the page from the shmem page cache to swap.
+                if !self.frames.test(f, pg::SWAPCACHE) {
+                    let Some(entry) = self.swap.alloc(cpu) else {
+                        return Verdict::Activate;
+                    };
+                    self.add_to_swap_cache(f, entry);
+                    let idx = self.frames.index[f as usize] as usize;
+                    self.shmem[o as usize].slots[idx] = pte::SWAP | entry.0;
+                    self.swap.area(entry).dup(entry.slot());
+                    let mc = self.frames.memcg[f as usize];
+                    self.memcgs[mc as usize].swap_usage += 1;
+                    self.frames.set_owner(f, Owner::None, 0);
+                }
+            }
+            self.swap_writepage(f);
+            *pageout += 1;
+            return Verdict::Keep;
+        }
+        // Clean: __remove_mapping.
+        if self.frames.test(f, pg::SWAPCACHE) {
+            let entry = Entry(self.frames.swap[f as usize]);
+            if self.profile.workingset == WorkingsetMode::AnonAndFile {
+                let s = self.workingset_eviction(f);
+                self.swap.area(entry).set_shadow(entry.slot(), s);
+            }
+            self.frames.clear(f, pg::SWAPCACHE);
+            self.frames.swap[f as usize] = 0;
+            self.swap.area(entry).clear_cache_bit(entry.slot());
+        } else if let Owner::Shmem(o) = owner {
+            let idx = self.frames.index[f as usize] as usize;
+            self.shmem[o as usize].slots[idx] = 0;
+        }
+        Verdict::Freed
+    }
+
+    /// `add_to_swap_cache` at a freshly allocated slot.
+    pub fn add_to_swap_cache(&mut self, f: u32, entry: Entry) {
+        let a = self.swap.area(entry);
+        a.cache[entry.slot() as usize] = f + 1;
+        self.frames.set(f, pg::SWAPCACHE);
+        self.frames.swap[f as usize] = entry.0;
+    }
+
+    /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
+    fn swap_writepage(&mut self, f: u32) {
+        let entry = Entry(self.frames.swap[f as usize]);
+        self.frames.clear(f, pg::DIRTY);
+        self.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
+        self.nr_writeback += 1;
+        let (dev, off) = {
+            let a = self.swap.area_ref(entry);
+            (a.dev, a.offset_of(entry.slot()))
+        };
+        self.submit_page_io(dev, off, f, crate::device::IoDir::Write);
+        let m = self.frames.memcg[f as usize];
+        self.count(Counter::PswpOut, m, 1);
+        self.count(Counter::PgpgOut, m, 4);
+        self.count(Counter::NrVmscanWrite, m, 1);
+        self.charge(self.cost.swapout_ns);
+    }
+
+    // ---- workingset -----------------------------------------------------------------
+
+    /// `workingset_age_nonresident`: advance the clock of `m` and its ancestors.
+    pub fn age_nonresident(&mut self, m: u16, n: u64) {
+        self.memcgs[m as usize].stat.nonresident_age += n;
+        if m != 0 {
+            self.memcgs[0].stat.nonresident_age += n;
+        }
+    }
+
+    /// `workingset_eviction`: the shadow of an evicted page.
+    fn workingset_eviction(&mut self, f: u32) -> Shadow {
+        let m = self.frames.memcg[f as usize];
+        let age = self.memcgs[m as usize].stat.nonresident_age;
+        self.age_nonresident(m, 1);
+        Shadow { memcg: m, age, workingset: self.frames.test(f, pg::WORKINGSET) }
+    }
+
+    /// `workingset_refault` for a swap-backed page read into frame `f` at a slot that held
+    /// `shadow`: counts the refault, and activates the page if its refault distance fits
+    /// in the workingset.
+    pub fn workingset_refault(&mut self, f: u32, shadow: Shadow) {
+        if self.profile.workingset != WorkingsetMode::AnonAndFile {
+            return;
+        }
+        let m = self.frames.memcg[f as usize];
+        self.count(Counter::WorkingsetRefaultAnon, m, 1);
+        let em = if (shadow.memcg as usize) < self.memcgs.len() { shadow.memcg } else { 0 };
+        let distance = self.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
+        let s = self.lru_view(em);
+        let mut ws = s[3] + s[2];
+        if self.swap.free_pages() > 0 {
+            ws += s[1];
+        }
+        if distance > ws {
+            return;
+        }
+        self.frames.set(f, pg::ACTIVE);
+        self.age_nonresident(m, 1);
+        self.count(Counter::WorkingsetActivateAnon, m, 1);
+        if shadow.workingset {
+            self.frames.set(f, pg::WORKINGSET);
+            self.count(Counter::WorkingsetRestoreAnon, m, 1);
+            self.lru_note_cost(m, 0, SWAP_CLUSTER_MAX);
+        }
+    }
+
+    /// `lru_note_cost`: add reclaim cost to `m` and its ancestors, halving both costs when
+    /// they exceed a quarter of the lruvec.
+    fn lru_note_cost(&mut self, m: u16, t: usize, cost: u64) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let size: u64 = self.lru_view(c).iter().sum();
+            let st = &mut self.memcgs[c as usize].stat;
+            st.cost[t] += cost;
+            if st.cost[0] + st.cost[1] > size / 4 {
+                st.cost[0] /= 2;
+                st.cost[1] /= 2;
+            }
+            cur = if c == 0 { None } else { Some(0) };
+        }
+    }
+
+    // ---- OOM and exit ---------------------------------------------------------------
+
+    /// `out_of_memory` / `mem_cgroup_out_of_memory`: kill the task with the most resident
+    /// and swapped pages in the scope (oom_badness without adj).
+    pub fn oom_kill(&mut self, scope: Option<u16>) -> Option<u32> {
+        let mut best: Option<(u64, u32)> = None;
+        for (tid, t) in self.tasks.iter().enumerate() {
+            if t.state == TaskState::Done || scope.is_some_and(|m| t.memcg != m) {
+                continue;
+            }
+            let badness: u64 = self
+                .vmas
+                .iter()
+                .filter(|v| v.task == tid as u32 && v.shmem.is_none())
+                .map(|v| v.pte.iter().filter(|&&e| e != pte::NONE && e != pte::ZERO_PAGE).count() as u64)
+                .sum();
+            if best.is_none_or(|(b, _)| badness > b) {
+                best = Some((badness, tid as u32));
+            }
+        }
+        let (_, victim) = best?;
+        let m = self.tasks[victim as usize].memcg;
+        self.count(Counter::OomKill, m, 1);
+        self.tasks[victim as usize].oom_killed = true;
+        self.kill_task(victim);
+        Some(victim)
+    }
+
+    /// Ends a task and releases its private memory (`exit_mmap`).
+    pub fn kill_task(&mut self, tid: u32) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::Done;
+        t.end_ns = self.now;
+        t.reclaim = None;
+        t.pending = None;
+        self.block(tid);
+        self.exit_mmap(tid);
+    }
+
+    /// `exit_mmap` for the anon VMAs of `tid`: pages are freed, swap references dropped.
+    /// Pages still under I/O or in the swap cache stay as unmapped swap-cache pages for
+    /// reclaim to drop.
+    pub fn exit_mmap(&mut self, tid: u32) {
+        for v in 0..self.vmas.len() {
+            if self.vmas[v].task != tid {
+                continue;
+            }
+            let shmem = self.vmas[v].shmem.is_some();
+            for i in 0..self.vmas[v].pte.len() {
+                let e = std::mem::take(&mut self.vmas[v].pte[i]);
+                if shmem {
+                    continue;
+                }
+                if e & pte::SWAP != 0 {
+                    let entry = Entry(e & !pte::SWAP);
+                    let m = self.tasks[tid as usize].memcg;
+                    self.memcgs[m as usize].swap_usage = self.memcgs[m as usize].swap_usage.saturating_sub(1);
+                    self.swap.area(entry).put(entry.slot());
+                } else if let Some(f) = pte::frame(e) {
+                    self.frames.set_owner(f, Owner::None, 0);
+                    self.frames.clear(f, pg::DIRTY);
+                    if !self.frames.test(f, pg::SWAPCACHE) && !self.frames.test(f, pg::WRITEBACK | pg::LOCKED) {
+                        let m = self.frames.memcg[f as usize] as usize;
+                        let crate::engine::Sim { memcgs, frames, .. } = self;
+                        memcgs[m].lru.del(frames, f);
+                        self.free_frame(f);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- invariants -----------------------------------------------------------------
+
+    /// Checks the model's invariants: every frame free or on exactly the list its memcg
+    /// counts; list lengths match; memcg usage matches charged frames; swap-cache pages
+    /// and slots agree; every slot's reference count equals the PTEs and shmem slots that
+    /// point at it; `inuse` matches the map.
+    pub fn verify(&self) -> Result<(), String> {
+        let n = self.frames.len();
+        let mut seen = vec![false; n as usize];
+        let mut charged = vec![0u64; self.memcgs.len()];
+        for (mi, m) in self.memcgs.iter().enumerate() {
+            for l in [
+                LruList::InactiveAnon,
+                LruList::ActiveAnon,
+                LruList::InactiveFile,
+                LruList::ActiveFile,
+                LruList::Unevictable,
+            ] {
+                let mut cnt = 0;
+                for f in m.lru.walk(&self.frames, l) {
+                    if seen[f as usize] {
+                        return Err(format!("frame {f} on two lists"));
+                    }
+                    seen[f as usize] = true;
+                    cnt += 1;
+                    if self.frames.lru[f as usize] != l as u8 || self.frames.memcg[f as usize] as usize != mi {
+                        return Err(format!("frame {f}: lru/memcg fields disagree with list {l:?} of memcg {mi}"));
+                    }
+                    if self.frames.test(f, pg::ACTIVE) != l.is_active() {
+                        return Err(format!("frame {f}: PG_active disagrees with list {l:?}"));
+                    }
+                }
+                if cnt != m.lru.size(l) {
+                    return Err(format!("memcg {mi} list {l:?}: {cnt} frames, counter says {}", m.lru.size(l)));
+                }
+            }
+        }
+        for f in 0..n {
+            let on_list = seen[f as usize];
+            let free = self.frames.is_free(f);
+            if on_list == free {
+                return Err(format!("frame {f}: free={free} on_list={on_list}"));
+            }
+            if !free {
+                charged[self.frames.memcg[f as usize] as usize] += 1;
+            }
+        }
+        for (mi, m) in self.memcgs.iter().enumerate() {
+            if m.usage != charged[mi] {
+                return Err(format!("memcg {mi}: usage {} but {} frames charged", m.usage, charged[mi]));
+            }
+        }
+        // Swap references from page tables and shmem objects.
+        let mut refs: Vec<Vec<u8>> = self.swap.areas.iter().map(|a| vec![0u8; a.nslots as usize]).collect();
+        for v in &self.vmas {
+            for &e in &v.pte {
+                if e & pte::SWAP != 0 {
+                    let en = Entry(e & !pte::SWAP);
+                    refs[en.area()][en.slot() as usize] += 1;
+                }
+            }
+        }
+        for o in &self.shmem {
+            for &e in &o.slots {
+                if e & pte::SWAP != 0 {
+                    let en = Entry(e & !pte::SWAP);
+                    refs[en.area()][en.slot() as usize] += 1;
+                }
+            }
+        }
+        for (ai, a) in self.swap.areas.iter().enumerate() {
+            let mut inuse = 0;
+            for s in 1..a.nslots {
+                let b = a.map[s as usize];
+                if b != 0 {
+                    inuse += 1;
+                }
+                if a.count(s) != refs[ai][s as usize] {
+                    return Err(format!(
+                        "swap {ai} slot {s}: count {} but {} references",
+                        a.count(s),
+                        refs[ai][s as usize]
+                    ));
+                }
+                match a.cached(s) {
+                    Some(f) => {
+                        if !a.has_cache(s)
+                            || !self.frames.test(f, pg::SWAPCACHE)
+                            || self.frames.swap[f as usize] != Entry::new(ai as u32, s).0
+                        {
+                            return Err(format!("swap {ai} slot {s}: swap cache and frame {f} disagree"));
+                        }
+                    }
+                    None => {
+                        if a.has_cache(s) {
+                            return Err(format!("swap {ai} slot {s}: SWAP_HAS_CACHE without a page"));
+                        }
+                    }
+                }
+            }
+            if inuse != a.inuse {
+                return Err(format!("swap {ai}: inuse {} but {inuse} slots in use", a.inuse));
+            }
+        }
+        for f in 0..n {
+            if !self.frames.is_free(f) && self.frames.test(f, pg::SWAPCACHE) {
+                let en = Entry(self.frames.swap[f as usize]);
+                if self.swap.area_ref(en).cached(en.slot()) != Some(f) {
+                    return Err(format!("frame {f}: PG_swapcache but slot does not point back"));
+                }
+            }
+        }
+        let _ = NIL;
+        Ok(())
+    }
+}

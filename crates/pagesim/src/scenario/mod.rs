@@ -1,16 +1,658 @@
-//! (being written) Scenario files.
+//! The scenario file: machine, kernel profile and tunables, devices, swap, memcgs, memory
+//! regions and tasks with their workload programs.
+//!
+//! Parsing produces a validated [`Scenario`]; bad input fails early with an [`Error`] that
+//! names the file, the line (for TOML text) and the key, and says what was expected.
+//! Every field's default lives here, with its unit and, where there is one, the kernel's
+//! sysctl name (`[vm]` holds /proc/sys/vm tunables: `vm.swappiness`, `vm.page-cluster`...).
+//!
+//! ```toml
+//! [machine]
+//! ram = "900MB"
+//! cpus = 2
+//! [kernel]
+//! profile = "linux-6.6"
+//! [vm]
+//! swappiness = 60
+//! page-cluster = 3
+//! [device.ssd]
+//! model = "sata-ssd"
+//! [[swap]]
+//! device = "ssd"
+//! size = "1GB"
+//! [region.buf]
+//! kind = "anon"
+//! size = "1000MB"
+//! [[task]]
+//! name = "toucher"
+//! [[task.step]]
+//! region = "buf"
+//! pattern = "seq"
+//! passes = 5
+//! op = "write"
+//! ```
+
+pub mod profile;
 pub mod units;
+
+use crate::device::DeviceConfig;
 use crate::Error;
-#[derive(Debug, Clone)]
-pub struct Scenario;
-impl Scenario {
-    pub fn load_file(_p: &std::path::Path, _sets: &[String]) -> Result<Self, Error> {
-        Ok(Scenario)
-    }
-    pub fn from_toml(_t: &str, _o: &str, _sets: &[String]) -> Result<Self, Error> {
-        Ok(Scenario)
-    }
-    pub fn from_json(_v: &serde_json::Value, _o: &str, _sets: &[String]) -> Result<Self, Error> {
-        Ok(Scenario)
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use units::{de_bytes, de_duration_ns, de_opt_bytes};
+
+pub use profile::{Profile, PROFILES};
+
+/// A scenario as written in the file (before validation).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Name shown in reports. Default: the file name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// RNG seed. Default 1.
+    #[serde(default = "one")]
+    pub seed: u64,
+    pub machine: Machine,
+    #[serde(default)]
+    pub kernel: Kernel,
+    /// /proc/sys/vm tunables.
+    #[serde(default)]
+    pub vm: Vm,
+    /// CPU costs of kernel operations (calibration, see docs/model.md).
+    #[serde(default)]
+    pub cpu: CpuCosts,
+    /// Block devices by name.
+    #[serde(default)]
+    pub device: BTreeMap<String, DeviceConfig>,
+    /// Swap areas (`swapon`), in swapon order.
+    #[serde(default)]
+    pub swap: Vec<SwapArea>,
+    /// Memory cgroups by name (children of the root cgroup).
+    #[serde(default)]
+    pub memcg: BTreeMap<String, MemcgConfig>,
+    /// Memory regions by name: anon regions are private to each task that touches them,
+    /// shmem regions are one object shared by all.
+    #[serde(default)]
+    pub region: BTreeMap<String, Region>,
+    #[serde(default)]
+    pub task: Vec<Task>,
+    /// Stop the run at this simulated time (default: when every task has finished).
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub time_limit: Option<u64>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+fn de_opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    de_duration_ns(d).map(Some)
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Machine {
+    /// Installed RAM (`mem=`), bytes.
+    #[serde(deserialize_with = "de_bytes")]
+    pub ram: u64,
+    /// CPUs. Default 1.
+    #[serde(default = "one_u32")]
+    pub cpus: u32,
+    /// Memory the kernel keeps for itself (image, page tables, slab) before the page
+    /// allocator gets the rest, bytes. Default: 1.5625% of RAM (the 64-byte struct page per
+    /// 4 KiB page) plus 32 MiB (kernel image and early allocations).
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub kernel_reserved: Option<u64>,
+}
+
+fn one_u32() -> u32 {
+    1
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kernel {
+    /// Kernel profile (`pagesim profiles`). Default "linux-6.6".
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Swap-in readahead policy; default: the profile's.
+    #[serde(default)]
+    pub swap_readahead: Option<String>,
+    /// get_scan_count variant; default: the profile's.
+    #[serde(default)]
+    pub scan_balance: Option<String>,
+    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true.
+    #[serde(default)]
+    pub vma_ra_enabled: Option<bool>,
+}
+
+/// /proc/sys/vm tunables.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Vm {
+    /// vm.swappiness: 0..100 (≤5.7) or 0..200. Default 60.
+    pub swappiness: Option<u32>,
+    /// vm.page-cluster: log2 of the swap readahead window. Default 3.
+    #[serde(rename = "page-cluster")]
+    pub page_cluster: Option<u32>,
+    /// vm.min_free_kbytes, kB. Default sqrt(16 × lowmem kB), clamped.
+    pub min_free_kbytes: Option<u64>,
+    /// vm.watermark_scale_factor, in 1/10000 of memory (≥4.6). Default 10.
+    pub watermark_scale_factor: Option<u64>,
+}
+
+/// CPU time charged for kernel and user operations, nanoseconds. Physical calibration
+/// constants shared by all scenarios; sources in docs/model.md.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CpuCosts {
+    /// One user access to a resident page (TLB miss and cache miss of a page walk).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub access_ns: u64,
+    /// Fault entry and exit, page-table walk (any fault).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub fault_ns: u64,
+    /// Allocate and zero a page (first touch of anon/shmem).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub zero_page_ns: u64,
+    /// Swap-in software path per page read (swap cache insert, bio, completion, map).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub swapin_ns: u64,
+    /// Reclaim cost per page examined on an LRU list (isolate, rmap walk, putback).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub scan_ns: u64,
+    /// Reclaim cost per page unmapped and freed.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub reclaim_ns: u64,
+    /// Swap-out software path per page written (slot allocation, swap cache, bio).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub swapout_ns: u64,
+    /// Scheduler time slice when more threads than CPUs are runnable.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub timeslice_ns: u64,
+}
+
+impl Default for CpuCosts {
+    fn default() -> Self {
+        CpuCosts {
+            access_ns: 60,
+            fault_ns: 500,
+            zero_page_ns: 700,
+            swapin_ns: 2_500,
+            scan_ns: 150,
+            reclaim_ns: 400,
+            swapout_ns: 2_000,
+            timeslice_ns: 3_000_000,
+        }
     }
 }
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwapArea {
+    /// Device name (a `[device.NAME]` table).
+    pub device: String,
+    /// Size of the swap area, bytes (swap file or partition size, header page included).
+    #[serde(deserialize_with = "de_bytes")]
+    pub size: u64,
+    /// `swapon -p`. Default: -1, -2, ... in swapon order.
+    #[serde(default)]
+    pub priority: Option<i32>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemcgConfig {
+    /// memory.max (v2) / memory.limit_in_bytes (v1), bytes. Default: no limit.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub max: Option<u64>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RegionKind {
+    /// MAP_PRIVATE|MAP_ANONYMOUS.
+    Anon,
+    /// MAP_SHARED|MAP_ANONYMOUS (tmpfs-backed).
+    Shmem,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Region {
+    pub kind: RegionKind,
+    /// Mapping size, bytes (rounded up to pages).
+    #[serde(deserialize_with = "de_bytes")]
+    pub size: u64,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    pub name: String,
+    /// Memory cgroup name. Default: the root cgroup.
+    #[serde(default)]
+    pub memcg: Option<String>,
+    /// Identical processes to start. Default 1.
+    #[serde(default = "one_u32")]
+    pub count: u32,
+    /// Start time. Default 0.
+    #[serde(default, deserialize_with = "de_duration_ns")]
+    pub start: u64,
+    /// The workload program, run in order.
+    pub step: Vec<Step>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Pattern {
+    /// Pages 0..n in order, `passes` times.
+    Seq,
+    /// Uniformly random pages.
+    Random,
+    /// Zipf-distributed pages (rank 0 hottest, ranks scattered over the region).
+    Zipf,
+    /// Every `stride`-th page, then the next offset, covering the region each pass.
+    Stride,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AccessOp {
+    Read,
+    Write,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// Region name.
+    pub region: String,
+    pub pattern: Pattern,
+    /// Passes over the region (seq, stride), or accesses = passes × pages (random, zipf).
+    /// Default 1.
+    #[serde(default)]
+    pub passes: Option<u64>,
+    /// Number of accesses (random, zipf); alternative to `passes`.
+    #[serde(default)]
+    pub accesses: Option<u64>,
+    /// read or write. Default write.
+    #[serde(default)]
+    pub op: Option<AccessOp>,
+    /// Stride in pages (pattern stride). Default 16.
+    #[serde(default)]
+    pub stride: Option<u64>,
+    /// Zipf exponent s (pattern zipf). Default 0.99.
+    #[serde(default)]
+    pub zipf_s: Option<f64>,
+    /// CPU time between accesses (user computation). Default 0.
+    #[serde(default, deserialize_with = "de_duration_ns")]
+    pub think: u64,
+}
+
+/// A validated scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    pub file: ScenarioFile,
+    pub name: String,
+    pub origin: String,
+    pub profile: &'static Profile,
+}
+
+impl Scenario {
+    /// Reads, overrides and validates a scenario file.
+    pub fn load_file(path: &std::path::Path, sets: &[String]) -> Result<Self, Error> {
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| Error(format!("{origin}: cannot read: {e}")))?;
+        Self::from_toml(&text, &origin, sets)
+    }
+
+    /// Parses TOML text. Errors name `origin`, the line and the key.
+    pub fn from_toml(text: &str, origin: &str, sets: &[String]) -> Result<Self, Error> {
+        // Typed parse of the original text first, so errors carry its line numbers.
+        let file: ScenarioFile =
+            toml::from_str(text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
+        if sets.is_empty() {
+            return Self::validate(file, origin);
+        }
+        let mut table: toml::Table = toml::from_str(text).map_err(|e| Error(format!("{origin}: {e}")))?;
+        for s in sets {
+            apply_set(&mut table, s)?;
+        }
+        let file = from_value(toml::Value::Table(table), origin, "after --set")?;
+        Self::validate(file, origin)
+    }
+
+    /// Builds a scenario from a JSON value of the same shape (Python dicts).
+    pub fn from_json(value: &serde_json::Value, origin: &str, sets: &[String]) -> Result<Self, Error> {
+        let v = json_to_toml(value).map_err(|e| Error(format!("{origin}: {e}")))?;
+        let toml::Value::Table(mut table) = v else {
+            return Err(Error(format!("{origin}: a scenario must be a table/dict at the top level")));
+        };
+        for s in sets {
+            apply_set(&mut table, s)?;
+        }
+        let file = from_value(toml::Value::Table(table), origin, "")?;
+        Self::validate(file, origin)
+    }
+
+    fn validate(file: ScenarioFile, origin: &str) -> Result<Self, Error> {
+        let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
+        let pname = file.kernel.profile.as_deref().unwrap_or(profile::DEFAULT_PROFILE);
+        let profile = profile::find(pname).ok_or_else(|| {
+            err("kernel.profile", format!("unknown profile \"{pname}\"; expected one of: {}", profile::names()))
+        })?;
+        if let Some(p) = &file.kernel.swap_readahead {
+            if crate::swap::readahead::find(p).is_none() {
+                return Err(err(
+                    "kernel.swap_readahead",
+                    format!("unknown policy \"{p}\"; expected one of: {}", crate::swap::readahead::names()),
+                ));
+            }
+        }
+        if let Some(p) = &file.kernel.scan_balance {
+            if crate::reclaim::scan_balance::find(p).is_none() {
+                return Err(err(
+                    "kernel.scan_balance",
+                    format!("unknown policy \"{p}\"; expected one of: {}", crate::reclaim::scan_balance::names()),
+                ));
+            }
+        }
+        if file.machine.ram < 16 << 20 {
+            return Err(err("machine.ram", format!("expected at least 16MB, got {} bytes", file.machine.ram)));
+        }
+        if file.machine.ram > 1 << 40 {
+            return Err(err("machine.ram", "at most 1TiB is supported".into()));
+        }
+        if file.machine.cpus == 0 || file.machine.cpus > 1024 {
+            return Err(err("machine.cpus", format!("expected 1..1024, got {}", file.machine.cpus)));
+        }
+        if let Some(r) = file.machine.kernel_reserved {
+            if r >= file.machine.ram / 2 {
+                return Err(err("machine.kernel_reserved", "must be less than half of machine.ram".into()));
+            }
+        }
+        if let Some(s) = file.vm.swappiness {
+            if s > profile.swappiness_max {
+                return Err(err(
+                    "vm.swappiness",
+                    format!("expected 0..{} on {}, got {s}", profile.swappiness_max, profile.name),
+                ));
+            }
+        }
+        if let Some(pc) = file.vm.page_cluster {
+            if pc > 10 {
+                return Err(err("vm.page-cluster", format!("expected 0..10, got {pc}")));
+            }
+        }
+        if let Some(w) = file.vm.watermark_scale_factor {
+            if !(1..=3000).contains(&w) {
+                return Err(err("vm.watermark_scale_factor", format!("expected 1..3000, got {w}")));
+            }
+        }
+        if file.cpu.timeslice_ns == 0 {
+            return Err(err("cpu.timeslice_ns", "must be greater than 0".into()));
+        }
+        for (name, d) in &file.device {
+            crate::device::DeviceModel::new(d).map_err(|e| err(&format!("device.{name}"), e))?;
+        }
+        for (i, s) in file.swap.iter().enumerate() {
+            let key = format!("swap[{i}]");
+            let Some(d) = file.device.get(&s.device) else {
+                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", s.device)));
+            };
+            if s.size < 2 * 4096 {
+                return Err(err(&format!("{key}.size"), "a swap area needs at least 2 pages".into()));
+            }
+            if s.size / 4096 >= 1 << 27 {
+                return Err(err(&format!("{key}.size"), "at most 512GiB per swap area".into()));
+            }
+            let cap = crate::device::DeviceModel::new(d).map(|m| m.capacity_bytes()).unwrap_or(0);
+            let used: u64 = file.swap[..i].iter().filter(|o| o.device == s.device).map(|o| o.size).sum();
+            if used + s.size > cap {
+                return Err(err(
+                    &format!("{key}.size"),
+                    format!("swap areas on \"{}\" need {} bytes but the device holds {cap}", s.device, used + s.size),
+                ));
+            }
+        }
+        if file.swap.len() > 15 {
+            return Err(err("swap", "at most 15 swap areas".into()));
+        }
+        for (name, r) in &file.region {
+            if r.size == 0 {
+                return Err(err(&format!("region.{name}.size"), "must be greater than 0".into()));
+            }
+            if r.size / 4096 >= 1 << 28 {
+                return Err(err(&format!("region.{name}.size"), "at most 1TiB per region".into()));
+            }
+        }
+        if file.task.is_empty() {
+            return Err(err("task", "a scenario needs at least one [[task]]".into()));
+        }
+        for (i, t) in file.task.iter().enumerate() {
+            let key = format!("task[{i}]");
+            if let Some(m) = &t.memcg {
+                if !file.memcg.contains_key(m) {
+                    return Err(err(&format!("{key}.memcg"), format!("no memcg named \"{m}\"")));
+                }
+            }
+            if t.count == 0 {
+                return Err(err(&format!("{key}.count"), "must be at least 1".into()));
+            }
+            if t.step.is_empty() {
+                return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));
+            }
+            for (j, s) in t.step.iter().enumerate() {
+                let key = format!("{key}.step[{j}]");
+                if !file.region.contains_key(&s.region) {
+                    let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
+                    return Err(err(
+                        &format!("{key}.region"),
+                        format!("no region named \"{}\" (regions: {})", s.region, known.join(", ")),
+                    ));
+                }
+                if s.passes == Some(0) || s.accesses == Some(0) {
+                    return Err(err(&key, "passes and accesses must be at least 1".into()));
+                }
+                if s.passes.is_some() && s.accesses.is_some() {
+                    return Err(err(&key, "give passes or accesses, not both".into()));
+                }
+                if s.stride == Some(0) {
+                    return Err(err(&format!("{key}.stride"), "must be at least 1".into()));
+                }
+                if let Some(z) = s.zipf_s {
+                    if !(z > 0.0 && z < 10.0) {
+                        return Err(err(&format!("{key}.zipf_s"), format!("expected 0 < s < 10, got {z}")));
+                    }
+                }
+            }
+        }
+        let name = file.name.clone().unwrap_or_else(|| {
+            std::path::Path::new(origin).file_stem().map_or(origin.to_string(), |s| s.to_string_lossy().into_owned())
+        });
+        Ok(Scenario { file, name, origin: origin.to_string(), profile })
+    }
+}
+
+fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, Error> {
+    let when = if when.is_empty() { String::new() } else { format!(" ({when})") };
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner();
+        Error(format!("{origin}{when}: {path}: {inner}"))
+    })
+}
+
+fn json_to_toml(v: &serde_json::Value) -> Result<toml::Value, String> {
+    Ok(match v {
+        serde_json::Value::Null => return Err("null values are not allowed in a scenario".into()),
+        serde_json::Value::Bool(b) => toml::Value::Boolean(*b),
+        serde_json::Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                toml::Value::Integer(i)
+            } else {
+                toml::Value::Float(n.as_f64().ok_or("number out of range")?)
+            }
+        }
+        serde_json::Value::String(s) => toml::Value::String(s.clone()),
+        serde_json::Value::Array(a) => toml::Value::Array(a.iter().map(json_to_toml).collect::<Result<_, _>>()?),
+        serde_json::Value::Object(o) => {
+            let mut t = toml::Table::new();
+            for (k, v) in o {
+                t.insert(k.clone(), json_to_toml(v)?);
+            }
+            toml::Value::Table(t)
+        }
+    })
+}
+
+/// Applies one `KEY=VALUE` override: KEY is a dotted path (`vm.swappiness`,
+/// `task.0.step.0.passes`, `device.ssd.model`); VALUE is a TOML value, or a bare string.
+pub fn apply_set(table: &mut toml::Table, set: &str) -> Result<(), Error> {
+    let Some((key, val)) = set.split_once('=') else {
+        return Err(Error(format!("--set {set}: expected KEY=VALUE")));
+    };
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(Error(format!("--set {set}: empty key")));
+    }
+    let value: toml::Value = match toml::from_str::<toml::Table>(&format!("v = {}", val.trim())) {
+        Ok(mut t) => t.remove("v").expect("parsed table has v"),
+        Err(_) => toml::Value::String(val.trim().to_string()),
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    let mut root = toml::Value::Table(std::mem::take(table));
+    let result = set_path(&mut root, &parts, value, key);
+    if let toml::Value::Table(t) = root {
+        *table = t;
+    }
+    result
+}
+
+fn set_path(cur: &mut toml::Value, parts: &[&str], value: toml::Value, key: &str) -> Result<(), Error> {
+    let (first, rest) = parts.split_first().expect("non-empty path");
+    let next: &mut toml::Value = match cur {
+        toml::Value::Table(t) => {
+            if rest.is_empty() {
+                t.insert(first.to_string(), value);
+                return Ok(());
+            }
+            t.entry(first.to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()))
+        }
+        toml::Value::Array(a) => {
+            let i: usize =
+                first.parse().map_err(|_| Error(format!("--set {key}: \"{first}\" must be an index into an array")))?;
+            let len = a.len();
+            let slot =
+                a.get_mut(i).ok_or_else(|| Error(format!("--set {key}: index {i} is out of range (length {len})")))?;
+            if rest.is_empty() {
+                *slot = value;
+                return Ok(());
+            }
+            slot
+        }
+        _ => return Err(Error(format!("--set {key}: \"{first}\" is not inside a table or array"))),
+    };
+    set_path(next, rest, value, key)
+}
+
+/// One documented tunable for `pagesim describe`.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Tunable {
+    pub key: String,
+    pub unit: String,
+    pub default: String,
+    pub doc: String,
+}
+
+/// Every scenario key with its unit and default (`pagesim describe`).
+pub fn describe() -> Vec<Tunable> {
+    let t =
+        |k: &str, u: &str, d: String, doc: &str| Tunable { key: k.into(), unit: u.into(), default: d, doc: doc.into() };
+    let c = CpuCosts::default();
+    let mut v = vec![
+        t("seed", "integer", "1".into(), "RNG seed"),
+        t("time_limit", "duration", "none".into(), "stop the run at this simulated time"),
+        t("machine.ram", "bytes", "required".into(), "installed RAM (mem=)"),
+        t("machine.cpus", "count", "1".into(), "CPUs"),
+        t(
+            "machine.kernel_reserved",
+            "bytes",
+            "ram/64 + 32MiB".into(),
+            "memory the page allocator never gets (memmap, kernel image)",
+        ),
+        t("kernel.profile", "name", profile::DEFAULT_PROFILE.into(), "kernel profile (pagesim profiles)"),
+        t("kernel.swap_readahead", "name", "profile's".into(), "swap-in readahead policy"),
+        t("kernel.scan_balance", "name", "profile's".into(), "get_scan_count variant"),
+        t("kernel.vma_ra_enabled", "bool", "true".into(), "/sys/kernel/mm/swap/vma_ra_enabled"),
+        t("vm.swappiness", "0..100 (0..200 on 5.8+)", "60".into(), "vm.swappiness"),
+        t("vm.page-cluster", "log2 pages", "3".into(), "vm.page-cluster"),
+        t("vm.min_free_kbytes", "kB", "sqrt(16 x lowmem kB)".into(), "vm.min_free_kbytes"),
+        t("vm.watermark_scale_factor", "1/10000", "10".into(), "vm.watermark_scale_factor (4.6+)"),
+        t("cpu.access_ns", "ns", c.access_ns.to_string(), "user access to a resident page"),
+        t("cpu.fault_ns", "ns", c.fault_ns.to_string(), "fault entry/exit and page-table walk"),
+        t("cpu.zero_page_ns", "ns", c.zero_page_ns.to_string(), "allocate and zero a page"),
+        t("cpu.swapin_ns", "ns", c.swapin_ns.to_string(), "swap-in software path per page read"),
+        t("cpu.scan_ns", "ns", c.scan_ns.to_string(), "reclaim: per page examined on an LRU list"),
+        t("cpu.reclaim_ns", "ns", c.reclaim_ns.to_string(), "reclaim: per page unmapped and freed"),
+        t("cpu.swapout_ns", "ns", c.swapout_ns.to_string(), "swap-out software path per page written"),
+        t("cpu.timeslice_ns", "ns", c.timeslice_ns.to_string(), "scheduler time slice"),
+        t("device.NAME.model", "name", "required".into(), "device timing model (see device.<model>.* below)"),
+        t("swap[].device", "name", "required".into(), "device holding the swap area"),
+        t("swap[].size", "bytes", "required".into(), "swap area size"),
+        t("swap[].priority", "integer", "-1, -2, ...".into(), "swapon -p"),
+        t("memcg.NAME.max", "bytes", "unlimited".into(), "memory.max / memory.limit_in_bytes"),
+        t("region.NAME.kind", "anon|shmem", "required".into(), "MAP_PRIVATE or MAP_SHARED anonymous mapping"),
+        t("region.NAME.size", "bytes", "required".into(), "mapping size"),
+        t("task[].name", "string", "required".into(), "task name"),
+        t("task[].memcg", "name", "root".into(), "memory cgroup"),
+        t("task[].count", "count", "1".into(), "identical processes"),
+        t("task[].start", "duration", "0".into(), "start time"),
+        t("task[].step[].region", "name", "required".into(), "region touched"),
+        t("task[].step[].pattern", "seq|random|zipf|stride", "required".into(), "access pattern"),
+        t("task[].step[].passes", "count", "1".into(), "passes (seq/stride) or accesses/pages (random/zipf)"),
+        t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf)"),
+        t("task[].step[].op", "read|write", "write".into(), "access type"),
+        t("task[].step[].stride", "pages", "16".into(), "stride"),
+        t("task[].step[].zipf_s", "exponent", "0.99".into(), "zipf skew"),
+        t("task[].step[].think", "duration", "0".into(), "CPU time between accesses"),
+    ];
+    for (model, _, params) in crate::device::describe() {
+        for p in params {
+            v.push(Tunable {
+                key: format!("device.<{model}>.{}", p.key),
+                unit: p.unit.into(),
+                default: p.default,
+                doc: p.doc.into(),
+            });
+        }
+    }
+    v
+}
+
+/// [`describe`] as JSON (for the Python API).
+pub fn describe_json() -> serde_json::Value {
+    serde_json::to_value(describe()).expect("tunables serialize")
+}
+
+/// The kernel profiles as JSON (for the Python API).
+pub fn profiles_json() -> serde_json::Value {
+    serde_json::Value::Array(
+        PROFILES
+            .iter()
+            .map(|p| {
+                serde_json::json!({
+                    "name": p.name,
+                    "description": p.description,
+                    "swap_readahead": p.swap_readahead,
+                    "scan_balance": p.scan_balance,
+                })
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,111 @@
+//! Kernel profiles: a named set of policies and behaviour switches for one kernel version.
+//!
+//! A profile is data, not code: each field is a version switch point listed in the spec
+//! (shared/spec/reclaim_writeback.md §11, readahead_swap.md §6). Policies are looked up by
+//! name in their own registries (`swap::readahead`, `reclaim::scan_balance`).
+
+/// How `inactive_is_low` decides whether to deactivate (mm/vmscan.c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InactiveRule {
+    /// 2.6.28–4.9: anon uses inactive × int_sqrt(10 × GB) < active (never low without swap);
+    /// file uses active > inactive.
+    Legacy,
+    /// ≥5.5: both types use the sqrt rule at the reclaim root, and a refault since the last
+    /// reclaim (`snapshot_refaults`) forces deactivation.
+    SqrtWithRefaults,
+}
+
+/// Which pages get workingset (shadow-entry) refault detection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkingsetMode {
+    /// ≤3.14: none.
+    Off,
+    /// 3.15–5.8: file pages only.
+    FileOnly,
+    /// ≥5.9: file and anon (swap-cache shadows).
+    AnonAndFile,
+}
+
+#[derive(Debug)]
+pub struct Profile {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Default swap-in readahead policy (`swap::readahead` registry name).
+    pub swap_readahead: &'static str,
+    /// Default get_scan_count variant (`reclaim::scan_balance` registry name).
+    pub scan_balance: &'static str,
+    /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
+    pub anon_starts_active: bool,
+    /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
+    pub swapbacked_activate_on_first_ref: bool,
+    /// Pages found under writeback by reclaim are activated (≥4.11) instead of kept.
+    pub writeback_activate: bool,
+    pub inactive_rule: InactiveRule,
+    pub workingset: WorkingsetMode,
+    /// `watermark_scale_factor` exists (≥4.6); otherwise low/high = min + min/4, min/2.
+    pub watermark_scale: bool,
+    /// Upper clamp of the default min_free_kbytes (65536 before 5.7, 262144 after).
+    pub min_free_kbytes_max: u64,
+    pub swappiness_max: u32,
+    /// A write fault on a swap-cache page frees its swap slot (6.x `should_try_to_free_swap`).
+    pub free_swap_on_write_fault: bool,
+    /// VMA readahead falls back to cluster readahead while rotational swap is active (≥4.15).
+    pub vma_ra_needs_nonrotational: bool,
+    /// Readahead skips slots whose swap count is 0 (≥4.11 with the slots cache).
+    pub ra_skip_unreferenced: bool,
+    /// `shrink_lruvec` as in 3.x: global direct reclaim stops once nr_to_reclaim is met
+    /// (no proportional pass at DEF_PRIORITY, 3.16+); no PG_workingset (4.20+).
+    pub reclaim_3x: bool,
+}
+
+pub const DEFAULT_PROFILE: &str = "linux-6.6";
+
+/// The registry of kernel profiles.
+pub const PROFILES: &[Profile] = &[
+    Profile {
+        name: "linux-6.6",
+        description: "Linux 6.6 LTS, classic LRU (MGLRU off): cost-based scan balance, anon starts inactive, \
+                      anon+file workingset, VMA swap readahead",
+        swap_readahead: "vma",
+        scan_balance: "cost",
+        anon_starts_active: false,
+        swapbacked_activate_on_first_ref: false,
+        writeback_activate: true,
+        inactive_rule: InactiveRule::SqrtWithRefaults,
+        workingset: WorkingsetMode::AnonAndFile,
+        watermark_scale: true,
+        min_free_kbytes_max: 262_144,
+        swappiness_max: 200,
+        free_swap_on_write_fault: true,
+        vma_ra_needs_nonrotational: true,
+        ra_skip_unreferenced: true,
+        reclaim_3x: false,
+    },
+    Profile {
+        name: "linux-3.14",
+        description: "Linux 3.14: recent_scanned/rotated scan balance with per-LRU force scan, anon starts \
+                      active, no workingset detection, adaptive cluster swap readahead",
+        swap_readahead: "adaptive",
+        scan_balance: "force-per-lru",
+        anon_starts_active: true,
+        swapbacked_activate_on_first_ref: true,
+        writeback_activate: false,
+        inactive_rule: InactiveRule::Legacy,
+        workingset: WorkingsetMode::Off,
+        watermark_scale: false,
+        min_free_kbytes_max: 65_536,
+        swappiness_max: 100,
+        free_swap_on_write_fault: false,
+        vma_ra_needs_nonrotational: true,
+        ra_skip_unreferenced: false,
+        reclaim_3x: true,
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Profile> {
+    PROFILES.iter().find(|p| p.name == name)
+}
+
+pub fn names() -> String {
+    PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+}

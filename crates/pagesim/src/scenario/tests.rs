@@ -1,0 +1,119 @@
+use super::*;
+
+const GOOD: &str = r#"
+[machine]
+ram = "64MB"
+cpus = 2
+
+[vm]
+swappiness = 60
+page-cluster = 3
+
+[device.ssd]
+model = "sata-ssd"
+
+[[swap]]
+device = "ssd"
+size = "64MB"
+
+[region.buf]
+kind = "anon"
+size = "80MB"
+
+[[task]]
+name = "t"
+[[task.step]]
+region = "buf"
+pattern = "seq"
+passes = 2
+"#;
+
+fn err(text: &str) -> String {
+    Scenario::from_toml(text, "s.toml", &[]).unwrap_err().0
+}
+
+#[test]
+fn a_good_scenario_parses_with_defaults() {
+    let s = Scenario::from_toml(GOOD, "dir/s.toml", &[]).unwrap();
+    assert_eq!(s.name, "s");
+    assert_eq!(s.profile.name, "linux-6.6");
+    assert_eq!(s.file.machine.ram, 64 << 20);
+    assert_eq!(s.file.vm.page_cluster, Some(3));
+    assert_eq!(s.file.task[0].count, 1);
+}
+
+#[test]
+fn malformed_toml_names_file_and_line() {
+    let e = err("[machine]\nram = \"64MB\n");
+    assert!(e.starts_with("s.toml:"), "{e}");
+    assert!(e.contains("line 2"), "{e}");
+}
+
+#[test]
+fn unknown_key_is_named_with_its_line() {
+    let e = err(&GOOD.replace("swappiness = 60", "swapiness = 60"));
+    assert!(e.contains("swapiness"), "{e}");
+    assert!(e.contains("line 7"), "{e}");
+}
+
+#[test]
+fn negative_and_malformed_sizes_are_rejected() {
+    let e = err(&GOOD.replace("size = \"80MB\"", "size = -5"));
+    assert!(e.contains("negative") && e.contains("line"), "{e}");
+    let e = err(&GOOD.replace("size = \"80MB\"", "size = \"80 furlongs\""));
+    assert!(e.contains("80 furlongs"), "{e}");
+}
+
+#[test]
+fn unknown_profile_and_policies_list_the_choices() {
+    let e = err(&format!("[kernel]\nprofile = \"linux-9.9\"\n{GOOD}"));
+    assert!(e.contains("kernel.profile") && e.contains("linux-9.9") && e.contains("linux-6.6"), "{e}");
+    let e = err(&format!("[kernel]\nswap_readahead = \"psychic\"\n{GOOD}"));
+    assert!(e.contains("kernel.swap_readahead") && e.contains("adaptive"), "{e}");
+    let e = err(&format!("[kernel]\nscan_balance = \"coin\"\n{GOOD}"));
+    assert!(e.contains("kernel.scan_balance") && e.contains("two-pass"), "{e}");
+}
+
+#[test]
+fn cross_references_are_checked() {
+    let e = err(&GOOD.replace("region = \"buf\"", "region = \"bfu\""));
+    assert!(e.contains("task[0].step[0].region") && e.contains("bfu") && e.contains("buf"), "{e}");
+    let e = err(&GOOD.replace("device = \"ssd\"", "device = \"hdd0\""));
+    assert!(e.contains("swap[0].device") && e.contains("hdd0"), "{e}");
+    let e = err(&GOOD.replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\""));
+    assert!(e.contains("task[0].memcg"), "{e}");
+    let e = err(&GOOD.replace("swappiness = 60", "swappiness = 300"));
+    assert!(e.contains("vm.swappiness") && e.contains("0..200"), "{e}");
+    let e = err(&GOOD.replace("size = \"64MB\"", "size = \"200GB\""));
+    assert!(e.contains("swap[0].size") && e.contains("device holds"), "{e}");
+}
+
+#[test]
+fn overrides_apply_to_dotted_paths_and_are_validated() {
+    let sets = vec!["vm.swappiness=100".to_string(), "task.0.step.0.passes=7".into(), "machine.ram=\"128MB\"".into()];
+    let s = Scenario::from_toml(GOOD, "s.toml", &sets).unwrap();
+    assert_eq!(s.file.vm.swappiness, Some(100));
+    assert_eq!(s.file.task[0].step[0].passes, Some(7));
+    assert_eq!(s.file.machine.ram, 128 << 20);
+    // A bare word is a string.
+    let s = Scenario::from_toml(GOOD, "s.toml", &["kernel.swap_readahead=none".into()]).unwrap();
+    assert_eq!(s.file.kernel.swap_readahead.as_deref(), Some("none"));
+    let e = Scenario::from_toml(GOOD, "s.toml", &["vm.swapiness=1".into()]).unwrap_err().0;
+    assert!(e.contains("swapiness"), "{e}");
+    let e = Scenario::from_toml(GOOD, "s.toml", &["task.3.name=x".into()]).unwrap_err().0;
+    assert!(e.contains("out of range"), "{e}");
+    let e = Scenario::from_toml(GOOD, "s.toml", &["novalue".into()]).unwrap_err().0;
+    assert!(e.contains("KEY=VALUE"), "{e}");
+}
+
+#[test]
+fn json_scenarios_match_toml_and_name_bad_paths() {
+    let t: toml::Value = toml::from_str(GOOD).unwrap();
+    let j = serde_json::to_value(&t).unwrap();
+    let s = Scenario::from_json(&j, "dict", &[]).unwrap();
+    assert_eq!(s.file.machine.ram, 64 << 20);
+    let mut bad = j.clone();
+    bad["task"][0]["step"][0]["passes"] = serde_json::json!("many");
+    let e = Scenario::from_json(&bad, "dict", &[]).unwrap_err().0;
+    assert!(e.contains("task[0].step[0].passes"), "{e}");
+}

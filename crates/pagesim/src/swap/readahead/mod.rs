@@ -1,0 +1,152 @@
+//! Swap-in readahead: which swap slots (or which pages of the faulting VMA) to read
+//! together with the one that faulted.
+//!
+//! Models mm/swap_state.c: `swapin_readahead`, `swap_cluster_readahead`, `swapin_nr_pages`,
+//! `swap_vma_readahead`, and the readahead-hit accounting of `swap_cache_get_folio`
+//! (PG_readahead is test-and-cleared on a swap-cache hit; a hit counts `swap_ra_hit`).
+//!
+//! A policy is one file implementing [`SwapReadahead`]; [`REGISTRY`] lists them and the
+//! engine dispatches through the closed enum [`SwapRa`]. Per-policy state (global hit
+//! counter, per-VMA readahead info) lives inside the policy.
+//!
+//! The common reading code (engine) then, for each slot of the window in ascending order,
+//! skips free or (on ≥4.11 profiles) unreferenced slots and slots already in the swap
+//! cache, reads the rest under one block plug, flags non-target pages PG_readahead and
+//! counts them in `swap_ra`; the target is read last if it was not in the window.
+
+mod adaptive;
+mod cluster;
+mod none;
+mod vma;
+
+pub use adaptive::{swapin_nr_pages, Adaptive};
+pub use cluster::BlindCluster;
+pub use none::NoReadahead;
+pub use vma::Vma;
+
+/// What the faulting context is.
+#[derive(Clone, Copy, Debug)]
+pub struct FaultCtx {
+    /// Anonymous VMA (true) or shmem object (false).
+    pub anon: bool,
+    /// VMA id (anon) or shmem object id.
+    pub owner: u32,
+    /// Page index of the fault in the VMA or object.
+    pub index: u32,
+    /// Pages in the VMA (anon).
+    pub vma_pages: u32,
+    /// Slot of the faulting entry, and the area's slot count (`si->max`).
+    pub slot: u32,
+    pub area_slots: u32,
+    /// vm.page-cluster.
+    pub page_cluster: u32,
+    /// A rotational swap area is active (`nr_rotate_swap`).
+    pub rotational_swap: bool,
+    /// /sys/kernel/mm/swap/vma_ra_enabled.
+    pub vma_ra_enabled: bool,
+    /// The profile disables VMA readahead while rotational swap is active (≥4.15).
+    pub vma_ra_needs_nonrotational: bool,
+}
+
+/// The window a policy chooses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Window {
+    /// Read only the faulting page.
+    Target,
+    /// Read slots `lo..=hi` of the faulting entry's swap area (the target is among them
+    /// or read after them).
+    Slots { lo: u32, hi: u32 },
+    /// Read the swap entries found in the PTEs of VMA pages `start..end`.
+    VmaPages { start: u32, end: u32 },
+}
+
+/// A swap-in readahead policy.
+pub trait SwapReadahead {
+    /// Chooses the window for a swap-cache miss.
+    fn window(&mut self, ctx: &FaultCtx) -> Window;
+    /// A swap-cache lookup found the page; `was_readahead` says PG_readahead was set (and
+    /// has now been cleared).
+    fn on_cache_hit(&mut self, ctx: &FaultCtx, was_readahead: bool);
+}
+
+/// The closed set of policies, for dispatch without `Box<dyn>`.
+#[derive(Debug)]
+pub enum SwapRa {
+    None(NoReadahead),
+    Cluster(BlindCluster),
+    Adaptive(Adaptive),
+    Vma(Vma),
+}
+
+impl SwapRa {
+    #[inline]
+    pub fn window(&mut self, ctx: &FaultCtx) -> Window {
+        match self {
+            SwapRa::None(p) => p.window(ctx),
+            SwapRa::Cluster(p) => p.window(ctx),
+            SwapRa::Adaptive(p) => p.window(ctx),
+            SwapRa::Vma(p) => p.window(ctx),
+        }
+    }
+    #[inline]
+    pub fn on_cache_hit(&mut self, ctx: &FaultCtx, was_readahead: bool) {
+        match self {
+            SwapRa::None(p) => p.on_cache_hit(ctx, was_readahead),
+            SwapRa::Cluster(p) => p.on_cache_hit(ctx, was_readahead),
+            SwapRa::Adaptive(p) => p.on_cache_hit(ctx, was_readahead),
+            SwapRa::Vma(p) => p.on_cache_hit(ctx, was_readahead),
+        }
+    }
+}
+
+/// A registered policy: scenario name, description, constructor.
+pub struct Registered {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub build: fn() -> SwapRa,
+}
+
+/// Every swap-in readahead policy, by the name scenarios use.
+pub const REGISTRY: &[Registered] = &[
+    Registered {
+        name: "none",
+        description: "no readahead: read only the faulting page (as page_cluster = 0)",
+        build: || SwapRa::None(NoReadahead),
+    },
+    Registered {
+        name: "cluster",
+        description: "blind cluster readahead (3.4-3.13): the whole 2^page_cluster aligned block of slots",
+        build: || SwapRa::Cluster(BlindCluster),
+    },
+    Registered {
+        name: "adaptive",
+        description: "cluster readahead sized by recent readahead hits (3.14+, swapin_nr_pages)",
+        build: || SwapRa::Adaptive(Adaptive::new()),
+    },
+    Registered {
+        name: "vma",
+        description: "VMA-based readahead (4.14+): window in the faulting VMA by fault direction; \
+                      shmem and rotational swap fall back to adaptive",
+        build: || SwapRa::Vma(Vma::new()),
+    },
+];
+
+pub fn find(name: &str) -> Option<&'static Registered> {
+    REGISTRY.iter().find(|r| r.name == name)
+}
+
+pub fn names() -> String {
+    REGISTRY.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The naturally aligned block of `win` slots around `slot`, without the header and
+/// clamped to the area (`swap_cluster_readahead`).
+pub fn aligned_block(slot: u32, win: u32, area_slots: u32) -> Window {
+    if win <= 1 {
+        return Window::Target;
+    }
+    let mask = win - 1;
+    let lo = (slot & !mask).max(1);
+    let hi = (slot | mask).min(area_slots - 1);
+    Window::Slots { lo, hi }
+}

@@ -1,0 +1,220 @@
+//! Behaviour tests: each runs a small scenario and asserts what the modelled mechanism
+//! must produce. Debug test builds also run the invariant checker after every event
+//! (machines of up to 65536 frames).
+
+use pagesim::{run_toml, Report, RunOptions};
+
+/// A machine with `ram_mb` of RAM of which 4 MiB are reserved, swap on `dev`, one task.
+fn scenario(ram_mb: u64, dev: &str, swap_mb: u64, kind: &str, region_mb: u64, steps: &str, extra: &str) -> String {
+    format!(
+        r#"
+[machine]
+ram = "{ram_mb}MB"
+cpus = 2
+kernel_reserved = "4MB"
+[device.d]
+model = "{dev}"
+[[swap]]
+device = "d"
+size = "{swap_mb}MB"
+[region.buf]
+kind = "{kind}"
+size = "{region_mb}MB"
+{extra}
+[[task]]
+name = "t"
+{steps}
+"#
+    )
+}
+
+fn step(pattern: &str, passes: u64, op: &str) -> String {
+    format!("[[task.step]]\nregion = \"buf\"\npattern = \"{pattern}\"\npasses = {passes}\nop = \"{op}\"\n")
+}
+
+fn run(text: &str, sets: &[&str]) -> Report {
+    let opts = RunOptions { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    run_toml(text, "test.toml", opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Usable pages of a `ram_mb` machine with 4 MiB reserved.
+fn managed(ram_mb: u64) -> u64 {
+    (ram_mb - 4) * 256
+}
+
+#[test]
+fn same_scenario_same_counters() {
+    let s = scenario(36, "sata-ssd", 64, "anon", 40, &step("random", 2, "write"), "");
+    let a = run(&s, &[]);
+    let b = run(&s, &[]);
+    assert_eq!(a.to_json(), b.to_json(), "two runs of one scenario and seed differ");
+    let c = run(&s, &["seed=2"]);
+    assert_ne!(a.counters, c.counters, "the seed must matter for a random workload");
+}
+
+#[test]
+fn cyclic_scan_of_more_than_memory_faults_on_every_access_without_workingset_protection() {
+    // 10% more than memory, no readahead. On 3.14 (no anon workingset detection) the
+    // two-list LRU evicts each page before the scan comes back to it: after the first pass
+    // nearly every access faults, mostly as a major fault (swap-in), the rest as a minor
+    // fault on a page that reclaim has already written out but not yet freed.
+    let region_mb = managed(36) * 11 / 10 / 256;
+    let s = scenario(36, "sata-ssd", 64, "anon", region_mb, &step("seq", 4, "write"), "");
+    let old = run(&s, &["vm.page-cluster=0", "kernel.profile=linux-3.14"]);
+    let pages = region_mb * 256;
+    let later = old.counter("pgfault") - pages;
+    assert!(later >= 3 * pages * 85 / 100, "faults after the first pass {later} of {} accesses", 3 * pages);
+    let maj = old.counter("pgmajfault");
+    assert!(maj >= 3 * pages * 40 / 100, "major faults {maj}");
+    assert_eq!(old.counter("pswpin"), maj, "without readahead every swap-in is a major fault");
+    assert_eq!(old.counter("swap_ra"), 0);
+    // 6.6 activates refaulting pages whose refault distance (about the 10% overshoot) fits
+    // in the workingset: part of the loop stays resident and major faults drop.
+    let new = run(&s, &["vm.page-cluster=0"]);
+    assert!(new.counter("workingset_activate_anon") > 0);
+    assert!(new.counter("pgmajfault") < maj * 3 / 4, "6.6 {} vs 3.14 {maj}", new.counter("pgmajfault"));
+}
+
+#[test]
+fn vma_readahead_serves_seven_of_eight_sequential_swapins() {
+    let s = scenario(36, "sata-ssd", 64, "anon", 40, &step("seq", 4, "write"), "");
+    let r = run(&s, &[]);
+    let (pswpin, hits) = (r.counter("pswpin"), r.counter("swap_ra_hit"));
+    let ratio = hits as f64 / pswpin as f64;
+    assert!((0.80..0.90).contains(&ratio), "swap_ra_hit/pswpin = {ratio:.3} ({hits}/{pswpin}), expected about 7/8");
+    // Readahead turns most swap-ins into minor faults.
+    assert!(r.counter("pgmajfault") * 6 < pswpin, "{} major faults for {pswpin} pages read", r.counter("pgmajfault"));
+}
+
+#[test]
+fn random_touches_of_twice_memory_fault_half_the_time_and_readahead_turns_off() {
+    let m = managed(36);
+    let region_mb = 2 * m / 256;
+    let pages = region_mb * 256;
+    // One sequential pass populates every page (half end up in swap), then random passes.
+    let steps = format!("{}{}", step("seq", 1, "write"), step("random", 4, "write"));
+    let s = scenario(36, "sata-ssd", 128, "anon", region_mb, &steps, "");
+    let r = run(&s, &[]);
+    let maj = r.counter("pgmajfault") as f64 / (4 * pages) as f64;
+    assert!((0.45..0.60).contains(&maj), "major faults per random access {maj:.3}, expected about one half");
+    let ra = r.counter("swap_ra") as f64 / r.counter("pswpin") as f64;
+    assert!(ra < 0.1, "readahead should have turned itself off: swap_ra/pswpin = {ra:.3}");
+}
+
+#[test]
+fn blind_cluster_readahead_keeps_reading_on_random_faults() {
+    let m = managed(36);
+    let region_mb = 2 * m / 256;
+    let s = scenario(36, "sata-ssd", 128, "anon", region_mb, &step("random", 3, "write"), "");
+    let blind = run(&s, &["kernel.swap_readahead=cluster"]);
+    let adaptive = run(&s, &["kernel.swap_readahead=adaptive"]);
+    let per_fault = |r: &Report| r.counter("pswpin") as f64 / r.counter("pgmajfault") as f64;
+    assert!(per_fault(&blind) > 4.0, "blind cluster reads about 8 slots per fault: {:.2}", per_fault(&blind));
+    assert!(per_fault(&adaptive) < 1.5, "adaptive narrows to 1: {:.2}", per_fault(&adaptive));
+    assert!(blind.elapsed_ns > adaptive.elapsed_ns, "wasted readahead must cost time on the SSD");
+}
+
+#[test]
+fn clean_swap_cache_pages_are_dropped_without_rewriting() {
+    // One write pass, then read passes: pages swapped in by reads stay in the swap cache
+    // (swap is far from full), so evicting them again needs no write.
+    let steps = format!("{}{}", step("seq", 1, "write"), step("seq", 3, "read"));
+    let s = scenario(36, "sata-ssd", 256, "anon", 40, &steps, "");
+    let r = run(&s, &["vm.page-cluster=0"]);
+    let pages = 40 * 256;
+    let pswpout = r.counter("pswpout");
+    assert!(r.counter("pswpin") >= pages / 2, "read passes swap in: {}", r.counter("pswpin"));
+    assert!(pswpout <= pages, "each page is written once at most: pswpout {pswpout} for {pages} pages");
+    // With writes instead, every eviction is a rewrite.
+    let s = scenario(36, "sata-ssd", 256, "anon", 40, &step("seq", 4, "write"), "");
+    let w = run(&s, &["vm.page-cluster=0"]);
+    assert!(
+        w.counter("pswpout") > pages && w.counter("pswpout") >= w.counter("pswpin"),
+        "rewrites: pswpout {}",
+        w.counter("pswpout")
+    );
+}
+
+#[test]
+fn reading_untouched_anon_memory_maps_the_zero_page() {
+    let s = scenario(36, "sata-ssd", 64, "anon", 100, &step("seq", 2, "read"), "");
+    let r = run(&s, &[]);
+    assert_eq!(r.counter("pgfault"), 100 * 256, "one fault per page on the first pass only");
+    assert_eq!(r.counter("pgalloc_normal"), 0);
+    assert_eq!(r.counter("pswpout"), 0);
+}
+
+#[test]
+fn shmem_swaps_through_the_cluster_path_and_drops_the_swap_copy() {
+    let s = scenario(36, "sata-ssd", 64, "shmem", 40, &step("seq", 4, "write"), "");
+    let r = run(&s, &[]);
+    assert!(r.counter("pswpin") > 40 * 256 / 2, "shmem pages come back from swap: {}", r.counter("pswpin"));
+    // Shmem has no page tables to walk: the VMA policy falls back to cluster readahead,
+    // whose hits still count.
+    assert!(r.counter("swap_ra_hit") > r.counter("pswpin") / 2);
+    // shmem_swapin_folio frees the slot: nothing read back keeps its swap copy, so every
+    // eviction is a write.
+    assert!(r.counter("pswpout") >= r.counter("pswpin"));
+}
+
+#[test]
+fn memcg_limit_reclaim_counts_in_memcg_and_type_counters_only() {
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let text = scenario(128, "sata-ssd", 64, "anon", 30, &step("seq", 3, "write"), extra)
+        .replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let r = run(&text, &[]);
+    assert_eq!(r.counter("pgscan_kswapd") + r.counter("pgscan_direct"), 0, "limit reclaim is not global reclaim");
+    assert!(r.counter("pgscan_anon") > 0 && r.counter("pgsteal_anon") > 0);
+    let m = &r.memcg["box"];
+    assert!(m["counters"]["pgscan_direct"].as_u64().unwrap() > 0, "memory.stat counts the memcg's reclaim");
+    assert!(m["usage_bytes"].as_u64().unwrap() <= 20 << 20);
+    assert!(r.counter("pswpout") > 0);
+}
+
+#[test]
+fn without_swap_an_overcommitted_task_is_oom_killed() {
+    let text = r#"
+[machine]
+ram = "36MB"
+kernel_reserved = "4MB"
+[region.buf]
+kind = "anon"
+size = "40MB"
+[[task]]
+name = "hog"
+[[task.step]]
+region = "buf"
+pattern = "seq"
+passes = 2
+"#;
+    let r = run(text, &[]);
+    assert_eq!(r.counter("oom_kill"), 1);
+    assert!(r.tasks[0].oom_killed);
+}
+
+#[test]
+fn linux_3_14_has_no_anon_workingset_and_starts_anon_active() {
+    let s = scenario(36, "sata-ssd", 64, "anon", 40, &step("seq", 3, "write"), "");
+    let old = run(&s, &["kernel.profile=linux-3.14"]);
+    let new = run(&s, &[]);
+    assert_eq!(old.counter("workingset_refault_anon"), 0);
+    assert!(new.counter("workingset_refault_anon") > 0);
+    assert_eq!(
+        new.counter("workingset_refault_anon"),
+        new.counter("pswpin"),
+        "every swap-in of an evicted page is a refault"
+    );
+    assert_eq!(old.profile, "linux-3.14");
+    // 3.14 uses adaptive cluster readahead, which also follows a sequential stream.
+    assert!(old.counter("swap_ra_hit") > old.counter("pswpin") / 2);
+}
+
+#[test]
+fn hdd_swap_disables_vma_readahead_and_is_slower() {
+    let s = scenario(36, "hdd", 64, "anon", 40, &step("seq", 3, "write"), "");
+    let hdd = run(&s, &[]);
+    let ssd = run(&s.replace("model = \"hdd\"", "model = \"sata-ssd\""), &[]);
+    assert!(hdd.elapsed_ns > ssd.elapsed_ns);
+    assert!(hdd.counter("swap_ra") > 0, "rotational swap: cluster readahead");
+    assert_eq!(hdd.devices[0].model, "hdd");
+}
