@@ -119,21 +119,13 @@ fn run_json(
 /// Every scenario field and tunable with its unit and default, as JSON text.
 #[pyfunction]
 fn describe() -> PyResult<String> {
-    // TODO(pagesim::scenario::describe_json): the library does not have it yet; once it lands
-    // this body becomes `Ok(pagesim::scenario::describe_json().to_string())`.
-    Err(pyo3::exceptions::PyNotImplementedError::new_err(
-        "pagesim.describe(): pagesim::scenario::describe_json is not in this build of the library yet",
-    ))
+    Ok(pagesim::scenario::describe_json().to_string())
 }
 
 /// The kernel profiles (named sets of policies and tunables), as JSON text.
 #[pyfunction]
 fn profiles() -> PyResult<String> {
-    // TODO(pagesim::scenario::profiles_json): the library does not have it yet; once it lands
-    // this body becomes `Ok(pagesim::scenario::profiles_json().to_string())`.
-    Err(pyo3::exceptions::PyNotImplementedError::new_err(
-        "pagesim.profiles(): pagesim::scenario::profiles_json is not in this build of the library yet",
-    ))
+    Ok(pagesim::scenario::profiles_json().to_string())
 }
 
 #[pymodule]
