@@ -12,7 +12,7 @@ def test_describe_is_the_library_json_and_names_the_tunables() -> None:
     described = pagesim.describe()
     assert described == json.loads(_native.describe())
     text = json.dumps(described)
-    for tunable in ("swappiness", "page_cluster"):
+    for tunable in ("vm.swappiness", "vm.page-cluster", "vm.min_free_kbytes"):
         assert tunable in text
 
 
