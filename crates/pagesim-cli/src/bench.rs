@@ -47,10 +47,7 @@ fn one(label: &str, text: &str) -> Result<(), String> {
     let t = Instant::now();
     let r = pagesim::run_toml(text, label, pagesim::RunOptions::default()).map_err(|e| e.0)?;
     let wall = t.elapsed().as_secs_f64();
-    let accesses: u64 = r.tasks.iter().map(|t| t.faults).sum::<u64>();
     let faults = r.counter("pgfault");
-    let total_ops = r.counter("pgfault").max(1);
-    let _ = total_ops;
     let ops = accesses_of(text);
     println!(
         "{label:<8} {:>12} accesses in {wall:>7.2} s = {:>8.2} M accesses/s; {faults} faults = {:.2} M faults/s; \
@@ -62,7 +59,6 @@ fn one(label: &str, text: &str) -> Result<(), String> {
         r.counter("pswpout"),
         peak_rss_kb() / 1024
     );
-    let _ = accesses;
     Ok(())
 }
 

@@ -29,8 +29,7 @@ pub enum Fault {
 
 impl Sim {
     /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
-    pub fn handle_fault(&mut self, tid: u32, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
-        let _ = cpu;
+    pub fn handle_fault(&mut self, tid: u32, _cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
         let memcg = self.tasks[tid as usize].memcg;
         if !self.tasks[tid as usize].fault_counted {
             self.tasks[tid as usize].fault_counted = true;

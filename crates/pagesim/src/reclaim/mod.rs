@@ -23,7 +23,7 @@ pub mod scan_balance;
 
 use crate::engine::{pte, Sim, TaskState, JIFFY_NS};
 use crate::mm::vmstat::Counter;
-use crate::mm::{int_sqrt, pg, LruList, Owner, NIL};
+use crate::mm::{int_sqrt, pg, LruList, Owner};
 use crate::scenario::profile::{InactiveRule, WorkingsetMode};
 use crate::swap::{Entry, Shadow};
 use scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
@@ -561,7 +561,7 @@ impl Sim {
     /// `shrink_active_list`: deactivate up to `k` pages from the tail of an active list.
     /// A referenced page is counted as rotated but still deactivated (only exec-mapped
     /// file pages, which pagesim does not have, stay active).
-    pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl) {
+    pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, _sc: &mut ScanControl) {
         let t = l.type_idx();
         let inactive = LruList::of(l.is_file(), false);
         let mut taken = 0u64;
@@ -584,7 +584,6 @@ impl Sim {
             let crate::engine::Sim { memcgs, frames, .. } = self;
             memcgs[m as usize].lru.add_head(frames, f, inactive);
         }
-        let _ = sc;
         self.charge(taken * self.cost.scan_ns);
         self.count(Counter::PgRefill, m, taken);
         self.count(Counter::PgDeactivate, m, taken);
@@ -1016,7 +1015,6 @@ impl Sim {
                 }
             }
         }
-        let _ = NIL;
         Ok(())
     }
 }
