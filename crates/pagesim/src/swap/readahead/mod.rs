@@ -18,11 +18,13 @@ mod adaptive;
 mod cluster;
 mod none;
 mod vma;
+mod vma_2012;
 
 pub use adaptive::{swapin_nr_pages, Adaptive};
 pub use cluster::BlindCluster;
 pub use none::NoReadahead;
 pub use vma::Vma;
+pub use vma_2012::Vma2012;
 
 /// What the faulting context is.
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +48,8 @@ pub struct FaultCtx {
     pub vma_ra_enabled: bool,
     /// The profile disables VMA readahead while rotational swap is active (≥4.15).
     pub vma_ra_needs_nonrotational: bool,
+    /// This fault is being retried after waiting for the page (`FAULT_FLAG_TRIED`).
+    pub tried: bool,
 }
 
 /// The window a policy chooses.
@@ -76,6 +80,7 @@ pub enum SwapRa {
     Cluster(BlindCluster),
     Adaptive(Adaptive),
     Vma(Vma),
+    Vma2012(Vma2012),
 }
 
 impl SwapRa {
@@ -86,6 +91,7 @@ impl SwapRa {
             SwapRa::Cluster(p) => p.window(ctx),
             SwapRa::Adaptive(p) => p.window(ctx),
             SwapRa::Vma(p) => p.window(ctx),
+            SwapRa::Vma2012(p) => p.window(ctx),
         }
     }
     #[inline]
@@ -95,6 +101,7 @@ impl SwapRa {
             SwapRa::Cluster(p) => p.on_cache_hit(ctx, was_readahead),
             SwapRa::Adaptive(p) => p.on_cache_hit(ctx, was_readahead),
             SwapRa::Vma(p) => p.on_cache_hit(ctx, was_readahead),
+            SwapRa::Vma2012(p) => p.on_cache_hit(ctx, was_readahead),
         }
     }
 }
@@ -119,8 +126,21 @@ pub const REGISTRY: &[Registered] = &[
         build: || SwapRa::Cluster(BlindCluster),
     },
     Registered {
+        name: "vma-2012",
+        description: "Shaohua Li's Sep 2012 per-anon_vma miss counter: skip readahead after 100 net misses; \
+                      shmem keeps blind cluster readahead",
+        build: || SwapRa::Vma2012(Vma2012::default()),
+    },
+    Registered {
+        name: "adaptive-2012",
+        description: "Hugh Dickins' Nov 2012 hit-rate detector as posted (seed 000 HughNew): swapin_nr_pages \
+                      without the half-window floor",
+        build: || SwapRa::Adaptive(Adaptive::nov_2012()),
+    },
+    Registered {
         name: "adaptive",
-        description: "cluster readahead sized by recent readahead hits (3.14+, swapin_nr_pages)",
+        description: "cluster readahead sized by recent readahead hits (3.14+, swapin_nr_pages; never below \
+                      half the previous window)",
         build: || SwapRa::Adaptive(Adaptive::new()),
     },
     Registered {

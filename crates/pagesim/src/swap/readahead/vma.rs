@@ -114,6 +114,7 @@ mod tests {
             rotational_swap: false,
             vma_ra_enabled: true,
             vma_ra_needs_nonrotational: true,
+            tried: false,
         }
     }
 
