@@ -218,3 +218,21 @@ fn hdd_swap_disables_vma_readahead_and_is_slower() {
     assert!(hdd.counter("swap_ra") > 0, "rotational swap: cluster readahead");
     assert_eq!(hdd.devices[0].model, "hdd");
 }
+
+#[test]
+fn linux_3_6_kswapd_naps_below_priority_10_and_the_task_reclaims_for_itself() {
+    // 3.6 balance_pgdat: congestion_wait(HZ/10) once kswapd's priority falls below
+    // DEF_PRIORITY - 2; from 3.11 kswapd no longer naps there.
+    let s = scenario(36, "hdd", 64, "anon", 40, &step("seq", 3, "write"), "");
+    let old = run(&s, &["kernel.profile=linux-3.6"]);
+    let newer = run(&s, &["kernel.profile=linux-3.14"]);
+    assert!(old.counter("kswapd_congestion_wait") > 0);
+    assert_eq!(newer.counter("kswapd_congestion_wait"), 0);
+    assert!(
+        old.counter("pgsteal_direct") > newer.counter("pgsteal_direct"),
+        "while kswapd sleeps the faulting task reclaims: {} vs {}",
+        old.counter("pgsteal_direct"),
+        newer.counter("pgsteal_direct")
+    );
+    assert!(old.counter("swap_ra_hit") > 0, "3.6 reads blind clusters");
+}

@@ -230,7 +230,7 @@ impl DeviceModel {
     /// Requests the device services in parallel.
     pub fn channels(&self) -> u32 {
         match self {
-            DeviceModel::Hdd(_) => 1,
+            DeviceModel::Hdd(m) => m.channels(),
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.channels(),
             DeviceModel::Pmem(m) => m.channels(),
             DeviceModel::Ram(m) => m.channels(),

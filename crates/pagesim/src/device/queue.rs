@@ -45,6 +45,9 @@ pub struct DeviceStats {
     pub merges: u64,
     /// Of `merges`, those of reads (iostat `rrqm`); the rest are writes (`wrqm`).
     pub read_merges: u64,
+    /// Dispatches whose direction differs from the previous dispatch: on a disk each is
+    /// a move of the head between the read and the write streams.
+    pub dir_switches: u64,
     /// Time with at least one request in service, nanoseconds.
     pub busy_ns: u64,
     /// Dispatched request sizes: bucket k counts sizes in (2^(k-1), 2^k] pages, k = 0..15.
@@ -110,6 +113,7 @@ pub struct DeviceQueue {
     next_seq: u64,
     busy_channels: u32,
     busy_since: u64,
+    last_dir: Option<IoDir>,
     spare: Vec<Vec<u32>>,
     stats: DeviceStats,
 }
@@ -134,6 +138,7 @@ impl DeviceQueue {
             next_seq: 0,
             busy_channels: 0,
             busy_since: 0,
+            last_dir: None,
             spare: Vec::new(),
             stats: DeviceStats::default(),
         }
@@ -326,6 +331,10 @@ impl DeviceQueue {
             self.busy_channels += 1;
             let service = self.model.service_ns(dir, offset, len, now).max(1);
             let s = &mut self.stats;
+            if self.last_dir.is_some_and(|d| d != dir) {
+                s.dir_switches += 1;
+            }
+            self.last_dir = Some(dir);
             match dir {
                 IoDir::Read => {
                     s.reads += 1;
@@ -413,7 +422,7 @@ mod tests {
 
     #[test]
     fn queued_requests_absorb_back_and_front_neighbours_and_coalesce() {
-        let mut q = queue("model = \"hdd\"");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
         let mut out = Vec::new();
         // Keeps the single channel busy so later requests stay queued.
         q.add(IoDir::Read, 1 << 30, PAGE, 99);
@@ -437,7 +446,7 @@ mod tests {
 
     #[test]
     fn none_dispatches_in_arrival_order() {
-        let mut q = queue("model = \"hdd\"\nscheduler = \"none\"");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1\nscheduler = \"none\"");
         let mut out = Vec::new();
         for (i, page) in [500u64, 100, 900, 300].iter().enumerate() {
             q.add(IoDir::Read, page * PAGE * 1000, PAGE, i as u32);
@@ -450,7 +459,7 @@ mod tests {
 
     #[test]
     fn mq_deadline_serves_ascending_sectors_from_the_last_position() {
-        let mut q = queue("model = \"hdd\"");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
         let mut out = Vec::new();
         // The first request is dispatched at once and sets the elevator position.
         q.add(IoDir::Read, 500_000 * PAGE, PAGE, 0);
@@ -467,7 +476,7 @@ mod tests {
 
     #[test]
     fn mq_deadline_prefers_reads_but_writes_are_not_starved() {
-        let mut q = queue("model = \"hdd\"\niosched = { fifo_batch = 1 }");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1\niosched = { fifo_batch = 1 }");
         let mut out = Vec::new();
         q.add(IoDir::Read, 0, PAGE, 0);
         q.unplug(0, &mut out);
@@ -488,7 +497,7 @@ mod tests {
 
     #[test]
     fn mq_deadline_serves_an_expired_request_before_sector_order() {
-        let mut q = queue("model = \"hdd\"\niosched = { write_expire = \"100ms\", fifo_batch = 1 }");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1\niosched = { write_expire = \"100ms\", fifo_batch = 1 }");
         let mut out = Vec::new();
         q.add(IoDir::Write, 0, PAGE, 0);
         q.unplug(0, &mut out);
@@ -507,7 +516,7 @@ mod tests {
         let order = drain(&mut q, 200_000_000, out);
         assert_eq!(order[0].2, vec![1], "expired write jumps the sector order");
         // Without the deadline the elevator takes the nearest sector above the position.
-        let mut q = queue("model = \"hdd\"\niosched = { fifo_batch = 1 }");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1\niosched = { fifo_batch = 1 }");
         let mut out = Vec::new();
         q.add(IoDir::Write, 0, PAGE, 0);
         q.unplug(0, &mut out);
@@ -525,7 +534,7 @@ mod tests {
 
     #[test]
     fn stats_account_wait_service_and_busy_time() {
-        let mut q = queue("model = \"hdd\"");
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
         let mut out = Vec::new();
         for i in 0..4u64 {
             q.add(IoDir::Read, i * 100_000 * PAGE, PAGE, i as u32);

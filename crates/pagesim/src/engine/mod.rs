@@ -109,6 +109,9 @@ pub struct Task {
     pub pending: Option<(u32, u32, bool)>,
     /// pgfault was already counted for the pending access.
     pub fault_counted: bool,
+    /// The pending access already waited for a page once: its retry is a
+    /// `FAULT_FLAG_TRIED` fault.
+    pub fault_tried: bool,
     /// Fault start time of the pending access (for the latency histogram).
     pub fault_start: u64,
     /// Direct or memcg reclaim in progress.
@@ -125,6 +128,8 @@ pub struct Kswapd {
     pub running: bool,
     pub sleeping: bool,
     pub throttled: bool,
+    /// In `congestion_wait` (pre-3.11 balance_pgdat's nap): wakeups do not reach it.
+    pub napping: bool,
     pub sc: Option<ScanControl>,
     pub failures: u32,
     pub cpu_ns: u64,
@@ -245,7 +250,8 @@ impl Sim {
             let d = device_names.iter().position(|n| *n == s.device).expect("validated");
             let prio = s.priority.unwrap_or(-1 - i as i32);
             let rot = devices[d].model().rotational();
-            swap.areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, ncpus));
+            let clusters = !rot && profile.ssd_cluster_alloc;
+            swap.areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));
             dev_used[d] += s.size;
         }
 
@@ -315,6 +321,7 @@ impl Sim {
                     oom_killed: false,
                     pending: None,
                     fault_counted: false,
+                    fault_tried: false,
                     fault_start: 0,
                     reclaim: None,
                     no_progress: 0,
@@ -382,6 +389,7 @@ impl Sim {
     /// Runs to completion.
     pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) {
         let mut next_progress = 1u64 << 20;
+        let mut verify_countdown = 1u64;
         while let Some((t, ev)) = self.events.pop() {
             if t > self.time_limit {
                 self.now = self.time_limit;
@@ -405,17 +413,23 @@ impl Sim {
             if self.tasks.iter().all(|t| t.state == TaskState::Done) {
                 break;
             }
-            if cfg!(debug_assertions) && self.verify_every_event() {
-                if let Err(e) = self.verify() {
-                    panic!("invariant broken at t={}ns: {e}", self.now);
+            if cfg!(debug_assertions) {
+                verify_countdown -= 1;
+                if verify_countdown == 0 {
+                    verify_countdown = self.verify_stride();
+                    if let Err(e) = self.verify() {
+                        panic!("invariant broken at t={}ns: {e}", self.now);
+                    }
                 }
             }
         }
     }
 
-    /// Whether the invariant checker runs after every event (debug builds; small runs).
-    fn verify_every_event(&self) -> bool {
-        self.frames.len() <= 1 << 16
+    /// Events between two runs of the invariant checker in debug builds: every event for
+    /// up to 4096 frames, then proportionally fewer, so a check costs O(1) per event on
+    /// average whatever the memory size.
+    fn verify_stride(&self) -> u64 {
+        (self.frames.len() as u64 / 4096).max(1)
     }
 
     /// Dispatches one thread burst on the CPU that frees up first.
@@ -490,6 +504,7 @@ impl Sim {
             if t.pending.is_none() {
                 t.pending = Some((vma, idx, write));
                 t.fault_counted = false;
+                t.fault_tried = false;
                 t.fault_start = self.now;
             }
             match self.handle_fault(tid, cpu, vma, idx, write) {

@@ -92,7 +92,7 @@ impl Sim {
         self.swap.area(entry).clear_cache_bit(entry.slot());
     }
 
-    fn fault_ctx(&self, anon: bool, owner: u32, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
+    fn fault_ctx(&self, tid: u32, anon: bool, owner: u32, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
         FaultCtx {
             anon,
             owner,
@@ -104,6 +104,7 @@ impl Sim {
             rotational_swap: self.swap.any_rotational(),
             vma_ra_enabled: self.tun.vma_ra_enabled,
             vma_ra_needs_nonrotational: self.profile.vma_ra_needs_nonrotational,
+            tried: self.tasks[tid as usize].fault_tried,
         }
     }
 
@@ -118,11 +119,7 @@ impl Sim {
         }
         self.swap_ra.on_cache_hit(ctx, was_ra);
         if self.frames.test(f, pg::LOCKED) {
-            let t = &mut self.tasks[tid as usize];
-            t.state = TaskState::WaitPage;
-            t.wait_frame = f;
-            self.block(tid);
-            return Some(Err(Fault::Blocked));
+            return Some(Err(self.wait_page(tid, f)));
         }
         Some(Ok(f))
     }
@@ -130,7 +127,7 @@ impl Sim {
     /// `do_swap_page`.
     fn do_swap_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let pages = self.vmas[vma as usize].pages;
-        let ctx = self.fault_ctx(true, vma, idx, pages, entry);
+        let ctx = self.fault_ctx(tid, true, vma, idx, pages, entry);
         match self.lookup_swap_cache(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.map_swapped_anon(tid, vma, idx, write, f, entry);
@@ -156,6 +153,7 @@ impl Sim {
         let t = &mut self.tasks[tid as usize];
         t.state = TaskState::WaitPage;
         t.wait_frame = f;
+        t.fault_tried = true;
         self.block(tid);
         Fault::Blocked
     }
@@ -224,9 +222,14 @@ impl Sim {
     fn read_swap_page(&mut self, entry: Entry, memcg: u16, target: Option<u32>) {
         let slot = entry.slot();
         let a = self.swap.area_ref(entry);
-        if a.cached(slot).is_some() {
+        if let Some(f) = a.cached(slot) {
             // The fault's own lookup missed just before, so only readahead slots get here.
             debug_assert!(target.is_none(), "target slot {slot} already cached");
+            // 3.14–4.13 (and Hugh's 2012 patch) flag every page of the window that
+            // read_swap_cache_async returns, including ones already in the swap cache.
+            if self.profile.swap_ra_marks_cached {
+                self.frames.set(f, pg::READAHEAD);
+            }
             return;
         }
         let b = a.map[slot as usize];
@@ -289,7 +292,7 @@ impl Sim {
             return Fault::Done;
         }
         let entry = Entry(s & !pte::SWAP);
-        let ctx = self.fault_ctx(false, obj, idx, self.vmas[vma as usize].pages, entry);
+        let ctx = self.fault_ctx(tid, false, obj, idx, self.vmas[vma as usize].pages, entry);
         match self.lookup_swap_cache(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.charge(self.cost.swapin_ns / 4);

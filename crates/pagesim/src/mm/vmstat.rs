@@ -49,6 +49,11 @@ counters! {
     WorkingsetRestoreFile => "workingset_restore_file",
     AllocStall => "allocstall",
     PageOutRun => "pageoutrun",
+    // 3.x balance_pgdat: kswapd skipped its congestion_wait nap because a zone was under
+    // its min watermark. The naps themselves have no kernel counter; pagesim counts them
+    // as kswapd_congestion_wait.
+    KswapdSkipCongestionWait => "kswapd_skip_congestion_wait",
+    KswapdCongestionWait => "kswapd_congestion_wait",
     NrVmscanWrite => "nr_vmscan_write",
     OomKill => "oom_kill",
     ThpFaultAlloc => "thp_fault_alloc",

@@ -108,7 +108,11 @@ impl Sim {
 
     /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
     pub fn wake_kswapd(&mut self) {
-        if self.kswapd.failures >= MAX_RECLAIM_RETRIES || !self.kswapd.sleeping || self.kswapd.throttled {
+        if self.kswapd.failures >= MAX_RECLAIM_RETRIES
+            || !self.kswapd.sleeping
+            || self.kswapd.throttled
+            || self.kswapd.napping
+        {
             return;
         }
         self.kswapd.sleeping = false;
@@ -238,6 +242,7 @@ impl Sim {
     /// kswapd's thread: `balance_pgdat` one priority level at a time.
     pub fn run_kswapd(&mut self, cpu: u32) {
         self.kswapd.throttled = false;
+        self.kswapd.napping = false;
         let limit = self.burst_limit(self.now);
         loop {
             if self.now >= limit {
@@ -253,7 +258,10 @@ impl Sim {
                         return;
                     }
                     self.vmstat.add(Counter::PageOutRun, 1);
-                    let w = self.tun.wmark.high.max(SWAP_CLUSTER_MAX);
+                    // Before 3.11 kswapd reclaims with no target (ULONG_MAX) and ends a
+                    // priority loop as soon as it has freed SWAP_CLUSTER_MAX pages.
+                    let w =
+                        if self.profile.kswapd_pre_3_11 { u64::MAX } else { self.tun.wmark.high.max(SWAP_CLUSTER_MAX) };
                     ScanControl::new(w, None, true)
                 }
             };
@@ -272,6 +280,13 @@ impl Sim {
             sc.nr_scanned = 0;
             let before = sc.nr_reclaimed;
             self.shrink_node(&mut sc, cpu);
+            if self.profile.kswapd_pre_3_11 {
+                self.kswapd_priority_step_pre_3_11(sc);
+                if self.kswapd.napping {
+                    return;
+                }
+                continue;
+            }
             let raise = sc.nr_scanned < sc.nr_to_reclaim;
             if raise || sc.nr_reclaimed == before {
                 sc.priority = sc.priority.saturating_sub(1);
@@ -290,6 +305,44 @@ impl Sim {
                 self.throttle(k, 25 * JIFFY_NS);
                 return;
             }
+        }
+    }
+
+    /// The end of one priority pass of `balance_pgdat` before 3.11 (3.6).
+    ///
+    /// Once the pass has freed SWAP_CLUSTER_MAX pages kswapd starts over at DEF_PRIORITY
+    /// ("so kswapd doesn't build up large priorities"): each restart is a small
+    /// shrink_lruvec and so a small block plug, and swap-out goes to the disk in batches of
+    /// tens of pages. Below DEF_PRIORITY - 2 with no zone under its min watermark, kswapd
+    /// "takes a nap": `congestion_wait(BLK_RW_ASYNC, HZ/10)`, which sleeps the whole 100 ms
+    /// unless a congested queue clears (we model no request-count congestion, so it always
+    /// sleeps the timeout). Meanwhile allocations fall to the min watermark and the faulting
+    /// task reclaims for itself.
+    fn kswapd_priority_step_pre_3_11(&mut self, mut sc: ScanControl) {
+        if self.balanced() {
+            return;
+        }
+        let troubled = sc.nr_scanned > 0 && sc.priority + 2 < DEF_PRIORITY;
+        let under_min = self.nr_free() < self.tun.wmark.min;
+        if troubled && under_min {
+            self.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
+        }
+        let nap = troubled && !under_min;
+        if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
+            // loop_again: a fresh scan control at DEF_PRIORITY.
+        } else if sc.priority > 0 {
+            sc.priority -= 1;
+            self.kswapd.sc = Some(sc);
+        } else if sc.nr_reclaimed == 0 {
+            self.kswapd.failures += 1;
+        }
+        if nap {
+            self.vmstat.add(Counter::KswapdCongestionWait, 1);
+            self.kswapd.napping = true;
+            let k = self.kswapd_thread();
+            self.block(k);
+            // HZ/10 with HZ = 250.
+            self.wake(k, self.now + 25 * JIFFY_NS);
         }
     }
 

@@ -120,6 +120,8 @@ pub struct DeviceReport {
     pub read_bytes: u64,
     pub write_bytes: u64,
     pub merges: u64,
+    /// Read/write direction changes between consecutive dispatches.
+    pub dir_switches: u64,
     pub busy_ns: u64,
     /// (request size upper bound in bytes, count).
     pub io_size_hist: Vec<(u64, u64)>,
@@ -202,6 +204,7 @@ impl Report {
                     read_bytes: s.read_bytes,
                     write_bytes: s.write_bytes,
                     merges: s.merges,
+                    dir_switches: s.dir_switches,
                     busy_ns: s.busy_ns,
                     io_size_hist: s
                         .size_hist

@@ -53,6 +53,17 @@ pub struct Profile {
     pub vma_ra_needs_nonrotational: bool,
     /// Readahead skips slots whose swap count is 0 (≥4.11 with the slots cache).
     pub ra_skip_unreferenced: bool,
+    /// Swap readahead flags PG_readahead on every window page it finds, already cached or
+    /// newly read (3.14–4.13); ≥4.14 flags only the pages it reads.
+    pub swap_ra_marks_cached: bool,
+    /// Non-rotational swap uses the per-cluster SSD allocator (≥3.12); before, every
+    /// area uses `scan_swap_map`'s runs of 256 slots.
+    pub ssd_cluster_alloc: bool,
+    /// kswapd's `balance_pgdat` before 3.11: no reclaim target, and a priority loop that
+    /// ends as soon as SWAP_CLUSTER_MAX pages were freed, restarting at DEF_PRIORITY. From
+    /// 3.11 (Mel Gorman) kswapd reclaims up to the high watermark per pass and raises the
+    /// priority while it scans less than that.
+    pub kswapd_pre_3_11: bool,
     /// `shrink_lruvec` as in 3.x: global direct reclaim stops once nr_to_reclaim is met
     /// (no proportional pass at DEF_PRIORITY, 3.16+); no PG_workingset (4.20+).
     pub reclaim_3x: bool,
@@ -79,6 +90,9 @@ pub const PROFILES: &[Profile] = &[
         free_swap_on_write_fault: true,
         vma_ra_needs_nonrotational: true,
         ra_skip_unreferenced: true,
+        swap_ra_marks_cached: false,
+        ssd_cluster_alloc: true,
+        kswapd_pre_3_11: false,
         reclaim_3x: false,
     },
     Profile {
@@ -98,6 +112,31 @@ pub const PROFILES: &[Profile] = &[
         free_swap_on_write_fault: false,
         vma_ra_needs_nonrotational: true,
         ra_skip_unreferenced: false,
+        swap_ra_marks_cached: true,
+        ssd_cluster_alloc: true,
+        kswapd_pre_3_11: false,
+        reclaim_3x: true,
+    },
+    Profile {
+        name: "linux-3.6",
+        description: "Linux 3.6 (seed 000's Vanilla): blind cluster swap readahead, scan_swap_map slot \
+                      allocation for SSDs too, otherwise reclaim as linux-3.14",
+        swap_readahead: "cluster",
+        scan_balance: "force-per-lru",
+        anon_starts_active: true,
+        swapbacked_activate_on_first_ref: true,
+        writeback_activate: false,
+        inactive_rule: InactiveRule::Legacy,
+        workingset: WorkingsetMode::Off,
+        watermark_scale: false,
+        min_free_kbytes_max: 65_536,
+        swappiness_max: 100,
+        free_swap_on_write_fault: false,
+        vma_ra_needs_nonrotational: true,
+        ra_skip_unreferenced: false,
+        swap_ra_marks_cached: true,
+        ssd_cluster_alloc: false,
+        kswapd_pre_3_11: true,
         reclaim_3x: true,
     },
 ];

@@ -88,6 +88,8 @@ pub struct SwapArea {
     pub base: u64,
     pub prio: i32,
     pub rotational: bool,
+    /// Slots come from per-CPU clusters (`scan_swap_map_try_ssd_cluster`).
+    pub cluster_alloc: bool,
     /// Slots including the header (`si->max`).
     pub nslots: u32,
     pub map: Vec<u8>,
@@ -108,7 +110,17 @@ pub struct SwapArea {
 }
 
 impl SwapArea {
-    pub fn new(dev: u32, base: u64, size_bytes: u64, prio: i32, rotational: bool, ncpus: u32) -> Self {
+    /// `cluster_alloc`: use the per-CPU cluster allocator (non-rotational, ≥3.12) rather
+    /// than `scan_swap_map`'s runs.
+    pub fn new(
+        dev: u32,
+        base: u64,
+        size_bytes: u64,
+        prio: i32,
+        rotational: bool,
+        cluster_alloc: bool,
+        ncpus: u32,
+    ) -> Self {
         let nslots = (size_bytes / 4096) as u32;
         let nclusters = nslots.div_ceil(CLUSTER);
         let mut map = vec![0u8; nslots as usize];
@@ -127,6 +139,7 @@ impl SwapArea {
             base,
             prio,
             rotational,
+            cluster_alloc,
             nslots,
             map,
             cache: vec![0; nslots as usize],
@@ -171,7 +184,7 @@ impl SwapArea {
         if self.inuse >= self.pages() {
             return None;
         }
-        let slot = if self.rotational { self.alloc_rotational() } else { self.alloc_cluster(cpu) }?;
+        let slot = if self.cluster_alloc { self.alloc_cluster(cpu) } else { self.alloc_rotational() }?;
         debug_assert_eq!(self.map[slot as usize], 0);
         self.map[slot as usize] = HAS_CACHE;
         self.inuse += 1;
@@ -398,7 +411,7 @@ mod tests {
 
     #[test]
     fn ssd_allocator_fills_per_cpu_clusters_in_order() {
-        let mut a = SwapArea::new(0, 0, 4 * 256 * 4096, -1, false, 2);
+        let mut a = SwapArea::new(0, 0, 4 * 256 * 4096, -1, false, true, 2);
         // CPU 0 takes cluster 1, CPU 1 cluster 2; each fills its own in order.
         assert_eq!(a.alloc(0), Some(256));
         assert_eq!(a.alloc(1), Some(512));
@@ -417,7 +430,7 @@ mod tests {
 
     #[test]
     fn ssd_allocator_falls_back_to_a_scan_when_clusters_run_out() {
-        let mut a = SwapArea::new(0, 0, 2 * 256 * 4096, -1, false, 1);
+        let mut a = SwapArea::new(0, 0, 2 * 256 * 4096, -1, false, true, 1);
         let mut got = Vec::new();
         while let Some(s) = a.alloc(0) {
             got.push(s);
@@ -432,14 +445,14 @@ mod tests {
 
     #[test]
     fn rotational_allocator_allocates_runs_in_order() {
-        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, 2);
+        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
         let v: Vec<u32> = (0..300).map(|i| a.alloc(i % 2).unwrap()).collect();
         assert_eq!(v, (1..301).collect::<Vec<_>>(), "sequential whatever the CPU");
     }
 
     #[test]
     fn references_and_cache_bit_free_the_slot_together() {
-        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, false, 1);
+        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, false, true, 1);
         let s = a.alloc(0).unwrap();
         a.dup(s); // the PTE now points at it
         assert_eq!((a.count(s), a.has_cache(s)), (1, true));
@@ -457,9 +470,9 @@ mod tests {
     #[test]
     fn priorities_and_round_robin() {
         let mut sw = Swap::default();
-        sw.areas.push(SwapArea::new(0, 0, 64 * 4096, -1, true, 1));
-        sw.areas.push(SwapArea::new(1, 0, 64 * 4096, 5, true, 1));
-        sw.areas.push(SwapArea::new(2, 0, 64 * 4096, 5, true, 1));
+        sw.areas.push(SwapArea::new(0, 0, 64 * 4096, -1, true, false, 1));
+        sw.areas.push(SwapArea::new(1, 0, 64 * 4096, 5, true, false, 1));
+        sw.areas.push(SwapArea::new(2, 0, 64 * 4096, 5, true, false, 1));
         let a: Vec<usize> = (0..4).map(|_| sw.alloc(0).unwrap().area()).collect();
         assert_eq!(a, vec![1, 2, 1, 2]);
         while sw.areas[1].nr_free() + sw.areas[2].nr_free() > 0 {
