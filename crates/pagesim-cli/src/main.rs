@@ -10,6 +10,8 @@ usage:
   pagesim check FILE [--set KEY=VALUE ...]
   pagesim describe
   pagesim profiles
+  pagesim reproduce NAME [--json] [--jobs N] [--set KEY=VALUE ...] [--quiet]
+      NAME: seed-000, or a directory holding a reproduce.toml
   pagesim bench [--quick]
 ";
 
@@ -101,6 +103,7 @@ fn dispatch(args: &[String]) -> Result<(), String> {
             Ok(())
         }
         "bench" => bench::run(rest),
+        "reproduce" => reproduce::run(rest, USAGE),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())
@@ -138,3 +141,4 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
 }
 
 mod bench;
+mod reproduce;

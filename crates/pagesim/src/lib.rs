@@ -10,6 +10,7 @@ pub mod engine;
 pub mod mm;
 pub mod reclaim;
 pub mod report;
+pub mod reproduce;
 pub mod scenario;
 pub mod swap;
 pub mod workload;

@@ -1,0 +1,334 @@
+//! Reproductions of published tables.
+//!
+//! A seed's table is described by a `reproduce.toml` beside its base scenario: columns and
+//! rows, each a list of `--set` overrides, and the published value of each cell. A cell is
+//! the base scenario with the row's, then the column's, then the caller's overrides; it is
+//! an ordinary run, so every number in the table comes out of the modelled kernel and any
+//! cell can be rerun by hand with `pagesim run BASE --set ...`.
+//!
+//! The library runs cells and returns reports; formatting (tables, ratios, JSON lines)
+//! belongs to the front ends.
+
+use crate::{engine, Error, Report, RunOptions, Scenario};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What a table measures per cell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Metric {
+    /// Simulated elapsed time until the last task ends, centiseconds (what `time` printed
+    /// in the seed's table).
+    ElapsedCs,
+}
+
+impl Metric {
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::ElapsedCs => "elapsed_cs",
+        }
+    }
+
+    /// The metric of one report.
+    pub fn value(self, r: &Report) -> f64 {
+        match self {
+            Metric::ElapsedCs => (r.elapsed_ns as f64 / 1e7).round(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    title: String,
+    source: String,
+    scenario: String,
+    metric: Metric,
+    reference: String,
+    column: Vec<ColumnFile>,
+    row: Vec<RowFile>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ColumnFile {
+    name: String,
+    #[serde(default)]
+    about: String,
+    set: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RowFile {
+    name: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    set: Vec<String>,
+    #[serde(default)]
+    published: BTreeMap<String, f64>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Column {
+    pub name: String,
+    pub about: String,
+    pub set: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Row {
+    pub name: String,
+    /// Key/value labels for machine-readable output (e.g. device = "hdd").
+    pub labels: BTreeMap<String, String>,
+    pub set: Vec<String>,
+    /// Published value per column (index into [`Table::columns`]), if the source has one.
+    pub published: Vec<Option<f64>>,
+}
+
+/// A validated table: the base scenario parses with every cell's overrides.
+#[derive(Clone, Debug)]
+pub struct Table {
+    pub title: String,
+    pub source: String,
+    /// The base scenario file.
+    pub scenario: PathBuf,
+    pub metric: Metric,
+    /// Index of the column that ratios are taken against.
+    pub reference: usize,
+    pub columns: Vec<Column>,
+    pub rows: Vec<Row>,
+}
+
+/// One cell's result.
+#[derive(Clone, Debug)]
+pub struct Cell {
+    pub row: usize,
+    pub column: usize,
+    pub value: f64,
+    pub published: Option<f64>,
+    pub report: Report,
+}
+
+/// The directory of a known seed under `root` (`seed-000` → `root/seed-000-*`), or `name`
+/// itself when it is a directory holding a `reproduce.toml`.
+pub fn find(name: &str, roots: &[PathBuf]) -> Result<PathBuf, Error> {
+    let direct = Path::new(name);
+    if direct.join("reproduce.toml").is_file() {
+        return Ok(direct.to_path_buf());
+    }
+    let mut known = Vec::new();
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(root) else { continue };
+        let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        dirs.sort();
+        for d in dirs {
+            if !d.join("reproduce.toml").is_file() {
+                continue;
+            }
+            let file_name = d.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+            if file_name == name || file_name.starts_with(&format!("{name}-")) {
+                return Ok(d);
+            }
+            known.push(file_name);
+        }
+    }
+    let searched: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    Err(Error(format!(
+        "reproduce: no table named \"{name}\" (not a directory with a reproduce.toml; searched {}; known: {})",
+        searched.join(", "),
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )))
+}
+
+impl Table {
+    /// Loads `dir/reproduce.toml` and checks that every cell's scenario is valid.
+    pub fn load(dir: &Path) -> Result<Table, Error> {
+        let path = dir.join("reproduce.toml");
+        let origin = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| Error(format!("{origin}: {e}")))?;
+        // toml's errors carry the line, the column and the key.
+        let f: TableFile =
+            toml::from_str(&text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
+        let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
+        if f.column.is_empty() || f.row.is_empty() {
+            return Err(err("column/row", "a table needs at least one column and one row".into()));
+        }
+        let columns: Vec<Column> =
+            f.column.into_iter().map(|c| Column { name: c.name, about: c.about, set: c.set }).collect();
+        let col_names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+        let reference = col_names.iter().position(|&n| n == f.reference).ok_or_else(|| {
+            err("reference", format!("\"{}\" is not a column (columns: {})", f.reference, col_names.join(", ")))
+        })?;
+        let mut rows = Vec::new();
+        for (i, r) in f.row.into_iter().enumerate() {
+            let mut published = vec![None; columns.len()];
+            for (col, v) in r.published {
+                let c = col_names.iter().position(|&n| n == col).ok_or_else(|| {
+                    err(
+                        &format!("row.{i}.published.{col}"),
+                        format!("not a column (columns: {})", col_names.join(", ")),
+                    )
+                })?;
+                published[c] = Some(v);
+            }
+            rows.push(Row { name: r.name, labels: r.labels, set: r.set, published });
+        }
+        let table = Table {
+            title: f.title,
+            source: f.source,
+            scenario: dir.join(&f.scenario),
+            metric: f.metric,
+            reference,
+            columns,
+            rows,
+        };
+        for r in 0..table.rows.len() {
+            for c in 0..table.columns.len() {
+                table.scenario(r, c, &[])?;
+            }
+        }
+        Ok(table)
+    }
+
+    /// The overrides of cell (`row`, `column`) followed by `extra`.
+    pub fn sets(&self, row: usize, column: usize, extra: &[String]) -> Vec<String> {
+        let mut sets = self.rows[row].set.clone();
+        sets.extend(self.columns[column].set.iter().cloned());
+        sets.extend(extra.iter().cloned());
+        sets
+    }
+
+    /// The validated scenario of one cell.
+    pub fn scenario(&self, row: usize, column: usize, extra: &[String]) -> Result<Scenario, Error> {
+        Scenario::load_file(&self.scenario, &self.sets(row, column, extra))
+            .map_err(|e| Error(format!("{} (cell {} / {})", e.0, self.rows[row].name, self.columns[column].name)))
+    }
+
+    /// Runs one cell.
+    pub fn run_cell(&self, row: usize, column: usize, extra: &[String]) -> Result<Cell, Error> {
+        let sc = self.scenario(row, column, extra)?;
+        let report = engine::run(&sc, RunOptions::default())?;
+        Ok(Cell { row, column, value: self.metric.value(&report), published: self.rows[row].published[column], report })
+    }
+
+    /// Runs every cell on up to `jobs` threads; `done` is called after each cell (from the
+    /// thread that ran it). Cells come back in row-major order whatever the scheduling, and
+    /// each is an independent deterministic run.
+    pub fn run_all(&self, extra: &[String], jobs: usize, done: &(dyn Fn(&Cell) + Sync)) -> Result<Vec<Cell>, Error> {
+        let n = self.rows.len() * self.columns.len();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let results: std::sync::Mutex<Vec<Option<Result<Cell, Error>>>> =
+            std::sync::Mutex::new((0..n).map(|_| None).collect());
+        std::thread::scope(|s| {
+            for _ in 0..jobs.clamp(1, n) {
+                s.spawn(|| loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if i >= n {
+                        break;
+                    }
+                    let (r, c) = (i / self.columns.len(), i % self.columns.len());
+                    let res = self.run_cell(r, c, extra);
+                    if let Ok(cell) = &res {
+                        done(cell);
+                    }
+                    results.lock().expect("no thread panicked holding the results")[i] = Some(res);
+                });
+            }
+        });
+        let results = results.into_inner().expect("no thread panicked holding the results");
+        results.into_iter().map(|r| r.expect("every cell ran")).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(name), text).unwrap();
+    }
+
+    const BASE: &str = r#"
+name = "t"
+[machine]
+ram = "48MB"
+[device.d]
+model = "hdd"
+[[swap]]
+device = "d"
+size = "64MB"
+[region.a]
+kind = "anon"
+size = "40MB"
+[[task]]
+name = "t"
+[[task.step]]
+region = "a"
+pattern = "seq"
+"#;
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("pagesim-reproduce-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_table_loads_and_names_bad_columns_and_overrides() {
+        let d = tmpdir("load");
+        write(&d, "base.toml", BASE);
+        write(
+            &d,
+            "reproduce.toml",
+            r#"
+title = "t"
+source = "s"
+scenario = "base.toml"
+metric = "elapsed_cs"
+reference = "A"
+[[column]]
+name = "A"
+set = ["vm.page-cluster=3"]
+[[column]]
+name = "B"
+set = ["vm.page-cluster=0"]
+[[row]]
+name = "r"
+set = ["task.0.step.0.passes=2"]
+published = { B = 7 }
+"#,
+        );
+        let t = Table::load(&d).unwrap();
+        assert_eq!(t.reference, 0);
+        assert_eq!(t.rows[0].published, vec![None, Some(7.0)]);
+        assert_eq!(t.sets(0, 1, &["x=1".into()]), vec!["task.0.step.0.passes=2", "vm.page-cluster=0", "x=1"]);
+        // Cells are independent runs: B differs from A only by its override.
+        let cells = t.run_all(&[], 2, &|_| {}).unwrap();
+        assert_eq!(cells.len(), 2);
+        assert_eq!((cells[1].row, cells[1].column), (0, 1));
+        assert!(cells.iter().all(|c| c.value > 0.0));
+        assert!(cells[0].report.counter("swap_ra") > 0, "page_cluster 3 reads ahead");
+        assert_eq!(cells[1].report.counter("swap_ra"), 0, "page_cluster 0 does not");
+
+        write(&d, "reproduce.toml", &std::fs::read_to_string(d.join("reproduce.toml")).unwrap().replace("{ B", "{ C"));
+        let e = Table::load(&d).unwrap_err().0;
+        assert!(e.contains("row.0.published.C") && e.contains("not a column"), "{e}");
+
+        write(
+            &d,
+            "reproduce.toml",
+            &std::fs::read_to_string(d.join("reproduce.toml"))
+                .unwrap()
+                .replace("{ C", "{ B")
+                .replace("vm.page-cluster=0", "vm.page-cluster=lots"),
+        );
+        let e = Table::load(&d).unwrap_err().0;
+        assert!(e.contains("page-cluster") && e.contains("cell r / B"), "{e}");
+        let e = find("no-such-seed", std::slice::from_ref(&d)).unwrap_err().0;
+        assert!(e.contains("no-such-seed"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
