@@ -12,11 +12,14 @@
 //! ```
 //!
 //! Whoever takes an entry out of the registry runs it, so a guard dropped while the watcher
-//! cleans up never runs its undo twice. Undo actions run outside the signal handler, on an
+//! cleans up never runs its undo twice. Once the signal path has started, any other thread
+//! that touches a guard (drops it, closes it, makes a new one) waits for the process to die:
+//! otherwise a thread whose child the cleanup just killed could return from `main`, and the
+//! process would exit with the cleanup half done. Undo actions run outside the signal handler, on an
 //! ordinary thread, so they may allocate, lock and make any system call.
 
 use crate::Error;
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 
 type Action = Box<dyn FnOnce() -> Result<(), String> + Send>;
@@ -31,6 +34,17 @@ static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 static ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
+/// Set by the watcher before it runs the undo actions of a signal.
+static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+
+/// Parks the calling thread for good if the signal path is running (see the module doc).
+fn wait_if_shutting_down() {
+    if SHUTTING_DOWN.load(Ordering::SeqCst) {
+        loop {
+            std::thread::park();
+        }
+    }
+}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic in another thread while holding the lock leaves the list intact; keep going so
@@ -49,12 +63,14 @@ impl Cleanup {
     /// handlers are installed.
     pub(crate) fn register(what: String, action: impl FnOnce() -> Result<(), String> + Send + 'static) -> Cleanup {
         install_signal_handlers();
+        wait_if_shutting_down();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         lock(&REGISTRY).push(Entry { id, what, action: Box::new(action) });
         Cleanup { id }
     }
 
     fn take(&self) -> Option<Entry> {
+        wait_if_shutting_down();
         let mut reg = lock(&REGISTRY);
         let pos = reg.iter().position(|e| e.id == self.id)?;
         Some(reg.remove(pos))
@@ -164,6 +180,7 @@ fn watch(fd: libc::c_int) {
         }
     }
     let sig = b as libc::c_int;
+    SHUTTING_DOWN.store(true, Ordering::SeqCst);
     let errors = run_all();
     lock(&ERRORS).extend(errors);
     // SAFETY: restoring the default action and re-raising makes the process end the way it
