@@ -91,3 +91,22 @@ impl Zram {
         self.cleanup.run()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{fake_file, temp_dir};
+
+    #[test]
+    fn a_device_in_use_is_not_taken() {
+        let d = temp_dir("zram");
+        fake_file(&d, "zram7/disksize", "33554432\n");
+        fake_file(&d, "zram7/comp_algorithm", "lzo [lz4]\n");
+        let e =
+            Zram::create_at(&d.join("zram7"), Path::new("/dev/pagesim-no-such-zram"), 1 << 20, None, None).unwrap_err();
+        assert!(e.0.contains("in use (disksize 33554432)"), "{e}");
+        assert_eq!(sysfs::read(&d.join("zram7/disksize")).unwrap(), "33554432", "left untouched");
+        assert!(crate::cleanup::pending().iter().all(|p| !p.contains("pagesim-no-such-zram")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
