@@ -642,6 +642,29 @@ mod tests {
     }
 
     #[test]
+    fn the_program_touches_the_engines_pages_in_the_engines_order() {
+        let text = "seed = 5\n[machine]\nram = \"64MB\"\n[region.r]\nkind = \"anon\"\nsize = \"400KB\"\n\
+                    [[task]]\nname = \"z\"\n[[task.step]]\nregion = \"r\"\npattern = \"zipf\"\naccesses = 500\n";
+        let sc = Scenario::from_toml(text, "z.toml", &[]).unwrap();
+        let p = &task_programs(&sc, 5)[0];
+        let pages = 100;
+        let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r").unwrap();
+        assert_eq!(run_program(p, &[(m.addr, pages)]), 500);
+        // Each store writes (access number | 1), so every page holds its last writer's number.
+        let mut expect = vec![0u64; pages];
+        let mut rng = p.rng.clone();
+        for i in 0..500 {
+            expect[p.steps[0].index(i, &mut rng) as usize] = i | 1;
+        }
+        let got: Vec<u64> = (0..pages)
+            // SAFETY: page k < pages lies inside the live mapping m.
+            .map(|k| unsafe { std::ptr::read_volatile(m.addr.add(k * PAGE).cast::<u64>()) })
+            .collect();
+        assert_eq!(got, expect);
+        assert!(expect.iter().filter(|&&v| v == 0).count() > 10, "zipf leaves cold pages untouched");
+    }
+
+    #[test]
     fn result_records_round_trip() {
         let p = Pipe::new().unwrap();
         send_result(p.w, 1, Ok((10, 30, 7)));
