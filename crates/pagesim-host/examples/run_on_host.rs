@@ -15,6 +15,12 @@ fn main() {
         eprintln!("REPEATS must be a positive integer");
         std::process::exit(2);
     });
+    // Interrupted runs clean up before dying of the signal; say what could not be undone.
+    pagesim_host::cleanup::set_signal_report(|errors| {
+        for e in errors {
+            eprintln!("run_on_host: cleanup: {e}");
+        }
+    });
     let result = pagesim::Scenario::load_file(std::path::Path::new(path), &[])
         .and_then(|sc| pagesim_host::run_on_host(&sc, repeats));
     match result {

@@ -12,15 +12,22 @@
 //! ```
 //!
 //! Whoever takes an entry out of the registry runs it, so a guard dropped while the watcher
-//! cleans up never runs its undo twice. Once the signal path has started, any other thread
-//! that touches a guard (drops it, closes it, makes a new one) waits for the process to die:
-//! otherwise a thread whose child the cleanup just killed could return from `main`, and the
-//! process would exit with the cleanup half done. Undo actions run outside the signal handler, on an
+//! cleans up never runs its undo twice. Undo actions run outside the signal handler, on an
 //! ordinary thread, so they may allocate, lock and make any system call.
+//!
+//! Setup steps and undo actions are serialized by one reentrant lock, the *host operation
+//! lock* ([`op`]): a guard holds it while it changes the host (creating a swap file from
+//! `open` to `swapon`, emptying it with swapoff + swapon, writing a tunable, running its own
+//! undo). The watcher takes it too, so it never runs a swap file's undo in the middle of that
+//! file's swapoff/swapon in another thread. Once the signal path has begun, a thread that
+//! wants the lock afresh waits for the process to die instead: otherwise a thread whose child
+//! the cleanup just killed could return from `main`, and the process would exit with the
+//! cleanup half done. (A thread already holding the lock finishes its step first.)
 
 use crate::Error;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Condvar, Mutex, MutexGuard, Once};
+use std::thread::ThreadId;
 
 type Action = Box<dyn FnOnce() -> Result<(), String> + Send>;
 
@@ -34,22 +41,75 @@ static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 static ERRORS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static SIGNAL_PIPE: AtomicI32 = AtomicI32::new(-1);
-/// Set by the watcher before it runs the undo actions of a signal.
+/// Set by the watcher before it takes the operation lock to run the undo actions.
 static SHUTTING_DOWN: AtomicBool = AtomicBool::new(false);
+/// Receives the errors of a signal's cleanup just before the process dies of the signal.
+pub type SignalReport = fn(&[String]);
+static SIGNAL_REPORT: Mutex<Option<SignalReport>> = Mutex::new(None);
 
-/// Parks the calling thread for good if the signal path is running (see the module doc).
-fn wait_if_shutting_down() {
-    if SHUTTING_DOWN.load(Ordering::SeqCst) {
-        loop {
-            std::thread::park();
+/// Owner and depth of the host operation lock.
+static OP_OWNER: Mutex<(Option<ThreadId>, u32)> = Mutex::new((None, 0));
+static OP_FREE: Condvar = Condvar::new();
+
+thread_local! {
+    static IS_WATCHER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic in another thread while holding the lock leaves the data intact; keep going so
+    // the undo actions still run.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Holding the host operation lock (see the module doc); released on drop.
+#[derive(Debug)]
+pub(crate) struct Op {
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+/// Takes the host operation lock (reentrant). Also installs the signal handlers, since every
+/// change to the host goes through here first.
+pub(crate) fn op() -> Op {
+    install_signal_handlers();
+    let me = std::thread::current().id();
+    let mut st = lock(&OP_OWNER);
+    loop {
+        match st.0 {
+            Some(t) if t == me => {
+                st.1 += 1;
+                break;
+            }
+            None => {
+                if SHUTTING_DOWN.load(Ordering::SeqCst) && !IS_WATCHER.with(|w| w.get()) {
+                    drop(st);
+                    loop {
+                        std::thread::park();
+                    }
+                }
+                *st = (Some(me), 1);
+                break;
+            }
+            Some(_) => st = OP_FREE.wait(st).unwrap_or_else(|e| e.into_inner()),
+        }
+    }
+    Op { _not_send: std::marker::PhantomData }
+}
+
+impl Drop for Op {
+    fn drop(&mut self) {
+        let mut st = lock(&OP_OWNER);
+        st.1 -= 1;
+        if st.1 == 0 {
+            st.0 = None;
+            OP_FREE.notify_all();
         }
     }
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic in another thread while holding the lock leaves the list intact; keep going so
-    // the undo actions still run.
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// Sets a function that receives the errors of a signal's cleanup just before the process
+/// dies of the signal (a program may print them; this library does not).
+pub fn set_signal_report(f: SignalReport) {
+    *lock(&SIGNAL_REPORT) = Some(f);
 }
 
 /// A registered undo action, owned by a guard.
@@ -62,15 +122,13 @@ impl Cleanup {
     /// Registers `action` (described by `what` in error messages) and makes sure the signal
     /// handlers are installed.
     pub(crate) fn register(what: String, action: impl FnOnce() -> Result<(), String> + Send + 'static) -> Cleanup {
-        install_signal_handlers();
-        wait_if_shutting_down();
+        let _op = op();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         lock(&REGISTRY).push(Entry { id, what, action: Box::new(action) });
         Cleanup { id }
     }
 
     fn take(&self) -> Option<Entry> {
-        wait_if_shutting_down();
         let mut reg = lock(&REGISTRY);
         let pos = reg.iter().position(|e| e.id == self.id)?;
         Some(reg.remove(pos))
@@ -78,6 +136,7 @@ impl Cleanup {
 
     /// Runs the action now (unless the signal path already did) and returns its error.
     pub(crate) fn run(self) -> Result<(), Error> {
+        let _op = op();
         match self.take() {
             Some(e) => (e.action)().map_err(|m| Error(format!("{}: {m}", e.what))),
             None => Ok(()),
@@ -86,12 +145,14 @@ impl Cleanup {
 
     /// Forgets the action without running it (the thing it would undo is already gone).
     pub(crate) fn dismiss(self) {
+        let _op = op();
         drop(self.take());
     }
 }
 
 impl Drop for Cleanup {
     fn drop(&mut self) {
+        let _op = op();
         if let Some(e) = self.take() {
             if let Err(m) = (e.action)() {
                 lock(&ERRORS).push(format!("{}: {m}", e.what));
@@ -113,6 +174,7 @@ pub fn pending() -> Vec<String> {
 /// Runs every pending undo action, newest first, and returns their errors. This is what the
 /// signal path does; a program may also call it from its own shutdown path.
 pub fn run_all() -> Vec<String> {
+    let _op = op();
     let mut errors = Vec::new();
     loop {
         // Entries registered while a batch runs are picked up by the next round.
@@ -180,8 +242,12 @@ fn watch(fd: libc::c_int) {
         }
     }
     let sig = b as libc::c_int;
+    IS_WATCHER.with(|w| w.set(true));
     SHUTTING_DOWN.store(true, Ordering::SeqCst);
     let errors = run_all();
+    if let Some(report) = *lock(&SIGNAL_REPORT) {
+        report(&errors);
+    }
     lock(&ERRORS).extend(errors);
     // SAFETY: restoring the default action and re-raising makes the process end the way it
     // would have without our handler (exit status "killed by SIGINT/SIGTERM").

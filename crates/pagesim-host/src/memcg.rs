@@ -106,6 +106,7 @@ impl Memcg {
     /// Creates an unlimited group `pagesim-<pid>-<n>-<name>` under `parent` (a directory of
     /// `mount`'s hierarchy). Removal waits up to `empty_timeout` for the group to empty.
     pub fn create_in(mount: &CgroupMount, parent: &Path, name: &str, empty_timeout: Duration) -> Result<Memcg, Error> {
+        let _op = crate::cleanup::op();
         static N: AtomicU32 = AtomicU32::new(0);
         let clean: String =
             name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect();
@@ -123,6 +124,7 @@ impl Memcg {
     /// and memory.memsw.limit_in_bytes (= memory + swap, so written after the memory limit);
     /// v2: memory.max and memory.swap.max.
     pub fn set_limits(&self, max_bytes: Option<u64>, swap_max: Option<u64>) -> Result<(), Error> {
+        let _op = crate::cleanup::op();
         match self.version {
             CgroupVersion::V1 => {
                 if let Some(m) = max_bytes {
@@ -168,6 +170,7 @@ impl Memcg {
 
     /// v1 only: the group's memory.swappiness (v2 uses vm.swappiness for every group).
     pub fn set_swappiness(&self, swappiness: u32) -> Result<(), Error> {
+        let _op = crate::cleanup::op();
         match self.version {
             CgroupVersion::V1 => sysfs::write(&self.dir.join("memory.swappiness"), &swappiness.to_string()),
             CgroupVersion::V2 => Ok(()),
@@ -176,6 +179,7 @@ impl Memcg {
 
     /// Moves process `pid` into the group.
     pub fn add_pid(&self, pid: i32) -> Result<(), Error> {
+        let _op = crate::cleanup::op();
         sysfs::write(&self.dir.join("cgroup.procs"), &pid.to_string())
     }
 

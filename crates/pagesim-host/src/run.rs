@@ -361,6 +361,7 @@ impl WorkDir {
     fn create(parent: Option<&Path>) -> Result<WorkDir, Error> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
+        let _op = crate::cleanup::op();
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let path = parent.join(format!("pagesim-host-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
         std::fs::create_dir(&path).map_err(|e| Error(format!("mkdir {}: {e}", path.display())))?;
@@ -426,13 +427,20 @@ fn run_loader(
             Ok(())
         });
     }
+    // Start and register under the operation lock, so a signal cannot fall in between.
+    let op = crate::cleanup::op();
     let mut child = cmd.spawn().map_err(|e| Error(format!("{}: cannot start: {e}", loader.display())))?;
     let pid = child.id() as i32;
     let kill = Cleanup::register(format!("kill pagesim-load (pid {pid})"), move || {
-        // SAFETY: signals only the loader we started, which is not yet reaped (see below).
-        unsafe { libc::kill(pid, libc::SIGKILL) };
+        // SAFETY: signals and reaps only the loader we started, which is not yet reaped (see
+        // below); reaping here makes sure it is gone before its memcg is waited for.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
         Ok(())
     });
+    drop(op);
     // Wait without reaping: while `kill` is registered the PID stays ours (a zombie cannot be
     // reused), so the signal path can never hit an unrelated process.
     loop {

@@ -128,6 +128,8 @@ impl SwapFile {
     /// fallocate; if the filesystem cannot, or swapon refuses the preallocated (unwritten)
     /// extents, it is written with zeros instead.
     pub fn create(path: &Path, size: u64, priority: Option<i32>) -> Result<SwapFile, Error> {
+        // Held until the file is on (or its undo ran): the signal path never sees it half made.
+        let _op = crate::cleanup::op();
         let page = crate::page_size() as u64;
         let pages = size / page;
         if pages < 10 {
@@ -211,6 +213,7 @@ impl SwapFile {
     /// Empties the area: swapoff (every swapped page comes back to memory) and swapon again
     /// with the same priority, so the next run finds no stale swap entries or swap cache.
     pub fn empty(&self) -> Result<(), Error> {
+        let _op = crate::cleanup::op();
         swapoff(&self.path)?;
         swapon(&self.path, self.priority)
     }

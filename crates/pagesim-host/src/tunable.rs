@@ -23,6 +23,7 @@ impl Tunable {
     /// Writes `value` to `path` and arranges for the previous value to be written back.
     /// For choice lists (`always [madvise] never`) the selected word is what gets restored.
     pub fn set(path: impl Into<PathBuf>, value: &str) -> Result<Tunable, Error> {
+        let _op = crate::cleanup::op();
         let path = path.into();
         let before = sysfs::read(&path)?;
         let old = sysfs::selected(&before).to_string();
@@ -79,6 +80,7 @@ impl Zswap {
     /// host). The compressor and pool size are set before `enabled` so the first pool is
     /// created with them.
     pub fn enable(params: &Path, compressor: Option<&str>, max_pool_percent: Option<u32>) -> Result<Zswap, Error> {
+        let _op = crate::cleanup::op();
         let mut z = Zswap { tunables: Vec::new() };
         if let Some(c) = compressor {
             z.tunables.push(Tunable::set(params.join("compressor"), c)?);

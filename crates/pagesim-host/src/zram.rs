@@ -37,6 +37,7 @@ impl Zram {
         algorithm: Option<&str>,
         priority: Option<i32>,
     ) -> Result<Zram, Error> {
+        let _op = crate::cleanup::op();
         let size = sysfs::read(&sys.join("disksize"))?;
         if size != "0" || is_active(dev)? {
             return Err(Error(format!(
