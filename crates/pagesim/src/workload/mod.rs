@@ -6,7 +6,7 @@
 //! hit loop stays tight.
 
 use crate::engine::rng::Rng;
-use crate::scenario::{AccessOp, Pattern, Step};
+use crate::scenario::{AccessOp, Pattern, Scenario, Step};
 
 /// A step bound to a region instance of `pages` pages.
 #[derive(Clone, Debug)]
@@ -113,6 +113,56 @@ impl Zipf {
     }
 }
 
+/// One process of a scenario (task instance `instance` of `scenario.file.task[task]`) with
+/// its program bound to its regions and its own RNG stream, derived exactly as
+/// `engine::Sim::new` derives them: one root [`Rng`] from the seed, one `split()` per task
+/// instance in file order. Whoever replays a scenario outside the engine (the host load
+/// generator of pagesim-host) calls this, so a task's random and zipf accesses hit the
+/// same page indices in the same order as in the simulator; a test pins it to the engine.
+#[derive(Clone, Debug)]
+pub struct TaskProgram {
+    /// Index of the task in `scenario.file.task`.
+    pub task: usize,
+    /// Instance number, 0..count.
+    pub instance: u32,
+    /// `name`, or `name.k` when the task has count > 1 (the report's names).
+    pub name: String,
+    /// Steps in program order; `BoundStep::vma` is an index into `regions`.
+    pub steps: Vec<BoundStep>,
+    /// Names of the regions this process maps, in order of first use.
+    pub regions: Vec<String>,
+    /// The process's stream: call `steps[s].index(i, &mut rng)` for every access of every
+    /// step in order, as the engine does.
+    pub rng: Rng,
+}
+
+/// Every process of the scenario, in the engine's task order.
+pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
+    let f = &sc.file;
+    let mut rng = Rng::new(seed);
+    let mut out = Vec::new();
+    for (ti, t) in f.task.iter().enumerate() {
+        for k in 0..t.count {
+            let mut regions: Vec<String> = Vec::new();
+            let steps = t
+                .step
+                .iter()
+                .map(|st| {
+                    let v = regions.iter().position(|r| *r == st.region).unwrap_or_else(|| {
+                        regions.push(st.region.clone());
+                        regions.len() - 1
+                    });
+                    let pages = f.region[&st.region].size.div_ceil(4096) as u32;
+                    BoundStep::new(st, v as u32, pages)
+                })
+                .collect();
+            let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
+            out.push(TaskProgram { task: ti, instance: k, name, steps, regions, rng: rng.split() });
+        }
+    }
+    out
+}
+
 /// Where a task is in its program.
 #[derive(Clone, Debug, Default)]
 pub struct Cursor {
@@ -152,6 +202,70 @@ mod tests {
         v.sort();
         assert_eq!(v, (0..12).collect::<Vec<_>>());
         assert!(s.write, "default op is write");
+    }
+
+    /// Every access index of every step, in the order a process makes them.
+    fn stream(steps: &[BoundStep], mut rng: Rng) -> Vec<u32> {
+        steps.iter().flat_map(|s| (0..s.total).map(|i| s.index(i, &mut rng)).collect::<Vec<_>>()).collect()
+    }
+
+    #[test]
+    fn task_programs_replay_the_engines_streams() {
+        let text = r#"
+            seed = 42
+            [machine]
+            ram = "64MB"
+            [region.a]
+            kind = "anon"
+            size = "40KB"
+            [region.s]
+            kind = "shmem"
+            size = "100KB"
+            [[task]]
+            name = "w"
+            count = 3
+            start = "1ms"
+            [[task.step]]
+            region = "s"
+            pattern = "random"
+            accesses = 50
+            [[task.step]]
+            region = "a"
+            pattern = "zipf"
+            passes = 3
+            op = "read"
+            [[task.step]]
+            region = "s"
+            pattern = "stride"
+            stride = 3
+            [[task]]
+            name = "solo"
+            [[task.step]]
+            region = "a"
+            pattern = "seq"
+            [[task.step]]
+            region = "a"
+            pattern = "random"
+            think = "2us"
+        "#;
+        let sc = Scenario::from_toml(text, "t.toml", &[]).unwrap();
+        let sim = crate::engine::Sim::new(&sc, 42).unwrap();
+        let progs = task_programs(&sc, 42);
+        assert_eq!(progs.len(), sim.tasks.len());
+        for (p, t) in progs.iter().zip(&sim.tasks) {
+            assert_eq!(p.name, t.name);
+            assert_eq!(t.start_ns, sc.file.task[p.task].start);
+            assert_eq!(p.steps.len(), t.steps.len());
+            for (j, (a, b)) in p.steps.iter().zip(&t.steps).enumerate() {
+                assert_eq!((a.pages, a.total, a.write, a.think_ns), (b.pages, b.total, b.write, b.think_ns));
+                let region = &sc.file.task[p.task].step[j].region;
+                assert_eq!(&p.regions[a.vma as usize], region);
+                assert_eq!(sim.vmas[t.step_vma[j] as usize].pages, a.pages);
+            }
+            assert_eq!(stream(&p.steps, p.rng.clone()), stream(&t.steps, t.rng.clone()), "task {}", p.name);
+        }
+        assert_ne!(stream(&progs[0].steps, progs[0].rng.clone()), stream(&progs[1].steps, progs[1].rng.clone()));
+        assert_eq!(progs[1].regions, ["s", "a"]);
     }
 
     #[test]

@@ -1,0 +1,698 @@
+//! The load generator behind `pagesim-load`: a scenario's tasks run as real processes on the
+//! host, touching real memory in the order the simulator's tasks do.
+//!
+//! ```text
+//!   pagesim-load (one thread)
+//!     join --cgroup, map shared regions (shmem: MAP_SHARED|MAP_ANONYMOUS)
+//!     fork one process per task instance ──► child: join its memcg, map its private regions
+//!     close the barrier pipe  ─────────────►        (MAP_PRIVATE|MAP_ANONYMOUS), wait on the
+//!     poll results, reap, enforce time_limit        barrier, sleep `start`, run the steps,
+//!     print a LoadReport (JSON)             ◄────── write one result record, _exit
+//! ```
+//!
+//! Each process replays [`pagesim::workload::task_programs`]: the same bound steps and the
+//! same RNG stream as the engine, so the n-th access of a task touches the same page index
+//! on the host and in the simulator. An access is one 8-byte load (read) or store (write) at
+//! the start of the page; stores write a non-zero value, because since Linux 6.12 the swap
+//! layer does not write all-zero pages out at all (and zswap/zram store them specially).
+//! Think time is spent spinning, as it is CPU time in the model. Mappings get
+//! MADV_NOHUGEPAGE: the simulator models 4 KiB pages only.
+//!
+//! The runner forks and allocates in the children, which is only sound in a single-threaded
+//! process; [`execute`] refuses to run otherwise. Children die with the runner
+//! (PR_SET_PDEATHSIG), and the runner only ever signals the PIDs it forked.
+
+use crate::Error;
+use pagesim::scenario::{AccessOp, Pattern, RegionKind, Scenario};
+use pagesim::workload::{task_programs, TaskProgram};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Most processes one run may fork.
+pub const MAX_PROCESSES: usize = 1024;
+/// The page size pagesim models; the host must use the same.
+const PAGE: usize = 4096;
+/// Longest error text a child sends back (a pipe write of at most PIPE_BUF is atomic).
+const MAX_MSG: usize = 3000;
+const RECORD: usize = 40;
+
+#[derive(Clone, Debug, Default)]
+pub struct LoadOptions {
+    /// RNG seed; default: the scenario's.
+    pub seed: Option<u64>,
+    /// A cgroup directory the runner joins before forking, so every task runs in it.
+    pub cgroup: Option<PathBuf>,
+    /// Per scenario memcg name, the cgroup directory that memcg's tasks join.
+    pub memcgs: BTreeMap<String, PathBuf>,
+}
+
+/// What `pagesim-load` prints.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadReport {
+    pub scenario: String,
+    pub seed: u64,
+    /// From the release of all processes until the last one was reaped, ns.
+    pub wall_ns: u64,
+    /// One entry per process, in the engine's task order.
+    pub tasks: Vec<TaskRun>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TaskRun {
+    /// The simulator's name (`name` or `name.k`).
+    pub name: String,
+    /// Index in the scenario's `[[task]]` list, and instance number.
+    pub task: usize,
+    pub instance: u32,
+    pub pid: i32,
+    /// The scenario memcg the task ran in.
+    pub memcg: Option<String>,
+    /// First access and end of the last one, ns after release (the start delay included).
+    pub start_ns: Option<u64>,
+    pub end_ns: Option<u64>,
+    /// `end_ns - start_ns`: the task's wall time.
+    pub wall_ns: Option<u64>,
+    /// Accesses made (all of the program's when it completed).
+    pub accesses: Option<u64>,
+    pub exit_code: Option<i32>,
+    /// Signal that ended it (9 for the OOM killer or the time limit).
+    pub signal: Option<i32>,
+    /// Killed by the runner at the scenario's `time_limit`.
+    pub time_limited: bool,
+    /// What went wrong inside the process before or while it ran, if anything.
+    pub error: Option<String>,
+}
+
+impl TaskRun {
+    /// The process ran its whole program and exited normally.
+    pub fn completed(&self) -> bool {
+        self.exit_code == Some(0) && self.error.is_none() && self.end_ns.is_some()
+    }
+}
+
+/// How a scenario region is mapped on the host. A new region kind (a `file` region, say)
+/// adds a variant, its mmap flags and descriptor, and whether it is one object shared by all
+/// tasks (mapped before fork) or instantiated per process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Backing {
+    /// MAP_PRIVATE|MAP_ANONYMOUS, mapped by each process that uses it.
+    PrivateAnon,
+    /// MAP_SHARED|MAP_ANONYMOUS (tmpfs-backed), mapped once before fork and inherited.
+    SharedAnon,
+}
+
+impl Backing {
+    fn of(kind: RegionKind) -> Backing {
+        match kind {
+            RegionKind::Anon => Backing::PrivateAnon,
+            RegionKind::Shmem => Backing::SharedAnon,
+        }
+    }
+
+    fn shared_between_tasks(self) -> bool {
+        self == Backing::SharedAnon
+    }
+
+    fn flags(self) -> libc::c_int {
+        match self {
+            Backing::PrivateAnon => libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            Backing::SharedAnon => libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+        }
+    }
+}
+
+/// One mmap'ed region, unmapped on drop.
+struct Mapping {
+    addr: *mut u8,
+    len: usize,
+}
+
+impl Mapping {
+    fn new(backing: Backing, len: usize, name: &str) -> Result<Mapping, Error> {
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing; no
+        // existing memory is affected.
+        let addr = unsafe {
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, backing.flags(), -1, 0)
+        };
+        if addr == libc::MAP_FAILED {
+            return Err(Error(format!("region {name}: mmap of {len} bytes: {}", crate::last_os_error())));
+        }
+        let m = Mapping { addr: addr.cast(), len };
+        // SAFETY: [addr, addr+len) is the mapping just created.
+        if unsafe { libc::madvise(addr, len, libc::MADV_NOHUGEPAGE) } != 0 {
+            return Err(Error(format!("region {name}: madvise(MADV_NOHUGEPAGE): {}", crate::last_os_error())));
+        }
+        Ok(m)
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping this value owns; nothing refers to it after drop.
+        unsafe { libc::munmap(self.addr.cast(), self.len) };
+    }
+}
+
+/// A pipe, both ends close-on-exec; ends are closed on drop or explicitly.
+struct Pipe {
+    r: libc::c_int,
+    w: libc::c_int,
+}
+
+impl Pipe {
+    fn new() -> Result<Pipe, Error> {
+        let mut fds = [0; 2];
+        // SAFETY: fds is a valid array of two c_ints for pipe2 to fill.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(Error(format!("pipe: {}", crate::last_os_error())));
+        }
+        Ok(Pipe { r: fds[0], w: fds[1] })
+    }
+
+    fn close_read(&mut self) {
+        close(&mut self.r);
+    }
+
+    fn close_write(&mut self) {
+        close(&mut self.w);
+    }
+}
+
+fn close(fd: &mut libc::c_int) {
+    if *fd >= 0 {
+        // SAFETY: closes a descriptor this process owns, once (then marked -1).
+        unsafe { libc::close(*fd) };
+        *fd = -1;
+    }
+}
+
+impl Drop for Pipe {
+    fn drop(&mut self) {
+        self.close_read();
+        self.close_write();
+    }
+}
+
+/// Threads of this process (from /proc/self/status).
+fn thread_count() -> Option<u32> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|v| v.trim().parse().ok())
+}
+
+fn join_cgroup(dir: &Path, pid: i32) -> Result<(), Error> {
+    crate::sysfs::write(&dir.join("cgroup.procs"), &pid.to_string())
+}
+
+fn region_len(sc: &Scenario, name: &str) -> usize {
+    sc.file.region[name].size.div_ceil(PAGE as u64) as usize * PAGE
+}
+
+/// Runs the scenario's tasks as processes and waits for all of them. Must be called from a
+/// single-threaded process (it forks and the children allocate).
+pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
+    if crate::page_size() != PAGE {
+        return Err(Error(format!("the host's page size is {} bytes; pagesim models 4096", crate::page_size())));
+    }
+    if thread_count() != Some(1) {
+        return Err(Error("the load generator must run in a single-threaded process (pagesim-load)".into()));
+    }
+    let seed = opts.seed.unwrap_or(sc.file.seed);
+    let progs = task_programs(sc, seed);
+    if progs.len() > MAX_PROCESSES {
+        return Err(Error(format!("{}: {} processes; at most {MAX_PROCESSES} are supported", sc.origin, progs.len())));
+    }
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    if let Some(cg) = &opts.cgroup {
+        join_cgroup(cg, me)?;
+    }
+    let mut shared: BTreeMap<String, Mapping> = BTreeMap::new();
+    for p in &progs {
+        for r in &p.regions {
+            let b = Backing::of(sc.file.region[r].kind);
+            if b.shared_between_tasks() && !shared.contains_key(r) {
+                shared.insert(r.clone(), Mapping::new(b, region_len(sc, r), r)?);
+            }
+        }
+    }
+    let mut barrier = Pipe::new()?;
+    let mut results = Pipe::new()?;
+    let mut pids: Vec<i32> = Vec::with_capacity(progs.len());
+    for (i, p) in progs.iter().enumerate() {
+        // SAFETY: the process is single-threaded (checked above), so the child may use the
+        // allocator and std freely; it leaves only through _exit.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            let e = crate::last_os_error();
+            kill_and_reap(&pids);
+            return Err(Error(format!("fork: {e}")));
+        }
+        if pid == 0 {
+            barrier.close_write();
+            results.close_read();
+            let r = run_child(sc, p, opts, &shared, me, barrier.r);
+            let code = if r.is_ok() { 0 } else { 3 };
+            send_result(results.w, i as u32, r);
+            // SAFETY: _exit ends the child without running the parent's atexit handlers or
+            // destructors (which belong to the parent).
+            unsafe { libc::_exit(code) };
+        }
+        pids.push(pid);
+    }
+    barrier.close_write();
+    let release = Instant::now();
+    results.close_write();
+    let deadline = sc.file.time_limit.map(|t| release + Duration::from_nanos(t));
+    let (statuses, data, limited) = wait_all(&pids, results.r, deadline);
+    let wall_ns = release.elapsed().as_nanos() as u64;
+    drop(shared);
+    let mut tasks: Vec<TaskRun> = progs
+        .iter()
+        .zip(&pids)
+        .zip(&statuses)
+        .map(|((p, &pid), &st)| TaskRun {
+            name: p.name.clone(),
+            task: p.task,
+            instance: p.instance,
+            pid,
+            memcg: sc.file.task[p.task].memcg.clone(),
+            start_ns: None,
+            end_ns: None,
+            wall_ns: None,
+            accesses: None,
+            exit_code: libc::WIFEXITED(st).then(|| libc::WEXITSTATUS(st)),
+            signal: libc::WIFSIGNALED(st).then(|| libc::WTERMSIG(st)),
+            time_limited: limited.contains(&pid),
+            error: None,
+        })
+        .collect();
+    parse_results(&data, &mut tasks);
+    Ok(LoadReport { scenario: sc.name.clone(), seed, wall_ns, tasks })
+}
+
+type ChildResult = Result<(u64, u64, u64), String>;
+
+/// The child's work: returns (start, end, accesses) relative to its release, or an error.
+fn run_child(
+    sc: &Scenario,
+    p: &TaskProgram,
+    opts: &LoadOptions,
+    shared: &BTreeMap<String, Mapping>,
+    parent: i32,
+    barrier: libc::c_int,
+) -> ChildResult {
+    // SAFETY: prctl(PR_SET_PDEATHSIG) only sets a flag of this process.
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    // SAFETY: getppid/getpid have no preconditions.
+    let (ppid, me) = unsafe { (libc::getppid(), libc::getpid()) };
+    if ppid != parent {
+        return Err("the runner exited before this process started".into());
+    }
+    let task = &sc.file.task[p.task];
+    if let Some(m) = &task.memcg {
+        if let Some(dir) = opts.memcgs.get(m) {
+            join_cgroup(dir, me).map_err(|e| e.0)?;
+        }
+    }
+    let mut own: Vec<Mapping> = Vec::new();
+    let mut bases: Vec<(*mut u8, usize)> = Vec::with_capacity(p.regions.len());
+    for r in &p.regions {
+        let m = match shared.get(r) {
+            Some(m) => m,
+            None => {
+                own.push(Mapping::new(Backing::of(sc.file.region[r].kind), region_len(sc, r), r).map_err(|e| e.0)?);
+                own.last().expect("just pushed")
+            }
+        };
+        bases.push((m.addr, m.len / PAGE));
+    }
+    // Wait until the runner has forked everyone: EOF on the barrier.
+    let mut b = 0u8;
+    loop {
+        // SAFETY: reads at most one byte into a live local from an open descriptor.
+        let n = unsafe { libc::read(barrier, (&mut b as *mut u8).cast(), 1) };
+        if n >= 0 || crate::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    let release = Instant::now();
+    let start_at = release + Duration::from_nanos(task.start);
+    let now = Instant::now();
+    if start_at > now {
+        std::thread::sleep(start_at - now);
+    }
+    let start = release.elapsed().as_nanos() as u64;
+    let accesses = run_program(p, &bases);
+    let end = release.elapsed().as_nanos() as u64;
+    drop(own);
+    Ok((start, end, accesses))
+}
+
+/// Makes every access of the program; returns their number.
+fn run_program(p: &TaskProgram, bases: &[(*mut u8, usize)]) -> u64 {
+    let mut rng = p.rng.clone();
+    let mut sink = 0u64;
+    let mut n = 0u64;
+    for step in &p.steps {
+        let (base, pages) = bases[step.vma as usize];
+        let think = Duration::from_nanos(step.think_ns);
+        for i in 0..step.total {
+            let idx = step.index(i, &mut rng) as usize;
+            assert!(idx < pages, "page index {idx} outside a region of {pages} pages");
+            // SAFETY: idx < pages, so the 8-byte word at the start of page idx lies inside
+            // the live mapping [base, base + pages * PAGE), which is readable and writable
+            // and aligned to the page.
+            unsafe {
+                let w = base.add(idx * PAGE).cast::<u64>();
+                if step.write {
+                    std::ptr::write_volatile(w, i | 1);
+                } else {
+                    sink = sink.wrapping_add(std::ptr::read_volatile(w));
+                }
+            }
+            if !think.is_zero() {
+                let until = Instant::now() + think;
+                while Instant::now() < until {
+                    std::hint::spin_loop();
+                }
+            }
+        }
+        n += step.total;
+    }
+    std::hint::black_box(sink);
+    n
+}
+
+/// Sends one result record: index, kind (0 ok, 1 error), start, end, accesses, message length,
+/// then the message. One write of at most PIPE_BUF bytes, so records never interleave.
+fn send_result(fd: libc::c_int, index: u32, r: ChildResult) {
+    let mut rec = Vec::with_capacity(RECORD + MAX_MSG);
+    let (kind, (s, e, a), msg) = match r {
+        Ok(t) => (0u32, t, String::new()),
+        Err(m) => (1u32, (0, 0, 0), m),
+    };
+    let mut msg = msg.into_bytes();
+    msg.truncate(MAX_MSG);
+    rec.extend_from_slice(&index.to_le_bytes());
+    rec.extend_from_slice(&kind.to_le_bytes());
+    for v in [s, e, a, msg.len() as u64] {
+        rec.extend_from_slice(&v.to_le_bytes());
+    }
+    rec.extend_from_slice(&msg);
+    // SAFETY: writes the bytes of a live buffer to our own pipe's write end.
+    unsafe { libc::write(fd, rec.as_ptr().cast(), rec.len()) };
+}
+
+fn parse_results(data: &[u8], tasks: &mut [TaskRun]) {
+    let u32_at = |o: usize| u32::from_le_bytes(data[o..o + 4].try_into().expect("4 bytes"));
+    let u64_at = |o: usize| u64::from_le_bytes(data[o..o + 8].try_into().expect("8 bytes"));
+    let mut o = 0;
+    while o + RECORD <= data.len() {
+        let (i, kind) = (u32_at(o) as usize, u32_at(o + 4));
+        let (s, e, a, len) = (u64_at(o + 8), u64_at(o + 16), u64_at(o + 24), u64_at(o + 32) as usize);
+        let msg_end = (o + RECORD + len).min(data.len());
+        if let Some(t) = tasks.get_mut(i) {
+            if kind == 0 {
+                (t.start_ns, t.end_ns, t.wall_ns, t.accesses) = (Some(s), Some(e), Some(e - s), Some(a));
+            } else {
+                t.error = Some(String::from_utf8_lossy(&data[o + RECORD..msg_end]).into_owned());
+            }
+        }
+        o = msg_end;
+    }
+}
+
+/// Reaps every child while draining the result pipe; past `deadline` kills the remaining
+/// ones (by PID). Returns the wait statuses (in `pids` order), the result bytes and the PIDs
+/// killed for the time limit.
+fn wait_all(pids: &[i32], results: libc::c_int, deadline: Option<Instant>) -> (Vec<i32>, Vec<u8>, Vec<i32>) {
+    let mut status: Vec<Option<i32>> = vec![None; pids.len()];
+    let mut data = Vec::new();
+    let mut limited = Vec::new();
+    let mut eof = false;
+    let mut buf = vec![0u8; 1 << 16];
+    while status.iter().any(Option::is_none) || !eof {
+        if !eof {
+            let timeout = deadline.map_or(100, |d| d.saturating_duration_since(Instant::now()).as_millis().min(100));
+            let mut pfd = libc::pollfd { fd: results, events: libc::POLLIN, revents: 0 };
+            // SAFETY: pfd is one valid pollfd for the duration of the call.
+            unsafe { libc::poll(&mut pfd, 1, timeout as libc::c_int) };
+            if pfd.revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+                // SAFETY: reads into a live buffer of buf.len() bytes.
+                let n = unsafe { libc::read(results, buf.as_mut_ptr().cast(), buf.len()) };
+                if n > 0 {
+                    data.extend_from_slice(&buf[..n as usize]);
+                } else if n == 0 {
+                    eof = true;
+                }
+            }
+        }
+        // With the pipe at EOF every child has exited: block for the rest.
+        let flags = if eof { 0 } else { libc::WNOHANG };
+        for (k, &pid) in pids.iter().enumerate() {
+            if status[k].is_some() {
+                continue;
+            }
+            let mut st = 0;
+            // SAFETY: waits for our own child `pid`; st is a live local.
+            let r = unsafe { libc::waitpid(pid, &mut st, flags) };
+            if r == pid || (r < 0 && crate::last_os_error().raw_os_error() == Some(libc::ECHILD)) {
+                status[k] = Some(st);
+            }
+        }
+        if let Some(d) = deadline {
+            if Instant::now() >= d {
+                for (k, &pid) in pids.iter().enumerate() {
+                    if status[k].is_none() && !limited.contains(&pid) {
+                        // SAFETY: signals only a child this process forked and has not reaped.
+                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                        limited.push(pid);
+                    }
+                }
+            }
+        }
+    }
+    (status.into_iter().map(|s| s.unwrap_or(0)).collect(), data, limited)
+}
+
+fn kill_and_reap(pids: &[i32]) {
+    for &pid in pids {
+        let mut st = 0;
+        // SAFETY: signals and reaps only children this process forked and has not reaped.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, &mut st, 0);
+        }
+    }
+}
+
+/// The parts of a validated scenario the load generator needs (seed, machine, memcgs,
+/// regions, tasks, time limit) as a JSON scenario that [`Scenario::from_json`] accepts.
+/// `run_on_host` hands the load generator this file, so overrides applied to the scenario
+/// reach it exactly.
+pub fn replay_json(sc: &Scenario) -> serde_json::Value {
+    use serde_json::{json, Map, Value};
+    let f = &sc.file;
+    let mut machine = json!({ "ram": f.machine.ram, "cpus": f.machine.cpus });
+    if let Some(r) = f.machine.kernel_reserved {
+        machine["kernel_reserved"] = json!(r);
+    }
+    let memcg: Map<String, Value> =
+        f.memcg.iter().map(|(n, m)| (n.clone(), m.max.map_or_else(|| json!({}), |b| json!({ "max": b })))).collect();
+    let region: Map<String, Value> = f
+        .region
+        .iter()
+        .map(|(n, r)| {
+            let kind = match r.kind {
+                RegionKind::Anon => "anon",
+                RegionKind::Shmem => "shmem",
+            };
+            (n.clone(), json!({ "kind": kind, "size": r.size }))
+        })
+        .collect();
+    let tasks: Vec<Value> = f
+        .task
+        .iter()
+        .map(|t| {
+            let steps: Vec<Value> = t
+                .step
+                .iter()
+                .map(|s| {
+                    let pattern = match s.pattern {
+                        Pattern::Seq => "seq",
+                        Pattern::Random => "random",
+                        Pattern::Zipf => "zipf",
+                        Pattern::Stride => "stride",
+                    };
+                    let mut v = json!({ "region": s.region, "pattern": pattern, "think": s.think });
+                    let o = v.as_object_mut().expect("object");
+                    if let Some(p) = s.passes {
+                        o.insert("passes".into(), json!(p));
+                    }
+                    if let Some(a) = s.accesses {
+                        o.insert("accesses".into(), json!(a));
+                    }
+                    if let Some(op) = s.op {
+                        o.insert("op".into(), json!(if op == AccessOp::Read { "read" } else { "write" }));
+                    }
+                    if let Some(st) = s.stride {
+                        o.insert("stride".into(), json!(st));
+                    }
+                    if let Some(z) = s.zipf_s {
+                        o.insert("zipf_s".into(), json!(z));
+                    }
+                    v
+                })
+                .collect();
+            let mut v = json!({ "name": t.name, "count": t.count, "start": t.start, "step": steps });
+            if let Some(m) = &t.memcg {
+                v["memcg"] = json!(m);
+            }
+            v
+        })
+        .collect();
+    let mut out = json!({
+        "name": sc.name,
+        "seed": f.seed,
+        "machine": machine,
+        "memcg": memcg,
+        "region": region,
+        "task": tasks,
+    });
+    if let Some(t) = f.time_limit {
+        out["time_limit"] = json!(t);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SCENARIO: &str = r#"
+        seed = 9
+        time_limit = "5s"
+        [machine]
+        ram = "256MB"
+        [memcg.box]
+        max = "48MB"
+        [memcg.free]
+        [device.d]
+        model = "nvme"
+        [[swap]]
+        device = "d"
+        size = "64MB"
+        [region.heap]
+        kind = "anon"
+        size = "1MB"
+        [region.shared]
+        kind = "shmem"
+        size = "200KB"
+        [[task]]
+        name = "w"
+        count = 2
+        memcg = "box"
+        start = "3ms"
+        [[task.step]]
+        region = "heap"
+        pattern = "zipf"
+        zipf_s = 0.7
+        accesses = 300
+        op = "read"
+        [[task.step]]
+        region = "shared"
+        pattern = "stride"
+        stride = 5
+        passes = 2
+        think = "1us"
+        [[task]]
+        name = "r"
+        memcg = "free"
+        [[task.step]]
+        region = "shared"
+        pattern = "random"
+        passes = 3
+    "#;
+
+    fn streams(sc: &Scenario) -> Vec<(String, Vec<u32>)> {
+        task_programs(sc, sc.file.seed)
+            .into_iter()
+            .map(|p| {
+                let mut rng = p.rng.clone();
+                let v = p.steps.iter().flat_map(|s| (0..s.total).map(|i| s.index(i, &mut rng)).collect::<Vec<_>>());
+                (p.name.clone(), v.collect())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_replay_file_makes_the_same_accesses() {
+        let sc = Scenario::from_toml(SCENARIO, "s.toml", &["seed=11".into()]).unwrap();
+        let replay = Scenario::from_json(&replay_json(&sc), "replay.json", &[]).unwrap();
+        assert_eq!(replay.name, "s");
+        assert_eq!(replay.file.seed, 11, "overrides reach the load generator");
+        assert_eq!(replay.file.time_limit, Some(5_000_000_000));
+        assert_eq!(replay.file.memcg["box"].max, Some(48 << 20));
+        assert_eq!(replay.file.task[0].start, 3_000_000);
+        assert_eq!(replay.file.task[0].memcg.as_deref(), Some("box"));
+        assert_eq!(streams(&sc), streams(&replay));
+        assert_eq!(replay.file.task[0].step[1].think, 1000);
+    }
+
+    #[test]
+    fn the_program_touches_the_engines_pages_in_the_engines_order() {
+        let text = "seed = 5\n[machine]\nram = \"64MB\"\n[region.r]\nkind = \"anon\"\nsize = \"400KB\"\n\
+                    [[task]]\nname = \"z\"\n[[task.step]]\nregion = \"r\"\npattern = \"zipf\"\naccesses = 500\n";
+        let sc = Scenario::from_toml(text, "z.toml", &[]).unwrap();
+        let p = &task_programs(&sc, 5)[0];
+        let pages = 100;
+        let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r").unwrap();
+        assert_eq!(run_program(p, &[(m.addr, pages)]), 500);
+        // Each store writes (access number | 1), so every page holds its last writer's number.
+        let mut expect = vec![0u64; pages];
+        let mut rng = p.rng.clone();
+        for i in 0..500 {
+            expect[p.steps[0].index(i, &mut rng) as usize] = i | 1;
+        }
+        let got: Vec<u64> = (0..pages)
+            // SAFETY: page k < pages lies inside the live mapping m.
+            .map(|k| unsafe { std::ptr::read_volatile(m.addr.add(k * PAGE).cast::<u64>()) })
+            .collect();
+        assert_eq!(got, expect);
+        assert!(expect.iter().filter(|&&v| v == 0).count() > 10, "zipf leaves cold pages untouched");
+    }
+
+    #[test]
+    fn result_records_round_trip() {
+        let p = Pipe::new().unwrap();
+        send_result(p.w, 1, Ok((10, 30, 7)));
+        send_result(p.w, 0, Err("mmap failed".into()));
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: reading from our own pipe into a live buffer.
+        let n = unsafe { libc::read(p.r, buf.as_mut_ptr().cast(), buf.len()) };
+        let mut tasks: Vec<TaskRun> = (0..2)
+            .map(|i| TaskRun {
+                name: format!("t{i}"),
+                task: 0,
+                instance: i,
+                pid: 0,
+                memcg: None,
+                start_ns: None,
+                end_ns: None,
+                wall_ns: None,
+                accesses: None,
+                exit_code: Some(0),
+                signal: None,
+                time_limited: false,
+                error: None,
+            })
+            .collect();
+        parse_results(&buf[..n as usize], &mut tasks);
+        assert_eq!((tasks[1].start_ns, tasks[1].wall_ns, tasks[1].accesses), (Some(10), Some(20), Some(7)));
+        assert!(tasks[1].completed());
+        assert_eq!(tasks[0].error.as_deref(), Some("mmap failed"));
+        assert!(!tasks[0].completed());
+    }
+}

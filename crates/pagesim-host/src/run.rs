@@ -1,0 +1,505 @@
+//! [`run_on_host`]: runs a scenario on the host kernel N times, from a cold state each time,
+//! and measures each run.
+//!
+//! ```text
+//!   checks     root; RAM model vs host (or every task in a limited memcg); no foreign swap;
+//!              a usable memory cgroup; 4 KiB pages
+//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► one swap
+//!              file per [[swap]] (scenario size, priorities shifted to 0.. keeping order)
+//!   each run   swapoff+swapon every swap file (empty), drop caches ─► create the memcgs
+//!              ─► vmstat + DAMON before ─► pagesim-load ─► vmstat + DAMON after,
+//!              memory.stat ─► remove the memcgs (wait until empty)
+//!   teardown   swap files off and deleted, tunables restored, work dir removed
+//! ```
+//!
+//! Every setup step is a guard registered with [`crate::cleanup`], so an error, a panic or
+//! SIGINT/SIGTERM undoes what was done, newest first (the load generator is killed by PID
+//! before its memcg is waited for).
+
+use crate::cleanup::Cleanup;
+use crate::load::{replay_json, LoadReport, MAX_PROCESSES};
+use crate::measure::{meminfo, DamonStats, Vmstat};
+use crate::memcg::{CgroupMount, CgroupVersion, Memcg, MemoryStat, EMPTY_TIMEOUT};
+use crate::swapfile::{proc_swaps, SwapFile};
+use crate::tunable::{drop_caches, Tunable};
+use crate::tunables::HostTunables;
+use crate::Error;
+use pagesim::Scenario;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// How far (as a fraction of MemTotal) the scenario's usable memory may be from the host's
+/// for the two to count as the same RAM model.
+pub const RAM_TOLERANCE: f64 = 0.05;
+
+#[derive(Clone, Debug)]
+pub struct HostOptions {
+    /// Runs, each from a cold state. At least 1.
+    pub repeats: u32,
+    /// RNG seed; default: the scenario's.
+    pub seed: Option<u64>,
+    /// Directory in which the run's own directory (swap files, replay scenario, load
+    /// output) is created; default: the system temp dir. Its filesystem must support swap
+    /// files (ext4 and xfs do; tmpfs does not).
+    pub work_dir: Option<PathBuf>,
+    /// The pagesim-load binary; default: beside the current executable (or its parent
+    /// directory, for test binaries in target/*/deps), then $PATH.
+    pub loader: Option<PathBuf>,
+    /// Directory under which memcgs are created; default: the root of the memory hierarchy.
+    pub cgroup_parent: Option<PathBuf>,
+    /// Run even though other swap areas are active. The kernel may then swap to them too, so
+    /// per-area results are not comparable.
+    pub allow_foreign_swap: bool,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            repeats: 1,
+            seed: None,
+            work_dir: None,
+            loader: None,
+            cgroup_parent: None,
+            allow_foreign_swap: false,
+        }
+    }
+}
+
+/// Everything a host run produced.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostRuns {
+    pub scenario: String,
+    pub seed: u64,
+    /// The host's settings before setup.
+    pub host: HostTunables,
+    pub setup: HostSetup,
+    pub runs: Vec<HostRun>,
+}
+
+/// What was set up for the scenario.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostSetup {
+    pub cgroup: Option<CgroupMount>,
+    pub swap: Vec<SwapSetup>,
+    pub tunables: Vec<TunableChange>,
+    /// Scenario memcg name to memory limit, bytes (`None`: unlimited).
+    pub memcg_limits: BTreeMap<String, Option<u64>>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct SwapSetup {
+    pub path: String,
+    pub bytes: u64,
+    /// The scenario's priority (default -1, -2, ... in swapon order).
+    pub scenario_priority: i32,
+    /// The priority given to swapon (scenario priorities shifted so the lowest is 0).
+    pub host_priority: i32,
+    /// Size as /proc/swaps reports it (header page excluded), kB.
+    pub size_kb: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct TunableChange {
+    pub path: String,
+    pub old: String,
+    pub new: String,
+}
+
+/// One run of the load.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostRun {
+    /// pagesim-load's lifetime (exec, setup, fork, all tasks), ns.
+    pub wall_ns: u64,
+    /// The load generator's report: per-task wall times and exit status.
+    pub load: LoadReport,
+    /// /proc/vmstat after minus before (machine-wide; saturating).
+    pub vmstat: BTreeMap<String, u64>,
+    /// Per scenario memcg, its counters at the end of the run.
+    pub memcg: BTreeMap<String, MemcgRun>,
+    /// Bytes DAMON schemes paged out (or otherwise applied to) during the run, all schemes.
+    pub damon_sz_applied: u64,
+    /// The same per scheme (`kdamond/context/scheme`).
+    pub damon: BTreeMap<String, u64>,
+    pub damon_refresh_errors: Vec<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct MemcgRun {
+    pub path: String,
+    pub stat: MemoryStat,
+    pub peak_bytes: Option<u64>,
+    pub failcnt: Option<u64>,
+}
+
+/// [`run_on_host_with`] with default options and `repeats` runs.
+pub fn run_on_host(scenario: &Scenario, repeats: u32) -> Result<HostRuns, Error> {
+    run_on_host_with(scenario, &HostOptions { repeats, ..Default::default() })
+}
+
+/// Sets up what the scenario asks for, runs it `opts.repeats` times with pagesim-load from a
+/// cold state, measures every run and undoes the setup. Refuses (with an error saying why)
+/// when not root, when the scenario's RAM model does not match the host and some task is not
+/// in a memcg with a limit, when other swap areas are active, and when the host cannot give
+/// the scenario what it needs.
+pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, Error> {
+    let origin = &sc.origin;
+    if !crate::is_root() {
+        // SAFETY: geteuid has no preconditions.
+        let uid = unsafe { libc::geteuid() };
+        return Err(Error(format!(
+            "{origin}: running a scenario on the host needs root (swapon, cgroups, drop_caches); running as uid {uid}"
+        )));
+    }
+    if opts.repeats == 0 {
+        return Err(Error("repeats must be at least 1".into()));
+    }
+    if crate::page_size() != 4096 {
+        return Err(Error(format!("the host's page size is {} bytes; pagesim models 4096", crate::page_size())));
+    }
+    let nproc: u64 = sc.file.task.iter().map(|t| t.count as u64).sum();
+    if nproc > MAX_PROCESSES as u64 {
+        return Err(Error(format!("{origin}: {nproc} task processes; the host runner supports {MAX_PROCESSES}")));
+    }
+    check_memory_model(sc, &meminfo()?)?;
+    let foreign = proc_swaps()?;
+    if !foreign.is_empty() && !opts.allow_foreign_swap {
+        let names: Vec<&str> = foreign.iter().map(|e| e.filename.as_str()).collect();
+        return Err(Error(format!(
+            "other swap areas are active ({}); the kernel would swap to them too. Switch them off or set \
+             allow_foreign_swap (pagesim-host never touches swap areas it did not create)",
+            names.join(", ")
+        )));
+    }
+    let mount = if sc.file.memcg.is_empty() { None } else { Some(CgroupMount::detect()?) };
+    let loader = find_loader(opts.loader.as_deref())?;
+    let seed = opts.seed.unwrap_or(sc.file.seed);
+
+    let work = WorkDir::create(opts.work_dir.as_deref())?;
+    let host = HostTunables::read(&work.path);
+    let tunables = set_tunables(sc)?;
+    let prios: Vec<i32> = sc.file.swap.iter().enumerate().map(|(i, s)| s.priority.unwrap_or(-1 - i as i32)).collect();
+    let lowest = prios.iter().copied().min().unwrap_or(0);
+    let mut swaps = Vec::new();
+    let mut swap_setup = Vec::new();
+    for (i, s) in sc.file.swap.iter().enumerate() {
+        let host_priority = prios[i] - lowest;
+        let f = SwapFile::create(&work.path.join(format!("swap{i}")), s.size, Some(host_priority))?;
+        let size_kb = f.entry()?.map_or(0, |e| e.size_kb);
+        swap_setup.push(SwapSetup {
+            path: f.path().display().to_string(),
+            bytes: f.bytes(),
+            scenario_priority: prios[i],
+            host_priority,
+            size_kb,
+        });
+        swaps.push(f);
+    }
+    let replay = work.path.join("scenario.json");
+    let text = serde_json::to_string_pretty(&replay_json(sc)).expect("scenario JSON serializes");
+    std::fs::write(&replay, text).map_err(|e| Error(format!("{}: {e}", replay.display())))?;
+
+    let mut runs = Vec::new();
+    for r in 0..opts.repeats {
+        for s in &swaps {
+            s.empty()?;
+        }
+        drop_caches()?;
+        let mut cgs = Vec::new();
+        if let Some(m) = &mount {
+            let parent = opts.cgroup_parent.as_deref().unwrap_or(&m.root);
+            let swappiness = crate::sysfs::read_u64(Path::new("/proc/sys/vm/swappiness"));
+            for (name, c) in &sc.file.memcg {
+                let cg = Memcg::create_in(m, parent, name, EMPTY_TIMEOUT)?;
+                cg.set_limits(c.max, None)?;
+                // v1 groups copy their parent's swappiness when created; make it vm.swappiness.
+                if let (CgroupVersion::V1, Some(s)) = (m.version, swappiness) {
+                    cg.set_swappiness(s as u32)?;
+                }
+                cgs.push(cg);
+            }
+        }
+        let vm0 = Vmstat::read()?;
+        let damon0 = DamonStats::read();
+        let t0 = Instant::now();
+        let load = run_loader(&loader, &replay, seed, &cgs, &work.path, r)?;
+        let wall_ns = t0.elapsed().as_nanos() as u64;
+        let vm1 = Vmstat::read()?;
+        let damon1 = DamonStats::read();
+        let mut memcg = BTreeMap::new();
+        for cg in &cgs {
+            memcg.insert(
+                cg.name().to_string(),
+                MemcgRun {
+                    path: cg.path().display().to_string(),
+                    stat: cg.stat()?,
+                    peak_bytes: cg.peak_bytes(),
+                    failcnt: cg.failcnt(),
+                },
+            );
+        }
+        for cg in cgs {
+            cg.remove()?;
+        }
+        let mut damon_refresh_errors = damon0.refresh_errors.clone();
+        damon_refresh_errors.extend(damon1.refresh_errors.iter().cloned());
+        runs.push(HostRun {
+            wall_ns,
+            load,
+            vmstat: vm0.delta(&vm1),
+            memcg,
+            damon_sz_applied: damon1.sz_applied().saturating_sub(damon0.sz_applied()),
+            damon: damon0.sz_applied_delta(&damon1),
+            damon_refresh_errors,
+        });
+    }
+
+    // Teardown in reverse order, collecting errors: results are worthless if the host is
+    // left changed without anyone noticing.
+    let changes = tunables
+        .iter()
+        .map(|t| TunableChange { path: t.path().display().to_string(), old: t.old().into(), new: t.value().into() })
+        .collect();
+    let mut errors = Vec::new();
+    for s in swaps.into_iter().rev() {
+        errors.extend(s.remove().err().map(|e| e.0));
+    }
+    for t in tunables.into_iter().rev() {
+        errors.extend(t.restore().err().map(|e| e.0));
+    }
+    errors.extend(work.remove().err().map(|e| e.0));
+    if !errors.is_empty() {
+        return Err(Error(format!("the runs finished but cleanup failed: {}", errors.join("; "))));
+    }
+    Ok(HostRuns {
+        scenario: sc.name.clone(),
+        seed,
+        host,
+        setup: HostSetup {
+            cgroup: mount,
+            swap: swap_setup,
+            tunables: changes,
+            memcg_limits: sc.file.memcg.iter().map(|(n, m)| (n.clone(), m.max)).collect(),
+        },
+        runs,
+    })
+}
+
+/// The host cannot change its RAM: a scenario either models about the host's memory, or
+/// confines every task to a memcg with a limit that the host can honour.
+pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Result<(), Error> {
+    let f = &sc.file;
+    let total = meminfo.get("MemTotal").copied().ok_or_else(|| Error("/proc/meminfo: no MemTotal".into()))? * 1024;
+    let available = meminfo.get("MemAvailable").copied().unwrap_or(total / 1024) * 1024;
+    let reserved = f.machine.kernel_reserved.unwrap_or(f.machine.ram / 64 + (32 << 20));
+    let usable = f.machine.ram.saturating_sub(reserved);
+    let same_ram = (usable as f64 - total as f64).abs() <= RAM_TOLERANCE * total as f64;
+    if !same_ram {
+        let unlimited: Vec<&str> = f
+            .task
+            .iter()
+            .filter(|t| t.memcg.as_ref().and_then(|m| f.memcg[m].max).is_none())
+            .map(|t| t.name.as_str())
+            .collect();
+        if !unlimited.is_empty() {
+            return Err(Error(format!(
+                "{}: machine.ram = {} MiB models about {} MiB of usable memory, but this host has {} MiB \
+                 (MemTotal). The host's RAM cannot be changed: put every task in a [memcg.NAME] with a max \
+                 (tasks without a limit: {})",
+                sc.origin,
+                f.machine.ram >> 20,
+                usable >> 20,
+                total >> 20,
+                unlimited.join(", ")
+            )));
+        }
+    }
+    let limits: u64 = f.memcg.values().filter_map(|m| m.max).sum();
+    if !same_ram && limits > available {
+        return Err(Error(format!(
+            "{}: the memcg limits add up to {} MiB but only {} MiB are available (MemAvailable): the limits \
+             would not bind and the host would reclaim globally",
+            sc.origin,
+            limits >> 20,
+            available >> 20
+        )));
+    }
+    Ok(())
+}
+
+/// Sets the tunables the scenario gives explicitly; the rest stay as the host has them.
+fn set_tunables(sc: &Scenario) -> Result<Vec<Tunable>, Error> {
+    let vm = &sc.file.vm;
+    let mut out = Vec::new();
+    let sysctls = [
+        ("vm.swappiness", vm.swappiness.map(u64::from)),
+        ("vm.page-cluster", vm.page_cluster.map(u64::from)),
+        ("vm.min_free_kbytes", vm.min_free_kbytes),
+        ("vm.watermark_scale_factor", vm.watermark_scale_factor),
+    ];
+    for (key, v) in sysctls {
+        if let Some(v) = v {
+            out.push(Tunable::sysctl(key, &v.to_string())?);
+        }
+    }
+    if let Some(on) = sc.file.kernel.vma_ra_enabled {
+        out.push(Tunable::set("/sys/kernel/mm/swap/vma_ra_enabled", if on { "true" } else { "false" })?);
+    }
+    Ok(out)
+}
+
+/// The run's own scratch directory; removed (with what is left in it) at the end.
+struct WorkDir {
+    path: PathBuf,
+    cleanup: Cleanup,
+}
+
+impl WorkDir {
+    fn create(parent: Option<&Path>) -> Result<WorkDir, Error> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let _op = crate::cleanup::op();
+        let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let path = parent.join(format!("pagesim-host-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        std::fs::create_dir(&path).map_err(|e| Error(format!("mkdir {}: {e}", path.display())))?;
+        let p = path.clone();
+        // An active swap file cannot be unlinked (EPERM), so this never pulls a swap area away.
+        let cleanup = Cleanup::register(format!("remove {}", path.display()), move || {
+            std::fs::remove_dir_all(&p).map_err(|e| e.to_string())
+        });
+        Ok(WorkDir { path, cleanup })
+    }
+
+    fn remove(self) -> Result<(), Error> {
+        self.cleanup.run()
+    }
+}
+
+fn find_loader(given: Option<&Path>) -> Result<PathBuf, Error> {
+    if let Some(p) = given {
+        return if p.is_file() { Ok(p.to_path_buf()) } else { Err(Error(format!("{}: no such loader", p.display()))) };
+    }
+    let name = "pagesim-load";
+    let mut dirs = Vec::new();
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(d) = exe.parent() {
+            dirs.push(d.to_path_buf());
+            if let Some(up) = d.parent() {
+                dirs.push(up.to_path_buf());
+            }
+        }
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    dirs.into_iter().map(|d| d.join(name)).find(|p| p.is_file()).ok_or_else(|| {
+        Error(format!("cannot find {name} beside this program or in $PATH (build it: cargo build -p pagesim-host)"))
+    })
+}
+
+/// Runs pagesim-load once and parses its report. It dies with the calling thread
+/// (PR_SET_PDEATHSIG), and the signal path kills it by PID.
+fn run_loader(
+    loader: &Path,
+    scenario: &Path,
+    seed: u64,
+    cgs: &[Memcg],
+    work: &Path,
+    run: u32,
+) -> Result<LoadReport, Error> {
+    let out_path = work.join(format!("load-{run}.json"));
+    let err_path = work.join(format!("load-{run}.err"));
+    let io = |p: &Path| std::fs::File::create(p).map_err(|e| Error(format!("{}: {e}", p.display())));
+    let mut cmd = Command::new(loader);
+    cmd.arg(scenario).arg("--seed").arg(seed.to_string());
+    for cg in cgs {
+        cmd.arg("--memcg").arg(format!("{}={}", cg.name(), cg.path().display()));
+    }
+    cmd.stdin(Stdio::null()).stdout(io(&out_path)?).stderr(io(&err_path)?);
+    // SAFETY: the closure runs in the child between fork and exec and only calls prctl,
+    // which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
+    // Start and register under the operation lock, so a signal cannot fall in between.
+    let op = crate::cleanup::op();
+    let mut child = cmd.spawn().map_err(|e| Error(format!("{}: cannot start: {e}", loader.display())))?;
+    let pid = child.id() as i32;
+    let kill = Cleanup::register(format!("kill pagesim-load (pid {pid})"), move || {
+        // SAFETY: signals and reaps only the loader we started, which is not yet reaped (see
+        // below); reaping here makes sure it is gone before its memcg is waited for.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        Ok(())
+    });
+    drop(op);
+    // Wait without reaping: while `kill` is registered the PID stays ours (a zombie cannot be
+    // reused), so the signal path can never hit an unrelated process.
+    loop {
+        // SAFETY: a zeroed siginfo_t is valid output storage for waitid.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for our own child; info is live output storage.
+        let r = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if r == 0 || crate::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+    kill.dismiss();
+    let status = child.wait().map_err(|e| Error(format!("waiting for pagesim-load: {e}")))?;
+    let stderr = std::fs::read_to_string(&err_path).unwrap_or_default();
+    let stdout = std::fs::read_to_string(&out_path).unwrap_or_default();
+    // Exit 1 means some task did not complete (e.g. OOM-killed): still a measurement.
+    if !(status.success() || status.code() == Some(1)) {
+        return Err(Error(format!("pagesim-load failed ({status}): {}", stderr.trim())));
+    }
+    serde_json::from_str(&stdout).map_err(|e| Error(format!("pagesim-load printed no report ({e}): {}", stderr.trim())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(memcg: &str, task_memcg: &str) -> Scenario {
+        let text = format!(
+            "[machine]\nram = \"512MB\"\n{memcg}\n[region.r]\nkind = \"anon\"\nsize = \"1MB\"\n\
+             [[task]]\nname = \"t\"\n{task_memcg}\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\n"
+        );
+        Scenario::from_toml(&text, "s.toml", &[]).unwrap()
+    }
+
+    fn host(total_mib: u64, avail_mib: u64) -> BTreeMap<String, u64> {
+        [("MemTotal".to_string(), total_mib << 10), ("MemAvailable".to_string(), avail_mib << 10)].into()
+    }
+
+    #[test]
+    fn a_small_ram_model_needs_every_task_in_a_limited_memcg() {
+        let plain = scenario("", "");
+        let e = check_memory_model(&plain, &host(24_000, 23_000)).unwrap_err();
+        assert!(e.0.contains("machine.ram = 512 MiB") && e.0.contains("tasks without a limit: t"), "{e}");
+        // 512 MB RAM minus the default reserve (8 + 32 MiB) is about a 472 MiB host.
+        check_memory_model(&plain, &host(480, 400)).unwrap();
+        let unlimited = scenario("[memcg.box]", "memcg = \"box\"");
+        assert!(check_memory_model(&unlimited, &host(24_000, 23_000)).is_err());
+        let limited = scenario("[memcg.box]\nmax = \"48MB\"", "memcg = \"box\"");
+        check_memory_model(&limited, &host(24_000, 23_000)).unwrap();
+        let e = check_memory_model(&limited, &host(24_000, 40)).unwrap_err();
+        assert!(e.0.contains("would not bind"), "{e}");
+    }
+
+    #[test]
+    fn refuses_without_root() {
+        if crate::is_root() {
+            return; // The root path is exercised by the integration test.
+        }
+        let e = run_on_host(&scenario("", ""), 1).unwrap_err();
+        assert!(e.0.contains("needs root"), "{e}");
+    }
+}

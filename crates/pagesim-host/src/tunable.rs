@@ -1,0 +1,174 @@
+//! Changing one sysctl or sysfs value for the duration of an experiment: [`Tunable`]
+//! restores the value it read before (on drop, on [`Tunable::restore`], or from the signal
+//! path), and [`Zswap`] switches zswap on with a set of [`Tunable`]s.
+
+use crate::cleanup::Cleanup;
+use crate::sysfs;
+use crate::Error;
+use std::path::{Path, PathBuf};
+
+/// Where zswap's module parameters live.
+pub const ZSWAP_PARAMETERS: &str = "/sys/module/zswap/parameters";
+
+/// One /proc/sys or /sys value, set now and put back later.
+#[derive(Debug)]
+pub struct Tunable {
+    path: PathBuf,
+    old: String,
+    new: String,
+    cleanup: Cleanup,
+}
+
+impl Tunable {
+    /// Writes `value` to `path` and arranges for the previous value to be written back.
+    /// For choice lists (`always [madvise] never`) the selected word is what gets restored.
+    pub fn set(path: impl Into<PathBuf>, value: &str) -> Result<Tunable, Error> {
+        let _op = crate::cleanup::op();
+        let path = path.into();
+        let before = sysfs::read(&path)?;
+        let old = sysfs::selected(&before).to_string();
+        let p = path.clone();
+        let o = old.clone();
+        // Register before writing: if the write half-succeeds (some sysfs stores apply and
+        // then fail), the old value is still restored.
+        let cleanup = Cleanup::register(format!("restore {} to \"{old}\"", path.display()), move || {
+            sysfs::write(&p, &o).map_err(|e| e.0)
+        });
+        sysfs::write(&path, value)?;
+        Ok(Tunable { path, old, new: value.to_string(), cleanup })
+    }
+
+    /// `Tunable::set` on `/proc/sys/<key with dots as slashes>` (`vm.page-cluster`).
+    pub fn sysctl(key: &str, value: &str) -> Result<Tunable, Error> {
+        Self::set(sysctl_path(Path::new("/"), key), value)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The value read before the change (what will be restored).
+    pub fn old(&self) -> &str {
+        &self.old
+    }
+
+    /// The value written.
+    pub fn value(&self) -> &str {
+        &self.new
+    }
+
+    /// Writes the old value back now.
+    pub fn restore(self) -> Result<(), Error> {
+        self.cleanup.run()
+    }
+}
+
+/// The /proc/sys file of a sysctl key, under `root` (`/` on the host).
+pub fn sysctl_path(root: &Path, key: &str) -> PathBuf {
+    root.join("proc/sys").join(key.replace('.', "/"))
+}
+
+/// zswap switched on, with an optional compressor and pool limit; everything is put back,
+/// in reverse order (zswap off first), when dropped.
+#[derive(Debug)]
+pub struct Zswap {
+    tunables: Vec<Tunable>,
+}
+
+impl Zswap {
+    /// Enables zswap through the module parameters in `params` ([`ZSWAP_PARAMETERS`] on the
+    /// host). The compressor and pool size are set before `enabled` so the first pool is
+    /// created with them.
+    pub fn enable(params: &Path, compressor: Option<&str>, max_pool_percent: Option<u32>) -> Result<Zswap, Error> {
+        let _op = crate::cleanup::op();
+        let mut z = Zswap { tunables: Vec::new() };
+        if let Some(c) = compressor {
+            z.tunables.push(Tunable::set(params.join("compressor"), c)?);
+        }
+        if let Some(p) = max_pool_percent {
+            z.tunables.push(Tunable::set(params.join("max_pool_percent"), &p.to_string())?);
+        }
+        z.tunables.push(Tunable::set(params.join("enabled"), "Y")?);
+        Ok(z)
+    }
+
+    /// Restores every parameter now, newest first; returns the first error.
+    pub fn disable(mut self) -> Result<(), Error> {
+        let mut first = Ok(());
+        while let Some(t) = self.tunables.pop() {
+            let r = t.restore();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+}
+
+impl Drop for Zswap {
+    fn drop(&mut self) {
+        while let Some(t) = self.tunables.pop() {
+            drop(t);
+        }
+    }
+}
+
+/// Writes back dirty pages, then drops the page cache, dentries and inodes
+/// (`sync; echo 3 > /proc/sys/vm/drop_caches`), so the next run starts with a cold cache.
+pub fn drop_caches() -> Result<(), Error> {
+    // SAFETY: sync(2) has no arguments and no failure mode.
+    unsafe { libc::sync() };
+    sysfs::write(Path::new("/proc/sys/vm/drop_caches"), "3")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{fake_file, temp_dir};
+
+    fn content(p: &Path) -> String {
+        std::fs::read_to_string(p).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn tunable_restores_on_drop_and_on_restore() {
+        let d = temp_dir("tunable");
+        let sw = fake_file(&d, "proc/sys/vm/swappiness", "60\n");
+        let thp = fake_file(&d, "sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n");
+        {
+            let t = Tunable::set(&sw, "100").unwrap();
+            assert_eq!((t.old(), t.value()), ("60", "100"));
+            assert_eq!(content(&sw), "100");
+        }
+        assert_eq!(content(&sw), "60");
+        let t = Tunable::set(&thp, "never").unwrap();
+        assert_eq!(content(&thp), "never");
+        t.restore().unwrap();
+        assert_eq!(content(&thp), "madvise", "a choice list restores its selected word");
+        assert_eq!(sysctl_path(&d, "vm.page-cluster"), d.join("proc/sys/vm/page-cluster"));
+        let err = Tunable::set(d.join("proc/sys/vm/nope"), "1").unwrap_err();
+        assert!(err.0.contains("vm/nope"), "{err}");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn zswap_sets_parameters_and_restores_all_of_them() {
+        let d = temp_dir("zswap");
+        let p = d.join("parameters");
+        fake_file(&p, "enabled", "N\n");
+        fake_file(&p, "compressor", "lzo\n");
+        fake_file(&p, "max_pool_percent", "20\n");
+        let z = Zswap::enable(&p, Some("lz4"), Some(10)).unwrap();
+        assert_eq!([content(&p.join("enabled")), content(&p.join("compressor"))], ["Y", "lz4"]);
+        assert_eq!(content(&p.join("max_pool_percent")), "10");
+        z.disable().unwrap();
+        assert_eq!(content(&p.join("enabled")), "N");
+        assert_eq!(content(&p.join("compressor")), "lzo");
+        assert_eq!(content(&p.join("max_pool_percent")), "20");
+        // A failure half-way (no such parameter) still restores what was already changed.
+        std::fs::remove_file(p.join("enabled")).unwrap();
+        assert!(Zswap::enable(&p, Some("lz4"), None).is_err());
+        assert_eq!(content(&p.join("compressor")), "lzo");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
