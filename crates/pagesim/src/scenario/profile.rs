@@ -71,6 +71,30 @@ pub struct Profile {
 
 pub const DEFAULT_PROFILE: &str = "linux-6.6";
 
+/// Linux 3.14, also the base that linux-3.6 differs from.
+const LINUX_3_14: Profile = Profile {
+    name: "linux-3.14",
+    description: "Linux 3.14: recent_scanned/rotated scan balance with per-LRU force scan, anon starts \
+                  active, no workingset detection, adaptive cluster swap readahead",
+    swap_readahead: "adaptive",
+    scan_balance: "force-per-lru",
+    anon_starts_active: true,
+    swapbacked_activate_on_first_ref: true,
+    writeback_activate: false,
+    inactive_rule: InactiveRule::Legacy,
+    workingset: WorkingsetMode::Off,
+    watermark_scale: false,
+    min_free_kbytes_max: 65_536,
+    swappiness_max: 100,
+    free_swap_on_write_fault: false,
+    vma_ra_needs_nonrotational: true,
+    ra_skip_unreferenced: false,
+    swap_ra_marks_cached: true,
+    ssd_cluster_alloc: true,
+    kswapd_pre_3_11: false,
+    reclaim_3x: true,
+};
+
 /// The registry of kernel profiles.
 pub const PROFILES: &[Profile] = &[
     Profile {
@@ -95,49 +119,15 @@ pub const PROFILES: &[Profile] = &[
         kswapd_pre_3_11: false,
         reclaim_3x: false,
     },
-    Profile {
-        name: "linux-3.14",
-        description: "Linux 3.14: recent_scanned/rotated scan balance with per-LRU force scan, anon starts \
-                      active, no workingset detection, adaptive cluster swap readahead",
-        swap_readahead: "adaptive",
-        scan_balance: "force-per-lru",
-        anon_starts_active: true,
-        swapbacked_activate_on_first_ref: true,
-        writeback_activate: false,
-        inactive_rule: InactiveRule::Legacy,
-        workingset: WorkingsetMode::Off,
-        watermark_scale: false,
-        min_free_kbytes_max: 65_536,
-        swappiness_max: 100,
-        free_swap_on_write_fault: false,
-        vma_ra_needs_nonrotational: true,
-        ra_skip_unreferenced: false,
-        swap_ra_marks_cached: true,
-        ssd_cluster_alloc: true,
-        kswapd_pre_3_11: false,
-        reclaim_3x: true,
-    },
+    LINUX_3_14,
     Profile {
         name: "linux-3.6",
-        description: "Linux 3.6 (seed 000's Vanilla): blind cluster swap readahead, scan_swap_map slot \
-                      allocation for SSDs too, otherwise reclaim as linux-3.14",
+        description: "Linux 3.6 (seed 000's Vanilla): blind cluster swap readahead, pre-3.11 kswapd loop with \
+                      congestion_wait naps, scan_swap_map slot allocation for SSDs too; otherwise as linux-3.14",
         swap_readahead: "cluster",
-        scan_balance: "force-per-lru",
-        anon_starts_active: true,
-        swapbacked_activate_on_first_ref: true,
-        writeback_activate: false,
-        inactive_rule: InactiveRule::Legacy,
-        workingset: WorkingsetMode::Off,
-        watermark_scale: false,
-        min_free_kbytes_max: 65_536,
-        swappiness_max: 100,
-        free_swap_on_write_fault: false,
-        vma_ra_needs_nonrotational: true,
-        ra_skip_unreferenced: false,
-        swap_ra_marks_cached: true,
         ssd_cluster_alloc: false,
         kswapd_pre_3_11: true,
-        reclaim_3x: true,
+        ..LINUX_3_14
     },
 ];
 
