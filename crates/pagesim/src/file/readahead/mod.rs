@@ -72,8 +72,10 @@
 //!   2.6.20-only ones are grouped in [`LegacyRa`] and only [`legacy`] touches them.
 
 pub mod legacy;
+pub mod ondemand;
 
 pub use legacy::Legacy;
+pub use ondemand::OnDemand;
 
 /// 4 KiB pages.
 pub const PAGE_SHIFT: u32 = 12;
@@ -383,12 +385,14 @@ pub trait FileReadahead {
 #[derive(Clone, Copy, Debug)]
 pub enum FileRa {
     Legacy(Legacy),
+    OnDemand(OnDemand),
 }
 
 macro_rules! dispatch {
     ($self:ident, $p:ident => $call:expr) => {
         match $self {
             FileRa::Legacy($p) => $call,
+            FileRa::OnDemand($p) => $call,
         }
     };
 }
@@ -438,12 +442,19 @@ pub struct Registered {
 }
 
 /// Every file readahead policy, by the name scenarios use.
-pub const REGISTRY: &[Registered] = &[Registered {
-    name: "legacy-2.6.20",
-    description: "2.6.20 current + ahead windows, called on every read; shrinks after misses, \
+pub const REGISTRY: &[Registered] = &[
+    Registered {
+        name: "legacy-2.6.20",
+        description: "2.6.20 current + ahead windows, called on every read; shrinks after misses, \
                       off after 256 cached pages",
-    build: || FileRa::Legacy(Legacy),
-}];
+        build: || FileRa::Legacy(Legacy),
+    },
+    Registered {
+        name: "ondemand-2.6.23",
+        description: "2.6.23 on-demand readahead: sync on a miss, async on the PG_readahead page, one window",
+        build: || FileRa::OnDemand(OnDemand),
+    },
+];
 
 pub fn find(name: &str) -> Option<&'static Registered> {
     REGISTRY.iter().find(|r| r.name == name)
@@ -627,6 +638,11 @@ pub(crate) mod testkit {
         pub fn fill(&mut self, range: std::ops::Range<u64>) {
             self.cache.fill(range);
         }
+
+        /// The window as `(start, size, async_size)`.
+        pub fn window(&self) -> (u64, u64, u64) {
+            (self.ra.start, self.ra.size, self.ra.async_size)
+        }
     }
 }
 
@@ -637,9 +653,10 @@ mod tests {
 
     #[test]
     fn registry_names_find_and_build_each_policy() {
-        assert_eq!(names(), "legacy-2.6.20");
+        assert_eq!(names(), "legacy-2.6.20, ondemand-2.6.23");
         assert!(find("cluster").is_none());
         assert!(matches!((find("legacy-2.6.20").unwrap().build)(), FileRa::Legacy(_)));
+        assert!(matches!((find("ondemand-2.6.23").unwrap().build)(), FileRa::OnDemand(_)));
         assert!(REGISTRY.iter().all(|r| !r.description.is_empty()));
     }
 
@@ -656,6 +673,16 @@ mod tests {
         // get_next_ra_size with max 32: cur < 32/16 = 2 -> 4 cur, else 2 cur, capped at 32.
         let next: Vec<u64> = [1, 2, 3, 4, 8, 16, 24, 32].iter().map(|&c| get_next_ra_size(c, 32)).collect();
         assert_eq!(next, vec![4, 4, 6, 8, 16, 32, 32, 32]);
+    }
+
+    #[test]
+    fn every_policy_opens_a_four_page_window_on_a_first_one_page_read_at_zero() {
+        // init(1, 32) = 4 in every version. 2.6.20 has no marker; 2.6.23 and 6.18 set
+        // async_size = 4 - 1 = 3 and flag page 0 + 4 - 3 = 1.
+        for (name, mark) in [("legacy-2.6.20", None), ("ondemand-2.6.23", Some(1))] {
+            let mut s = Sim::new(name, 1024);
+            assert_eq!(s.read(0, 1), vec![ra(0, &[(0, 4)], mark)], "{name}");
+        }
     }
 
     #[test]
