@@ -72,9 +72,11 @@
 //!   2.6.20-only ones are grouped in [`LegacyRa`] and only [`legacy`] touches them.
 
 pub mod legacy;
+pub mod modern;
 pub mod ondemand;
 
 pub use legacy::Legacy;
+pub use modern::Modern;
 pub use ondemand::OnDemand;
 
 /// 4 KiB pages.
@@ -386,6 +388,7 @@ pub trait FileReadahead {
 pub enum FileRa {
     Legacy(Legacy),
     OnDemand(OnDemand),
+    Modern(Modern),
 }
 
 macro_rules! dispatch {
@@ -393,6 +396,7 @@ macro_rules! dispatch {
         match $self {
             FileRa::Legacy($p) => $call,
             FileRa::OnDemand($p) => $call,
+            FileRa::Modern($p) => $call,
         }
     };
 }
@@ -453,6 +457,12 @@ pub const REGISTRY: &[Registered] = &[
         name: "ondemand-2.6.23",
         description: "2.6.23 on-demand readahead: sync on a miss, async on the PG_readahead page, one window",
         build: || FileRa::OnDemand(OnDemand),
+    },
+    Registered {
+        name: "modern",
+        description: "5.x-6.18 on-demand readahead with context readahead from cached history, \
+                      io_pages-sized large reads and FADV_RANDOM mode",
+        build: || FileRa::Modern(Modern),
     },
 ];
 
@@ -653,10 +663,11 @@ mod tests {
 
     #[test]
     fn registry_names_find_and_build_each_policy() {
-        assert_eq!(names(), "legacy-2.6.20, ondemand-2.6.23");
+        assert_eq!(names(), "legacy-2.6.20, ondemand-2.6.23, modern");
         assert!(find("cluster").is_none());
         assert!(matches!((find("legacy-2.6.20").unwrap().build)(), FileRa::Legacy(_)));
         assert!(matches!((find("ondemand-2.6.23").unwrap().build)(), FileRa::OnDemand(_)));
+        assert!(matches!((find("modern").unwrap().build)(), FileRa::Modern(_)));
         assert!(REGISTRY.iter().all(|r| !r.description.is_empty()));
     }
 
@@ -679,7 +690,7 @@ mod tests {
     fn every_policy_opens_a_four_page_window_on_a_first_one_page_read_at_zero() {
         // init(1, 32) = 4 in every version. 2.6.20 has no marker; 2.6.23 and 6.18 set
         // async_size = 4 - 1 = 3 and flag page 0 + 4 - 3 = 1.
-        for (name, mark) in [("legacy-2.6.20", None), ("ondemand-2.6.23", Some(1))] {
+        for (name, mark) in [("legacy-2.6.20", None), ("ondemand-2.6.23", Some(1)), ("modern", Some(1))] {
             let mut s = Sim::new(name, 1024);
             assert_eq!(s.read(0, 1), vec![ra(0, &[(0, 4)], mark)], "{name}");
         }
