@@ -7,6 +7,7 @@
 
 pub mod device;
 pub mod engine;
+pub mod file;
 pub mod mm;
 pub mod reclaim;
 pub mod report;
