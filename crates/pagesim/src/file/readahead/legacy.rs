@@ -25,8 +25,8 @@
 //! readahead off (RA_FLAG_INCACHE) until the next miss.
 
 use super::{
-    fadvise_sets_ra_pages, get_init_ra_size, Advice, FileRaState, FileReadahead, Lookup, PageCacheView, Readahead,
-    VmHint, MMAP_LOTSAMISS, RA_FLAG_INCACHE, RA_FLAG_MISS,
+    fadvise_sets_ra_pages, get_init_ra_size, read_around_2_6, Advice, FileRaState, FileReadahead, Lookup,
+    PageCacheView, Readahead, VmHint, RA_FLAG_INCACHE, RA_FLAG_MISS,
 };
 
 /// `VM_MIN_READAHEAD` (16 KiB) in pages: the floor a window shrinks to after misses.
@@ -238,14 +238,8 @@ impl FileReadahead for Legacy {
                 }
             }
             VmHint::Normal if found == Lookup::Missing => {
-                ra.mmap_miss = ra.mmap_miss.saturating_add(1);
-                if ra.mmap_miss <= ra.mmap_hit.saturating_add(MMAP_LOTSAMISS) {
-                    let n = ra.ra_pages;
-                    if n > 0 && !cache.read_congested() {
-                        out.submit(cache, pgoff.saturating_sub(n / 2), n, 0);
-                    }
-                    return out;
-                }
+                read_around_2_6(ra, cache, &mut out, pgoff);
+                return out;
             }
             VmHint::Normal => {}
         }

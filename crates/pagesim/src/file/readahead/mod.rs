@@ -474,6 +474,23 @@ pub fn names() -> String {
     REGISTRY.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
 }
 
+/// `filemap_nopage`'s read-around on a miss (2.6.20, kept by 2.6.23's `filemap_fault`),
+/// shared by [`legacy`] and [`ondemand`]: the miss counts in `mmap_miss`; unless misses
+/// outnumber hits by more than MMAP_LOTSAMISS, `ra_pages` pages centred on the fault are
+/// read (no flag, window untouched, skipped on a congested device). Past that limit the
+/// fault reads its page alone and counts an `mmap_hit`, as one that found its page does.
+fn read_around_2_6<C: PageCacheView + ?Sized>(ra: &mut FileRaState, cache: &C, out: &mut Readahead, pgoff: u64) {
+    ra.mmap_miss = ra.mmap_miss.saturating_add(1);
+    if ra.mmap_miss > ra.mmap_hit.saturating_add(MMAP_LOTSAMISS) {
+        ra.mmap_hit = ra.mmap_hit.saturating_add(1);
+        return;
+    }
+    let n = ra.ra_pages;
+    if n > 0 && !cache.read_congested() {
+        out.submit(cache, pgoff.saturating_sub(n / 2), n, 0);
+    }
+}
+
 /// `generic_fadvise` before 2.6.33, shared by [`legacy`] and [`ondemand`]: FADV_RANDOM sets
 /// `ra_pages` to 0, WILLNEED reads the whole range (`force_page_cache_readahead`; the
 /// kernel's `max_sane_readahead` cap by free memory is not modelled) without touching the

@@ -29,8 +29,8 @@
 //! alone.
 
 use super::{
-    fadvise_sets_ra_pages, get_init_ra_size, get_next_ra_size, Advice, FileRaState, FileReadahead, Lookup,
-    PageCacheView, Readahead, VmHint, MMAP_LOTSAMISS, PAGE_SHIFT,
+    fadvise_sets_ra_pages, get_init_ra_size, get_next_ra_size, read_around_2_6, Advice, FileRaState, FileReadahead,
+    Lookup, PageCacheView, Readahead, VmHint, PAGE_SHIFT,
 };
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -166,14 +166,8 @@ impl FileReadahead for OnDemand {
             (VmHint::Sequential, Lookup::Missing) => sync_then_recheck(ra, cache, &mut out, pgoff, 1),
             (VmHint::Sequential, Lookup::Marked) => async_readahead(ra, cache, &mut out, pgoff, 1),
             (VmHint::Normal, Lookup::Missing) => {
-                ra.mmap_miss = ra.mmap_miss.saturating_add(1);
-                if ra.mmap_miss <= ra.mmap_hit.saturating_add(MMAP_LOTSAMISS) {
-                    let n = ra.ra_pages;
-                    if n > 0 && !cache.read_congested() {
-                        out.submit(cache, pgoff.saturating_sub(n / 2), n, 0);
-                    }
-                    return out;
-                }
+                read_around_2_6(ra, cache, &mut out, pgoff);
+                return out;
             }
             _ => {}
         }
