@@ -394,7 +394,7 @@ impl Hdd {
             }
         }
         let service = match (dir, ahead_end, self.last) {
-            (IoDir::Read, Some((l, ahead)), _) if streaming_hit && (l.end..=ahead).contains(&offset) => {
+            (IoDir::Read, Some((l, ahead)), _) if streaming_hit => {
                 let cached = ahead - offset;
                 if len <= cached {
                     cmd + xfer_ns(len, self.p.interface_rate)
