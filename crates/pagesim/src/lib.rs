@@ -7,8 +7,8 @@
 
 pub mod device;
 pub mod engine;
-pub mod file;
 pub mod mm;
+pub mod pagecache;
 pub mod reclaim;
 pub mod report;
 pub mod reproduce;
