@@ -80,6 +80,8 @@ pub struct FlashParams<D: FlashDefaults> {
     pub iops_max: u64,
     /// Largest request after merging, KiB.
     pub max_sectors_kb: u64,
+    /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
+    pub read_ahead_kb: u64,
     pub scheduler: Scheduler,
     pub iosched: DeadlineParams,
     #[serde(skip)]
@@ -97,6 +99,7 @@ impl<D: FlashDefaults> Default for FlashParams<D> {
             channels: D::CHANNELS,
             iops_max: D::IOPS_MAX,
             max_sectors_kb: D::MAX_SECTORS_KB,
+            read_ahead_kb: 128,
             scheduler: Scheduler::Fifo,
             iosched: DeadlineParams::default(),
             _defaults: PhantomData,
@@ -138,7 +141,12 @@ impl<D: FlashDefaults> FlashParams<D> {
     }
 
     fn queue_params(&self) -> QueueParams {
-        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
+        QueueParams {
+            max_sectors_kb: self.max_sectors_kb,
+            read_ahead_kb: self.read_ahead_kb,
+            scheduler: self.scheduler,
+            iosched: self.iosched,
+        }
     }
 }
 

@@ -83,6 +83,8 @@ pub struct HddParams {
     pub queue_depth: u32,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
+    /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
+    pub read_ahead_kb: u64,
     /// Default mq-deadline.
     pub scheduler: Scheduler,
     pub iosched: DeadlineParams,
@@ -106,6 +108,7 @@ impl Default for HddParams {
             cache_segment: 8 << 20,
             queue_depth: 31,
             max_sectors_kb: 512,
+            read_ahead_kb: 128,
             scheduler: Scheduler::MqDeadline,
             iosched: DeadlineParams::default(),
         }
@@ -114,7 +117,12 @@ impl Default for HddParams {
 
 impl HddParams {
     fn queue_params(&self) -> QueueParams {
-        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
+        QueueParams {
+            max_sectors_kb: self.max_sectors_kb,
+            read_ahead_kb: self.read_ahead_kb,
+            scheduler: self.scheduler,
+            iosched: self.iosched,
+        }
     }
 
     pub(super) fn docs(&self) -> Vec<ParamDoc> {

@@ -109,6 +109,8 @@ impl Scheduler {
 pub struct QueueParams {
     /// Largest request after merging, KiB (`max_sectors_kb`).
     pub max_sectors_kb: u64,
+    /// Default file readahead window, KiB (`read_ahead_kb`, the bdi's `ra_pages`).
+    pub read_ahead_kb: u64,
     pub scheduler: Scheduler,
     pub iosched: DeadlineParams,
 }
@@ -128,6 +130,13 @@ impl QueueParams {
                 self.max_sectors_kb
             ));
         }
+        if self.read_ahead_kb % 4 != 0 || self.read_ahead_kb > 1 << 20 {
+            return Err(format!(
+                "read_ahead_kb: expected a multiple of 4 KiB (whole pages) up to {} KiB, got {}",
+                1u64 << 20,
+                self.read_ahead_kb
+            ));
+        }
         Ok(())
     }
 
@@ -139,6 +148,14 @@ impl QueueParams {
                 unit: "KiB",
                 default: self.max_sectors_kb.to_string(),
                 doc: "Largest request after merging (/sys/block/<dev>/queue/max_sectors_kb).",
+            },
+            ParamDoc {
+                key: "read_ahead_kb",
+                unit: "KiB",
+                default: self.read_ahead_kb.to_string(),
+                doc: "Maximum file readahead window of files on this device \
+                      (/sys/block/<dev>/queue/read_ahead_kb; VM_MAX_READAHEAD = 128 KiB). \
+                      0 turns file readahead off.",
             },
             ParamDoc {
                 key: "scheduler",
@@ -245,6 +262,11 @@ impl DeviceModel {
             DeviceModel::Pmem(m) => m.queue_params(),
             DeviceModel::Ram(m) => m.queue_params(),
         }
+    }
+
+    /// The bdi's `ra_pages`: the file readahead window in pages (`read_ahead_kb` / 4).
+    pub fn ra_pages(&self) -> u64 {
+        self.queue_params().read_ahead_kb / 4
     }
 
     /// Largest request after merging (`max_sectors_kb`), in bytes.

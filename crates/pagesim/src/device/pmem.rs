@@ -43,6 +43,8 @@ pub struct PmemParams {
     pub channels: u32,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
+    /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
+    pub read_ahead_kb: u64,
     pub scheduler: Scheduler,
     pub iosched: DeadlineParams,
 }
@@ -58,6 +60,7 @@ impl Default for PmemParams {
             write_bandwidth: 2_300_000_000,
             channels: 1,
             max_sectors_kb: 512,
+            read_ahead_kb: 128,
             scheduler: Scheduler::Fifo,
             iosched: DeadlineParams::default(),
         }
@@ -66,7 +69,12 @@ impl Default for PmemParams {
 
 impl PmemParams {
     fn queue_params(&self) -> QueueParams {
-        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
+        QueueParams {
+            max_sectors_kb: self.max_sectors_kb,
+            read_ahead_kb: self.read_ahead_kb,
+            scheduler: self.scheduler,
+            iosched: self.iosched,
+        }
     }
 
     pub(super) fn docs(&self) -> Vec<ParamDoc> {

@@ -21,6 +21,8 @@ pub struct RamParams {
     pub bandwidth: u64,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
+    /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
+    pub read_ahead_kb: u64,
     pub scheduler: Scheduler,
     pub iosched: DeadlineParams,
 }
@@ -32,6 +34,7 @@ impl Default for RamParams {
             request_ns: 1_000,
             bandwidth: 8_000_000_000,
             max_sectors_kb: 512,
+            read_ahead_kb: 128,
             scheduler: Scheduler::Fifo,
             iosched: DeadlineParams::default(),
         }
@@ -40,7 +43,12 @@ impl Default for RamParams {
 
 impl RamParams {
     fn queue_params(&self) -> QueueParams {
-        QueueParams { max_sectors_kb: self.max_sectors_kb, scheduler: self.scheduler, iosched: self.iosched }
+        QueueParams {
+            max_sectors_kb: self.max_sectors_kb,
+            read_ahead_kb: self.read_ahead_kb,
+            scheduler: self.scheduler,
+            iosched: self.iosched,
+        }
     }
 
     pub(super) fn docs(&self) -> Vec<ParamDoc> {
