@@ -108,6 +108,7 @@ impl Backing {
         match kind {
             RegionKind::Anon => Backing::PrivateAnon,
             RegionKind::Shmem => Backing::SharedAnon,
+            RegionKind::File => unreachable!("execute() refuses file scenarios before mapping"),
         }
     }
 
@@ -217,6 +218,9 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     }
     if thread_count() != Some(1) {
         return Err(Error("the load generator must run in a single-threaded process (pagesim-load)".into()));
+    }
+    if let Some(why) = unsupported(sc) {
+        return Err(Error(format!("{}: {why}", sc.origin)));
     }
     let seed = opts.seed.unwrap_or(sc.file.seed);
     let progs = task_programs(sc, seed);
@@ -488,6 +492,30 @@ fn kill_and_reap(pids: &[i32]) {
     }
 }
 
+/// What of the scenario the load generator cannot run yet: files (regions of kind file and
+/// read steps) and the step keys that only file steps and pacing use.
+pub fn unsupported(sc: &Scenario) -> Option<String> {
+    if let Some((n, _)) = sc.file.region.iter().find(|(_, r)| r.kind == RegionKind::File) {
+        return Some(format!("region.{n}: file regions are not replayed on the host yet"));
+    }
+    for (i, t) in sc.file.task.iter().enumerate() {
+        for (j, s) in t.step.iter().enumerate() {
+            if s.file.is_some() {
+                return Some(format!("task[{i}].step[{j}]: file steps are not replayed on the host yet"));
+            }
+            if s.pattern == Pattern::Reverse || s.then_next.is_some() || s.cluster.is_some() {
+                return Some(format!(
+                    "task[{i}].step[{j}]: reverse, then_next and cluster are not replayed on the host yet"
+                ));
+            }
+        }
+        if t.stagger != 0 {
+            return Some(format!("task[{i}].stagger: not replayed on the host yet"));
+        }
+    }
+    None
+}
+
 /// The parts of a validated scenario the load generator needs (seed, machine, memcgs,
 /// regions, tasks, time limit) as a JSON scenario that [`Scenario::from_json`] accepts.
 /// `run_on_host` hands the load generator this file, so overrides applied to the scenario
@@ -508,6 +536,7 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
             let kind = match r.kind {
                 RegionKind::Anon => "anon",
                 RegionKind::Shmem => "shmem",
+                RegionKind::File => "file",
             };
             (n.clone(), json!({ "kind": kind, "size": r.size }))
         })
@@ -525,6 +554,7 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
                         Pattern::Random => "random",
                         Pattern::Zipf => "zipf",
                         Pattern::Stride => "stride",
+                        Pattern::Reverse => "reverse",
                     };
                     let mut v = json!({ "region": s.region, "pattern": pattern, "think": s.think });
                     let o = v.as_object_mut().expect("object");

@@ -157,6 +157,9 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     if opts.repeats == 0 {
         return Err(Error("repeats must be at least 1".into()));
     }
+    if let Some(why) = crate::load::unsupported(sc) {
+        return Err(Error(format!("{origin}: {why}")));
+    }
     if crate::page_size() != 4096 {
         return Err(Error(format!("the host's page size is {} bytes; pagesim models 4096", crate::page_size())));
     }

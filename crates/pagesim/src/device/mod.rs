@@ -130,7 +130,7 @@ impl QueueParams {
                 self.max_sectors_kb
             ));
         }
-        if self.read_ahead_kb % 4 != 0 || self.read_ahead_kb > 1 << 20 {
+        if !self.read_ahead_kb.is_multiple_of(4) || self.read_ahead_kb > 1 << 20 {
             return Err(format!(
                 "read_ahead_kb: expected a multiple of 4 KiB (whole pages) up to {} KiB, got {}",
                 1u64 << 20,

@@ -16,9 +16,13 @@ pub mod rng;
 use crate::device::{DeviceModel, DeviceQueue, Dispatched, IoDir};
 use crate::mm::vmstat::{Counter, Counters};
 use crate::mm::{self, pg, Frames, Memcg, Watermarks, NIL};
+use crate::pagecache::filemap::{FileRead, ReadStep};
+use crate::pagecache::readahead::{Advice, FileRa, FileRaState, VmHint};
+use crate::pagecache::AddressSpace;
 use crate::reclaim::scan_balance::ScanBalance;
 use crate::reclaim::ScanControl;
 use crate::report::{Histogram, Report};
+use crate::scenario::Fadvise;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::readahead::SwapRa;
 use crate::swap::{Swap, SwapArea};
@@ -26,6 +30,16 @@ use crate::workload::{BoundStep, Cursor};
 use crate::{Error, Progress, RunOptions};
 use event::{Event, EventQueue};
 use rng::Rng;
+
+/// What the hit loop stopped at.
+enum Next {
+    /// An access that faults: (vma, page, write).
+    Fault(u32, u32, bool),
+    /// A file step's next read call, of this record.
+    Read(u32),
+    /// The task ended or the burst is over.
+    Stop,
+}
 
 /// Page-table entry encoding (u32): 0 = none; bit 31 = swap entry in the low 31 bits;
 /// otherwise present, with YOUNG/DIRTY/WRITE bits and frame + 1 in bits 0-27 (frame field
@@ -65,6 +79,12 @@ pub struct Vma {
     pub task: u32,
     /// The shmem object it maps, or `None` for private anonymous memory.
     pub shmem: Option<u32>,
+    /// The file it maps (read-only, shared), or `None`.
+    pub file: Option<u32>,
+    /// Readahead state of the mapping's open file (`vmf->file->f_ra`); file VMAs only.
+    pub ra: u32,
+    /// madvise hint of a file VMA.
+    pub hint: VmHint,
     pub pages: u32,
     pub pte: Vec<u32>,
 }
@@ -120,6 +140,14 @@ pub struct Task {
     pub no_progress: u32,
     /// Frame whose read this task waits for.
     pub wait_frame: u32,
+    /// The read(2) in progress, if any.
+    pub read: Option<FileRead>,
+    /// The readahead policy was already consulted for the pending fault.
+    pub ra_done: bool,
+    /// Per step: the readahead state its file reads use (file steps), else `NIL`.
+    pub step_ra: Vec<u32>,
+    /// Per step: when it ended (0 while not ended).
+    pub step_end_ns: Vec<u64>,
 }
 
 /// kswapd's state.
@@ -170,6 +198,13 @@ pub struct Sim {
     pub scan_balance: ScanBalance,
     pub vmas: Vec<Vma>,
     pub shmem: Vec<ShmemObj>,
+    /// Files and their page caches.
+    pub files: Vec<AddressSpace>,
+    /// The file readahead policy.
+    pub file_ra: FileRa,
+    /// Open files' readahead states (`struct file_ra_state`), indexed by `Vma::ra` and
+    /// `Task::step_ra`.
+    pub ra_states: Vec<FileRaState>,
     pub tasks: Vec<Task>,
     pub kswapd: Kswapd,
     pub devices: Vec<DeviceQueue>,
@@ -197,6 +232,9 @@ pub struct Sim {
     /// Reused buffer for pages isolated by shrink_inactive_list.
     pub isolate_buf: Vec<u32>,
     time_limit: u64,
+    /// Timeline points every `sample_every` ns (none when 0).
+    pub timeline: Vec<crate::report::TimelinePoint>,
+    sample_every: u64,
 }
 
 impl Sim {
@@ -275,6 +313,35 @@ impl Sim {
                 shmem.push(ShmemObj { slots: vec![0; pages as usize], mappers: Vec::new() });
             }
         }
+        // Files: one extent each after the swap areas of their device; shared files in
+        // name order, then the per-task copies in task order.
+        let mut files: Vec<AddressSpace> = Vec::new();
+        let mut file_ids = std::collections::BTreeMap::new();
+        let mut place = |name: String, cfg: &crate::scenario::FileConfig, files: &mut Vec<AddressSpace>| {
+            let d = device_names.iter().position(|n| *n == cfg.device).expect("validated");
+            let bytes = cfg.size.div_ceil(4096) * 4096;
+            let cap = devices[d].model().capacity_bytes();
+            if dev_used[d] + bytes > cap {
+                return Err(Error(format!(
+                    "{}: file.{name}: device \"{}\" holds {cap} bytes; its swap areas and files need {}",
+                    sc.origin,
+                    cfg.device,
+                    dev_used[d] + bytes
+                )));
+            }
+            files.push(AddressSpace::new(name, d as u32, dev_used[d], bytes / 4096));
+            dev_used[d] += bytes;
+            Ok((files.len() - 1) as u32)
+        };
+        for (name, cfg) in &f.file {
+            if !cfg.per_task {
+                let id = place(name.clone(), cfg, &mut files)?;
+                file_ids.insert(name.clone(), id);
+            }
+        }
+        let bdi_ra_pages =
+            |files: &Vec<AddressSpace>, fi: u32| devices[files[fi as usize].dev as usize].model().ra_pages();
+        let mut ra_states: Vec<FileRaState> = Vec::new();
         let mut rng = Rng::new(seed);
         let mut vmas: Vec<Vma> = Vec::new();
         let mut tasks = Vec::new();
@@ -282,38 +349,91 @@ impl Sim {
         for t in &f.task {
             let memcg =
                 t.memcg.as_ref().map_or(0, |m| 1 + f.memcg.keys().position(|k| k == m).expect("validated")) as u16;
+            // Readahead states of shared_fd steps, one per step for all instances.
+            let mut shared_ra: Vec<Option<u32>> = vec![None; t.step.len()];
             for k in 0..t.count {
                 let tid = tasks.len() as u32;
                 let mut region_vma = std::collections::BTreeMap::new();
+                let mut own_files = std::collections::BTreeMap::new();
                 let mut steps = Vec::new();
                 let mut step_vma = Vec::new();
-                for st in &t.step {
-                    let r = &f.region[&st.region];
-                    let pages = r.size.div_ceil(4096) as u32;
-                    let v = *region_vma.entry(st.region.clone()).or_insert_with(|| {
-                        let id = vmas.len() as u32;
-                        let obj = shmem_ids.get(&st.region).copied();
-                        if let Some(o) = obj {
-                            shmem[o as usize].mappers.push(id);
+                let mut step_ra = Vec::new();
+                for (j, st) in t.step.iter().enumerate() {
+                    let pages = crate::workload::step_pages(sc, st);
+                    let (v, ra) = match &st.file {
+                        Some(name) => {
+                            let cfg = &f.file[name];
+                            let fi = if cfg.per_task {
+                                match own_files.get(name) {
+                                    Some(&fi) => fi,
+                                    None => {
+                                        let fi = place(format!("{name}.{tid}"), cfg, &mut files)?;
+                                        own_files.insert(name.clone(), fi);
+                                        fi
+                                    }
+                                }
+                            } else {
+                                file_ids[name]
+                            };
+                            let ra = match shared_ra[j] {
+                                Some(ra) if st.shared_fd => ra,
+                                _ => {
+                                    ra_states.push(FileRaState::new(bdi_ra_pages(&files, fi), 0));
+                                    let ra = (ra_states.len() - 1) as u32;
+                                    if st.shared_fd {
+                                        shared_ra[j] = Some(ra);
+                                    }
+                                    ra
+                                }
+                            };
+                            (fi, ra)
                         }
-                        vmas.push(Vma { task: tid, shmem: obj, pages, pte: vec![pte::NONE; pages as usize] });
-                        id
-                    });
+                        None => {
+                            let r = &f.region[&st.region];
+                            let v = *region_vma.entry(st.region.clone()).or_insert_with(|| {
+                                let id = vmas.len() as u32;
+                                let obj = shmem_ids.get(&st.region).copied();
+                                if let Some(o) = obj {
+                                    shmem[o as usize].mappers.push(id);
+                                }
+                                let file = r.file.as_ref().map(|name| file_ids[name]);
+                                let mut ra = NIL;
+                                if let Some(fi) = file {
+                                    files[fi as usize].mappers.push(id);
+                                    ra_states.push(FileRaState::new(bdi_ra_pages(&files, fi), 0));
+                                    ra = (ra_states.len() - 1) as u32;
+                                }
+                                vmas.push(Vma {
+                                    task: tid,
+                                    shmem: obj,
+                                    file,
+                                    ra,
+                                    hint: Sim::vm_hint(r.madvise),
+                                    pages,
+                                    pte: vec![pte::NONE; pages as usize],
+                                });
+                                id
+                            });
+                            (v, NIL)
+                        }
+                    };
                     let bs = BoundStep::new(st, v, pages);
                     ops_total += bs.total;
                     steps.push(bs);
                     step_vma.push(v);
+                    step_ra.push(ra);
                 }
                 let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
+                let nsteps = steps.len();
                 tasks.push(Task {
                     name,
                     memcg,
                     steps,
                     step_vma,
-                    cur: Cursor::default(),
+                    cur: Cursor { step_start_ns: t.start + k as u64 * t.stagger, ..Cursor::default() },
                     rng: rng.split(),
                     state: TaskState::NotStarted,
-                    start_ns: t.start,
+                    start_ns: t.start + k as u64 * t.stagger,
                     end_ns: 0,
                     cpu_ns: 0,
                     faults: 0,
@@ -326,9 +446,15 @@ impl Sim {
                     reclaim: None,
                     no_progress: 0,
                     wait_frame: NIL,
+                    read: None,
+                    ra_done: false,
+                    step_ra,
+                    step_end_ns: vec![0; nsteps],
                 });
             }
         }
+        let fra_name = f.kernel.file_readahead.as_deref().unwrap_or(profile.file_readahead);
+        let file_ra = (crate::pagecache::readahead::find(fra_name).expect("validated").build)();
         let nthreads = tasks.len() + 1;
         let mut sim = Sim {
             now: 0,
@@ -344,6 +470,9 @@ impl Sim {
             scan_balance,
             vmas,
             shmem,
+            files,
+            file_ra,
+            ra_states,
             tasks,
             kswapd: Kswapd { sleeping: true, ..Default::default() },
             devices,
@@ -364,7 +493,12 @@ impl Sim {
             scratch_tags: Vec::new(),
             isolate_buf: Vec::new(),
             time_limit: f.time_limit.unwrap_or(u64::MAX),
+            timeline: Vec::new(),
+            sample_every: f.sample_interval.unwrap_or(0),
         };
+        if sim.sample_every > 0 {
+            sim.timeline.push(crate::report::TimelinePoint::of(&sim, 0));
+        }
         for tid in 0..sim.tasks.len() as u32 {
             let at = sim.tasks[tid as usize].start_ns;
             sim.wake(tid, at);
@@ -394,6 +528,14 @@ impl Sim {
             if t > self.time_limit {
                 self.now = self.time_limit;
                 break;
+            }
+            while self.sample_every > 0 {
+                let next = self.timeline.last().map_or(0, |p| p.t_ns) + self.sample_every;
+                if t < next {
+                    break;
+                }
+                let point = crate::report::TimelinePoint::of(self, next);
+                self.timeline.push(point);
             }
             self.now = self.now.max(t);
             match ev {
@@ -482,13 +624,33 @@ impl Sim {
                     crate::reclaim::Step::Finished => {}
                 }
             }
+            if self.tasks[tid as usize].read.is_some() {
+                match self.file_read_step(tid, limit) {
+                    ReadStep::Done => {
+                        if self.finish_access(tid) {
+                            return;
+                        }
+                        continue;
+                    }
+                    ReadStep::Blocked => return,
+                    ReadStep::Retry => continue,
+                    ReadStep::Yield => {
+                        self.wake(tid, self.now);
+                        return;
+                    }
+                }
+            }
             let (vma, idx, write) = match self.tasks[tid as usize].pending {
                 Some(p) => p,
                 None => {
                     // The hit loop: no event, no allocation per access.
                     match self.hit_loop(tid, limit) {
-                        Some(p) => p,
-                        None => {
+                        Next::Fault(vma, idx, write) => (vma, idx, write),
+                        Next::Read(unit) => {
+                            self.start_read(tid, unit);
+                            continue;
+                        }
+                        Next::Stop => {
                             if self.tasks[tid as usize].state == TaskState::Done || self.now >= limit {
                                 if self.tasks[tid as usize].state != TaskState::Done {
                                     self.wake(tid, self.now);
@@ -505,6 +667,7 @@ impl Sim {
                 t.pending = Some((vma, idx, write));
                 t.fault_counted = false;
                 t.fault_tried = false;
+                t.ra_done = false;
                 t.fault_start = self.now;
             }
             match self.handle_fault(tid, cpu, vma, idx, write) {
@@ -513,7 +676,9 @@ impl Sim {
                     t.pending = None;
                     let lat = self.now - t.fault_start;
                     self.fault_hist.record(lat);
-                    self.finish_access(tid);
+                    if self.finish_access(tid) {
+                        return;
+                    }
                 }
                 crate::mm::fault::Fault::Blocked => return,
                 crate::mm::fault::Fault::Retry => continue,
@@ -522,28 +687,57 @@ impl Sim {
         }
     }
 
-    /// Executes accesses that hit until one faults (returned), the task ends, or the burst
-    /// limit is reached (`None`).
+    /// Starts the read(2) of record `unit` of the task's current file step; the step's
+    /// first read opens the file (its `posix_fadvise` is given then).
+    fn start_read(&mut self, tid: u32, unit: u32) {
+        let t = &self.tasks[tid as usize];
+        let si = t.cur.step;
+        let step = &t.steps[si];
+        let (fi, ra) = (t.step_vma[si], t.step_ra[si]);
+        let nr = step.record_pages as u64;
+        if t.cur.done == 0 {
+            if let Some(a) = step.fadvise {
+                let nr_pages = self.files[fi as usize].nr_pages;
+                let advice = match a {
+                    Fadvise::Normal => Advice::Normal,
+                    Fadvise::Sequential => Advice::Sequential,
+                    Fadvise::Random => Advice::Random,
+                    Fadvise::Willneed => Advice::WillNeed { index: 0, nr: nr_pages },
+                };
+                self.file_fadvise(tid, fi, ra, advice);
+            }
+        }
+        self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr);
+    }
+
+    /// Executes accesses that hit until one faults, a file step needs a read call, the
+    /// task ends, or the burst limit is reached.
     #[inline]
-    fn hit_loop(&mut self, tid: u32, limit: u64) -> Option<(u32, u32, bool)> {
+    fn hit_loop(&mut self, tid: u32, limit: u64) -> Next {
         let access_ns = self.cost.access_ns;
         let Sim { tasks, vmas, now, ops_done, .. } = self;
         let t = &mut tasks[tid as usize];
         loop {
             if *now >= limit {
-                return None;
+                return Next::Stop;
             }
             let Some(step) = t.steps.get(t.cur.step) else {
                 t.state = TaskState::Done;
                 t.end_ns = *now;
-                return None;
+                return Next::Stop;
             };
             if t.cur.done >= step.total {
+                t.step_end_ns[t.cur.step] = *now;
                 t.cur.step += 1;
                 t.cur.done = 0;
+                t.cur.step_start_ns = *now;
                 continue;
             }
-            let idx = step.index(t.cur.done, &mut t.rng);
+            let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
+            t.cur.last = idx;
+            if step.file {
+                return Next::Read(idx);
+            }
             let vma = t.step_vma[t.cur.step];
             let write = step.write;
             let think = step.think_ns;
@@ -551,7 +745,7 @@ impl Sim {
             let e = ptes[idx as usize];
             let ok = pte::is_present(e) && (!write || e & pte::WRITE != 0);
             if !ok {
-                return Some((vma, idx, write));
+                return Next::Fault(vma, idx, write);
             }
             ptes[idx as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
             t.cur.done += 1;
@@ -560,14 +754,28 @@ impl Sim {
         }
     }
 
-    /// Accounts the access that just completed after a fault.
-    fn finish_access(&mut self, tid: u32) {
+    /// Accounts the access (or read call) that just completed outside the hit loop. A
+    /// step with a `rate` then sleeps until its bytes are due; returns whether the task
+    /// went to sleep.
+    fn finish_access(&mut self, tid: u32) -> bool {
         let t = &mut self.tasks[tid as usize];
         let step = &t.steps[t.cur.step];
         let think = step.think_ns;
+        let rate = step.rate;
+        let bytes = step.record_pages as u64 * 4096;
         t.cur.done += 1;
         self.ops_done += 1;
         self.now += self.cost.access_ns + think;
+        if rate == 0 {
+            return false;
+        }
+        let due = t.cur.step_start_ns + ((t.cur.done as u128 * bytes as u128 * 1_000_000_000) / rate as u128) as u64;
+        if due <= self.now {
+            return false;
+        }
+        self.block(tid);
+        self.wake(tid, due);
+        true
     }
 
     /// Charges CPU time to the running thread.
@@ -621,6 +829,21 @@ impl Sim {
         st.recent_scanned[0] += 1;
         if active {
             st.recent_rotated[0] += 1;
+        }
+    }
+
+    /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).
+    pub fn lru_add_file(&mut self, f: u32, active: bool) {
+        let m = self.frames.memcg[f as usize] as usize;
+        if active {
+            self.frames.set(f, pg::ACTIVE);
+        }
+        let Sim { memcgs, frames, .. } = self;
+        memcgs[m].lru.add_head(frames, f, mm::LruList::of(true, active));
+        let st = &mut memcgs[m].stat;
+        st.recent_scanned[1] += 1;
+        if active {
+            st.recent_rotated[1] += 1;
         }
     }
 

@@ -41,6 +41,9 @@ impl Sim {
         if pte::is_present(e) {
             return self.do_wp_page(tid, vma, idx, e);
         }
+        if let Some(fi) = self.vmas[vma as usize].file {
+            return self.filemap_fault(tid, vma, fi, idx);
+        }
         match self.vmas[vma as usize].shmem {
             Some(obj) => self.shmem_fault(tid, vma, obj, idx, write),
             None if e == pte::NONE => self.do_anonymous_page(tid, vma, idx, write),
@@ -252,7 +255,7 @@ impl Sim {
         self.frames.set(f, pg::SWAPBACKED | pg::LOCKED);
         self.frames.set_owner(f, Owner::None, 0);
         if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
-            self.workingset_refault(f, shadow);
+            self.workingset_refault(f, shadow, false);
         }
         let active = self.frames.test(f, pg::ACTIVE);
         self.frames.clear(f, pg::ACTIVE);

@@ -44,19 +44,25 @@ pub mod pg {
     pub const SWAPBACKED: u16 = 1 << 8;
     pub const WORKINGSET: u16 = 1 << 9;
     pub const UNEVICTABLE: u16 = 1 << 10;
+    /// pagesim's own: brought in by file readahead and not read or mapped yet, so its
+    /// eviction counts as readahead thrashing (`ra_evicted_unused`).
+    pub const RA_UNUSED: u16 = 1 << 11;
 }
 
-/// Who a frame belongs to: an anonymous VMA, a shmem object, or nobody (a swap-cache
-/// page brought in by readahead and not mapped yet).
+/// Who a frame belongs to: an anonymous VMA, a shmem object, a file's page cache, or
+/// nobody (a swap-cache page brought in by readahead and not mapped yet).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
     None,
     Anon(u32),
     Shmem(u32),
+    File(u32),
 }
 
+/// Owner encoding: `u32::MAX` none; bit 31 shmem object; bit 30 file; else anon VMA id.
 const OWNER_NONE: u32 = u32::MAX;
 const OWNER_SHMEM: u32 = 1 << 31;
+const OWNER_FILE: u32 = 1 << 30;
 
 /// All page frames of the machine, as parallel arrays.
 #[derive(Debug)]
@@ -132,6 +138,8 @@ impl Frames {
             Owner::None
         } else if o & OWNER_SHMEM != 0 {
             Owner::Shmem(o & !OWNER_SHMEM)
+        } else if o & OWNER_FILE != 0 {
+            Owner::File(o & !OWNER_FILE)
         } else {
             Owner::Anon(o)
         }
@@ -143,6 +151,7 @@ impl Frames {
             Owner::None => OWNER_NONE,
             Owner::Anon(v) => v,
             Owner::Shmem(s) => s | OWNER_SHMEM,
+            Owner::File(a) => a | OWNER_FILE,
         };
         self.index[f as usize] = index;
     }

@@ -59,6 +59,15 @@ counters! {
     ThpFaultAlloc => "thp_fault_alloc",
     KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
     KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
+    // pagesim's own file readahead counters (the kernel has tracepoints, not counters):
+    // readahead windows submitted and the pages they newly read; pages read(2) copied to
+    // the user; pages the read or fault path read alone because no readahead brought them;
+    // readahead pages evicted before anyone read or mapped them (readahead thrashing).
+    FileRaWindows => "file_ra_windows",
+    FileRaPages => "file_ra_pages",
+    FileReadPages => "file_read_pages",
+    FileReadSingle => "file_read_single",
+    RaEvictedUnused => "ra_evicted_unused",
 }
 
 /// A set of counters (global /proc/vmstat, or one memcg's memory.stat events).

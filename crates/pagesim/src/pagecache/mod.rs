@@ -1,7 +1,121 @@
-//! File pages: what the page cache asks of the block layer on behalf of read(2), mmap faults
-//! and fadvise(2).
+//! The page cache of files: address spaces, the buffered read path, file mmap faults and
+//! the file readahead policies.
 //!
-//! Only the readahead *policies* live here so far (pure decisions over a read-only view of the
-//! page cache); the page cache itself and the engine hookup come later.
+//! Models include/linux/fs.h `struct address_space` (one per file: its page cache as an
+//! index → page array, with workingset shadow entries where evicted pages were) and, in
+//! [`filemap`], mm/filemap.c (`filemap_read` / 2.6's `do_generic_mapping_read`,
+//! `filemap_fault`, `filemap_map_pages`), mm/swap.c `folio_mark_accessed` and the
+//! page-cache half of mm/workingset.c. The readahead policies are in [`readahead`].
+//!
+//! ```text
+//!  file extent on its device:  [dev_offset, dev_offset + nr_pages × 4 KiB)
+//!  slots[i]:   0 = hole          frame + 1 = cached page i        (frames.owner = File(id))
+//!  shadow[i]:  0 = none          packed workingset shadow + 1     (only where slots[i] = 0)
+//! ```
+//!
+//! Pages enter the page cache on the inactive file list, locked until their read ends;
+//! reclaim drops clean file pages without I/O, leaving a shadow entry. The model has no file
+//! writes: every file page is clean.
 
+pub mod filemap;
 pub mod readahead;
+
+use crate::engine::pte;
+use crate::mm::{pg, Frames};
+use crate::swap::Shadow;
+use readahead::{Lookup, PageCacheView};
+
+/// One file: its place on a device and its page cache.
+#[derive(Debug)]
+pub struct AddressSpace {
+    /// The scenario's file name (`name.k` for the copy of task instance k of a per_task file).
+    pub name: String,
+    /// Device index and byte offset of the file's extent.
+    pub dev: u32,
+    pub dev_offset: u64,
+    /// Pages in the file.
+    pub nr_pages: u64,
+    /// frame + 1 of each cached page, or 0.
+    pub slots: Vec<u32>,
+    /// Packed shadow + 1 of each evicted page, or 0 (`xa_value` entries in the kernel).
+    shadow: Vec<u64>,
+    /// VMAs mapping the file.
+    pub mappers: Vec<u32>,
+    /// Pages cached (`mapping->nrpages`).
+    pub nrpages: u64,
+}
+
+impl AddressSpace {
+    pub fn new(name: String, dev: u32, dev_offset: u64, nr_pages: u64) -> Self {
+        AddressSpace {
+            name,
+            dev,
+            dev_offset,
+            nr_pages,
+            slots: vec![0; nr_pages as usize],
+            shadow: vec![0; nr_pages as usize],
+            mappers: Vec::new(),
+            nrpages: 0,
+        }
+    }
+
+    /// The cached frame at `index`.
+    #[inline]
+    pub fn frame(&self, index: u64) -> Option<u32> {
+        let s = self.slots[index as usize];
+        (s != 0).then(|| s - 1)
+    }
+
+    /// Byte offset of page `index` on the device.
+    #[inline]
+    pub fn offset_of(&self, index: u64) -> u64 {
+        self.dev_offset + index * 4096
+    }
+
+    /// Takes the shadow entry at `index` (a refault consumes it).
+    pub fn take_shadow(&mut self, index: u64) -> Option<Shadow> {
+        let v = std::mem::take(&mut self.shadow[index as usize]);
+        (v != 0).then(|| Shadow::unpack(v - 1))
+    }
+
+    pub fn set_shadow(&mut self, index: u64, s: Shadow) {
+        self.shadow[index as usize] = s.pack() + 1;
+    }
+
+    /// What a page-cache lookup at `index` finds (`filemap_get_folio` + the PG_readahead
+    /// test of the read path, which ignores the flag while the page is under writeback:
+    /// the kernel shares the bit with PG_reclaim).
+    #[inline]
+    pub fn lookup(&self, frames: &Frames, index: u64) -> Lookup {
+        match self.frame(index) {
+            None => Lookup::Missing,
+            Some(f) if frames.test(f, pg::READAHEAD) && !frames.test(f, pg::WRITEBACK) => Lookup::Marked,
+            Some(_) => Lookup::Cached,
+        }
+    }
+}
+
+/// The policies' read-only view of one file's page cache.
+pub struct CacheView<'a> {
+    pub mapping: &'a AddressSpace,
+    pub congested: bool,
+}
+
+impl PageCacheView for CacheView<'_> {
+    fn nr_pages(&self) -> u64 {
+        self.mapping.nr_pages
+    }
+    #[inline]
+    fn is_cached(&self, index: u64) -> bool {
+        self.mapping.slots.get(index as usize).is_some_and(|&s| s != 0)
+    }
+    fn read_congested(&self) -> bool {
+        self.congested
+    }
+}
+
+/// A file page's PTE in a read-only shared file mapping.
+#[inline]
+pub fn file_pte(f: u32, young: bool) -> u32 {
+    pte::present(f, if young { pte::YOUNG } else { 0 })
+}

@@ -557,6 +557,11 @@ impl Sim {
                     check(&mut self.vmas[v as usize].pte);
                 }
             }
+            Owner::File(a) => {
+                for &v in &self.files[a as usize].mappers {
+                    check(&mut self.vmas[v as usize].pte);
+                }
+            }
         }
         n
     }
@@ -571,14 +576,25 @@ impl Sim {
             Owner::None => false,
             Owner::Anon(v) => maps(v),
             Owner::Shmem(o) => self.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
+            Owner::File(a) => self.files[a as usize].mappers.iter().any(|&v| maps(v)),
         }
     }
 
     /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
-    /// shmem PTEs are cleared. PTE dirty bits move to the page.
+    /// shmem and file PTEs are cleared. PTE dirty bits move to the page.
     fn try_to_unmap(&mut self, f: u32) {
         let idx = self.frames.index[f as usize] as usize;
         match self.frames.owner(f) {
+            Owner::File(a) => {
+                // Read-only mappings: no dirty bit to carry over.
+                for i in 0..self.files[a as usize].mappers.len() {
+                    let v = self.files[a as usize].mappers[i] as usize;
+                    let e = self.vmas[v].pte[idx];
+                    if pte::is_present(e) && pte::frame(e) == Some(f) {
+                        self.vmas[v].pte[idx] = pte::NONE;
+                    }
+                }
+            }
             Owner::None => {}
             Owner::Anon(v) => {
                 let e = self.vmas[v as usize].pte[idx];
@@ -791,6 +807,8 @@ impl Sim {
         } else if let Owner::Shmem(o) = owner {
             let idx = self.frames.index[f as usize] as usize;
             self.shmem[o as usize].slots[idx] = 0;
+        } else if let Owner::File(a) = owner {
+            self.page_cache_delete(f, a);
         }
         Verdict::Freed
     }
@@ -832,39 +850,58 @@ impl Sim {
     }
 
     /// `workingset_eviction`: the shadow of an evicted page.
-    fn workingset_eviction(&mut self, f: u32) -> Shadow {
+    pub(crate) fn workingset_eviction(&mut self, f: u32) -> Shadow {
         let m = self.frames.memcg[f as usize];
         let age = self.memcgs[m as usize].stat.nonresident_age;
         self.age_nonresident(m, 1);
         Shadow { memcg: m, age, workingset: self.frames.test(f, pg::WORKINGSET) }
     }
 
-    /// `workingset_refault` for a swap-backed page read into frame `f` at a slot that held
-    /// `shadow`: counts the refault, and activates the page if its refault distance fits
-    /// in the workingset.
-    pub fn workingset_refault(&mut self, f: u32, shadow: Shadow) {
-        if self.profile.workingset != WorkingsetMode::AnonAndFile {
+    /// `workingset_refault` for a page read into frame `f` at a swap slot (`file` false)
+    /// or page-cache index (`file` true) that held `shadow`: counts the refault, and
+    /// activates the page if its refault distance fits in the workingset.
+    pub fn workingset_refault(&mut self, f: u32, shadow: Shadow, file: bool) {
+        let tracked = match self.profile.workingset {
+            WorkingsetMode::Off => false,
+            WorkingsetMode::FileOnly => file,
+            WorkingsetMode::AnonAndFile => true,
+        };
+        if !tracked {
             return;
         }
         let m = self.frames.memcg[f as usize];
-        self.count(Counter::WorkingsetRefaultAnon, m, 1);
+        let (refault, activate, restore) = if file {
+            (Counter::WorkingsetRefaultFile, Counter::WorkingsetActivateFile, Counter::WorkingsetRestoreFile)
+        } else {
+            (Counter::WorkingsetRefaultAnon, Counter::WorkingsetActivateAnon, Counter::WorkingsetRestoreAnon)
+        };
+        self.count(refault, m, 1);
         let em = if (shadow.memcg as usize) < self.memcgs.len() { shadow.memcg } else { 0 };
         let distance = self.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
+        // [inactive_anon, active_anon, inactive_file, active_file]
         let s = self.lru_view(em);
-        let mut ws = s[3] + s[2];
-        if self.swap.free_pages() > 0 {
-            ws += s[1];
-        }
+        let ws = if self.profile.workingset == WorkingsetMode::FileOnly {
+            // 3.15-5.8: the refault fits if it is within the active file list.
+            s[3]
+        } else {
+            // >=5.9 workingset_test_recent: the other type's inactive list counts too,
+            // and anon lists only while swap has room.
+            let mut ws = s[3] + if file { 0 } else { s[2] };
+            if self.swap.free_pages() > 0 {
+                ws += s[1] + if file { s[0] } else { 0 };
+            }
+            ws
+        };
         if distance > ws {
             return;
         }
         self.frames.set(f, pg::ACTIVE);
         self.age_nonresident(m, 1);
-        self.count(Counter::WorkingsetActivateAnon, m, 1);
+        self.count(activate, m, 1);
         if shadow.workingset {
             self.frames.set(f, pg::WORKINGSET);
-            self.count(Counter::WorkingsetRestoreAnon, m, 1);
-            self.lru_note_cost(m, 0, SWAP_CLUSTER_MAX);
+            self.count(restore, m, 1);
+            self.lru_note_cost(m, file as usize, SWAP_CLUSTER_MAX);
         }
     }
 
@@ -897,7 +934,7 @@ impl Sim {
             let badness: u64 = self
                 .vmas
                 .iter()
-                .filter(|v| v.task == tid as u32 && v.shmem.is_none())
+                .filter(|v| v.task == tid as u32 && v.shmem.is_none() && v.file.is_none())
                 .map(|v| v.pte.iter().filter(|&&e| e != pte::NONE && e != pte::ZERO_PAGE).count() as u64)
                 .sum();
             if best.is_none_or(|(b, _)| badness > b) {
@@ -931,10 +968,11 @@ impl Sim {
             if self.vmas[v].task != tid {
                 continue;
             }
-            let shmem = self.vmas[v].shmem.is_some();
+            // Shared mappings (shmem, files) only lose their PTEs; the pages stay cached.
+            let shared = self.vmas[v].shmem.is_some() || self.vmas[v].file.is_some();
             for i in 0..self.vmas[v].pte.len() {
                 let e = std::mem::take(&mut self.vmas[v].pte[i]);
-                if shmem {
+                if shared {
                     continue;
                 }
                 if e & pte::SWAP != 0 {
@@ -1060,7 +1098,37 @@ impl Sim {
                 return Err(format!("swap {ai}: inuse {} but {inuse} slots in use", a.inuse));
             }
         }
+        for (ai, a) in self.files.iter().enumerate() {
+            let mut cached = 0;
+            for (i, &s) in a.slots.iter().enumerate() {
+                if s == 0 {
+                    continue;
+                }
+                cached += 1;
+                let f = s - 1;
+                if self.frames.is_free(f)
+                    || self.frames.owner(f) != Owner::File(ai as u32)
+                    || self.frames.index[f as usize] as usize != i
+                {
+                    return Err(format!("file {ai} page {i}: frame {f} does not point back"));
+                }
+                if self.frames.lru[f as usize] != LruList::InactiveFile as u8
+                    && self.frames.lru[f as usize] != LruList::ActiveFile as u8
+                {
+                    return Err(format!("file {ai} page {i}: frame {f} is not on a file LRU list"));
+                }
+            }
+            if cached != a.nrpages {
+                return Err(format!("file {ai}: nrpages {} but {cached} pages cached", a.nrpages));
+            }
+        }
         for f in 0..n {
+            if let Owner::File(a) = self.frames.owner(f) {
+                let i = self.frames.index[f as usize] as usize;
+                if self.files.get(a as usize).is_none_or(|m| m.slots[i] != f + 1) {
+                    return Err(format!("frame {f}: owned by file {a} page {i}, which does not hold it"));
+                }
+            }
             if !self.frames.is_free(f) && self.frames.test(f, pg::SWAPCACHE) {
                 let en = Entry(self.frames.swap[f as usize]);
                 if self.swap.area_ref(en).cached(en.slot()) != Some(f) {

@@ -92,6 +92,51 @@ pub struct TaskReport {
     pub faults: u64,
     pub major_faults: u64,
     pub oom_killed: bool,
+    /// Each step of the program, in order.
+    pub steps: Vec<StepReport>,
+}
+
+/// One step of a task's program: when it ran and what it did.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepReport {
+    pub start_ns: u64,
+    /// When its last access completed; `None` if it did not finish.
+    pub end_ns: Option<u64>,
+    /// Accesses (mapping steps) or read calls (file steps) made.
+    pub ops: u64,
+    /// Bytes the step's read calls returned (file steps; 0 for mapping steps).
+    pub read_bytes: u64,
+}
+
+impl StepReport {
+    /// Read throughput of a finished file step, bytes per second.
+    pub fn read_bytes_per_s(&self) -> Option<f64> {
+        let end = self.end_ns?;
+        (end > self.start_ns).then(|| self.read_bytes as f64 * 1e9 / (end - self.start_ns) as f64)
+    }
+}
+
+/// One interval of the run's timeline (`sample_interval`): what happened in it.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct Sample {
+    /// End of the interval, ns.
+    pub t_ns: u64,
+    /// Bytes returned by read calls (file_read_pages × 4 KiB).
+    pub read_bytes: u64,
+    /// Device read requests dispatched and their bytes, all devices.
+    pub dev_reads: u64,
+    pub dev_read_bytes: u64,
+    pub pgmajfault: u64,
+    pub pswpin: u64,
+    pub pswpout: u64,
+    pub ra_evicted_unused: u64,
+}
+
+impl Sample {
+    /// Average device read request size in the interval, bytes.
+    pub fn avg_read_bytes(&self) -> Option<u64> {
+        self.dev_read_bytes.checked_div(self.dev_reads)
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -149,6 +194,8 @@ pub struct Report {
     pub kswapd: KswapdReport,
     pub fault_latency: LatencyReport,
     pub devices: Vec<DeviceReport>,
+    /// Per-interval activity when the scenario sets `sample_interval`.
+    pub timeline: Vec<Sample>,
 }
 
 impl Report {
@@ -163,6 +210,9 @@ impl Report {
         counters.insert("nr_inactive_anon".into(), sim.node_lru(crate::mm::LruList::InactiveAnon).into());
         counters.insert("nr_active_anon".into(), sim.node_lru(crate::mm::LruList::ActiveAnon).into());
         counters.insert("nr_swap_used".into(), (sim.swap.total_pages() - sim.swap.free_pages()).into());
+        counters.insert("nr_inactive_file".into(), sim.node_lru(crate::mm::LruList::InactiveFile).into());
+        counters.insert("nr_active_file".into(), sim.node_lru(crate::mm::LruList::ActiveFile).into());
+        counters.insert("nr_file_pages".into(), sim.files.iter().map(|a| a.nrpages).sum::<u64>().into());
         let mut memcg = serde_json::Map::new();
         for m in sim.memcgs.iter().skip(1) {
             let mut c = serde_json::Map::new();
@@ -187,6 +237,7 @@ impl Report {
                 faults: t.faults,
                 major_faults: t.major_faults,
                 oom_killed: t.oom_killed,
+                steps: step_reports(t),
             })
             .collect();
         let elapsed_ns = sim.tasks.iter().map(|t| t.end_ns).max().unwrap_or(0);
@@ -238,6 +289,7 @@ impl Report {
                 buckets: h.buckets(),
             },
             devices,
+            timeline: sim.timeline.windows(2).map(|w| w[1].since(&w[0])).collect(),
         }
     }
 
@@ -321,6 +373,80 @@ impl Report {
             }
         }
         s
+    }
+}
+
+/// The steps of a task: each starts where the previous one ended (the first at the task's
+/// start); the current step of an unfinished task has done `cur.done` operations.
+fn step_reports(t: &crate::engine::Task) -> Vec<StepReport> {
+    let mut start = t.start_ns;
+    t.steps
+        .iter()
+        .enumerate()
+        .map(|(i, st)| {
+            let finished = i < t.cur.step;
+            let ops = if finished {
+                st.total
+            } else if i == t.cur.step {
+                t.cur.done
+            } else {
+                0
+            };
+            let end_ns = finished.then_some(t.step_end_ns[i]);
+            let r = StepReport {
+                start_ns: start,
+                end_ns,
+                ops,
+                read_bytes: if st.file { ops * st.record_pages as u64 * 4096 } else { 0 },
+            };
+            if let Some(e) = end_ns {
+                start = e;
+            }
+            r
+        })
+        .collect()
+}
+
+/// Cumulative values at a timeline point (the engine records these; the report takes
+/// differences).
+#[derive(Clone, Debug, Default)]
+pub struct TimelinePoint {
+    pub t_ns: u64,
+    pub read_pages: u64,
+    pub dev_reads: u64,
+    pub dev_read_bytes: u64,
+    pub pgmajfault: u64,
+    pub pswpin: u64,
+    pub pswpout: u64,
+    pub ra_evicted_unused: u64,
+}
+
+impl TimelinePoint {
+    pub fn of(sim: &Sim, t_ns: u64) -> Self {
+        let v = &sim.vmstat;
+        TimelinePoint {
+            t_ns,
+            read_pages: v.get(Counter::FileReadPages),
+            dev_reads: sim.devices.iter().map(|d| d.stats().reads).sum(),
+            dev_read_bytes: sim.devices.iter().map(|d| d.stats().read_bytes).sum(),
+            pgmajfault: v.get(Counter::PgMajFault),
+            pswpin: v.get(Counter::PswpIn),
+            pswpout: v.get(Counter::PswpOut),
+            ra_evicted_unused: v.get(Counter::RaEvictedUnused),
+        }
+    }
+
+    fn since(&self, prev: &TimelinePoint) -> Sample {
+        Sample {
+            t_ns: self.t_ns,
+            read_bytes: (self.read_pages - prev.read_pages) * 4096,
+            dev_reads: self.dev_reads - prev.dev_reads,
+            dev_read_bytes: self.dev_read_bytes - prev.dev_read_bytes,
+            pgmajfault: self.pgmajfault - prev.pgmajfault,
+            pswpin: self.pswpin - prev.pswpin,
+            pswpout: self.pswpout - prev.pswpout,
+            ra_evicted_unused: self.ra_evicted_unused - prev.ra_evicted_unused,
+        }
     }
 }
 

@@ -71,8 +71,11 @@ pub struct ScenarioFile {
     /// Memory cgroups by name (children of the root cgroup).
     #[serde(default)]
     pub memcg: BTreeMap<String, MemcgConfig>,
+    /// Files by name: each is one contiguous extent on its device, not cached at start.
+    #[serde(default)]
+    pub file: BTreeMap<String, FileConfig>,
     /// Memory regions by name: anon regions are private to each task that touches them,
-    /// shmem regions are one object shared by all.
+    /// shmem regions are one object shared by all, file regions map a `[file.NAME]`.
     #[serde(default)]
     pub region: BTreeMap<String, Region>,
     #[serde(default)]
@@ -80,6 +83,10 @@ pub struct ScenarioFile {
     /// Stop the run at this simulated time (default: when every task has finished).
     #[serde(default, deserialize_with = "de_opt_duration")]
     pub time_limit: Option<u64>,
+    /// Record the report's timeline (reads, device reads, faults per interval) at this
+    /// interval of simulated time. Default: no timeline.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub sample_interval: Option<u64>,
 }
 
 fn one() -> u64 {
@@ -122,6 +129,9 @@ pub struct Kernel {
     /// get_scan_count variant; default: the profile's.
     #[serde(default)]
     pub scan_balance: Option<String>,
+    /// File readahead policy (`pagecache::readahead` registry); default: the profile's.
+    #[serde(default)]
+    pub file_readahead: Option<String>,
     /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true.
     #[serde(default)]
     pub vma_ra_enabled: Option<bool>,
@@ -171,6 +181,16 @@ pub struct CpuCosts {
     /// Scheduler time slice when more threads than CPUs are runnable.
     #[serde(deserialize_with = "de_duration_ns")]
     pub timeslice_ns: u64,
+    /// read(2)/pread(2) system call entry, fd lookup and exit.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub read_syscall_ns: u64,
+    /// Copy of one cached 4 KiB page to the user buffer (with its page-cache lookup).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub copy_page_ns: u64,
+    /// Page-cache read path per page submitted (allocate, insert, LRU add, bio and its
+    /// completion).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub pagecache_read_ns: u64,
 }
 
 impl Default for CpuCosts {
@@ -184,6 +204,9 @@ impl Default for CpuCosts {
             reclaim_ns: 400,
             swapout_ns: 2_000,
             timeslice_ns: 3_000_000,
+            read_syscall_ns: 400,
+            copy_page_ns: 600,
+            pagecache_read_ns: 1_500,
         }
     }
 }
@@ -209,6 +232,22 @@ pub struct MemcgConfig {
     pub max: Option<u64>,
 }
 
+/// A file on a block device (`[file.NAME]`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    /// Device holding the file (a `[device.NAME]` table). Files are laid out one after the
+    /// other after the swap areas of the device, each in one contiguous extent.
+    pub device: String,
+    /// File size, bytes (rounded up to pages).
+    #[serde(deserialize_with = "de_bytes")]
+    pub size: u64,
+    /// Every task instance that reads the file gets its own copy (its own extent), as anon
+    /// regions are per task: `count = 200` streams each read their own file. Default false.
+    #[serde(default)]
+    pub per_task: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegionKind {
@@ -216,15 +255,35 @@ pub enum RegionKind {
     Anon,
     /// MAP_SHARED|MAP_ANONYMOUS (tmpfs-backed).
     Shmem,
+    /// MAP_SHARED, PROT_READ of a `[file.NAME]` (read-only: the model has no file writes).
+    File,
+}
+
+/// `madvise` access hint of a file mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Madvise {
+    Normal,
+    /// MADV_SEQUENTIAL (VM_SEQ_READ).
+    Sequential,
+    /// MADV_RANDOM (VM_RAND_READ): no fault read-around.
+    Random,
 }
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Region {
     pub kind: RegionKind,
-    /// Mapping size, bytes (rounded up to pages).
-    #[serde(deserialize_with = "de_bytes")]
+    /// Mapping size, bytes (rounded up to pages). Required for anon and shmem; a file
+    /// region maps the whole file by default.
+    #[serde(default, deserialize_with = "de_bytes")]
     pub size: u64,
+    /// The file a `kind = "file"` region maps.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// madvise hint of a file region. Default normal.
+    #[serde(default)]
+    pub madvise: Option<Madvise>,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -240,6 +299,9 @@ pub struct Task {
     /// Start time. Default 0.
     #[serde(default, deserialize_with = "de_duration_ns")]
     pub start: u64,
+    /// Instance k of `count` starts at `start + k × stagger`. Default 0.
+    #[serde(default, deserialize_with = "de_duration_ns")]
+    pub stagger: u64,
     /// The workload program, run in order.
     pub step: Vec<Step>,
 }
@@ -255,20 +317,65 @@ pub enum Pattern {
     Zipf,
     /// Every `stride`-th page, then the next offset, covering the region each pass.
     Stride,
+    /// Pages n-1 down to 0, `passes` times.
+    Reverse,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessOp {
+    /// A load from a mapping, or read(2) of a file.
     Read,
+    /// A store to a mapping.
     Write,
+    /// pread(2) of a file (the same page-cache path as read(2)).
+    Pread,
+}
+
+/// `posix_fadvise` advice a file step gives right after opening the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    Normal,
+    Sequential,
+    Random,
+    /// POSIX_FADV_WILLNEED over the whole file.
+    Willneed,
 }
 
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    /// Region name.
+    /// Region name (accesses to a mapping). A step names a region or a file.
+    #[serde(default)]
     pub region: String,
+    /// File name: the step makes read(2)/pread(2) calls of `record` bytes on it. Each file
+    /// step opens the file (a fresh `file_ra_state`) when it starts.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Bytes per read(2) call of a file step, a multiple of 4 KiB. Default 4 KiB. The
+    /// pattern then chooses records instead of pages.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub record: Option<u64>,
+    /// File step: hold the reading rate at this many bytes per second by sleeping (a
+    /// streaming reader). Default: as fast as possible.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub rate: Option<u64>,
+    /// Probability that an access is followed at once by one to the next record/page
+    /// ("sometimes two reads in a row"). Default 0.
+    #[serde(default)]
+    pub then_next: Option<f64>,
+    /// Zipf pattern: ranks are given to clusters of this many bytes (hot areas), and the
+    /// record inside a cluster is uniform. Default: one record (page).
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub cluster: Option<u64>,
+    /// File step: all instances of the task share one open file, hence one readahead
+    /// state (threads of one process reading one descriptor). Default false.
+    #[serde(default)]
+    pub shared_fd: bool,
+    /// File step: posix_fadvise right after open. Default none.
+    #[serde(default)]
+    pub fadvise: Option<Fadvise>,
     pub pattern: Pattern,
     /// Passes over the region (seq, stride), or accesses = passes × pages (random, zipf).
     /// Default 1.
@@ -337,7 +444,7 @@ impl Scenario {
         Self::validate(file, origin)
     }
 
-    fn validate(file: ScenarioFile, origin: &str) -> Result<Self, Error> {
+    fn validate(mut file: ScenarioFile, origin: &str) -> Result<Self, Error> {
         let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
         let pname = file.kernel.profile.as_deref().unwrap_or(profile::DEFAULT_PROFILE);
         let profile = profile::find(pname).ok_or_else(|| {
@@ -356,6 +463,14 @@ impl Scenario {
                 return Err(err(
                     "kernel.scan_balance",
                     format!("unknown policy \"{p}\"; expected one of: {}", crate::reclaim::scan_balance::names()),
+                ));
+            }
+        }
+        if let Some(p) = &file.kernel.file_readahead {
+            if crate::pagecache::readahead::find(p).is_none() {
+                return Err(err(
+                    "kernel.file_readahead",
+                    format!("unknown policy \"{p}\"; expected one of: {}", crate::pagecache::readahead::names()),
                 ));
             }
         }
@@ -391,6 +506,9 @@ impl Scenario {
                 return Err(err("vm.watermark_scale_factor", format!("expected 1..3000, got {w}")));
             }
         }
+        if file.sample_interval == Some(0) {
+            return Err(err("sample_interval", "must be greater than 0".into()));
+        }
         if file.cpu.timeslice_ns == 0 {
             return Err(err("cpu.timeslice_ns", "must be greater than 0".into()));
         }
@@ -420,6 +538,54 @@ impl Scenario {
         if file.swap.len() > 15 {
             return Err(err("swap", "at most 15 swap areas".into()));
         }
+        for (name, fc) in &file.file {
+            let key = format!("file.{name}");
+            if !file.device.contains_key(&fc.device) {
+                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", fc.device)));
+            }
+            if fc.size == 0 {
+                return Err(err(&format!("{key}.size"), "must be greater than 0".into()));
+            }
+            if fc.size / 4096 >= 1 << 28 {
+                return Err(err(&format!("{key}.size"), "at most 1TiB per file".into()));
+            }
+        }
+        for (name, r) in file.region.iter_mut() {
+            let key = format!("region.{name}");
+            match (r.kind, &r.file) {
+                (RegionKind::File, None) => {
+                    return Err(err(&format!("{key}.file"), "a file region names the [file.NAME] it maps".into()))
+                }
+                (RegionKind::File, Some(f)) => {
+                    let Some(fc) = file.file.get(f) else {
+                        return Err(err(&format!("{key}.file"), format!("no file named \"{f}\"")));
+                    };
+                    if fc.per_task {
+                        return Err(err(
+                            &format!("{key}.file"),
+                            format!("file \"{f}\" is per_task and cannot be mapped"),
+                        ));
+                    }
+                    if r.size == 0 {
+                        r.size = fc.size;
+                    }
+                    if r.size > fc.size.next_multiple_of(4096) {
+                        return Err(err(
+                            &format!("{key}.size"),
+                            format!("maps {} bytes but file \"{f}\" has {}", r.size, fc.size),
+                        ));
+                    }
+                }
+                (_, Some(_)) => {
+                    return Err(err(&format!("{key}.file"), "only a kind = \"file\" region maps a file".into()))
+                }
+                (_, None) => {
+                    if r.madvise.is_some() {
+                        return Err(err(&format!("{key}.madvise"), "only file regions take a madvise hint".into()));
+                    }
+                }
+            }
+        }
         for (name, r) in &file.region {
             if r.size == 0 {
                 return Err(err(&format!("region.{name}.size"), "must be greater than 0".into()));
@@ -446,6 +612,10 @@ impl Scenario {
             }
             for (j, s) in t.step.iter().enumerate() {
                 let key = format!("{key}.step[{j}]");
+                validate_file_step(&file, s, &key).map_err(|(k, m)| err(&k, m))?;
+                if s.file.is_some() {
+                    continue;
+                }
                 if !file.region.contains_key(&s.region) {
                     let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
                     return Err(err(
@@ -474,6 +644,73 @@ impl Scenario {
         });
         Ok(Scenario { file, name, origin: origin.to_string(), profile })
     }
+}
+
+/// The checks of a step that concern files: a step names a region or a file; file steps
+/// read; file-only keys appear only on file steps. Errors are (key, message).
+fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (String, String)> {
+    let e = |k: &str, m: &str| Err((format!("{key}{k}"), m.to_string()));
+    if let Some(then_next) = s.then_next {
+        if !(0.0..=1.0).contains(&then_next) {
+            return e(".then_next", &format!("expected a probability in 0..1, got {then_next}"));
+        }
+    }
+    if let Some(c) = s.cluster {
+        if c == 0 || !c.is_multiple_of(4096) {
+            return e(".cluster", &format!("expected a positive multiple of 4 KiB, got {c} bytes"));
+        }
+        if s.pattern != Pattern::Zipf {
+            return e(".cluster", "only the zipf pattern takes a cluster size");
+        }
+    }
+    let Some(name) = &s.file else {
+        if s.region.is_empty() {
+            return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
+        }
+        if s.op == Some(AccessOp::Pread) {
+            return e(".op", "pread is for file steps; a region step does read or write");
+        }
+        for (k, given) in [
+            ("record", s.record.is_some()),
+            ("rate", s.rate.is_some()),
+            ("shared_fd", s.shared_fd),
+            ("fadvise", s.fadvise.is_some()),
+        ] {
+            if given {
+                return e(&format!(".{k}"), "only file steps (file = \"NAME\") take this key");
+            }
+        }
+        if let Some(r) = file.region.get(&s.region) {
+            if r.kind == RegionKind::File && s.op.unwrap_or(AccessOp::Write) == AccessOp::Write {
+                return e(".op", "file mappings are read-only in this model: give op = \"read\"");
+            }
+        }
+        return Ok(());
+    };
+    if !s.region.is_empty() {
+        return e("", "give region or file, not both");
+    }
+    let Some(fc) = file.file.get(name) else {
+        let known: Vec<&str> = file.file.keys().map(|k| k.as_str()).collect();
+        return e(".file", &format!("no file named \"{name}\" (files: {})", known.join(", ")));
+    };
+    match s.op {
+        Some(AccessOp::Read | AccessOp::Pread) => {}
+        None | Some(AccessOp::Write) => {
+            return e(".op", "file steps read: give op = \"read\" or \"pread\" (file writes are not modelled yet)")
+        }
+    }
+    let record = s.record.unwrap_or(4096);
+    if record == 0 || !record.is_multiple_of(4096) {
+        return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
+    }
+    if record > fc.size.next_multiple_of(4096) {
+        return e(".record", &format!("{record} bytes is more than file \"{name}\" holds ({})", fc.size));
+    }
+    if s.rate == Some(0) {
+        return e(".rate", "must be greater than 0 bytes per second");
+    }
+    Ok(())
 }
 
 fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, Error> {
@@ -575,6 +812,7 @@ pub fn describe() -> Vec<Tunable> {
     let mut v = vec![
         t("seed", "integer", "1".into(), "RNG seed"),
         t("time_limit", "duration", "none".into(), "stop the run at this simulated time"),
+        t("sample_interval", "duration", "none".into(), "record a timeline of reads and device I/O at this interval"),
         t("machine.ram", "bytes", "required".into(), "installed RAM (mem=)"),
         t("machine.cpus", "count", "1".into(), "CPUs"),
         t(
@@ -599,22 +837,49 @@ pub fn describe() -> Vec<Tunable> {
         t("cpu.reclaim_ns", "ns", c.reclaim_ns.to_string(), "reclaim: per page unmapped and freed"),
         t("cpu.swapout_ns", "ns", c.swapout_ns.to_string(), "swap-out software path per page written"),
         t("cpu.timeslice_ns", "ns", c.timeslice_ns.to_string(), "scheduler time slice"),
+        t("cpu.read_syscall_ns", "ns", c.read_syscall_ns.to_string(), "read(2)/pread(2) entry, fd lookup, exit"),
+        t("cpu.copy_page_ns", "ns", c.copy_page_ns.to_string(), "lookup and copy of one cached page to the user"),
+        t(
+            "cpu.pagecache_read_ns",
+            "ns",
+            c.pagecache_read_ns.to_string(),
+            "page-cache read path per page submitted (alloc, insert, bio, completion)",
+        ),
         t("device.NAME.model", "name", "required".into(), "device timing model (see device.<model>.* below)"),
         t("swap[].device", "name", "required".into(), "device holding the swap area"),
         t("swap[].size", "bytes", "required".into(), "swap area size"),
         t("swap[].priority", "integer", "-1, -2, ...".into(), "swapon -p"),
         t("memcg.NAME.max", "bytes", "unlimited".into(), "memory.max / memory.limit_in_bytes"),
-        t("region.NAME.kind", "anon|shmem", "required".into(), "MAP_PRIVATE or MAP_SHARED anonymous mapping"),
-        t("region.NAME.size", "bytes", "required".into(), "mapping size"),
+        t("kernel.file_readahead", "name", "profile's".into(), "file readahead policy"),
+        t("file.NAME.device", "name", "required".into(), "device holding the file (one extent after the swap areas)"),
+        t("file.NAME.size", "bytes", "required".into(), "file size"),
+        t("file.NAME.per_task", "bool", "false".into(), "each task instance reads its own copy"),
+        t(
+            "region.NAME.kind",
+            "anon|shmem|file",
+            "required".into(),
+            "MAP_PRIVATE or MAP_SHARED anonymous mapping, or a read-only file mapping",
+        ),
+        t("region.NAME.size", "bytes", "required (file: the file's)".into(), "mapping size"),
+        t("region.NAME.file", "name", "none".into(), "the file a file region maps"),
+        t("region.NAME.madvise", "normal|sequential|random", "normal".into(), "madvise hint of a file region"),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
         t("task[].count", "count", "1".into(), "identical processes"),
         t("task[].start", "duration", "0".into(), "start time"),
-        t("task[].step[].region", "name", "required".into(), "region touched"),
-        t("task[].step[].pattern", "seq|random|zipf|stride", "required".into(), "access pattern"),
+        t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
+        t("task[].step[].region", "name", "region or file".into(), "region touched"),
+        t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
+        t("task[].step[].pattern", "seq|reverse|random|zipf|stride", "required".into(), "access pattern"),
+        t("task[].step[].record", "bytes", "4KB".into(), "bytes per read call (file steps)"),
+        t("task[].step[].rate", "bytes/s", "unlimited".into(), "streaming rate of a file step"),
+        t("task[].step[].then_next", "probability", "0".into(), "chance an access goes to the next record"),
+        t("task[].step[].cluster", "bytes", "one record".into(), "zipf: size of the hot clusters ranks go to"),
+        t("task[].step[].shared_fd", "bool", "false".into(), "instances share one open file (one ra state)"),
+        t("task[].step[].fadvise", "normal|sequential|random|willneed", "none".into(), "posix_fadvise at open"),
         t("task[].step[].passes", "count", "1".into(), "passes (seq/stride) or accesses/pages (random/zipf)"),
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf)"),
-        t("task[].step[].op", "read|write", "write".into(), "access type"),
+        t("task[].step[].op", "read|write|pread", "write".into(), "access type (file steps: read or pread)"),
         t("task[].step[].stride", "pages", "16".into(), "stride"),
         t("task[].step[].zipf_s", "exponent", "0.99".into(), "zipf skew"),
         t("task[].step[].think", "duration", "0".into(), "CPU time between accesses"),

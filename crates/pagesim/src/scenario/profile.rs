@@ -34,6 +34,11 @@ pub struct Profile {
     pub swap_readahead: &'static str,
     /// Default get_scan_count variant (`reclaim::scan_balance` registry name).
     pub scan_balance: &'static str,
+    /// Default file readahead policy (`pagecache::readahead` registry name).
+    pub file_readahead: &'static str,
+    /// `do_fault_around` (≥3.15): a read fault on a file mapping also maps the cached,
+    /// uptodate pages around it (`fault_around_bytes` = 64 KiB), without faults.
+    pub fault_around: bool,
     /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
     pub anon_starts_active: bool,
     /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
@@ -78,6 +83,8 @@ const LINUX_3_14: Profile = Profile {
                   active, no workingset detection, adaptive cluster swap readahead",
     swap_readahead: "adaptive",
     scan_balance: "force-per-lru",
+    file_readahead: "ondemand-2.6.23",
+    fault_around: false,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
     writeback_activate: false,
@@ -95,6 +102,17 @@ const LINUX_3_14: Profile = Profile {
     reclaim_3x: true,
 };
 
+/// Linux 3.6, seed 000's Vanilla; also the base of the 2.6.2x profiles.
+const LINUX_3_6: Profile = Profile {
+    name: "linux-3.6",
+    description: "Linux 3.6 (seed 000's Vanilla): blind cluster swap readahead, pre-3.11 kswapd loop with \
+                  congestion_wait naps, scan_swap_map slot allocation for SSDs too; otherwise as linux-3.14",
+    swap_readahead: "cluster",
+    ssd_cluster_alloc: false,
+    kswapd_pre_3_11: true,
+    ..LINUX_3_14
+};
+
 /// The registry of kernel profiles.
 pub const PROFILES: &[Profile] = &[
     Profile {
@@ -103,6 +121,8 @@ pub const PROFILES: &[Profile] = &[
                       anon+file workingset, VMA swap readahead",
         swap_readahead: "vma",
         scan_balance: "cost",
+        file_readahead: "modern",
+        fault_around: true,
         anon_starts_active: false,
         swapbacked_activate_on_first_ref: false,
         writeback_activate: true,
@@ -120,14 +140,20 @@ pub const PROFILES: &[Profile] = &[
         reclaim_3x: false,
     },
     LINUX_3_14,
+    LINUX_3_6,
     Profile {
-        name: "linux-3.6",
-        description: "Linux 3.6 (seed 000's Vanilla): blind cluster swap readahead, pre-3.11 kswapd loop with \
-                      congestion_wait naps, scan_swap_map slot allocation for SSDs too; otherwise as linux-3.14",
-        swap_readahead: "cluster",
-        ssd_cluster_alloc: false,
-        kswapd_pre_3_11: true,
-        ..LINUX_3_14
+        name: "linux-2.6.23",
+        description: "Linux 2.6.23 (seed 004's on-demand kernel): on-demand file readahead; reclaim, kswapd and \
+                      swap as linux-3.6 (see docs/model.md: one LRU for anon and file in 2.6.23)",
+        file_readahead: "ondemand-2.6.23",
+        ..LINUX_3_6
+    },
+    Profile {
+        name: "linux-2.6.20",
+        description: "Linux 2.6.20 (seed 004's baseline): current/ahead window file readahead; otherwise as \
+                      linux-2.6.23",
+        file_readahead: "legacy-2.6.20",
+        ..LINUX_3_6
     },
 ];
 

@@ -71,10 +71,10 @@ pub struct Shadow {
 }
 
 impl Shadow {
-    fn pack(self) -> u64 {
+    pub(crate) fn pack(self) -> u64 {
         (self.age << 17) | ((self.memcg as u64) << 1) | self.workingset as u64
     }
-    fn unpack(v: u64) -> Shadow {
+    pub(crate) fn unpack(v: u64) -> Shadow {
         Shadow { memcg: ((v >> 1) & 0xffff) as u16, age: v >> 17, workingset: v & 1 != 0 }
     }
 }

@@ -6,32 +6,56 @@
 //! hit loop stays tight.
 
 use crate::engine::rng::Rng;
-use crate::scenario::{AccessOp, Pattern, Scenario, Step};
+use crate::scenario::{AccessOp, Fadvise, Pattern, Scenario, Step};
 
-/// A step bound to a region instance of `pages` pages.
+/// A step bound to a region instance of `pages` pages, or to a file.
+///
+/// A mapping step makes accesses to pages; a file step makes read(2) calls of
+/// `record_pages` pages each. The pattern chooses *units*: pages of the mapping, or records
+/// of the file (record r covers pages `r × record_pages ..`).
 #[derive(Clone, Debug)]
 pub struct BoundStep {
-    /// Index of the VMA the step touches (in the task's VMA list).
+    /// Index of the VMA the step touches, or of the file it reads (in the task's list).
     pub vma: u32,
+    /// Pages of the region or file.
     pub pages: u32,
     pub pattern: Pattern,
     pub write: bool,
-    /// Total accesses this step makes.
+    /// Total accesses (or read calls) this step makes.
     pub total: u64,
     pub stride: u32,
     pub think_ns: u64,
+    /// A file step (read calls) rather than accesses to a mapping.
+    pub file: bool,
+    /// Pages per read call (1 for mapping steps).
+    pub record_pages: u32,
+    /// Units the pattern chooses from: pages, or whole records of the file.
+    pub units: u32,
+    /// Probability that an access goes to the unit after the previous one.
+    pub then_next: f64,
+    /// Bytes per second a file step holds to (0: unlimited).
+    pub rate: u64,
+    /// posix_fadvise a file step gives when it opens the file.
+    pub fadvise: Option<Fadvise>,
     zipf: Option<Zipf>,
+    /// Units per zipf rank (hot clusters).
+    cluster_units: u32,
 }
 
 impl BoundStep {
     pub fn new(step: &Step, vma: u32, pages: u32) -> Self {
         let passes = step.passes.unwrap_or(1);
-        let stride = step.stride.unwrap_or(16).min(pages as u64).max(1) as u32;
+        let file = step.file.is_some();
+        let record_pages = if file { (step.record.unwrap_or(4096) / 4096).clamp(1, pages as u64) as u32 } else { 1 };
+        let units = (pages / record_pages).max(1);
+        let stride = step.stride.unwrap_or(16).min(units as u64).max(1) as u32;
         let total = match step.pattern {
-            Pattern::Seq | Pattern::Stride => passes * pages as u64,
-            Pattern::Random | Pattern::Zipf => step.accesses.unwrap_or(passes * pages as u64),
+            Pattern::Seq | Pattern::Stride | Pattern::Reverse => passes * units as u64,
+            Pattern::Random | Pattern::Zipf => step.accesses.unwrap_or(passes * units as u64),
         };
-        let zipf = (step.pattern == Pattern::Zipf).then(|| Zipf::new(pages, step.zipf_s.unwrap_or(0.99)));
+        let cluster_units = step.cluster.map_or(1, |c| (c / 4096 / record_pages as u64).clamp(1, units as u64) as u32);
+        let zipf = (step.pattern == Pattern::Zipf)
+            .then(|| Zipf::new(units.div_ceil(cluster_units), step.zipf_s.unwrap_or(0.99)));
         BoundStep {
             vma,
             pages,
@@ -40,19 +64,28 @@ impl BoundStep {
             total,
             stride,
             think_ns: step.think,
+            file,
+            record_pages,
+            units,
+            then_next: step.then_next.unwrap_or(0.0),
+            rate: step.rate.unwrap_or(0),
+            fadvise: step.fadvise,
             zipf,
+            cluster_units,
         }
     }
 
-    /// Page index of access number `i` (0-based) of this step.
+    /// Unit (page, or record of a file step) of access number `i` (0-based) of this step,
+    /// for a step without `then_next`.
     #[inline]
     pub fn index(&self, i: u64, rng: &mut Rng) -> u32 {
+        let n = self.units as u64;
         match self.pattern {
-            Pattern::Seq => (i % self.pages as u64) as u32,
-            Pattern::Random => rng.below(self.pages as u64) as u32,
+            Pattern::Seq => (i % n) as u32,
+            Pattern::Reverse => (n - 1 - i % n) as u32,
+            Pattern::Random => rng.below(n) as u32,
             Pattern::Stride => {
-                // Offsets 0, s, 2s, ... then 1, 1+s, ...: every page once per pass.
-                let n = self.pages as u64;
+                // Offsets 0, s, 2s, ... then 1, 1+s, ...: every unit once per pass.
                 let s = self.stride as u64;
                 let j = i % n;
                 let per_lane = n.div_ceil(s);
@@ -62,11 +95,30 @@ impl BoundStep {
                     idx as u32
                 } else {
                     // Short last column of a pass when s does not divide n.
-                    (j % n) as u32
+                    j as u32
                 }
             }
-            Pattern::Zipf => self.zipf.as_ref().expect("zipf table").sample(rng),
+            Pattern::Zipf => {
+                let c = self.zipf.as_ref().expect("zipf table").sample(rng);
+                if self.cluster_units == 1 {
+                    c
+                } else {
+                    let u = c as u64 * self.cluster_units as u64 + rng.below(self.cluster_units as u64);
+                    u.min(n - 1) as u32
+                }
+            }
         }
+    }
+
+    /// Unit of access `i` when the previous access went to `last`: with probability
+    /// `then_next` (a draw is made only when it is set, and not for the first access) the
+    /// unit after `last`, otherwise [`BoundStep::index`].
+    #[inline]
+    pub fn next_index(&self, i: u64, rng: &mut Rng, last: u32) -> u32 {
+        if self.then_next > 0.0 && i > 0 && rng.unit() < self.then_next && last + 1 < self.units {
+            return last + 1;
+        }
+        self.index(i, rng)
     }
 }
 
@@ -127,13 +179,36 @@ pub struct TaskProgram {
     pub instance: u32,
     /// `name`, or `name.k` when the task has count > 1 (the report's names).
     pub name: String,
-    /// Steps in program order; `BoundStep::vma` is an index into `regions`.
+    /// Steps in program order; `BoundStep::vma` is an index into `regions` (mapping
+    /// steps) or into `files` (file steps).
     pub steps: Vec<BoundStep>,
     /// Names of the regions this process maps, in order of first use.
     pub regions: Vec<String>,
+    /// Names of the files this process reads with read(2)/pread(2), in order of first use.
+    pub files: Vec<String>,
     /// The process's stream: call `steps[s].index(i, &mut rng)` for every access of every
     /// step in order, as the engine does.
     pub rng: Rng,
+}
+
+/// Position of `name` in `list`, appended if new.
+fn intern(list: &mut Vec<String>, name: &str) -> u32 {
+    match list.iter().position(|r| r == name) {
+        Some(i) => i as u32,
+        None => {
+            list.push(name.to_string());
+            (list.len() - 1) as u32
+        }
+    }
+}
+
+/// Pages of the region or file a step works on.
+pub fn step_pages(sc: &Scenario, st: &Step) -> u32 {
+    let bytes = match &st.file {
+        Some(f) => sc.file.file[f].size,
+        None => sc.file.region[&st.region].size,
+    };
+    bytes.div_ceil(4096) as u32
 }
 
 /// Every process of the scenario, in the engine's task order.
@@ -144,20 +219,20 @@ pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
     for (ti, t) in f.task.iter().enumerate() {
         for k in 0..t.count {
             let mut regions: Vec<String> = Vec::new();
+            let mut files: Vec<String> = Vec::new();
             let steps = t
                 .step
                 .iter()
                 .map(|st| {
-                    let v = regions.iter().position(|r| *r == st.region).unwrap_or_else(|| {
-                        regions.push(st.region.clone());
-                        regions.len() - 1
-                    });
-                    let pages = f.region[&st.region].size.div_ceil(4096) as u32;
-                    BoundStep::new(st, v as u32, pages)
+                    let v = match &st.file {
+                        Some(name) => intern(&mut files, name),
+                        None => intern(&mut regions, &st.region),
+                    };
+                    BoundStep::new(st, v, step_pages(sc, st))
                 })
                 .collect();
             let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
-            out.push(TaskProgram { task: ti, instance: k, name, steps, regions, rng: rng.split() });
+            out.push(TaskProgram { task: ti, instance: k, name, steps, regions, files, rng: rng.split() });
         }
     }
     out
@@ -169,6 +244,10 @@ pub struct Cursor {
     pub step: usize,
     /// Accesses done in the current step.
     pub done: u64,
+    /// Unit of the previous access of the step (for `then_next`).
+    pub last: u32,
+    /// When the current step started (for `rate`).
+    pub step_start_ns: u64,
 }
 
 #[cfg(test)]
@@ -185,6 +264,13 @@ mod tests {
             stride: Some(4),
             zipf_s: Some(1.0),
             think: 0,
+            file: None,
+            record: None,
+            rate: None,
+            then_next: None,
+            cluster: None,
+            shared_fd: false,
+            fadvise: None,
         }
     }
 

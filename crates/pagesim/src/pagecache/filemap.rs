@@ -1,0 +1,372 @@
+//! The buffered read path and file mmap faults.
+//!
+//! Models mm/filemap.c: `filemap_read` (2.6: `do_generic_mapping_read`) page by page,
+//! `filemap_fault` with `do_sync_mmap_readahead` / `do_async_mmap_readahead` (2.6:
+//! `filemap_nopage`), `filemap_map_pages` (fault-around, ≥3.15), `filemap_add_folio`
+//! (insertion with the workingset refault check); mm/readahead.c `read_pages` (a window is
+//! read under one block plug, so its pages merge into large requests); mm/swap.c
+//! `folio_mark_accessed`; mm/fadvise.c `generic_fadvise`.
+//!
+//! A read(2) of pages `[start, end)` runs as a resumable loop over its pages (the task's
+//! [`FileRead`]), so that it can block on a page's I/O and continue where it was:
+//!
+//! ```text
+//!   page i: lookup ──(policy not yet asked for i)──▶ policy.read_page ──▶ submit windows
+//!           still missing ──▶ allocate (may reclaim: retry) ──▶ read it alone ──▶ wait
+//!           locked (I/O in flight) ──▶ wait ──▶ (evicted meanwhile: ask the policy again)
+//!           uptodate ──▶ copy, mark accessed ──▶ i + 1
+//! ```
+//!
+//! The policy decides, the engine does: it never calls the policy twice for one page of
+//! one read unless the page was evicted while the reader slept, which is when the kernel's
+//! read path also goes back to its lookup and readahead.
+
+use super::readahead::{Advice, Lookup, Readahead, VmHint};
+use super::{file_pte, CacheView};
+use crate::device::IoDir;
+use crate::engine::{pte, Sim, TaskState};
+use crate::mm::fault::Fault;
+use crate::mm::vmstat::Counter;
+use crate::mm::{pg, LruList, Owner};
+use crate::scenario::profile::WorkingsetMode;
+
+/// `fault_around_bytes` (64 KiB) in pages.
+pub const FAULT_AROUND_PAGES: u64 = 16;
+
+/// A read(2) in progress: pages `[start, end)` of file `file`, read through the
+/// readahead state `ra`; `index` is the next page to copy.
+#[derive(Clone, Copy, Debug)]
+pub struct FileRead {
+    pub file: u32,
+    pub ra: u32,
+    pub start: u64,
+    pub end: u64,
+    pub index: u64,
+    /// The policy has been asked about page `index` in this read.
+    pub ra_done: bool,
+    /// The reader slept on page `index`.
+    pub waited: bool,
+}
+
+/// How far a read got in one burst.
+pub enum ReadStep {
+    /// Every page was copied.
+    Done,
+    /// Waiting for a page's I/O.
+    Blocked,
+    /// A page allocation started the task's reclaim job: run it, then resume.
+    Retry,
+    /// The burst ended; resume later.
+    Yield,
+}
+
+impl Sim {
+    /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes page
+    /// `index` of file `fi`, locked for its read. A shadow entry at the slot makes it a
+    /// refault (`workingset_refault`), which may start it on the active list.
+    fn add_to_page_cache(&mut self, f: u32, fi: u32, index: u64) {
+        let a = &mut self.files[fi as usize];
+        debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
+        a.slots[index as usize] = f + 1;
+        a.nrpages += 1;
+        let shadow = a.take_shadow(index);
+        self.frames.set(f, pg::LOCKED);
+        self.frames.set_owner(f, Owner::File(fi), index as u32);
+        if let Some(s) = shadow {
+            self.workingset_refault(f, s, true);
+        }
+        let active = self.frames.test(f, pg::ACTIVE);
+        self.frames.clear(f, pg::ACTIVE);
+        self.lru_add_file(f, active);
+    }
+
+    /// Submits the read of page `index` of file `fi` into frame `f` (inside the plug).
+    fn read_file_page(&mut self, fi: u32, index: u64, f: u32, memcg: u16) {
+        let (dev, off) = {
+            let a = &self.files[fi as usize];
+            (a.dev, a.offset_of(index))
+        };
+        self.submit_page_io(dev, off, f, IoDir::Read);
+        self.count(Counter::PgpgIn, memcg, 4);
+        self.charge(self.cost.pagecache_read_ns);
+    }
+
+    /// `read_pages` for a policy's decision: allocates and reads every missing page of
+    /// the windows under one plug and sets the PG_readahead marker. Readahead pages are
+    /// allocated without entering reclaim; a failed allocation ends the window there, as
+    /// `page_cache_ra_unbounded` stops at the first page it cannot allocate.
+    fn submit_file_readahead(&mut self, fi: u32, dec: &Readahead, memcg: u16) {
+        if dec.is_empty() {
+            return;
+        }
+        let dev = self.files[fi as usize].dev;
+        'windows: for r in dec.ranges() {
+            self.count(Counter::FileRaWindows, memcg, 1);
+            for i in r.start..r.end() {
+                if self.files[fi as usize].slots[i as usize] != 0 {
+                    continue;
+                }
+                let Some(f) = self.alloc_page_atomic(memcg) else { break 'windows };
+                self.add_to_page_cache(f, fi, i);
+                self.frames.set(f, pg::RA_UNUSED);
+                if dec.mark == Some(i) {
+                    self.frames.set(f, pg::READAHEAD);
+                }
+                self.read_file_page(fi, i, f, memcg);
+                self.count(Counter::FileRaPages, memcg, 1);
+            }
+        }
+        self.unplug(dev);
+    }
+
+    /// Allocates page `index` of file `fi` for task `tid` and reads it alone (the read
+    /// path's and the fault path's own `filemap_read_folio`). `None`: the allocation
+    /// started the task's reclaim job.
+    fn read_page_alone(&mut self, tid: u32, fi: u32, index: u64) -> Option<u32> {
+        let f = self.alloc_page(tid)?;
+        let memcg = self.tasks[tid as usize].memcg;
+        self.add_to_page_cache(f, fi, index);
+        self.read_file_page(fi, index, f, memcg);
+        self.count(Counter::FileReadSingle, memcg, 1);
+        let dev = self.files[fi as usize].dev;
+        self.unplug(dev);
+        Some(f)
+    }
+
+    fn wait_file_page(&mut self, tid: u32, f: u32) {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::WaitPage;
+        t.wait_frame = f;
+        self.block(tid);
+    }
+
+    /// `folio_mark_accessed`: the first access sets PG_referenced; a second one on the
+    /// inactive list activates the page (and ages the workingset clock, ≥3.15 for file
+    /// pages).
+    pub fn mark_page_accessed(&mut self, f: u32) {
+        if !self.frames.test(f, pg::REFERENCED) {
+            self.frames.set(f, pg::REFERENCED);
+            return;
+        }
+        if self.frames.test(f, pg::ACTIVE) || self.frames.lru[f as usize] == LruList::Unevictable as u8 {
+            return;
+        }
+        let l = self.frames.lru[f as usize];
+        let Some(list) = LruList::from_u8(l) else {
+            // Isolated by reclaim right now: the kernel sets PG_active for putback; the
+            // model's reclaim is not preemptible, so this does not happen.
+            return;
+        };
+        let m = self.frames.memcg[f as usize];
+        let file = list.is_file();
+        {
+            let Sim { memcgs, frames, .. } = self;
+            memcgs[m as usize].lru.del(frames, f);
+            frames.clear(f, pg::REFERENCED);
+            frames.set(f, pg::ACTIVE);
+            memcgs[m as usize].lru.add_head(frames, f, LruList::of(file, true));
+        }
+        self.count(Counter::PgActivate, m, 1);
+        let ages = match self.profile.workingset {
+            WorkingsetMode::Off => false,
+            WorkingsetMode::FileOnly => file,
+            WorkingsetMode::AnonAndFile => true,
+        };
+        if ages {
+            self.age_nonresident(m, 1);
+        }
+    }
+
+    /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
+    pub fn file_read_begin(&mut self, tid: u32, fi: u32, ra: u32, index: u64, nr: u64) {
+        let eof = self.files[fi as usize].nr_pages;
+        let end = (index + nr).min(eof);
+        self.charge(self.cost.read_syscall_ns);
+        let Sim { file_ra, ra_states, .. } = self;
+        file_ra.read_begin(&mut ra_states[ra as usize], index, end - index);
+        self.tasks[tid as usize].read =
+            Some(FileRead { file: fi, ra, start: index, end, index, ra_done: false, waited: false });
+    }
+
+    /// Runs task `tid`'s read(2) until it is done, blocks, needs reclaim, or the burst
+    /// ends at `limit`. Cached pages cost no event.
+    pub fn file_read_step(&mut self, tid: u32, limit: u64) -> ReadStep {
+        let memcg = self.tasks[tid as usize].memcg;
+        loop {
+            let Some(mut r) = self.tasks[tid as usize].read else { return ReadStep::Done };
+            if r.index >= r.end {
+                let Sim { file_ra, ra_states, .. } = self;
+                file_ra.read_end(&mut ra_states[r.ra as usize], r.start, r.end - r.start);
+                self.tasks[tid as usize].read = None;
+                return ReadStep::Done;
+            }
+            if self.now >= limit {
+                return ReadStep::Yield;
+            }
+            let fi = r.file;
+            let i = r.index;
+            let mut found = self.files[fi as usize].lookup(&self.frames, i);
+            if found == Lookup::Missing && r.ra_done && r.waited {
+                // Evicted while the reader slept: back to the lookup and readahead.
+                r.ra_done = false;
+            }
+            r.waited = false;
+            if !r.ra_done {
+                r.ra_done = true;
+                let dec = {
+                    let Sim { file_ra, ra_states, files, .. } = &mut *self;
+                    let view = CacheView { mapping: &files[fi as usize], congested: false };
+                    file_ra.read_page(&mut ra_states[r.ra as usize], &view, i, r.end - i, found)
+                };
+                if dec.clear_mark {
+                    if let Some(f) = self.files[fi as usize].frame(i) {
+                        self.frames.clear(f, pg::READAHEAD);
+                    }
+                }
+                self.submit_file_readahead(fi, &dec, memcg);
+                found = self.files[fi as usize].lookup(&self.frames, i);
+            }
+            self.tasks[tid as usize].read = Some(r);
+            let f = match found {
+                Lookup::Missing => {
+                    let Some(f) = self.read_page_alone(tid, fi, i) else { return ReadStep::Retry };
+                    f
+                }
+                _ => self.files[fi as usize].frame(i).expect("cached"),
+            };
+            if self.frames.test(f, pg::LOCKED) {
+                r.waited = true;
+                self.tasks[tid as usize].read = Some(r);
+                self.wait_file_page(tid, f);
+                return ReadStep::Blocked;
+            }
+            // Uptodate: copy it out. A read starting in the page where the previous one
+            // ended does not mark it accessed twice.
+            self.charge(self.cost.copy_page_ns);
+            self.frames.clear(f, pg::RA_UNUSED);
+            let prev_last = self.ra_states[r.ra as usize].prev_index();
+            if !(i == r.start && i == prev_last) {
+                self.mark_page_accessed(f);
+            }
+            self.count(Counter::FileReadPages, memcg, 1);
+            r.index += 1;
+            r.ra_done = false;
+            self.tasks[tid as usize].read = Some(r);
+        }
+    }
+
+    /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
+    pub fn file_fadvise(&mut self, tid: u32, fi: u32, ra: u32, advice: Advice) {
+        let memcg = self.tasks[tid as usize].memcg;
+        let dec = {
+            let Sim { file_ra, ra_states, files, .. } = &mut *self;
+            let view = CacheView { mapping: &files[fi as usize], congested: false };
+            file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
+        };
+        self.submit_file_readahead(fi, &dec, memcg);
+    }
+
+    /// `filemap_map_pages` (fault-around): maps the cached, uptodate pages of the aligned
+    /// `fault_around_bytes` window around `idx` that are not mapped yet. Pages flagged
+    /// PG_readahead are left for a real fault to trigger the async readahead. Prefaulted
+    /// PTEs are old (x86 `arch_wants_old_prefaulted_pte`), the faulting one young.
+    fn do_fault_around(&mut self, vma: u32, fi: u32, idx: u32) -> bool {
+        let v = &self.vmas[vma as usize];
+        let pages = v.pages as u64;
+        let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
+        let end = (start + FAULT_AROUND_PAGES).min(pages);
+        let mut mapped_target = false;
+        for i in start..end {
+            if self.vmas[vma as usize].pte[i as usize] != pte::NONE {
+                continue;
+            }
+            let Some(f) = self.files[fi as usize].frame(i) else { continue };
+            if self.frames.test(f, pg::LOCKED | pg::READAHEAD) {
+                continue;
+            }
+            let young = i == idx as u64;
+            self.vmas[vma as usize].pte[i as usize] = file_pte(f, young);
+            self.frames.clear(f, pg::RA_UNUSED);
+            mapped_target |= young;
+        }
+        mapped_target
+    }
+
+    /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
+    pub fn filemap_fault(&mut self, tid: u32, vma: u32, fi: u32, idx: u32) -> Fault {
+        let memcg = self.tasks[tid as usize].memcg;
+        if self.profile.fault_around && !self.tasks[tid as usize].ra_done && self.do_fault_around(vma, fi, idx) {
+            return Fault::Done;
+        }
+        let i = idx as u64;
+        let mut found = self.files[fi as usize].lookup(&self.frames, i);
+        if !self.tasks[tid as usize].ra_done {
+            self.tasks[tid as usize].ra_done = true;
+            if found == Lookup::Missing {
+                // 6.x filemap_fault: a page not in the page cache is a major fault.
+                self.tasks[tid as usize].major_faults += 1;
+                self.count(Counter::PgMajFault, memcg, 1);
+            }
+            let (ra, hint) = (self.vmas[vma as usize].ra, self.vmas[vma as usize].hint);
+            let dec = {
+                let Sim { file_ra, ra_states, files, .. } = &mut *self;
+                let view = CacheView { mapping: &files[fi as usize], congested: false };
+                file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
+            };
+            if dec.clear_mark {
+                if let Some(f) = self.files[fi as usize].frame(i) {
+                    self.frames.clear(f, pg::READAHEAD);
+                }
+            }
+            self.submit_file_readahead(fi, &dec, memcg);
+            found = self.files[fi as usize].lookup(&self.frames, i);
+        } else if found == Lookup::Missing {
+            // Evicted while the task waited for it: ask the policy again on the retry.
+            self.tasks[tid as usize].ra_done = false;
+            return self.filemap_fault(tid, vma, fi, idx);
+        }
+        let f = match found {
+            Lookup::Missing => {
+                let Some(f) = self.read_page_alone(tid, fi, i) else { return Fault::Retry };
+                f
+            }
+            _ => self.files[fi as usize].frame(i).expect("cached"),
+        };
+        if self.frames.test(f, pg::LOCKED) {
+            self.wait_file_page(tid, f);
+            return Fault::Blocked;
+        }
+        self.frames.clear(f, pg::RA_UNUSED);
+        self.vmas[vma as usize].pte[idx as usize] = file_pte(f, true);
+        Fault::Done
+    }
+
+    /// The madvise hint of a file VMA as the readahead policies take it.
+    pub fn vm_hint(m: Option<crate::scenario::Madvise>) -> VmHint {
+        match m {
+            None | Some(crate::scenario::Madvise::Normal) => VmHint::Normal,
+            Some(crate::scenario::Madvise::Sequential) => VmHint::Sequential,
+            Some(crate::scenario::Madvise::Random) => VmHint::Random,
+        }
+    }
+
+    /// `__filemap_remove_folio` from reclaim: the clean page leaves the page cache, a
+    /// shadow entry takes its slot (≥3.15), and a readahead page nobody used counts as
+    /// readahead thrashing.
+    pub fn page_cache_delete(&mut self, f: u32, fi: u32) {
+        let idx = self.frames.index[f as usize] as u64;
+        let m = self.frames.memcg[f as usize];
+        if self.frames.test_clear(f, pg::RA_UNUSED) {
+            self.count(Counter::RaEvictedUnused, m, 1);
+        }
+        let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
+        let a = &mut self.files[fi as usize];
+        debug_assert_eq!(a.slots[idx as usize], f + 1);
+        a.slots[idx as usize] = 0;
+        a.nrpages -= 1;
+        if let Some(s) = shadow {
+            a.set_shadow(idx, s);
+        }
+        self.frames.set_owner(f, Owner::None, 0);
+    }
+}
