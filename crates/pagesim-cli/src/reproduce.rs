@@ -1,12 +1,9 @@
 //! `pagesim reproduce NAME`: runs a seed's table (see `pagesim::reproduce`) and prints it
 //! beside the published numbers, with each cell's ratio to the reference column.
 
-use pagesim::reproduce::{find, Cell, Table};
+use pagesim::reproduce::{find, load_all, Cell, Table};
 use std::path::PathBuf;
 use std::time::Instant;
-
-/// Counters printed per cell: enough to see why a cell is slow.
-const CELL_COUNTERS: &[&str] = &["pgmajfault", "pswpin", "pswpout", "swap_ra", "swap_ra_hit", "allocstall"];
 
 struct Args {
     name: String,
@@ -58,37 +55,55 @@ fn roots() -> Vec<PathBuf> {
 pub fn run(args: &[String], usage: &str) -> Result<(), String> {
     let a = parse(args, usage)?;
     let dir = find(&a.name, &roots()).map_err(|e| e.0)?;
-    let table = Table::load(&dir).map_err(|e| e.0)?;
-    let n = table.rows.len() * table.columns.len();
-    if !a.quiet {
-        eprintln!("{}: {} cells on {} threads", table.title, n, a.jobs.min(n));
-    }
+    let tables = load_all(&dir).map_err(|e| e.0)?;
     let start = Instant::now();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let progress = |c: &Cell| {
-        let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    let total: usize = tables.iter().map(|t| t.rows.len() * t.columns.len()).sum();
+    for (ti, table) in tables.iter().enumerate() {
+        let n = table.rows.len() * table.columns.len();
         if !a.quiet {
-            eprintln!(
-                "[{k:>2}/{n}] {:<16} {:<8} {:>9.0} cs  ({:.1} s)",
-                table.rows[c.row].name,
-                table.columns[c.column].name,
-                c.value,
-                start.elapsed().as_secs_f64()
-            );
+            eprintln!("{}: {} cells on {} threads", table.title, n, a.jobs.min(n));
         }
-    };
-    let cells = table.run_all(&a.sets, a.jobs, &progress).map_err(|e| e.0)?;
-    if a.json {
-        for c in &cells {
-            println!("{}", serde_json::to_string(&cell_json(&table, c, &cells)).expect("JSON of plain values"));
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        let progress = |c: &Cell| {
+            let k = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            if !a.quiet {
+                eprintln!(
+                    "[{k:>2}/{n}] {:<16} {:<16} {:>10.1} {}  ({:.1} s)",
+                    table.rows[c.row].name,
+                    table.columns[c.column].name,
+                    c.value,
+                    table.metric.name(),
+                    start.elapsed().as_secs_f64()
+                );
+            }
+        };
+        let cells = table.run_all(&a.sets, a.jobs, &progress).map_err(|e| e.0)?;
+        if a.json {
+            for c in &cells {
+                println!("{}", serde_json::to_string(&cell_json(table, c, &cells)).expect("JSON of plain values"));
+            }
+        } else {
+            if ti > 0 {
+                println!("\n");
+            }
+            print_table(table, &cells);
         }
-    } else {
-        print_table(&table, &cells);
     }
     if !a.quiet {
-        eprintln!("{} cells in {:.1} s", n, start.elapsed().as_secs_f64());
+        eprintln!("{total} cells in {:.1} s", start.elapsed().as_secs_f64());
     }
     Ok(())
+}
+
+/// A metric value for JSON: integers stay integers, a missing value is null.
+fn num(v: f64) -> serde_json::Value {
+    if v.is_nan() {
+        serde_json::Value::Null
+    } else if v.fract() == 0.0 && v.abs() < 9e15 {
+        (v as i64).into()
+    } else {
+        v.into()
+    }
 }
 
 fn reference_value(table: &Table, cells: &[Cell], row: usize) -> f64 {
@@ -97,16 +112,21 @@ fn reference_value(table: &Table, cells: &[Cell], row: usize) -> f64 {
 
 fn cell_json(table: &Table, c: &Cell, cells: &[Cell]) -> serde_json::Value {
     let row = &table.rows[c.row];
+    let col = &table.columns[c.column];
     let mut o = serde_json::Map::new();
-    for (k, v) in &row.labels {
+    for (k, v) in table.labels.iter().chain(&row.labels).chain(&col.labels) {
         o.insert(k.clone(), v.clone().into());
     }
     o.insert("row".into(), row.name.clone().into());
-    o.insert("column".into(), table.columns[c.column].name.clone().into());
+    o.insert("column".into(), col.name.clone().into());
     let metric = table.metric.name();
-    o.insert(metric.into(), (c.value as u64).into());
+    o.insert("metric".into(), metric.into());
+    o.insert("value".into(), num(c.value));
+    o.insert("published".into(), c.published.map_or(serde_json::Value::Null, num));
+    // The metric under its own name too (`elapsed_cs`, `published_cs`).
+    o.insert(metric.into(), num(c.value));
     let unit = metric.rsplit('_').next().unwrap_or(metric);
-    o.insert(format!("published_{unit}"), c.published.map(|p| p as u64).into());
+    o.insert(format!("published_{unit}"), c.published.map_or(serde_json::Value::Null, num));
     let r = reference_value(table, cells, c.row);
     o.insert("ratio".into(), (c.value / r).into());
     let pr = row.published[table.reference];
@@ -121,6 +141,15 @@ fn cell_json(table: &Table, c: &Cell, cells: &[Cell]) -> serde_json::Value {
         .collect();
     o.insert("devices".into(), devices.into());
     serde_json::Value::Object(o)
+}
+
+/// A table value: one decimal below 100 when it has a fraction, else an integer.
+fn fmt_val(v: f64) -> String {
+    if v.abs() < 100.0 && v.fract() != 0.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.0}")
+    }
 }
 
 fn print_table(table: &Table, cells: &[Cell]) {
@@ -145,8 +174,8 @@ fn print_table(table: &Table, cells: &[Cell]) {
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match c.published {
-                Some(p) => format!("{:.0} ({:.0})", c.value, p),
-                None => format!("{:.0} (-)", c.value),
+                Some(p) => format!("{} ({})", fmt_val(c.value), fmt_val(p)),
+                None => format!("{} (-)", fmt_val(c.value)),
             };
             print!("{s:>w$}");
         }
@@ -167,17 +196,21 @@ fn print_table(table: &Table, cells: &[Cell]) {
         println!("  {:<10} {}  [{}]", c.name, c.about, c.set.join(" "));
     }
     println!("\nper-cell counters:");
-    print!("{:<16} {:<8}", "row", "column");
-    for k in CELL_COUNTERS {
-        print!(" {k:>11}");
+    print!("{:<16} {:<16}", "row", "column");
+    for k in &table.counters {
+        print!(" {k:>13}");
     }
-    println!(" {:>11} {:>11}", "dev_reads", "dev_writes");
+    println!(" {:>11} {:>11} {:>9}", "dev_reads", "dev_writes", "avg_io_KiB");
     for c in cells {
-        print!("{:<16} {:<8}", table.rows[c.row].name, table.columns[c.column].name);
-        for k in CELL_COUNTERS {
-            print!(" {:>11}", c.report.counter(k));
+        print!("{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name);
+        for k in &table.counters {
+            print!(" {:>13}", c.report.counter(k));
         }
-        let (r, w) = c.report.devices.iter().fold((0, 0), |(r, w), d| (r + d.reads, w + d.writes));
-        println!(" {r:>11} {w:>11}");
+        let (r, w, b) = c
+            .report
+            .devices
+            .iter()
+            .fold((0, 0, 0), |(r, w, b), d| (r + d.reads, w + d.writes, b + d.read_bytes + d.write_bytes));
+        println!(" {r:>11} {w:>11} {:>9}", (b / 1024).checked_div(r + w).unwrap_or(0));
     }
 }

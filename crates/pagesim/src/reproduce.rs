@@ -15,26 +15,100 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// What a table measures per cell.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Metric {
     /// Simulated elapsed time until the last task ends, centiseconds (what `time` printed
-    /// in the seed's table).
+    /// in seed 000's table).
     ElapsedCs,
+    /// Read throughput of one step of the first task, KiB/s (iozone's KB/s).
+    ReadKibps { step: usize },
+    /// Largest read throughput of all tasks together over `window` seconds of the
+    /// timeline, MiB/s.
+    MaxReadMibps { window: usize },
+    /// Smallest average device read size over `window` seconds of the timeline, KiB.
+    MinAvgReadKib { window: usize },
+    /// Read calls (or accesses) of all tasks per second of the run, divided by the calls
+    /// one transaction makes.
+    Tps { ops_per_txn: f64 },
 }
+
+/// The metric names a table file can give.
+const METRICS: &str = "elapsed_cs, read_kibps, max_read_mibps, min_avg_read_kib, tps";
 
 impl Metric {
     pub fn name(self) -> &'static str {
         match self {
             Metric::ElapsedCs => "elapsed_cs",
+            Metric::ReadKibps { .. } => "read_kibps",
+            Metric::MaxReadMibps { .. } => "max_read_mibps",
+            Metric::MinAvgReadKib { .. } => "min_avg_read_kib",
+            Metric::Tps { .. } => "tps",
         }
     }
 
-    /// The metric of one report.
-    pub fn value(self, r: &Report) -> f64 {
+    /// The metric of one report; `None` when the run did not produce it (a step that did
+    /// not finish, a timeline shorter than the window).
+    pub fn value(self, r: &Report) -> Option<f64> {
+        let windows = |w: usize| {
+            r.timeline.windows(w).map(move |s| {
+                let read: u64 = s.iter().map(|x| x.read_bytes).sum();
+                let (n, b) = s.iter().fold((0, 0), |(n, b), x| (n + x.dev_reads, b + x.dev_read_bytes));
+                (read as f64 / w as f64, (n > 0).then(|| b as f64 / n as f64))
+            })
+        };
         match self {
-            Metric::ElapsedCs => (r.elapsed_ns as f64 / 1e7).round(),
+            Metric::ElapsedCs => Some((r.elapsed_ns as f64 / 1e7).round()),
+            Metric::ReadKibps { step } => {
+                r.tasks.first()?.steps.get(step)?.read_bytes_per_s().map(|b| (b / 1024.0).round())
+            }
+            Metric::MaxReadMibps { window } => windows(window)
+                .map(|(bps, _)| bps / (1 << 20) as f64)
+                .reduce(f64::max)
+                .map(|v| (v * 10.0).round() / 10.0),
+            Metric::MinAvgReadKib { window } => {
+                windows(window).filter_map(|(_, avg)| avg).reduce(f64::min).map(|v| (v / 1024.0).round())
+            }
+            Metric::Tps { ops_per_txn } => {
+                let ops: u64 = r.tasks.iter().flat_map(|t| &t.steps).map(|s| s.ops).sum();
+                (r.elapsed_ns > 0)
+                    .then(|| (ops as f64 / ops_per_txn / (r.elapsed_ns as f64 / 1e9) * 100.0).round() / 100.0)
+            }
         }
+    }
+
+    fn parse(f: &TableFile) -> Result<Metric, (&'static str, String)> {
+        let need = |v: Option<usize>, key: &'static str| v.ok_or((key, format!("metric {} needs {key}", f.metric)));
+        let unused = |given: bool, key: &'static str| {
+            if given {
+                Err((key, format!("metric {} does not take {key}", f.metric)))
+            } else {
+                Ok(())
+            }
+        };
+        let m = match f.metric.as_str() {
+            "elapsed_cs" => Metric::ElapsedCs,
+            "read_kibps" => Metric::ReadKibps { step: f.step.unwrap_or(0) },
+            "max_read_mibps" => Metric::MaxReadMibps { window: need(f.window, "window")? },
+            "min_avg_read_kib" => Metric::MinAvgReadKib { window: need(f.window, "window")? },
+            "tps" => {
+                let o = f.ops_per_txn.unwrap_or(1.0);
+                if o.is_nan() || o <= 0.0 {
+                    return Err(("ops_per_txn", format!("expected a positive number, got {o}")));
+                }
+                Metric::Tps { ops_per_txn: o }
+            }
+            other => return Err(("metric", format!("unknown metric \"{other}\"; expected one of: {METRICS}"))),
+        };
+        if matches!(m, Metric::MaxReadMibps { window: 0 } | Metric::MinAvgReadKib { window: 0 }) {
+            return Err(("window", "must be at least 1 (seconds of timeline)".into()));
+        }
+        unused(f.step.is_some() && !matches!(m, Metric::ReadKibps { .. }), "step")?;
+        unused(
+            f.window.is_some() && !matches!(m, Metric::MaxReadMibps { .. } | Metric::MinAvgReadKib { .. }),
+            "window",
+        )?;
+        unused(f.ops_per_txn.is_some() && !matches!(m, Metric::Tps { .. }), "ops_per_txn")?;
+        Ok(m)
     }
 }
 
@@ -44,7 +118,23 @@ struct TableFile {
     title: String,
     source: String,
     scenario: String,
-    metric: Metric,
+    /// One of [`METRICS`].
+    metric: String,
+    /// read_kibps: the step of the first task whose throughput is measured (default 0).
+    #[serde(default)]
+    step: Option<usize>,
+    /// Timeline metrics: seconds per window (the scenario sets `sample_interval = "1s"`).
+    #[serde(default)]
+    window: Option<usize>,
+    /// tps: read calls per transaction (default 1).
+    #[serde(default)]
+    ops_per_txn: Option<f64>,
+    /// Labels every cell of the table carries in machine-readable output.
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
+    /// Counters shown per cell in the printed table. Default: the swap counters.
+    #[serde(default)]
+    counters: Option<Vec<String>>,
     reference: String,
     column: Vec<ColumnFile>,
     row: Vec<RowFile>,
@@ -56,6 +146,8 @@ struct ColumnFile {
     name: String,
     #[serde(default)]
     about: String,
+    #[serde(default)]
+    labels: BTreeMap<String, String>,
     set: Vec<String>,
 }
 
@@ -74,6 +166,8 @@ struct RowFile {
 pub struct Column {
     pub name: String,
     pub about: String,
+    /// Key/value labels for machine-readable output (e.g. policy = "modern").
+    pub labels: BTreeMap<String, String>,
     pub set: Vec<String>,
 }
 
@@ -95,6 +189,10 @@ pub struct Table {
     /// The base scenario file.
     pub scenario: PathBuf,
     pub metric: Metric,
+    /// Labels of every cell.
+    pub labels: BTreeMap<String, String>,
+    /// Counters shown per cell.
+    pub counters: Vec<String>,
     /// Index of the column that ratios are taken against.
     pub reference: usize,
     pub columns: Vec<Column>,
@@ -106,16 +204,18 @@ pub struct Table {
 pub struct Cell {
     pub row: usize,
     pub column: usize,
+    /// The metric; NaN when the run did not produce it.
     pub value: f64,
     pub published: Option<f64>,
     pub report: Report,
 }
 
 /// The directory of a known seed under `root` (`seed-000` → `root/seed-000-*`), or `name`
-/// itself when it is a directory holding a `reproduce.toml`.
+/// itself when it is a directory holding a `reproduce.toml` (or subdirectories that do,
+/// one per experiment).
 pub fn find(name: &str, roots: &[PathBuf]) -> Result<PathBuf, Error> {
     let direct = Path::new(name);
-    if direct.join("reproduce.toml").is_file() {
+    if has_tables(direct) {
         return Ok(direct.to_path_buf());
     }
     let mut known = Vec::new();
@@ -124,7 +224,7 @@ pub fn find(name: &str, roots: &[PathBuf]) -> Result<PathBuf, Error> {
         let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         dirs.sort();
         for d in dirs {
-            if !d.join("reproduce.toml").is_file() {
+            if !has_tables(&d) {
                 continue;
             }
             let file_name = d.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
@@ -142,6 +242,31 @@ pub fn find(name: &str, roots: &[PathBuf]) -> Result<PathBuf, Error> {
     )))
 }
 
+/// The table files of a seed directory: its own `reproduce.toml`, then those of its
+/// subdirectories in name order (one per experiment).
+fn table_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    if dir.join("reproduce.toml").is_file() {
+        v.push(dir.to_path_buf());
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut subs: Vec<PathBuf> =
+            entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("reproduce.toml").is_file()).collect();
+        subs.sort();
+        v.extend(subs);
+    }
+    v
+}
+
+fn has_tables(dir: &Path) -> bool {
+    !table_files(dir).is_empty()
+}
+
+/// Loads every table of a seed directory (see [`find`]).
+pub fn load_all(dir: &Path) -> Result<Vec<Table>, Error> {
+    table_files(dir).iter().map(|d| Table::load(d)).collect()
+}
+
 impl Table {
     /// Loads `dir/reproduce.toml` and checks that every cell's scenario is valid.
     pub fn load(dir: &Path) -> Result<Table, Error> {
@@ -155,8 +280,12 @@ impl Table {
         if f.column.is_empty() || f.row.is_empty() {
             return Err(err("column/row", "a table needs at least one column and one row".into()));
         }
-        let columns: Vec<Column> =
-            f.column.into_iter().map(|c| Column { name: c.name, about: c.about, set: c.set }).collect();
+        let metric = Metric::parse(&f).map_err(|(k, m)| err(k, m))?;
+        let columns: Vec<Column> = f
+            .column
+            .into_iter()
+            .map(|c| Column { name: c.name, about: c.about, labels: c.labels, set: c.set })
+            .collect();
         let col_names: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
         let reference = col_names.iter().position(|&n| n == f.reference).ok_or_else(|| {
             err("reference", format!("\"{}\" is not a column (columns: {})", f.reference, col_names.join(", ")))
@@ -179,7 +308,11 @@ impl Table {
             title: f.title,
             source: f.source,
             scenario: dir.join(&f.scenario),
-            metric: f.metric,
+            metric,
+            labels: f.labels,
+            counters: f.counters.unwrap_or_else(|| {
+                ["pgmajfault", "pswpin", "pswpout", "swap_ra", "swap_ra_hit", "allocstall"].map(String::from).to_vec()
+            }),
             reference,
             columns,
             rows,
@@ -210,7 +343,8 @@ impl Table {
     pub fn run_cell(&self, row: usize, column: usize, extra: &[String]) -> Result<Cell, Error> {
         let sc = self.scenario(row, column, extra)?;
         let report = engine::run(&sc, RunOptions::default())?;
-        Ok(Cell { row, column, value: self.metric.value(&report), published: self.rows[row].published[column], report })
+        let value = self.metric.value(&report).unwrap_or(f64::NAN);
+        Ok(Cell { row, column, value, published: self.rows[row].published[column], report })
     }
 
     /// Runs every cell on up to `jobs` threads; `done` is called after each cell (from the

@@ -116,7 +116,18 @@ pub struct DeviceQueue {
     last_dir: Option<IoDir>,
     spare: Vec<Vec<u32>>,
     stats: DeviceStats,
+    /// Requests allocated per direction (queued or in service), for congestion.
+    nr_alloc: [usize; 2],
+    /// Read congestion flag with its hysteresis (`blk_set_queue_congested`).
+    read_congested: bool,
 }
+
+/// `nr_requests` of the 2.6-3.x request queue (BLKDEV_MAX_RQ).
+pub const NR_REQUESTS: usize = 128;
+/// `queue_congestion_on_threshold`: nr_requests - nr_requests/8 + 1.
+const CONGESTION_ON: usize = NR_REQUESTS - NR_REQUESTS / 8 + 1;
+/// `queue_congestion_off_threshold`: nr_requests - nr_requests/8 - nr_requests/16 - 1.
+const CONGESTION_OFF: usize = NR_REQUESTS - NR_REQUESTS / 8 - NR_REQUESTS / 16 - 1;
 
 impl DeviceQueue {
     pub fn new(model: DeviceModel) -> Self {
@@ -141,6 +152,31 @@ impl DeviceQueue {
             last_dir: None,
             spare: Vec::new(),
             stats: DeviceStats::default(),
+            nr_alloc: [0; 2],
+            read_congested: false,
+        }
+    }
+
+    /// `bdi_read_congested` of 2.6-5.x: at least `CONGESTION_ON` (113 of 128) read requests
+    /// allocated set it; it clears below `CONGESTION_OFF` (103). Readahead that is optional
+    /// (2.6.20's ahead window, 2.6.23's async readahead) is skipped while it is set.
+    pub fn read_congested(&self) -> bool {
+        self.read_congested
+    }
+
+    fn alloc_changed(&mut self, dir: IoDir, up: bool) {
+        let d = dir.index();
+        if up {
+            self.nr_alloc[d] += 1;
+        } else {
+            self.nr_alloc[d] -= 1;
+        }
+        if dir == IoDir::Read {
+            if self.nr_alloc[d] >= CONGESTION_ON {
+                self.read_congested = true;
+            } else if self.nr_alloc[d] < CONGESTION_OFF {
+                self.read_congested = false;
+            }
         }
     }
 
@@ -188,6 +224,7 @@ impl DeviceQueue {
     pub fn complete(&mut self, now: u64, rid: u32, tags: &mut Vec<u32>, out: &mut Vec<Dispatched>) {
         let mut r = self.slab[rid as usize].take().expect("completion of a request not in flight");
         self.free_rids.push(rid);
+        self.alloc_changed(r.dir, false);
         tags.extend_from_slice(&r.tags);
         r.tags.clear();
         self.spare.push(r.tags);
@@ -259,8 +296,10 @@ impl DeviceQueue {
         };
         self.pending.sorted[d].insert((r.offset, rid));
         self.pending.fifo[d].insert(r.fifo_key(rid));
+        let dir = r.dir;
         self.slab[rid as usize] = Some(r);
         self.nr_queued += 1;
+        self.alloc_changed(dir, true);
     }
 
     /// Queued request `rid` ends at `offset` and can grow by `len` within `max_sectors_kb`.
@@ -275,6 +314,7 @@ impl DeviceQueue {
         let mut g = self.unqueue(gone);
         self.slab[gone as usize] = None;
         self.free_rids.push(gone);
+        self.alloc_changed(g.dir, false);
         let d = g.dir.index();
         let k = self.slab[keep as usize].as_mut().expect("queued");
         k.len += g.len;

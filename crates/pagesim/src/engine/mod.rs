@@ -205,6 +205,8 @@ pub struct Sim {
     /// Open files' readahead states (`struct file_ra_state`), indexed by `Vma::ra` and
     /// `Task::step_ra`.
     pub ra_states: Vec<FileRaState>,
+    /// Per readahead state: the last page its previous read returned (`u64::MAX` none).
+    pub ra_last_page: Vec<u64>,
     pub tasks: Vec<Task>,
     pub kswapd: Kswapd,
     pub devices: Vec<DeviceQueue>,
@@ -472,6 +474,7 @@ impl Sim {
             shmem,
             files,
             file_ra,
+            ra_last_page: vec![u64::MAX; ra_states.len()],
             ra_states,
             tasks,
             kswapd: Kswapd { sleeping: true, ..Default::default() },
@@ -568,10 +571,12 @@ impl Sim {
     }
 
     /// Events between two runs of the invariant checker in debug builds: every event for
-    /// up to 4096 frames, then proportionally fewer, so a check costs O(1) per event on
-    /// average whatever the memory size.
+    /// up to 4096 checked items (frames, swap slots, file pages), then proportionally
+    /// fewer, so a check costs O(1) per event on average whatever the machine's size.
     fn verify_stride(&self) -> u64 {
-        (self.frames.len() as u64 / 4096).max(1)
+        let slots: u64 = self.swap.areas.iter().map(|a| a.nslots as u64).sum();
+        let file_pages: u64 = self.files.iter().map(|a| a.nr_pages).sum();
+        ((self.frames.len() as u64 + slots + file_pages) / 4096).max(1)
     }
 
     /// Dispatches one thread burst on the CPU that frees up first.
@@ -625,7 +630,7 @@ impl Sim {
                 }
             }
             if self.tasks[tid as usize].read.is_some() {
-                match self.file_read_step(tid, limit) {
+                match self.file_read_step(tid, cpu, limit) {
                     ReadStep::Done => {
                         if self.finish_access(tid) {
                             return;
@@ -647,7 +652,7 @@ impl Sim {
                     match self.hit_loop(tid, limit) {
                         Next::Fault(vma, idx, write) => (vma, idx, write),
                         Next::Read(unit) => {
-                            self.start_read(tid, unit);
+                            self.start_read(tid, cpu, unit);
                             continue;
                         }
                         Next::Stop => {
@@ -689,7 +694,7 @@ impl Sim {
 
     /// Starts the read(2) of record `unit` of the task's current file step; the step's
     /// first read opens the file (its `posix_fadvise` is given then).
-    fn start_read(&mut self, tid: u32, unit: u32) {
+    fn start_read(&mut self, tid: u32, cpu: u32, unit: u32) {
         let t = &self.tasks[tid as usize];
         let si = t.cur.step;
         let step = &t.steps[si];
@@ -704,7 +709,7 @@ impl Sim {
                     Fadvise::Random => Advice::Random,
                     Fadvise::Willneed => Advice::WillNeed { index: 0, nr: nr_pages },
                 };
-                self.file_fadvise(tid, fi, ra, advice);
+                self.file_fadvise(tid, cpu, fi, ra, advice);
             }
         }
         self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr);

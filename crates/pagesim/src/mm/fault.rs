@@ -29,7 +29,7 @@ pub enum Fault {
 
 impl Sim {
     /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
-    pub fn handle_fault(&mut self, tid: u32, _cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
+    pub fn handle_fault(&mut self, tid: u32, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
         let memcg = self.tasks[tid as usize].memcg;
         if !self.tasks[tid as usize].fault_counted {
             self.tasks[tid as usize].fault_counted = true;
@@ -42,7 +42,7 @@ impl Sim {
             return self.do_wp_page(tid, vma, idx, e);
         }
         if let Some(fi) = self.vmas[vma as usize].file {
-            return self.filemap_fault(tid, vma, fi, idx);
+            return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
         match self.vmas[vma as usize].shmem {
             Some(obj) => self.shmem_fault(tid, vma, obj, idx, write),

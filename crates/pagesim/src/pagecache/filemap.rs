@@ -46,6 +46,9 @@ pub struct FileRead {
     pub ra_done: bool,
     /// The reader slept on page `index`.
     pub waited: bool,
+    /// The read starts in the page where the previous read on this file ended, which
+    /// was marked accessed then.
+    pub same_page: bool,
 }
 
 /// How far a read got in one burst.
@@ -93,9 +96,10 @@ impl Sim {
 
     /// `read_pages` for a policy's decision: allocates and reads every missing page of
     /// the windows under one plug and sets the PG_readahead marker. Readahead pages are
-    /// allocated without entering reclaim; a failed allocation ends the window there, as
-    /// `page_cache_ra_unbounded` stops at the first page it cannot allocate.
-    fn submit_file_readahead(&mut self, fi: u32, dec: &Readahead, memcg: u16) {
+    /// allocated with __GFP_NORETRY ([`Sim::alloc_page_noretry`]); a failed allocation
+    /// ends the window there, as `page_cache_ra_unbounded` stops at the first page it
+    /// cannot allocate.
+    fn submit_file_readahead(&mut self, fi: u32, dec: &Readahead, memcg: u16, cpu: u32) {
         if dec.is_empty() {
             return;
         }
@@ -106,7 +110,7 @@ impl Sim {
                 if self.files[fi as usize].slots[i as usize] != 0 {
                     continue;
                 }
-                let Some(f) = self.alloc_page_atomic(memcg) else { break 'windows };
+                let Some(f) = self.alloc_page_noretry(memcg, cpu) else { break 'windows };
                 self.add_to_page_cache(f, fi, i);
                 self.frames.set(f, pg::RA_UNUSED);
                 if dec.mark == Some(i) {
@@ -182,21 +186,23 @@ impl Sim {
         let eof = self.files[fi as usize].nr_pages;
         let end = (index + nr).min(eof);
         self.charge(self.cost.read_syscall_ns);
+        let same_page = self.ra_last_page[ra as usize] == index;
         let Sim { file_ra, ra_states, .. } = self;
         file_ra.read_begin(&mut ra_states[ra as usize], index, end - index);
         self.tasks[tid as usize].read =
-            Some(FileRead { file: fi, ra, start: index, end, index, ra_done: false, waited: false });
+            Some(FileRead { file: fi, ra, start: index, end, index, ra_done: false, waited: false, same_page });
     }
 
     /// Runs task `tid`'s read(2) until it is done, blocks, needs reclaim, or the burst
     /// ends at `limit`. Cached pages cost no event.
-    pub fn file_read_step(&mut self, tid: u32, limit: u64) -> ReadStep {
+    pub fn file_read_step(&mut self, tid: u32, cpu: u32, limit: u64) -> ReadStep {
         let memcg = self.tasks[tid as usize].memcg;
         loop {
             let Some(mut r) = self.tasks[tid as usize].read else { return ReadStep::Done };
             if r.index >= r.end {
                 let Sim { file_ra, ra_states, .. } = self;
                 file_ra.read_end(&mut ra_states[r.ra as usize], r.start, r.end - r.start);
+                self.ra_last_page[r.ra as usize] = r.end.wrapping_sub(1);
                 self.tasks[tid as usize].read = None;
                 return ReadStep::Done;
             }
@@ -214,8 +220,11 @@ impl Sim {
             if !r.ra_done {
                 r.ra_done = true;
                 let dec = {
-                    let Sim { file_ra, ra_states, files, .. } = &mut *self;
-                    let view = CacheView { mapping: &files[fi as usize], congested: false };
+                    let Sim { file_ra, ra_states, files, devices, .. } = &mut *self;
+                    let view = CacheView {
+                        mapping: &files[fi as usize],
+                        congested: devices[files[fi as usize].dev as usize].read_congested(),
+                    };
                     file_ra.read_page(&mut ra_states[r.ra as usize], &view, i, r.end - i, found)
                 };
                 if dec.clear_mark {
@@ -223,7 +232,7 @@ impl Sim {
                         self.frames.clear(f, pg::READAHEAD);
                     }
                 }
-                self.submit_file_readahead(fi, &dec, memcg);
+                self.submit_file_readahead(fi, &dec, memcg, cpu);
                 found = self.files[fi as usize].lookup(&self.frames, i);
             }
             self.tasks[tid as usize].read = Some(r);
@@ -241,11 +250,10 @@ impl Sim {
                 return ReadStep::Blocked;
             }
             // Uptodate: copy it out. A read starting in the page where the previous one
-            // ended does not mark it accessed twice.
+            // ended does not mark it accessed twice (filemap_read's `pos_same_folio`).
             self.charge(self.cost.copy_page_ns);
             self.frames.clear(f, pg::RA_UNUSED);
-            let prev_last = self.ra_states[r.ra as usize].prev_index();
-            if !(i == r.start && i == prev_last) {
+            if !(i == r.start && r.same_page) {
                 self.mark_page_accessed(f);
             }
             self.count(Counter::FileReadPages, memcg, 1);
@@ -256,14 +264,17 @@ impl Sim {
     }
 
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
-    pub fn file_fadvise(&mut self, tid: u32, fi: u32, ra: u32, advice: Advice) {
+    pub fn file_fadvise(&mut self, tid: u32, cpu: u32, fi: u32, ra: u32, advice: Advice) {
         let memcg = self.tasks[tid as usize].memcg;
         let dec = {
-            let Sim { file_ra, ra_states, files, .. } = &mut *self;
-            let view = CacheView { mapping: &files[fi as usize], congested: false };
+            let Sim { file_ra, ra_states, files, devices, .. } = &mut *self;
+            let view = CacheView {
+                mapping: &files[fi as usize],
+                congested: devices[files[fi as usize].dev as usize].read_congested(),
+            };
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
-        self.submit_file_readahead(fi, &dec, memcg);
+        self.submit_file_readahead(fi, &dec, memcg, cpu);
     }
 
     /// `filemap_map_pages` (fault-around): maps the cached, uptodate pages of the aligned
@@ -293,7 +304,7 @@ impl Sim {
     }
 
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
-    pub fn filemap_fault(&mut self, tid: u32, vma: u32, fi: u32, idx: u32) -> Fault {
+    pub fn filemap_fault(&mut self, tid: u32, cpu: u32, vma: u32, fi: u32, idx: u32) -> Fault {
         let memcg = self.tasks[tid as usize].memcg;
         if self.profile.fault_around && !self.tasks[tid as usize].ra_done && self.do_fault_around(vma, fi, idx) {
             return Fault::Done;
@@ -309,8 +320,11 @@ impl Sim {
             }
             let (ra, hint) = (self.vmas[vma as usize].ra, self.vmas[vma as usize].hint);
             let dec = {
-                let Sim { file_ra, ra_states, files, .. } = &mut *self;
-                let view = CacheView { mapping: &files[fi as usize], congested: false };
+                let Sim { file_ra, ra_states, files, devices, .. } = &mut *self;
+                let view = CacheView {
+                    mapping: &files[fi as usize],
+                    congested: devices[files[fi as usize].dev as usize].read_congested(),
+                };
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };
             if dec.clear_mark {
@@ -318,12 +332,12 @@ impl Sim {
                     self.frames.clear(f, pg::READAHEAD);
                 }
             }
-            self.submit_file_readahead(fi, &dec, memcg);
+            self.submit_file_readahead(fi, &dec, memcg, cpu);
             found = self.files[fi as usize].lookup(&self.frames, i);
         } else if found == Lookup::Missing {
             // Evicted while the task waited for it: ask the policy again on the retry.
             self.tasks[tid as usize].ra_done = false;
-            return self.filemap_fault(tid, vma, fi, idx);
+            return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
         let f = match found {
             Lookup::Missing => {

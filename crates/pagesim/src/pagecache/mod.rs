@@ -119,3 +119,6 @@ impl PageCacheView for CacheView<'_> {
 pub fn file_pte(f: u32, young: bool) -> u32 {
     pte::present(f, if young { pte::YOUNG } else { 0 })
 }
+
+#[cfg(test)]
+mod tests;

@@ -165,6 +165,32 @@ impl Sim {
         (free > self.tun.wmark.min).then(|| self.take_frame(memcg))
     }
 
+    /// Allocates a page-cache readahead page (`readahead_gfp_mask`: __GFP_NORETRY). Below
+    /// the min watermark or at the memcg limit it reclaims once, synchronously (one
+    /// `try_to_free_pages` pass down the priorities until SWAP_CLUSTER_MAX pages are
+    /// freed), and tries again; then it gives up, and the readahead window ends there. The
+    /// caller's own page is allocated with [`Sim::alloc_page`], which may block in reclaim.
+    pub fn alloc_page_noretry(&mut self, memcg: u16, cpu: u32) -> Option<u32> {
+        if let Some(f) = self.alloc_page_atomic(memcg) {
+            return Some(f);
+        }
+        let limited = self.memcgs[memcg as usize].usage >= self.memcgs[memcg as usize].max;
+        let mut sc = if limited { ScanControl::memcg(memcg) } else { ScanControl::direct() };
+        if !limited {
+            self.count(Counter::AllocStall, 0, 1);
+        }
+        loop {
+            sc.nr_scanned = 0;
+            self.shrink_node(&mut sc, cpu);
+            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+                break;
+            }
+            sc.priority -= 1;
+        }
+        self.snapshot_refaults(sc.target_memcg);
+        self.alloc_page_atomic(memcg)
+    }
+
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
     pub fn direct_reclaim_step(&mut self, tid: u32, cpu: u32) -> Step {
         let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");

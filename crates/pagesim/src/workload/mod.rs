@@ -355,6 +355,56 @@ mod tests {
     }
 
     #[test]
+    fn file_steps_choose_records_reverse_pairs_and_hot_clusters() {
+        let mut st = step(Pattern::Reverse);
+        st.file = Some("f".into());
+        st.record = Some(16384);
+        let r = BoundStep::new(&st, 0, 40);
+        // 40 pages in records of 4: 10 records, read from the last, two passes.
+        assert_eq!((r.units, r.record_pages, r.total), (10, 4, 20));
+        let mut rng = Rng::new(1);
+        let v: Vec<u32> = (0..10).map(|i| r.index(i, &mut rng)).collect();
+        assert_eq!(v, (0..10).rev().collect::<Vec<_>>());
+
+        // then_next = 1: after the first access, always the next unit (until the end).
+        let mut st = step(Pattern::Random);
+        st.then_next = Some(1.0);
+        let p = BoundStep::new(&st, 0, 1000);
+        let first = p.next_index(0, &mut rng, 0);
+        assert_eq!(p.next_index(1, &mut rng, first), first + 1);
+        assert_eq!(p.next_index(5, &mut rng, 998), 999);
+        let at_end = p.next_index(6, &mut rng, 999);
+        assert!(at_end < 1000, "the last unit has no next: a fresh draw");
+        // then_next = 0.2: about a fifth of the accesses continue the previous one.
+        st.then_next = Some(0.2);
+        let p = BoundStep::new(&st, 0, 1_000_000);
+        let mut last = 0;
+        let mut next = 0;
+        for i in 0..100_000 {
+            let u = p.next_index(i, &mut rng, last);
+            next += (i > 0 && u == last + 1) as u32;
+            last = u;
+        }
+        assert!((19_000..21_000).contains(&next), "{next}");
+
+        // Zipf over clusters: ranks go to 64-unit clusters; the hottest cluster holds many
+        // of the accesses, spread over its units.
+        let mut st = step(Pattern::Zipf);
+        st.cluster = Some(64 * 4096);
+        let z = BoundStep::new(&st, 0, 64 * 100);
+        let mut per_cluster = vec![0u32; 100];
+        let mut units = std::collections::BTreeSet::new();
+        for i in 0..50_000 {
+            let u = z.index(i, &mut rng);
+            per_cluster[(u / 64) as usize] += 1;
+            units.insert(u);
+        }
+        let top = *per_cluster.iter().max().unwrap();
+        assert!(top > 50_000 / 10, "the hottest cluster gets {top} of 50000");
+        assert!(units.len() > 64 * 50, "units inside clusters are uniform: {} distinct", units.len());
+    }
+
+    #[test]
     fn random_is_uniform_and_zipf_is_skewed() {
         let mut rng = Rng::new(3);
         let r = BoundStep::new(&step(Pattern::Random), 0, 100);

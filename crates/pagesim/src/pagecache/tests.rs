@@ -1,0 +1,211 @@
+//! The page cache in the engine: what reads, faults and reclaim do to it, checked through
+//! the counters a run reports (the invariant checker runs throughout in test builds).
+
+use crate::engine::Sim;
+use crate::{Report, RunOptions, Scenario};
+
+/// A machine with one 4 MiB file on a fast device (so runs are short) and one task whose
+/// steps are `steps` (TOML of `[[task.step]]` tables).
+fn scenario(extra: &str, steps: &str) -> String {
+    format!(
+        r#"
+[machine]
+ram = "64MB"
+kernel_reserved = "8MB"
+[device.d]
+model = "nvme"
+[file.f]
+device = "d"
+size = "4MB"
+{extra}
+[[task]]
+name = "t"
+{steps}
+"#
+    )
+}
+
+fn run(text: &str, sets: &[&str]) -> Report {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    crate::run_toml(text, "t.toml", RunOptions { sets, ..Default::default() }).unwrap()
+}
+
+const SEQ_READ: &str = r#"
+[[task.step]]
+file = "f"
+op = "read"
+pattern = "seq"
+record = "64KB"
+"#;
+
+#[test]
+fn a_sequential_read_reads_each_page_once_in_large_requests() {
+    for profile in ["linux-2.6.20", "linux-2.6.23", "linux-6.6"] {
+        let r = run(&scenario("", SEQ_READ), &[&format!("kernel.profile={profile}")]);
+        assert_eq!(r.counter("file_read_pages"), 1024, "{profile}");
+        assert_eq!(r.counter("pgpgin"), 4096, "{profile}: every page read once, in KiB");
+        assert_eq!(r.counter("file_read_single"), 0, "{profile}: readahead brought every page");
+        assert_eq!(r.counter("pgmajfault"), 0, "{profile}: read(2) misses are not faults");
+        let d = &r.devices[0];
+        assert!(d.reads * 16 <= 1024, "{profile}: {} requests for 1024 pages: windows must merge", d.reads);
+        assert_eq!(r.counter("nr_file_pages"), 1024);
+        assert_eq!(r.counter("nr_inactive_file"), 1024, "{profile}: one access leaves pages inactive");
+        let step = &r.tasks[0].steps[0];
+        assert_eq!((step.ops, step.read_bytes), (64, 4 << 20));
+        assert!(step.read_bytes_per_s().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn a_second_pass_hits_the_cache_and_activates_the_pages() {
+    let r = run(&scenario("", &format!("{SEQ_READ}{SEQ_READ}")), &[]);
+    assert_eq!(r.counter("pgpgin"), 4096, "the second pass reads nothing from the device");
+    assert_eq!(r.counter("file_read_pages"), 2048);
+    // folio_mark_accessed: referenced on the first read, active on the second.
+    assert_eq!(r.counter("nr_active_file"), 1024);
+    assert_eq!(r.counter("pgactivate"), 1024);
+}
+
+#[test]
+fn clean_file_pages_are_reclaimed_without_io_and_refault_with_workingset_detection() {
+    // A 96 MiB file read twice through 56 MiB of page cache.
+    let big = |profile: &str| {
+        run(
+            &scenario("", &format!("{SEQ_READ}{SEQ_READ}")),
+            &["file.f.size=96MB", &format!("kernel.profile={profile}")],
+        )
+    };
+    let r = big("linux-6.6");
+    assert!(r.counter("pgsteal_file") > 10_000, "pgsteal_file {}", r.counter("pgsteal_file"));
+    assert_eq!(r.counter("pgpgout"), 0, "clean pages are dropped, not written");
+    assert_eq!(r.counter("pgsteal_anon"), 0);
+    assert_eq!(r.counter("pgpgin"), 2 * 96 * 1024, "the second pass misses: LRU order evicts the start first");
+    let refaults = r.counter("workingset_refault_file");
+    assert!(refaults > 20_000, "second-pass misses find shadow entries: {refaults}");
+    // 3.14 has no workingset detection: no shadows, no refaults.
+    let old = big("linux-3.14");
+    assert_eq!(old.counter("workingset_refault_file"), 0);
+    assert!(old.counter("pgsteal_file") > 10_000);
+}
+
+#[test]
+fn mmap_faults_read_around_unless_madv_random() {
+    let touch = r#"
+[[task.step]]
+region = "m"
+pattern = "seq"
+op = "read"
+"#;
+    let region = |madvise: &str| format!("[region.m]\nkind = \"file\"\nfile = \"f\"\nmadvise = \"{madvise}\"\n");
+    for profile in ["linux-2.6.23", "linux-3.14", "linux-6.6"] {
+        let seq = run(&scenario(&region("normal"), touch), &[&format!("kernel.profile={profile}")]);
+        assert_eq!(seq.counter("pgpgin"), 4096, "{profile}");
+        let maj = seq.counter("pgmajfault");
+        assert!((1..=1024 / 16).contains(&maj), "{profile}: read-around: {maj} major faults for 1024 pages");
+        let rnd = run(&scenario(&region("random"), touch), &[&format!("kernel.profile={profile}")]);
+        assert_eq!(rnd.counter("pgmajfault"), 1024, "{profile}: MADV_RANDOM reads each page alone");
+        assert_eq!(rnd.counter("file_read_single"), 1024, "{profile}");
+        // Fault-around (3.15+) maps 16 cached pages per fault; before, every page faults.
+        let faults = rnd.counter("pgfault");
+        if profile == "linux-6.6" {
+            // Pages still being read or carrying PG_readahead are left to real faults.
+            assert!(seq.counter("pgfault") <= 1024 / 8, "{profile}: {} faults", seq.counter("pgfault"));
+        } else {
+            assert_eq!(faults, 1024, "{profile}");
+            assert_eq!(seq.counter("pgfault"), 1024, "{profile}");
+        }
+    }
+}
+
+#[test]
+fn a_rate_paces_the_reader() {
+    let paced = SEQ_READ.replace("record = \"64KB\"", "record = \"4KB\"\nrate = \"1MB\"");
+    let r = run(&scenario("", &paced), &[]);
+    let s = &r.tasks[0].steps[0];
+    let secs = (s.end_ns.unwrap() - s.start_ns) as f64 / 1e9;
+    // 4 MiB at 1 MiB/s: the last 4 KiB is due at 4 s.
+    assert!((3.99..4.01).contains(&secs), "{secs} s");
+    assert!(r.elapsed_ns >= 3_990_000_000);
+}
+
+#[test]
+fn per_task_files_get_their_own_extents_and_must_fit_the_device() {
+    let text = scenario("", SEQ_READ)
+        .replace("size = \"4MB\"", "size = \"4MB\"\nper_task = true")
+        .replace("name = \"t\"", "name = \"t\"\ncount = 3");
+    let sc = Scenario::from_toml(&text, "t.toml", &[]).unwrap();
+    let sim = Sim::new(&sc, 1).unwrap();
+    assert_eq!(sim.files.len(), 3);
+    let offs: Vec<u64> = sim.files.iter().map(|f| f.dev_offset).collect();
+    assert_eq!(offs, [0, 4 << 20, 8 << 20]);
+    let r = run(&text, &[]);
+    assert_eq!(r.counter("pgpgin"), 3 * 4096, "three files, each read once");
+    let small = Scenario::from_toml(&text, "t.toml", &["device.d.capacity=\"10MB\"".into()]).unwrap();
+    let e = Sim::new(&small, 1).err().expect("12 MB of files do not fit in 10 MB").0;
+    assert!(e.contains("file.f") && e.contains("device \"d\""), "{e}");
+}
+
+#[test]
+fn a_timeline_samples_reads_and_device_io() {
+    let paced = SEQ_READ.replace("record = \"64KB\"", "record = \"4KB\"\nrate = \"1MB\"");
+    let text = format!("sample_interval = \"1s\"\n{}", scenario("", &paced));
+    let r = run(&text, &[]);
+    let t: Vec<u64> = r.timeline.iter().map(|s| s.t_ns / 1_000_000_000).collect();
+    assert_eq!(t, [1, 2, 3, 4], "the last read is due at 4 s");
+    for s in &r.timeline[..3] {
+        // 1 MiB/s of 4 KiB reads, give or take the page in flight at the boundary.
+        assert!((255 * 4096..=257 * 4096).contains(&s.read_bytes), "{s:?}");
+        assert!(s.dev_reads > 0 && s.avg_read_bytes().unwrap() >= 4096);
+    }
+}
+
+#[test]
+fn file_scenario_errors_name_the_key() {
+    let bad = |extra: &str, steps: &str, want: &[&str]| {
+        let e = Scenario::from_toml(&scenario(extra, steps), "t.toml", &[]).unwrap_err().0;
+        for w in want {
+            assert!(e.contains(w), "{e} lacks {w}");
+        }
+    };
+    bad("", &SEQ_READ.replace("op = \"read\"", "op = \"write\""), &["task[0].step[0].op", "file writes"]);
+    bad("", &SEQ_READ.replace("\"64KB\"", "\"6KB\""), &["task[0].step[0].record", "multiple of 4 KiB"]);
+    bad("", &SEQ_READ.replace("file = \"f\"", "file = \"g\""), &["task[0].step[0].file", "no file named \"g\""]);
+    bad("[region.m]\nkind = \"file\"\n", SEQ_READ, &["region.m.file"]);
+    bad("[region.m]\nkind = \"anon\"\nsize = \"1MB\"\nfile = \"f\"\n", SEQ_READ, &["region.m.file", "only a kind"]);
+    bad(
+        "",
+        "[[task.step]]\nregion = \"m\"\nfile = \"f\"\npattern = \"seq\"\nop = \"read\"\n",
+        &["task[0].step[0]", "not both"],
+    );
+    bad(
+        "[region.m]\nkind = \"file\"\nfile = \"f\"\n",
+        "[[task.step]]\nregion = \"m\"\npattern = \"seq\"\n",
+        &["task[0].step[0].op", "read-only"],
+    );
+    bad("", &SEQ_READ.replace("pattern = \"seq\"", "pattern = \"seq\"\ncluster = \"1MB\""), &["cluster", "zipf"]);
+    let e = Scenario::from_toml(&scenario("", SEQ_READ), "t.toml", &["file.f.device=\"x\"".into()]).unwrap_err().0;
+    assert!(e.contains("file.f.device") && e.contains("no device named \"x\""), "{e}");
+}
+
+#[test]
+fn file_runs_are_deterministic() {
+    let text = scenario(
+        "",
+        r#"
+[[task.step]]
+file = "f"
+op = "pread"
+pattern = "zipf"
+cluster = "256KB"
+then_next = 0.3
+record = "16KB"
+accesses = 2000
+"#,
+    )
+    .replace("name = \"t\"", "name = \"t\"\ncount = 3");
+    let a = run(&text, &["file.f.size=32MB", "machine.ram=32MB"]);
+    let b = run(&text, &["file.f.size=32MB", "machine.ram=32MB"]);
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(a.elapsed_ns, b.elapsed_ns);
+    assert!(a.counter("pgsteal_file") > 0, "the run was under memory pressure");
+}

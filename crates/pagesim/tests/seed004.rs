@@ -1,0 +1,67 @@
+//! Seed 004 from the same table definitions that `pagesim reproduce seed-004` runs: the
+//! iozone patterns at one eighth of their size, and the full readahead thrashing test (it
+//! runs in seconds), asserting the seed's conclusions.
+
+use pagesim::reproduce::{load_all, Table};
+use std::path::Path;
+
+fn tables() -> Vec<Table> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seed-004-readahead");
+    load_all(&dir).expect("the seed-004 tables load")
+}
+
+fn table(name: &str) -> Table {
+    tables().into_iter().find(|t| t.labels.get("experiment").map(String::as_str) == Some(name)).expect(name)
+}
+
+fn col(t: &Table, name: &str) -> usize {
+    t.columns.iter().position(|c| c.name == name).unwrap_or_else(|| panic!("no column {name}"))
+}
+
+#[test]
+fn iozone_patterns_are_the_same_under_both_policies_and_sequential_runs_at_the_disk_rate() {
+    let t = table("iozone");
+    // 512 MiB through 256 MB: the file still does not fit, as 4 GiB in 2 GB.
+    let scale: Vec<String> = ["file.iozone.size=512MiB", "machine.ram=256MB"].map(String::from).to_vec();
+    let (legacy, ondemand) = (col(&t, "legacy"), col(&t, "ondemand"));
+    for r in 0..t.rows.len() {
+        let a = t.run_cell(r, legacy, &scale).unwrap();
+        let b = t.run_cell(r, ondemand, &scale).unwrap();
+        let name = &t.rows[r].name;
+        assert!(a.value > 0.0 && b.value > 0.0, "{name}");
+        assert!((a.value - b.value).abs() <= 0.05 * a.value, "{name}: legacy {} vs ondemand {}", a.value, b.value);
+        if name == "Read" {
+            // The seed measured 62 MB/s; the disk's parameters come from its datasheet and
+            // reviews, not from that figure.
+            let kibps = 62_085.61;
+            assert!((a.value - kibps).abs() <= 0.25 * kibps, "sequential read {} KiB/s", a.value);
+            assert_eq!(a.report.counter("file_read_single"), 0, "readahead brings every page");
+        }
+    }
+}
+
+#[test]
+fn readahead_thrashing_ondemand_rereads_thrashed_pages_with_readahead() {
+    let thr = table("thrashing");
+    let (legacy, ondemand) = (col(&thr, "legacy"), col(&thr, "ondemand"));
+    let a = thr.run_cell(0, legacy, &[]).unwrap();
+    let b = thr.run_cell(0, ondemand, &[]).unwrap();
+    let (ra, rb) = (&a.report, &b.report);
+    // Both thrash: readahead pages are evicted before their stream reaches them.
+    assert!(ra.counter("ra_evicted_unused") > 10_000 && rb.counter("ra_evicted_unused") > 10_000);
+    // 2.6.20 never turns back for them: the read path fetches them one page at a time.
+    assert!(
+        ra.counter("file_read_single") > 5 * rb.counter("file_read_single"),
+        "single-page reads: legacy {} ondemand {}",
+        ra.counter("file_read_single"),
+        rb.counter("file_read_single")
+    );
+    // The seed's table: max throughput 5 -> 15 MB/s, min average I/O size 16 -> 140 KB.
+    // pagesim gets 8.5 -> 19.3 MiB/s and 31 -> 139 KiB (docs/model.md, "Seed 004").
+    assert_eq!(thr.metric.name(), "max_read_mibps");
+    assert!(b.value >= 2.0 * a.value, "max throughput: legacy {} ondemand {}", a.value, b.value);
+    let io = tables().into_iter().find(|t| t.metric.name() == "min_avg_read_kib").expect("io-size table");
+    let (x, y) = (io.metric.value(ra).unwrap(), io.metric.value(rb).unwrap());
+    assert!(y >= 4.0 * x, "min avg I/O size: legacy {x} KiB ondemand {y} KiB");
+    assert!(y >= 100.0, "on-demand keeps readahead-sized requests: {y} KiB");
+}
