@@ -3,7 +3,11 @@
 //! * hits: a 256 MiB anon mapping fully resident, 100M touches (every access a hit);
 //! * thrash: sequential passes over 1.1x memory with swap on a `ram` device, so every
 //!   access after the first pass faults, swaps in and makes reclaim swap out;
-//! * big: 16 GiB of RAM, a 20 GiB mapping and 8 GiB of swap (peak RSS).
+//! * big: 16 GiB of RAM, a 20 GiB mapping and 8 GiB of swap (peak RSS);
+//! * cached-read: read(2) of a 256 MiB file that stays cached, in 64 KiB calls (the
+//!   page-cache hit path);
+//! * file-thrash: sequential read(2) passes over a file 1.1x memory on a `ram` device, so
+//!   every page is read through readahead and reclaimed again.
 
 use std::time::Instant;
 
@@ -69,6 +73,47 @@ fn accesses_of(text: &str) -> u64 {
     step.passes.unwrap_or(1) * region.size.div_ceil(4096)
 }
 
+fn file_scenario(ram: &str, file: &str, passes: u64) -> String {
+    format!(
+        r#"
+name = "bench"
+[machine]
+ram = "{ram}"
+cpus = 1
+[device.ram0]
+model = "ram"
+capacity = "64GiB"
+[file.f]
+device = "ram0"
+size = "{file}"
+[[task]]
+name = "bench"
+[[task.step]]
+file = "f"
+op = "read"
+pattern = "seq"
+record = "64KiB"
+passes = {passes}
+"#
+    )
+}
+
+fn one_file(label: &str, text: &str) -> Result<(), String> {
+    let t = Instant::now();
+    let r = pagesim::run_toml(text, label, pagesim::RunOptions::default()).map_err(|e| e.0)?;
+    let wall = t.elapsed().as_secs_f64();
+    let pages = r.counter("file_read_pages");
+    println!(
+        "{label:<11} {pages:>12} pages read in {wall:>7.2} s = {:>8.2} M pages/s; pgpgin {} KiB, \
+         pgsteal_file {}; peak RSS {} MiB",
+        pages as f64 / wall / 1e6,
+        r.counter("pgpgin"),
+        r.counter("pgsteal_file"),
+        peak_rss_kb() / 1024
+    );
+    Ok(())
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let quick = args.iter().any(|a| a == "--quick");
     for a in args {
@@ -85,5 +130,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if !quick {
         one("big", &scenario("16GiB", "20GiB", "8GiB", 1, "seq"))?;
     }
+    one_file("cached-read", &file_scenario("1GiB", "256MiB", if quick { 10 } else { 100 }))?;
+    let (ram, file, p) = if quick { ("256MiB", "282MiB", 3) } else { ("2GiB", "2253MiB", 10) };
+    one_file("file-thrash", &file_scenario(ram, file, p))?;
     Ok(())
 }
