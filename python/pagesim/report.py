@@ -54,7 +54,8 @@ class Result:
 
     @property
     def tasks(self) -> list[dict[str, Any]]:
-        """Per task: name, elapsed_ns, cpu_ns, faults, major_faults, oom_killed."""
+        """Per task: name, elapsed_ns, cpu_ns, faults, major_faults, oom_killed, and ``steps``
+        (per program step: start_ns, end_ns or None, ops, read_bytes)."""
         return self._report.get("tasks", [])
 
     @property
@@ -66,6 +67,12 @@ class Result:
     def devices(self) -> list[dict[str, Any]]:
         """Per block device: reads, writes, bytes, busy_ns and ``io_size_hist``."""
         return self._report.get("devices", [])
+
+    @property
+    def timeline(self) -> list[dict[str, Any]]:
+        """Per ``sample_interval`` of the run (empty without one): t_ns (end of the interval),
+        read_bytes, dev_reads, dev_read_bytes, pgmajfault, pswpin, pswpout, ra_evicted_unused."""
+        return self._report.get("timeline", [])
 
     def to_dict(self) -> dict[str, Any]:
         """The whole report as a dict (a copy)."""
