@@ -85,6 +85,8 @@ pub struct Vma {
     pub ra: u32,
     /// madvise hint of a file VMA.
     pub hint: VmHint,
+    /// MADV_WILLNEED is still to be applied (at the VMA's first fault).
+    pub willneed: bool,
     pub pages: u32,
     pub pte: Vec<u32>,
 }
@@ -411,6 +413,7 @@ impl Sim {
                                     file,
                                     ra,
                                     hint: Sim::vm_hint(r.madvise),
+                                    willneed: r.madvise == Some(crate::scenario::Madvise::Willneed),
                                     pages,
                                     pte: vec![pte::NONE; pages as usize],
                                 });

@@ -306,6 +306,13 @@ impl Sim {
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
     pub fn filemap_fault(&mut self, tid: u32, cpu: u32, vma: u32, fi: u32, idx: u32) -> Fault {
         let memcg = self.tasks[tid as usize].memcg;
+        if std::mem::take(&mut self.vmas[vma as usize].willneed) {
+            // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
+            // this first fault, so this is where it takes effect.
+            let nr = self.vmas[vma as usize].pages as u64;
+            let ra = self.vmas[vma as usize].ra;
+            self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr });
+        }
         if self.profile.fault_around && !self.tasks[tid as usize].ra_done && self.do_fault_around(vma, fi, idx) {
             return Fault::Done;
         }
@@ -358,7 +365,7 @@ impl Sim {
     /// The madvise hint of a file VMA as the readahead policies take it.
     pub fn vm_hint(m: Option<crate::scenario::Madvise>) -> VmHint {
         match m {
-            None | Some(crate::scenario::Madvise::Normal) => VmHint::Normal,
+            None | Some(crate::scenario::Madvise::Normal | crate::scenario::Madvise::Willneed) => VmHint::Normal,
             Some(crate::scenario::Madvise::Sequential) => VmHint::Sequential,
             Some(crate::scenario::Madvise::Random) => VmHint::Random,
         }

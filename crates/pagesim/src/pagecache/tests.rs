@@ -118,6 +118,19 @@ op = "read"
 }
 
 #[test]
+fn madv_willneed_reads_the_mapping_ahead() {
+    let touch = "[[task.step]]\nregion = \"m\"\npattern = \"random\"\nop = \"read\"\naccesses = 200\n";
+    let region = |madvise: &str| format!("[region.m]\nkind = \"file\"\nfile = \"f\"\nmadvise = \"{madvise}\"\n");
+    // 2.6 reads the whole range (5.x+ caps a WILLNEED at max(io_pages, ra_pages) pages).
+    let w = run(&scenario(&region("willneed"), touch), &["kernel.profile=linux-2.6.23"]);
+    assert_eq!(w.counter("pgpgin"), 4096, "the whole file is read at the first fault");
+    // The first fault finds its page in the cache (being read): no fault is major.
+    assert_eq!(w.counter("pgmajfault"), 0);
+    let n = run(&scenario(&region("normal"), touch), &["kernel.profile=linux-2.6.23"]);
+    assert!(n.counter("pgmajfault") > 10, "random faults without the hint miss: {}", n.counter("pgmajfault"));
+}
+
+#[test]
 fn a_rate_paces_the_reader() {
     let paced = SEQ_READ.replace("record = \"64KB\"", "record = \"4KB\"\nrate = \"1MB\"");
     let r = run(&scenario("", &paced), &[]);

@@ -268,6 +268,9 @@ pub enum Madvise {
     Sequential,
     /// MADV_RANDOM (VM_RAND_READ): no fault read-around.
     Random,
+    /// MADV_WILLNEED right after mmap: the whole mapping is read ahead
+    /// (`madvise_willneed` → `vfs_fadvise(POSIX_FADV_WILLNEED)`); faults then behave normally.
+    Willneed,
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -862,7 +865,7 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("region.NAME.size", "bytes", "required (file: the file's)".into(), "mapping size"),
         t("region.NAME.file", "name", "none".into(), "the file a file region maps"),
-        t("region.NAME.madvise", "normal|sequential|random", "normal".into(), "madvise hint of a file region"),
+        t("region.NAME.madvise", "normal|sequential|random|willneed", "normal".into(), "madvise hint of a file region"),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
         t("task[].count", "count", "1".into(), "identical processes"),
