@@ -184,7 +184,7 @@ impl Sim {
     /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
     pub fn file_read_begin(&mut self, tid: u32, fi: u32, ra: u32, index: u64, nr: u64) {
         let eof = self.files[fi as usize].nr_pages;
-        let end = (index + nr).min(eof);
+        let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
         let same_page = self.ra_last_page[ra as usize] == index;
         let Sim { file_ra, ra_states, .. } = self;
