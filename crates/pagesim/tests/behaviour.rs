@@ -172,6 +172,23 @@ fn memcg_limit_reclaim_counts_in_memcg_and_type_counters_only() {
 }
 
 #[test]
+fn a_memcg_at_its_limit_reclaims_for_readahead_pages_too() {
+    // 30 MB written, then read twice sequentially, in a 20 MB memcg, swap on a rotational
+    // device (cluster readahead of 8). Every swap-in charges its readahead pages, and a
+    // charge at the limit reclaims first: each major fault brings in a whole window, as the
+    // host kernel does (validation/anon-seq-ro-*: pgmajfault = pswpin / 8). Readahead that
+    // only took the room the target's reclaim left would read fewer pages per fault.
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let steps = step("seq", 1, "write") + &step("seq", 2, "read");
+    let text = scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let r = run(&text, &[]);
+    let (maj, pswpin) = (r.counter("pgmajfault"), r.counter("pswpin"));
+    assert!(pswpin > 30 * 256, "most pages are read back in each pass: {pswpin}");
+    assert!(maj * 8 <= pswpin + 8 * 8, "about one major fault per 8 pages read: {maj} faults, {pswpin} pages");
+    assert!(r.memcg["box"]["usage_bytes"].as_u64().unwrap() <= 20 << 20, "the limit holds");
+}
+
+#[test]
 fn without_swap_an_overcommitted_task_is_oom_killed() {
     let text = r#"
 [machine]

@@ -134,6 +134,9 @@ pub struct Task {
     /// The pending access already waited for a page once: its retry is a
     /// `FAULT_FLAG_TRIED` fault.
     pub fault_tried: bool,
+    /// The pending swap fault already reclaimed room for its readahead window in the
+    /// task's memcg (`Sim::swapin_charge_room`).
+    pub fault_room_reclaimed: bool,
     /// Fault start time of the pending access (for the latency histogram).
     pub fault_start: u64,
     /// Direct or memcg reclaim in progress.
@@ -447,6 +450,7 @@ impl Sim {
                     pending: None,
                     fault_counted: false,
                     fault_tried: false,
+                    fault_room_reclaimed: false,
                     fault_start: 0,
                     reclaim: None,
                     no_progress: 0,
@@ -676,6 +680,7 @@ impl Sim {
                 t.fault_counted = false;
                 t.fault_tried = false;
                 t.ra_done = false;
+                t.fault_room_reclaimed = false;
                 t.fault_start = self.now;
             }
             match self.handle_fault(tid, cpu, vma, idx, write) {
