@@ -6,7 +6,8 @@
 //!              a usable memory cgroup; 4 KiB pages
 //!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► one swap
 //!              file per [[swap]] (scenario size, priorities shifted to 0.. keeping order)
-//!   each run   swapoff+swapon every swap file (empty), drop caches (file data only) ─► memcgs
+//!   each run   swapoff+swapon every swap file (empty), sync; drop caches (file data only)
+//!              ─► memcgs
 //!              ─► vmstat + DAMON before ─► pagesim-load ─► vmstat + DAMON after,
 //!              memory.stat ─► remove the memcgs (wait until empty)
 //!   teardown   swap files off and deleted, tunables restored, work dir removed
@@ -217,6 +218,11 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         }
         if needs_cold_page_cache(sc) {
             drop_caches()?;
+        } else {
+            // Write out what other processes dirtied before the measured run starts: the
+            // flusher would otherwise write it during the run, into the machine-wide pgpgout.
+            // SAFETY: sync(2) has no arguments and no failure mode.
+            unsafe { libc::sync() };
         }
         let mut cgs = Vec::new();
         if let Some(m) = &mount {
