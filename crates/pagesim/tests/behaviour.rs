@@ -180,7 +180,8 @@ fn a_memcg_at_its_limit_reclaims_for_readahead_pages_too() {
     // only took the room the target's reclaim left would read fewer pages per fault.
     let extra = "[memcg.box]\nmax = \"20MB\"\n";
     let steps = step("seq", 1, "write") + &step("seq", 2, "read");
-    let text = scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let text =
+        scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
     let r = run(&text, &[]);
     let (maj, pswpin) = (r.counter("pgmajfault"), r.counter("pswpin"));
     assert!(pswpin > 30 * 256, "most pages are read back in each pass: {pswpin}");
