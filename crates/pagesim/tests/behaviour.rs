@@ -190,6 +190,25 @@ fn a_memcg_at_its_limit_reclaims_for_readahead_pages_too() {
 }
 
 #[test]
+fn cgroup_v1_limit_reclaim_waits_for_writeback_instead_of_activating() {
+    // A sequential read of swapped memory through a 20 MB memcg on a slow disk: reclaim
+    // keeps meeting pages it has just written. On v2 (writeback_throttling_sane) it sets
+    // PG_reclaim and activates them; on v1 it waits for their writeback and frees them
+    // (shrink_folio_list case 3), so no page is activated and none lingers on the active
+    // list to be deactivated and scanned again.
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let steps = step("seq", 1, "write") + &step("seq", 2, "read");
+    let text =
+        scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let v2 = run(&text, &["kernel.cgroup_version=2"]);
+    let v1 = run(&text, &["kernel.cgroup_version=1"]);
+    assert!(v2.counter("pgactivate") > 100, "v2 activates pages under writeback: {}", v2.counter("pgactivate"));
+    assert_eq!(v1.counter("pgactivate"), 0, "v1 waits for them instead");
+    assert!(v1.counter("pgsteal_anon") > 0 && v1.counter("pswpout") > 0);
+    assert!(v1.memcg["box"]["usage_bytes"].as_u64().unwrap() <= 20 << 20, "the limit holds");
+}
+
+#[test]
 fn without_swap_an_overcommitted_task_is_oom_killed() {
     let text = r#"
 [machine]

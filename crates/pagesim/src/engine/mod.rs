@@ -184,6 +184,8 @@ pub struct Tunables {
     pub swappiness: u32,
     pub page_cluster: u32,
     pub vma_ra_enabled: bool,
+    /// The memory controller is on the cgroup v1 hierarchy (`kernel.cgroup_version = 1`).
+    pub memcg_v1: bool,
     pub wmark: Watermarks,
     pub managed_pages: u64,
 }
@@ -275,6 +277,7 @@ impl Sim {
             swappiness: f.vm.swappiness.unwrap_or(60),
             page_cluster: f.vm.page_cluster.unwrap_or(3),
             vma_ra_enabled: f.kernel.vma_ra_enabled.unwrap_or(true),
+            memcg_v1: f.kernel.cgroup_version == Some(1),
             wmark,
             managed_pages: managed,
         };
@@ -927,13 +930,27 @@ impl Sim {
         }
     }
 
-    /// A swap write completed (`folio_end_writeback`): with PG_reclaim the page is rotated
-    /// to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
+    /// A swap write completed (`folio_end_writeback`): a reclaimer waiting for it (cgroup v1
+    /// limit reclaim, `folio_wait_writeback`) wakes; otherwise, with PG_reclaim, the page is
+    /// rotated to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
     fn write_done(&mut self, f: u32) {
         self.frames.clear(f, pg::WRITEBACK);
         self.nr_writeback -= 1;
         self.nr_written += 1;
-        if self.frames.test_clear(f, pg::RECLAIM) {
+        let mut waited = false;
+        for tid in 0..self.tasks.len() {
+            let t = &mut self.tasks[tid];
+            if t.state == TaskState::WaitPage && t.wait_frame == f {
+                t.state = TaskState::Runnable;
+                t.wait_frame = NIL;
+                waited = true;
+                self.wake(tid as u32, self.now);
+            }
+        }
+        if waited {
+            // The waiter retries the page itself (it is not on the LRU in the kernel).
+            self.frames.clear(f, pg::RECLAIM);
+        } else if self.frames.test_clear(f, pg::RECLAIM) {
             let l = self.frames.lru[f as usize];
             let dirty = self.frames.test(f, pg::DIRTY);
             if l < mm::lru::NR_LRU_LISTS as u8 && l != mm::LruList::Unevictable as u8 && !dirty {
