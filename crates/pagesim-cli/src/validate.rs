@@ -178,7 +178,9 @@ pub fn host_overrides(
     if f.kernel.swap_readahead.is_some() || f.kernel.scan_balance.is_some() {
         notes.push("kernel.swap_readahead/scan_balance are the scenario's in pagesim; the host runs its own".into());
     }
-    let tun: [(&str, bool, Option<String>); 3] = [
+    let cgroup = host.cgroup.usable.map(|v| if v == pagesim_host::CgroupVersion::V1 { "1" } else { "2" }.to_string());
+    let tun: [(&str, bool, Option<String>); 4] = [
+        ("kernel.cgroup_version", f.kernel.cgroup_version.is_some(), cgroup),
         ("vm.swappiness", f.vm.swappiness.is_some(), host.swappiness.map(|v| v.to_string())),
         ("vm.page-cluster", f.vm.page_cluster.is_some(), host.page_cluster.map(|v| v.to_string())),
         ("kernel.vma_ra_enabled", f.kernel.vma_ra_enabled.is_some(), host.vma_ra_enabled.map(|v| v.to_string())),
@@ -631,6 +633,10 @@ mod tests {
             min_free_kbytes: Some(67584),
             watermark_scale_factor: Some(10),
             vma_ra_enabled: Some(false),
+            cgroup: pagesim_host::tunables::CgroupInfo {
+                usable: Some(pagesim_host::CgroupVersion::V1),
+                ..Default::default()
+            },
             ..Default::default()
         }
     }
@@ -658,6 +664,7 @@ mod tests {
         let sets: Vec<&str> = o.iter().map(|o| o.set.as_str()).collect();
         assert!(sets[0].starts_with("kernel.profile=\"linux-6."), "{sets:?}");
         assert!(sets.contains(&"vm.page-cluster=2") && sets.contains(&"kernel.vma_ra_enabled=false"), "{sets:?}");
+        assert!(sets.contains(&"kernel.cgroup_version=1"), "{sets:?}");
         assert!(!sets.iter().any(|s| s.starts_with("vm.swappiness")), "the scenario's own value stays: {sets:?}");
         assert!(!sets.iter().any(|s| s.starts_with("vm.min_free_kbytes")), "RAM differs: {sets:?}");
         assert!(notes.iter().any(|n| n.contains("min_free_kbytes")), "{notes:?}");
