@@ -209,6 +209,29 @@ fn cgroup_v1_limit_reclaim_waits_for_writeback_instead_of_activating() {
 }
 
 #[test]
+fn on_6_18_reclaim_sees_memcg_stats_only_as_of_the_last_periodic_flush() {
+    // Random rewrites of 28 MB in a 20 MB memcg. On 6.6 reclaim reads exact statistics:
+    // refaulting pages fit the workingset and are activated, and each reclaim after such an
+    // activation may deactivate. On 6.18 it reads statistics flushed every 2 s (the first
+    // flush at 1 s): a run shorter than that sees empty lists and no refault activations,
+    // so nothing is activated by the refault check nor deactivated. Slowed down past the
+    // first flush, 6.18 does both.
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let steps = step("seq", 1, "write") + &step("random", 2, "write");
+    let text =
+        scenario(128, "nvme", 64, "anon", 28, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let v66 = run(&text, &["kernel.profile=linux-6.6"]);
+    let v618 = run(&text, &["kernel.profile=linux-6.18"]);
+    assert!(v618.elapsed_ns < 1_000_000_000, "the run ends before the first flush: {}", v618.elapsed_ns);
+    assert!(v66.counter("workingset_activate_anon") > 0 && v66.counter("pgdeactivate") > 0);
+    assert_eq!(v618.counter("workingset_activate_anon") + v618.counter("pgdeactivate"), 0);
+    let slow = run(&text, &["kernel.profile=linux-6.18", "task.0.step.1.think=\"1ms\""]);
+    assert!(slow.elapsed_ns > 10_000_000_000, "several flushes: {}", slow.elapsed_ns);
+    assert!(slow.counter("workingset_activate_anon") > 0, "after a flush the workingset size is seen");
+    assert!(slow.counter("pgdeactivate") > 0, "and the refault activations");
+}
+
+#[test]
 fn without_swap_an_overcommitted_task_is_oom_killed() {
     let text = r#"
 [machine]

@@ -233,6 +233,8 @@ pub struct Sim {
     pub pages_scanned: u64,
     /// PGDAT_WRITEBACK.
     pub pgdat_writeback: bool,
+    /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
+    pub next_stats_flush: u64,
     pub fault_hist: Histogram,
     pub ops_done: u64,
     pub ops_total: u64,
@@ -499,6 +501,7 @@ impl Sim {
             throttle_target: u64::MAX,
             pages_scanned: 0,
             pgdat_writeback: false,
+            next_stats_flush: profile.memcg_stats_flush_ns / 2,
             fault_hist: Histogram::default(),
             ops_done: 0,
             ops_total,

@@ -320,11 +320,22 @@ impl Sim {
     /// `snapshot_refaults`: remember WORKINGSET_ACTIVATE at the end of reclaim.
     fn snapshot_refaults(&mut self, target: Option<u16>) {
         let m = target.unwrap_or(0) as usize;
+        self.flush_memcg_stats();
         let (a, f) = self.ws_activate(m);
         self.memcgs[m].stat.refaults_snapshot = [a, f];
     }
 
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` as reclaim reads them
+    /// (`lruvec_page_state`): flushed values when the profile flushes periodically.
     fn ws_activate(&self, m: usize) -> (u64, u64) {
+        if self.profile.memcg_stats_flush_ns > 0 {
+            let w = self.memcgs[m].flushed.ws_activate;
+            return (w[0], w[1]);
+        }
+        self.ws_activate_exact(m)
+    }
+
+    fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
         if m == 0 {
             (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
         } else {
@@ -378,6 +389,7 @@ impl Sim {
             }
             // kswapd_age_node: background aging of anon lists.
             if self.swap.free_pages() > 0 {
+                self.flush_memcg_stats();
                 for m in 0..self.memcgs.len() as u16 {
                     if self.inactive_is_low(m, false) {
                         self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
@@ -455,9 +467,17 @@ impl Sim {
 
     // ---- shrink_node / shrink_lruvec ------------------------------------------------
 
-    /// Lists of memcg `m` as the reclaim root sees them: the node totals for the root
-    /// (hierarchical stats), the memcg's own lists otherwise.
+    /// Lists of memcg `m` as the reclaim root sees them (`lruvec_page_state`): the node
+    /// totals for the root (hierarchical stats), the memcg's own lists otherwise; as of the
+    /// last stats flush when the profile flushes periodically.
     fn lru_view(&self, m: u16) -> [u64; 4] {
+        if self.profile.memcg_stats_flush_ns > 0 {
+            return self.memcgs[m as usize].flushed.lru;
+        }
+        self.lru_exact(m)
+    }
+
+    fn lru_exact(&self, m: u16) -> [u64; 4] {
         let mut s = [0u64; 4];
         for (i, l) in LruList::EVICTABLE.iter().enumerate() {
             s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
@@ -515,8 +535,30 @@ impl Sim {
         };
     }
 
+    /// The periodic memcg stats flush (mm/memcontrol.c `flush_memcg_stats_dwork`): every
+    /// `memcg_stats_flush_ns` the values reclaim reads are brought up to date. The flusher
+    /// runs on its own clock, so its phase relative to a workload's start is arbitrary: the
+    /// first flush comes at half a period, its expected time. Run lazily by the readers:
+    /// the first read after a flush time takes the values of that moment (reads happen at
+    /// every reclaim step, so that is soon after it). Before the first flush they read zero,
+    /// as for a memcg created just before the workload.
+    pub fn flush_memcg_stats(&mut self) {
+        let period = self.profile.memcg_stats_flush_ns;
+        if period == 0 || self.now < self.next_stats_flush {
+            return;
+        }
+        let phase = period / 2;
+        self.next_stats_flush = phase + ((self.now - phase) / period + 1) * period;
+        for m in 0..self.memcgs.len() {
+            let lru = self.lru_exact(m as u16);
+            let (a, f) = self.ws_activate_exact(m);
+            self.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
+        }
+    }
+
     /// `shrink_node`: every lruvec in the reclaim scope.
     pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
+        self.flush_memcg_stats();
         if self.scan_balance.cost_based() {
             self.prepare_scan_count(sc);
         }
@@ -989,6 +1031,7 @@ impl Sim {
             (Counter::WorkingsetRefaultAnon, Counter::WorkingsetActivateAnon, Counter::WorkingsetRestoreAnon)
         };
         self.count(refault, m, 1);
+        self.flush_memcg_stats();
         let em = if (shadow.memcg as usize) < self.memcgs.len() { shadow.memcg } else { 0 };
         let distance = self.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
         // [inactive_anon, active_anon, inactive_file, active_file]
