@@ -127,12 +127,14 @@ fn parse(args: &[String], usage: &str) -> Result<Args, String> {
     Ok(a)
 }
 
-/// The kernel profile for a host kernel release (`6.18.44-fc` → the newest `linux-X.Y`
-/// profile not newer than 6.18).
+/// The kernel profile for a host kernel release (`6.18.44-fc` → the newest `linux-X.Y[.Z]`
+/// profile not newer than 6.18.44).
 pub fn host_profile(release: &str) -> Result<&'static str, String> {
-    let version = |s: &str| -> Option<(u32, u32)> {
+    // (major, minor, patch): "6.18.44-fc" and "linux-2.6.23" alike; a missing patch is 0.
+    let version = |s: &str| -> Option<(u32, u32, u32)> {
         let mut it = s.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty());
-        Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
+        let (a, b) = (it.next()?.parse().ok()?, it.next()?.parse().ok()?);
+        Some((a, b, it.next().and_then(|p| p.parse().ok()).unwrap_or(0)))
     };
     let host =
         version(release).ok_or_else(|| format!("cannot read a version from the kernel release \"{release}\""))?;
@@ -212,10 +214,9 @@ pub fn host_overrides(
     let swap_devices: std::collections::BTreeSet<&str> = f.swap.iter().map(|s| s.device.as_str()).collect();
     for d in swap_devices {
         let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        for (k, key) in [("rotational", "rotational"), ("max_sectors_kb", "max_sectors_kb"), ("scheduler", "scheduler")]
-        {
+        for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
             if let Some(v) = queue.get(k) {
-                keys.push(if k == "scheduler" { format!("{key} = \"{v}\"") } else { format!("{key} = {v}") });
+                keys.push(if k == "scheduler" { format!("{k} = \"{v}\"") } else { format!("{k} = {v}") });
             }
         }
         push(format!("device.{d}={{ {} }}", keys.join(", ")), "swap files live on the host's disk");
@@ -432,7 +433,7 @@ fn disk_queue(dir: &Path) -> BTreeMap<String, String> {
     if d.join("partition").exists() {
         d.pop();
     }
-    for k in ["rotational", "scheduler", "max_sectors_kb"] {
+    for k in ["rotational", "scheduler", "max_sectors_kb", "read_ahead_kb"] {
         if let Ok(v) = std::fs::read_to_string(d.join("queue").join(k)) {
             let v = v.trim();
             let v = match (v.find('['), v.find(']')) {
@@ -648,14 +649,15 @@ mod tests {
         assert_eq!(host_profile("3.6.0-generic").unwrap(), "linux-3.6");
         assert_eq!(host_profile("3.13.1").unwrap(), "linux-3.6");
         assert_eq!(host_profile("3.14.1").unwrap(), "linux-3.14");
-        assert!(host_profile("2.6.32").is_err());
+        assert_eq!(host_profile("2.6.32").unwrap(), "linux-2.6.23");
+        assert!(host_profile("2.6.19").is_err());
         assert!(host_profile("weird").is_err());
     }
 
     #[test]
     fn host_values_fill_what_the_scenario_leaves_open_and_the_swap_device_becomes_the_host_disk() {
         let queue: BTreeMap<String, String> =
-            [("rotational", "1"), ("scheduler", "mq-deadline"), ("max_sectors_kb", "4096")]
+            [("rotational", "1"), ("scheduler", "mq-deadline"), ("max_sectors_kb", "4096"), ("read_ahead_kb", "8192")]
                 .into_iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
@@ -678,6 +680,7 @@ mod tests {
         assert_eq!(dev.name(), "nvme");
         assert!(dev.rotational(), "virtio disks report rotational = 1");
         assert_eq!(dev.max_request_bytes(), 4096 * 1024);
+        assert_eq!(dev.queue_params().read_ahead_kb, 8192, "the host disk's read_ahead_kb");
         assert_eq!(s.file.vm.page_cluster, Some(2));
         // Same RAM: the watermarks carry over.
         let (o, _) = host_overrides(&sc, &host(), &queue, true).unwrap();

@@ -353,9 +353,11 @@ pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Res
 /// other process on the machine re-read its files from disk during the measured run, which
 /// lands in the machine-wide pgpgin and pgmajfault.
 pub fn needs_cold_page_cache(sc: &Scenario) -> bool {
-    sc.file.region.values().any(|r| match r.kind {
-        RegionKind::Anon | RegionKind::Shmem => false,
-    })
+    !sc.file.file.is_empty()
+        || sc.file.region.values().any(|r| match r.kind {
+            RegionKind::Anon | RegionKind::Shmem => false,
+            RegionKind::File => true,
+        })
 }
 
 /// The memory the scenario's page allocator manages: RAM less the kernel's reserve.
@@ -533,6 +535,16 @@ mod tests {
         check_memory_model(&limited, &host(24_000, 23_000)).unwrap();
         let e = check_memory_model(&limited, &host(24_000, 40)).unwrap_err();
         assert!(e.0.contains("would not bind"), "{e}");
+    }
+
+    #[test]
+    fn only_file_data_needs_a_cold_page_cache() {
+        assert!(!needs_cold_page_cache(&scenario("", "")), "anon regions start empty anyway");
+        let text = "[machine]\nram = \"512MB\"\n[device.d]\nmodel = \"nvme\"\n[file.data]\ndevice = \"d\"\n\
+                    size = \"1MB\"\n[region.r]\nkind = \"file\"\nfile = \"data\"\nsize = \"1MB\"\n\
+                    [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"read\"\n";
+        let sc = Scenario::from_toml(text, "f.toml", &[]).unwrap();
+        assert!(needs_cold_page_cache(&sc));
     }
 
     #[test]
