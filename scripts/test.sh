@@ -37,6 +37,31 @@ else
     failed+=("pytest (not run: install failed)")
 fi
 
+# One small scenario on the real kernel (docs/validation.md), when this machine allows it:
+# root, no swap area already active (the kernel would swap to it too), a memory cgroup.
+validation_skip_reason() {
+    [ "$(id -u)" = 0 ] || { echo "not root (swap files and memory cgroups need root)"; return; }
+    [ -r /proc/swaps ] || { echo "no /proc/swaps (kernel without swap)"; return; }
+    [ "$(wc -l </proc/swaps)" -le 1 ] || { echo "a swap area is already active: $(tail -n +2 /proc/swaps | awk '{print $1}' | tr '\n' ' ')"; return; }
+    local fs
+    fs=$(stat -f -c %T "${TMPDIR:-/tmp}" 2>/dev/null)
+    case "$fs" in
+        ext2/ext3|ext4|xfs|btrfs) ;;
+        *) echo "the temp dir ${TMPDIR:-/tmp} is on ${fs:-an unknown filesystem}, which cannot hold a swap file"; return ;;
+    esac
+    [ -d /sys/fs/cgroup/memory ] || grep -qw memory /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null \
+        || grep -qw memory /sys/fs/cgroup/unified/cgroup.subtree_control 2>/dev/null \
+        || { echo "no usable memory cgroup (v1 memory controller or v2 with memory enabled)"; return; }
+}
+reason=$(validation_skip_reason)
+if [ -z "$reason" ]; then
+    run "validation (host kernel vs pagesim, validation/ci/anon-seq-small.toml)" \
+        bash -c 'cargo build --release -q -p pagesim-cli -p pagesim-host &&
+                 ./target/release/pagesim validate validation/ci/anon-seq-small.toml --repeats 3 --check'
+else
+    printf '\n==> validation: SKIPPED: %s\n' "$reason"
+fi
+
 echo
 if [ ${#failed[@]} -gt 0 ]; then
     printf 'test.sh: FAILED: %s\n' "$(IFS=,; echo "${failed[*]}" | sed 's/,/, /g')"

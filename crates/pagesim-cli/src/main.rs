@@ -13,6 +13,10 @@ usage:
   pagesim reproduce NAME [--json] [--jobs N] [--set KEY=VALUE ...] [--quiet]
       NAME: seed-000, or a directory holding a reproduce.toml
   pagesim bench [--quick]
+  pagesim validate SCENARIO... [--repeats N] [--json FILE] [--set KEY=VALUE ...] [--seed N] [--check]
+  pagesim validate --probe
+      runs each scenario on this machine's kernel (root) and in pagesim configured like it,
+      and compares the counters; --probe measures the disk that holds the swap files
 ";
 
 fn main() -> ExitCode {
@@ -104,6 +108,7 @@ fn dispatch(args: &[String]) -> Result<(), String> {
         }
         "bench" => bench::run(rest),
         "reproduce" => reproduce::run(rest, USAGE),
+        "validate" => validate::run(rest, USAGE),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             Ok(())
@@ -142,3 +147,4 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
 
 mod bench;
 mod reproduce;
+mod validate;

@@ -60,3 +60,22 @@ fn describe_and_profiles_list_the_registries() {
     assert_eq!(code, 0);
     assert!(out.contains("linux-6.6") && out.contains("linux-3.14"));
 }
+
+#[test]
+fn validate_needs_root_and_says_so_with_exit_code_2() {
+    let (code, _, err) = pagesim(&["validate"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("missing SCENARIO"), "{err}");
+    // Run as an unprivileged user: as root the test drops to uid/gid 65534 (nobody) for the
+    // child; otherwise it already is one.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pagesim"));
+    cmd.args(["validate", &scenario("quickstart.toml")]);
+    if std::fs::read_to_string("/proc/self/status").is_ok_and(|s| s.lines().any(|l| l.starts_with("Uid:\t0\t"))) {
+        use std::os::unix::process::CommandExt;
+        cmd.uid(65534).gid(65534);
+    }
+    let out = cmd.output().expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("needs root"), "{err}");
+}

@@ -13,6 +13,7 @@
 //!   memcg        Memcg (v1 or v2 child group; wait until empty + rmdir), memory.stat
 //!   tunables     HostTunables: the host's mm settings as a typed, serializable struct
 //!   measure      /proc/vmstat snapshots and deltas, DAMON scheme stats, /proc/meminfo
+//!   probe        the block device of a directory: queue settings, O_DIRECT latencies
 //!   load         the load generator: a scenario's tasks as real processes (pagesim-load)
 //!   run          run_on_host(): set up, run pagesim-load N times cold, measure, clean up
 //! ```
@@ -28,6 +29,7 @@ pub mod cleanup;
 pub mod load;
 pub mod measure;
 pub mod memcg;
+pub mod probe;
 pub mod run;
 pub mod swapfile;
 pub mod sysfs;

@@ -6,7 +6,8 @@
 //!              a usable memory cgroup; 4 KiB pages
 //!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► one swap
 //!              file per [[swap]] (scenario size, priorities shifted to 0.. keeping order)
-//!   each run   swapoff+swapon every swap file (empty), drop caches ─► create the memcgs
+//!   each run   swapoff+swapon every swap file (empty), sync; drop caches (file data only)
+//!              ─► memcgs
 //!              ─► vmstat + DAMON before ─► pagesim-load ─► vmstat + DAMON after,
 //!              memory.stat ─► remove the memcgs (wait until empty)
 //!   teardown   swap files off and deleted, tunables restored, work dir removed
@@ -24,6 +25,7 @@ use crate::swapfile::{proc_swaps, SwapFile};
 use crate::tunable::{drop_caches, Tunable};
 use crate::tunables::HostTunables;
 use crate::Error;
+use pagesim::scenario::RegionKind;
 use pagesim::Scenario;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -122,6 +124,10 @@ pub struct HostRun {
     pub memcg: BTreeMap<String, MemcgRun>,
     /// Bytes DAMON schemes paged out (or otherwise applied to) during the run, all schemes.
     pub damon_sz_applied: u64,
+    /// Total `sz_applied` of all schemes before and after the run (cumulative since each
+    /// scheme started), so a reader sees the background daemon's activity around the run.
+    pub damon_sz_applied_before: u64,
+    pub damon_sz_applied_after: u64,
     /// The same per scheme (`kdamond/context/scheme`).
     pub damon: BTreeMap<String, u64>,
     pub damon_refresh_errors: Vec<String>,
@@ -210,7 +216,14 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         for s in &swaps {
             s.empty()?;
         }
-        drop_caches()?;
+        if needs_cold_page_cache(sc) {
+            drop_caches()?;
+        } else {
+            // Write out what other processes dirtied before the measured run starts: the
+            // flusher would otherwise write it during the run, into the machine-wide pgpgout.
+            // SAFETY: sync(2) has no arguments and no failure mode.
+            unsafe { libc::sync() };
+        }
         let mut cgs = Vec::new();
         if let Some(m) = &mount {
             let parent = opts.cgroup_parent.as_deref().unwrap_or(&m.root);
@@ -255,6 +268,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
             vmstat: vm0.delta(&vm1),
             memcg,
             damon_sz_applied: damon1.sz_applied().saturating_sub(damon0.sz_applied()),
+            damon_sz_applied_before: damon0.sz_applied(),
+            damon_sz_applied_after: damon1.sz_applied(),
             damon: damon0.sz_applied_delta(&damon1),
             damon_refresh_errors,
         });
@@ -297,9 +312,8 @@ pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Res
     let f = &sc.file;
     let total = meminfo.get("MemTotal").copied().ok_or_else(|| Error("/proc/meminfo: no MemTotal".into()))? * 1024;
     let available = meminfo.get("MemAvailable").copied().unwrap_or(total / 1024) * 1024;
-    let reserved = f.machine.kernel_reserved.unwrap_or(f.machine.ram / 64 + (32 << 20));
-    let usable = f.machine.ram.saturating_sub(reserved);
-    let same_ram = (usable as f64 - total as f64).abs() <= RAM_TOLERANCE * total as f64;
+    let usable = usable_ram(sc);
+    let same_ram = same_ram(sc, meminfo);
     if !same_ram {
         let unlimited: Vec<&str> = f
             .task
@@ -331,6 +345,32 @@ pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Res
         )));
     }
     Ok(())
+}
+
+/// Whether a run must start from an empty page cache (`drop_caches`). Only file data
+/// cares: anonymous and shmem regions start empty anyway (swap is emptied before each run,
+/// and drop_caches never drops shmem). Dropping caches for them would only make every
+/// other process on the machine re-read its files from disk during the measured run, which
+/// lands in the machine-wide pgpgin and pgmajfault.
+pub fn needs_cold_page_cache(sc: &Scenario) -> bool {
+    !sc.file.file.is_empty()
+        || sc.file.region.values().any(|r| match r.kind {
+            RegionKind::Anon | RegionKind::Shmem => false,
+            RegionKind::File => true,
+        })
+}
+
+/// The memory the scenario's page allocator manages: RAM less the kernel's reserve.
+fn usable_ram(sc: &Scenario) -> u64 {
+    let m = &sc.file.machine;
+    m.ram.saturating_sub(m.kernel_reserved.unwrap_or(m.ram / 64 + (32 << 20)))
+}
+
+/// Whether the scenario models about the host's memory (its usable RAM within
+/// [`RAM_TOLERANCE`] of MemTotal); then RAM-wide settings such as the watermarks carry over.
+pub fn same_ram(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> bool {
+    let Some(total) = meminfo.get("MemTotal").map(|kb| kb * 1024) else { return false };
+    (usable_ram(sc) as f64 - total as f64).abs() <= RAM_TOLERANCE * total as f64
 }
 
 /// Sets the tunables the scenario gives explicitly; the rest stay as the host has them.
@@ -495,6 +535,16 @@ mod tests {
         check_memory_model(&limited, &host(24_000, 23_000)).unwrap();
         let e = check_memory_model(&limited, &host(24_000, 40)).unwrap_err();
         assert!(e.0.contains("would not bind"), "{e}");
+    }
+
+    #[test]
+    fn only_file_data_needs_a_cold_page_cache() {
+        assert!(!needs_cold_page_cache(&scenario("", "")), "anon regions start empty anyway");
+        let text = "[machine]\nram = \"512MB\"\n[device.d]\nmodel = \"nvme\"\n[file.data]\ndevice = \"d\"\n\
+                    size = \"1MB\"\n[region.r]\nkind = \"file\"\nfile = \"data\"\nsize = \"1MB\"\n\
+                    [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"read\"\n";
+        let sc = Scenario::from_toml(text, "f.toml", &[]).unwrap();
+        assert!(needs_cold_page_cache(&sc));
     }
 
     #[test]

@@ -172,6 +172,66 @@ fn memcg_limit_reclaim_counts_in_memcg_and_type_counters_only() {
 }
 
 #[test]
+fn a_memcg_at_its_limit_reclaims_for_readahead_pages_too() {
+    // 30 MB written, then read twice sequentially, in a 20 MB memcg, swap on a rotational
+    // device (cluster readahead of 8). Every swap-in charges its readahead pages, and a
+    // charge at the limit reclaims first: each major fault brings in a whole window, as the
+    // host kernel does (validation/anon-seq-ro-*: pgmajfault = pswpin / 8). Readahead that
+    // only took the room the target's reclaim left would read fewer pages per fault.
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let steps = step("seq", 1, "write") + &step("seq", 2, "read");
+    let text =
+        scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let r = run(&text, &[]);
+    let (maj, pswpin) = (r.counter("pgmajfault"), r.counter("pswpin"));
+    assert!(pswpin > 30 * 256, "most pages are read back in each pass: {pswpin}");
+    assert!(maj * 8 <= pswpin + 8 * 8, "about one major fault per 8 pages read: {maj} faults, {pswpin} pages");
+    assert!(r.memcg["box"]["usage_bytes"].as_u64().unwrap() <= 20 << 20, "the limit holds");
+}
+
+#[test]
+fn cgroup_v1_limit_reclaim_waits_for_writeback_instead_of_activating() {
+    // A sequential read of swapped memory through a 20 MB memcg on a slow disk: reclaim
+    // keeps meeting pages it has just written. On v2 (writeback_throttling_sane) it sets
+    // PG_reclaim and activates them; on v1 it waits for their writeback and frees them
+    // (shrink_folio_list case 3), so no page is activated and none lingers on the active
+    // list to be deactivated and scanned again.
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let steps = step("seq", 1, "write") + &step("seq", 2, "read");
+    let text =
+        scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let v2 = run(&text, &["kernel.cgroup_version=2"]);
+    let v1 = run(&text, &["kernel.cgroup_version=1"]);
+    assert!(v2.counter("pgactivate") > 100, "v2 activates pages under writeback: {}", v2.counter("pgactivate"));
+    assert_eq!(v1.counter("pgactivate"), 0, "v1 waits for them instead");
+    assert!(v1.counter("pgsteal_anon") > 0 && v1.counter("pswpout") > 0);
+    assert!(v1.memcg["box"]["usage_bytes"].as_u64().unwrap() <= 20 << 20, "the limit holds");
+}
+
+#[test]
+fn on_6_18_reclaim_sees_memcg_stats_only_as_of_the_last_periodic_flush() {
+    // Random rewrites of 28 MB in a 20 MB memcg. On 6.6 reclaim reads exact statistics:
+    // refaulting pages fit the workingset and are activated, and each reclaim after such an
+    // activation may deactivate. On 6.18 it reads statistics flushed every 2 s (the first
+    // flush at 1 s): a run shorter than that sees empty lists and no refault activations,
+    // so nothing is activated by the refault check nor deactivated. Slowed down past the
+    // first flush, 6.18 does both.
+    let extra = "[memcg.box]\nmax = \"20MB\"\n";
+    let steps = step("seq", 1, "write") + &step("random", 2, "write");
+    let text =
+        scenario(128, "nvme", 64, "anon", 28, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
+    let v66 = run(&text, &["kernel.profile=linux-6.6"]);
+    let v618 = run(&text, &["kernel.profile=linux-6.18"]);
+    assert!(v618.elapsed_ns < 1_000_000_000, "the run ends before the first flush: {}", v618.elapsed_ns);
+    assert!(v66.counter("workingset_activate_anon") > 0 && v66.counter("pgdeactivate") > 0);
+    assert_eq!(v618.counter("workingset_activate_anon") + v618.counter("pgdeactivate"), 0);
+    let slow = run(&text, &["kernel.profile=linux-6.18", "task.0.step.1.think=\"1ms\""]);
+    assert!(slow.elapsed_ns > 10_000_000_000, "several flushes: {}", slow.elapsed_ns);
+    assert!(slow.counter("workingset_activate_anon") > 0, "after a flush the workingset size is seen");
+    assert!(slow.counter("pgdeactivate") > 0, "and the refault activations");
+}
+
+#[test]
 fn without_swap_an_overcommitted_task_is_oom_killed() {
     let text = r#"
 [machine]

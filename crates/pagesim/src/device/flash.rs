@@ -82,6 +82,12 @@ pub struct FlashParams<D: FlashDefaults> {
     pub max_sectors_kb: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
+    /// What the block device reports in `/sys/block/<dev>/queue/rotational`. Default false.
+    /// The kernel takes it from the driver, not the media: virtio-blk never marks its queue
+    /// non-rotational, so a flash-backed virtual disk reports 1, and the swap layer then
+    /// treats it as a disk (cluster swap readahead instead of VMA readahead).
+    #[serde(deserialize_with = "super::de_flag")]
+    pub rotational: bool,
     pub scheduler: Scheduler,
     pub iosched: DeadlineParams,
     #[serde(skip)]
@@ -100,6 +106,7 @@ impl<D: FlashDefaults> Default for FlashParams<D> {
             iops_max: D::IOPS_MAX,
             max_sectors_kb: D::MAX_SECTORS_KB,
             read_ahead_kb: 128,
+            rotational: false,
             scheduler: Scheduler::Fifo,
             iosched: DeadlineParams::default(),
             _defaults: PhantomData,
@@ -133,6 +140,14 @@ impl<D: FlashDefaults> FlashParams<D> {
             },
             ParamDoc { key: "channels", unit: "requests", default: self.channels.to_string(), doc: s.channels },
             ParamDoc { key: "iops_max", unit: "commands/s", default: self.iops_max.to_string(), doc: s.iops_max },
+            ParamDoc {
+                key: "rotational",
+                unit: "bool / 0 / 1",
+                default: self.rotational.to_string(),
+                doc: "What the device reports in /sys/block/<dev>/queue/rotational; the swap layer \
+                      uses cluster readahead and the disk slot allocator on rotational devices. \
+                      virtio-blk reports 1 whatever backs it.",
+            },
         ];
         let mut q = self.queue_params().docs();
         q[0].doc = s.max_sectors_kb;
@@ -155,6 +170,7 @@ impl<D: FlashDefaults> FlashParams<D> {
 pub struct Flash {
     capacity: u64,
     channels: u32,
+    rotational: bool,
     queue: QueueParams,
     bandwidth: [u64; 2],
     /// Controller time per command, ns (1 / iops_max).
@@ -195,6 +211,7 @@ impl Flash {
         Ok(Flash {
             capacity: p.capacity,
             channels: p.channels,
+            rotational: p.rotational,
             queue,
             bandwidth: [p.read_bandwidth, p.write_bandwidth],
             command_ns,
@@ -210,6 +227,11 @@ impl Flash {
 
     pub fn capacity_bytes(&self) -> u64 {
         self.capacity
+    }
+
+    /// `queue/rotational` as the device reports it (the `rotational` key).
+    pub fn rotational(&self) -> bool {
+        self.rotational
     }
 
     pub fn queue_params(&self) -> QueueParams {

@@ -234,9 +234,14 @@ impl DeviceModel {
         }
     }
 
-    /// Rotational media (`queue/rotational`): disables VMA swap readahead on 4.15+.
+    /// The device reports itself rotational (`queue/rotational`): disables VMA swap
+    /// readahead on 4.15+. Disks always; flash models when told to (a virtio disk).
     pub fn rotational(&self) -> bool {
-        matches!(self, DeviceModel::Hdd(_))
+        match self {
+            DeviceModel::Hdd(_) => true,
+            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.rotational(),
+            DeviceModel::Pmem(_) | DeviceModel::Ram(_) => false,
+        }
     }
 
     /// `SWP_SYNCHRONOUS_IO`-capable device (brd, pmem, zram).
@@ -425,6 +430,8 @@ mod tests {
         assert_eq!(q.iosched.fifo_batch, 4);
         assert!(!q.iosched.front_merges);
         assert_eq!(q.iosched.write_expire, 5_000_000_000);
+        assert!(!m.rotational());
+        assert!(parse("model = \"nvme\"\nrotational = 1").unwrap().rotational(), "a virtio disk reports 1");
     }
 
     #[test]

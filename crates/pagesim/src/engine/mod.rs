@@ -134,6 +134,9 @@ pub struct Task {
     /// The pending access already waited for a page once: its retry is a
     /// `FAULT_FLAG_TRIED` fault.
     pub fault_tried: bool,
+    /// The pending swap fault already reclaimed room for its readahead window in the
+    /// task's memcg (`Sim::swapin_charge_room`).
+    pub fault_room_reclaimed: bool,
     /// Fault start time of the pending access (for the latency histogram).
     pub fault_start: u64,
     /// Direct or memcg reclaim in progress.
@@ -181,6 +184,8 @@ pub struct Tunables {
     pub swappiness: u32,
     pub page_cluster: u32,
     pub vma_ra_enabled: bool,
+    /// The memory controller is on the cgroup v1 hierarchy (`kernel.cgroup_version = 1`).
+    pub memcg_v1: bool,
     pub wmark: Watermarks,
     pub managed_pages: u64,
 }
@@ -228,6 +233,8 @@ pub struct Sim {
     pub pages_scanned: u64,
     /// PGDAT_WRITEBACK.
     pub pgdat_writeback: bool,
+    /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
+    pub next_stats_flush: u64,
     pub fault_hist: Histogram,
     pub ops_done: u64,
     pub ops_total: u64,
@@ -272,6 +279,7 @@ impl Sim {
             swappiness: f.vm.swappiness.unwrap_or(60),
             page_cluster: f.vm.page_cluster.unwrap_or(3),
             vma_ra_enabled: f.kernel.vma_ra_enabled.unwrap_or(true),
+            memcg_v1: f.kernel.cgroup_version == Some(1),
             wmark,
             managed_pages: managed,
         };
@@ -447,6 +455,7 @@ impl Sim {
                     pending: None,
                     fault_counted: false,
                     fault_tried: false,
+                    fault_room_reclaimed: false,
                     fault_start: 0,
                     reclaim: None,
                     no_progress: 0,
@@ -492,6 +501,7 @@ impl Sim {
             throttle_target: u64::MAX,
             pages_scanned: 0,
             pgdat_writeback: false,
+            next_stats_flush: profile.memcg_stats_flush_ns / 2,
             fault_hist: Histogram::default(),
             ops_done: 0,
             ops_total,
@@ -676,6 +686,7 @@ impl Sim {
                 t.fault_counted = false;
                 t.fault_tried = false;
                 t.ra_done = false;
+                t.fault_room_reclaimed = false;
                 t.fault_start = self.now;
             }
             match self.handle_fault(tid, cpu, vma, idx, write) {
@@ -922,13 +933,27 @@ impl Sim {
         }
     }
 
-    /// A swap write completed (`folio_end_writeback`): with PG_reclaim the page is rotated
-    /// to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
+    /// A swap write completed (`folio_end_writeback`): a reclaimer waiting for it (cgroup v1
+    /// limit reclaim, `folio_wait_writeback`) wakes; otherwise, with PG_reclaim, the page is
+    /// rotated to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
     fn write_done(&mut self, f: u32) {
         self.frames.clear(f, pg::WRITEBACK);
         self.nr_writeback -= 1;
         self.nr_written += 1;
-        if self.frames.test_clear(f, pg::RECLAIM) {
+        let mut waited = false;
+        for tid in 0..self.tasks.len() {
+            let t = &mut self.tasks[tid];
+            if t.state == TaskState::WaitPage && t.wait_frame == f {
+                t.state = TaskState::Runnable;
+                t.wait_frame = NIL;
+                waited = true;
+                self.wake(tid as u32, self.now);
+            }
+        }
+        if waited {
+            // The waiter retries the page itself (it is not on the LRU in the kernel).
+            self.frames.clear(f, pg::RECLAIM);
+        } else if self.frames.test_clear(f, pg::RECLAIM) {
             let l = self.frames.lru[f as usize];
             let dirty = self.frames.test(f, pg::DIRTY);
             if l < mm::lru::NR_LRU_LISTS as u8 && l != mm::LruList::Unevictable as u8 && !dirty {

@@ -139,11 +139,38 @@ impl Sim {
             Some(Err(b)) => return b,
             None => {}
         }
+        if self.swapin_charge_room(tid) {
+            return Fault::Retry;
+        }
         let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
         self.major_fault(tid);
         let win = self.swap_ra.window(&ctx);
         self.swapin(tid, &ctx, win, entry, target, Some(vma));
         self.wait_page(tid, target)
+    }
+
+    /// Makes room in the task's memcg for the pages a swap fault reads. The kernel charges
+    /// every page it reads, the target and each readahead page
+    /// (`mem_cgroup_swapin_charge_folio`), and a charge at the limit reclaims
+    /// (`try_charge_memcg` → `try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages) before
+    /// it succeeds. pagesim reclaims once per fault, before the target is allocated, when
+    /// the target and a full window (2^page_cluster pages) would not fit, so that the
+    /// reclaim runs as the task's reclaim job (priority by priority, yielding to I/O
+    /// completions as the kernel's reclaim is interrupted by them). The same pages are
+    /// reclaimed as in the kernel, up to a window's worth earlier. Returns true when a
+    /// reclaim job was started (the access is retried after it).
+    fn swapin_charge_room(&mut self, tid: u32) -> bool {
+        let t = &self.tasks[tid as usize];
+        let m = &self.memcgs[t.memcg as usize];
+        let window = 1u64 << self.tun.page_cluster;
+        if t.fault_room_reclaimed || m.usage + window <= m.max {
+            return false;
+        }
+        let memcg = t.memcg;
+        let t = &mut self.tasks[tid as usize];
+        t.fault_room_reclaimed = true;
+        t.reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
+        true
     }
 
     fn major_fault(&mut self, tid: u32) {
@@ -316,6 +343,9 @@ impl Sim {
             }
             Some(Err(b)) => b,
             None => {
+                if self.swapin_charge_room(tid) {
+                    return Fault::Retry;
+                }
                 let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
                 self.major_fault(tid);
                 let win = self.swap_ra.window(&ctx);

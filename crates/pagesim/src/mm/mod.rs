@@ -212,6 +212,17 @@ pub struct Memcg {
     pub events: vmstat::Counters,
     /// WORKINGSET_ACTIVATE_{ANON,FILE} (memory.stat's workingset_activate_*), cumulative.
     pub ws_activate: [u64; 2],
+    /// The lruvec statistics as reclaim's heuristics read them, when the profile flushes
+    /// them periodically (`Profile::memcg_stats_flush_ns`).
+    pub flushed: FlushedStats,
+}
+
+/// `lruvec_page_state` values as of the last memcg stats flush (mm/memcontrol.c rstat):
+/// the four evictable LRU sizes (hierarchical for the root) and WORKINGSET_ACTIVATE_{ANON,FILE}.
+#[derive(Clone, Debug, Default)]
+pub struct FlushedStats {
+    pub lru: [u64; 4],
+    pub ws_activate: [u64; 2],
 }
 
 impl Memcg {
@@ -225,6 +236,7 @@ impl Memcg {
             swap_usage: 0,
             events: vmstat::Counters::default(),
             ws_activate: [0; 2],
+            flushed: FlushedStats::default(),
         }
     }
 

@@ -54,6 +54,9 @@ pub struct ScanControl {
     pub nr_taken: u64,
     pub nr_writeback: u64,
     pub nr_immediate: u64,
+    /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
+    /// limit reclaim, `shrink_folio_list` case 3), last found last.
+    pub waited: Vec<u32>,
 }
 
 impl ScanControl {
@@ -75,6 +78,7 @@ impl ScanControl {
             nr_taken: 0,
             nr_writeback: 0,
             nr_immediate: 0,
+            waited: Vec::new(),
         }
     }
     /// `try_to_free_pages`: global direct reclaim of 32 pages.
@@ -101,6 +105,8 @@ enum Verdict {
     Activate,
     Keep,
     Freed,
+    /// Back to the inactive list until the reclaimer has waited for its writeback.
+    Wait,
 }
 
 impl Sim {
@@ -194,8 +200,19 @@ impl Sim {
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
     pub fn direct_reclaim_step(&mut self, tid: u32, cpu: u32) -> Step {
         let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");
-        sc.nr_scanned = 0;
-        self.shrink_node(&mut sc, cpu);
+        if sc.waited.is_empty() {
+            sc.nr_scanned = 0;
+            self.shrink_node(&mut sc, cpu);
+        }
+        if let Some(f) = self.retry_waited(&mut sc, cpu) {
+            // folio_wait_writeback: the task sleeps until this page is written.
+            self.tasks[tid as usize].reclaim = Some(sc);
+            let t = &mut self.tasks[tid as usize];
+            t.state = crate::engine::TaskState::WaitPage;
+            t.wait_frame = f;
+            self.block(tid);
+            return Step::Blocked;
+        }
         if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
             sc.priority -= 1;
             self.tasks[tid as usize].reclaim = Some(sc);
@@ -236,14 +253,89 @@ impl Sim {
         Step::Finished
     }
 
+    /// The end of `folio_wait_writeback` in cgroup v1 limit reclaim (`shrink_folio_list`
+    /// case 3): each waited page whose writeback has ended is tried again, as the kernel
+    /// retries the same folio. Returns a page still under writeback, to wait for next.
+    /// The waited pages were left at the head of their inactive list (in the kernel they stay
+    /// isolated), so nothing else scans them meanwhile unless the list is very short.
+    fn retry_waited(&mut self, sc: &mut ScanControl, cpu: u32) -> Option<u32> {
+        while let Some(&f) = sc.waited.last() {
+            if self.frames.test(f, pg::WRITEBACK) {
+                return Some(f);
+            }
+            sc.waited.pop();
+            let l = self.frames.lru[f as usize];
+            if self.frames.is_free(f) || (l != LruList::InactiveAnon as u8 && l != LruList::InactiveFile as u8) {
+                continue; // freed or moved by someone else meanwhile
+            }
+            let list = if l == LruList::InactiveAnon as u8 { LruList::InactiveAnon } else { LruList::InactiveFile };
+            let m = self.frames.memcg[f as usize];
+            {
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.del(frames, f);
+            }
+            let mut pageout = 0;
+            let verdict = self.shrink_folio(f, sc, cpu, &mut pageout);
+            self.put_back(m, list, f, verdict, sc);
+        }
+        None
+    }
+
+    /// `move_folios_to_lru` / `free_unref_folios` for one page `shrink_folio` decided on,
+    /// with the counters of that decision. Returns 1 if the page was freed.
+    fn put_back(&mut self, m: u16, l: LruList, f: u32, verdict: Verdict, sc: &mut ScanControl) -> u64 {
+        let t = l.type_idx();
+        match verdict {
+            Verdict::Freed => {
+                self.free_frame(f);
+                sc.nr_reclaimed += 1;
+                let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
+                if sc.global() {
+                    self.vmstat.add(steal_item, 1);
+                }
+                if m != 0 {
+                    self.memcgs[m as usize].events.add(steal_item, 1);
+                }
+                self.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, 1);
+                return 1;
+            }
+            Verdict::Activate => {
+                self.frames.set(f, pg::ACTIVE);
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
+                self.count(Counter::PgActivate, m, 1);
+                self.memcgs[m as usize].stat.recent_rotated[t] += 1;
+                if !self.profile.reclaim_3x {
+                    self.age_nonresident(m, 1);
+                }
+            }
+            Verdict::Keep | Verdict::Wait => {
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.add_head(frames, f, l);
+            }
+        }
+        0
+    }
+
     /// `snapshot_refaults`: remember WORKINGSET_ACTIVATE at the end of reclaim.
     fn snapshot_refaults(&mut self, target: Option<u16>) {
         let m = target.unwrap_or(0) as usize;
+        self.flush_memcg_stats();
         let (a, f) = self.ws_activate(m);
         self.memcgs[m].stat.refaults_snapshot = [a, f];
     }
 
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` as reclaim reads them
+    /// (`lruvec_page_state`): flushed values when the profile flushes periodically.
     fn ws_activate(&self, m: usize) -> (u64, u64) {
+        if self.profile.memcg_stats_flush_ns > 0 {
+            let w = self.memcgs[m].flushed.ws_activate;
+            return (w[0], w[1]);
+        }
+        self.ws_activate_exact(m)
+    }
+
+    fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
         if m == 0 {
             (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
         } else {
@@ -297,6 +389,7 @@ impl Sim {
             }
             // kswapd_age_node: background aging of anon lists.
             if self.swap.free_pages() > 0 {
+                self.flush_memcg_stats();
                 for m in 0..self.memcgs.len() as u16 {
                     if self.inactive_is_low(m, false) {
                         self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
@@ -374,9 +467,17 @@ impl Sim {
 
     // ---- shrink_node / shrink_lruvec ------------------------------------------------
 
-    /// Lists of memcg `m` as the reclaim root sees them: the node totals for the root
-    /// (hierarchical stats), the memcg's own lists otherwise.
+    /// Lists of memcg `m` as the reclaim root sees them (`lruvec_page_state`): the node
+    /// totals for the root (hierarchical stats), the memcg's own lists otherwise; as of the
+    /// last stats flush when the profile flushes periodically.
     fn lru_view(&self, m: u16) -> [u64; 4] {
+        if self.profile.memcg_stats_flush_ns > 0 {
+            return self.memcgs[m as usize].flushed.lru;
+        }
+        self.lru_exact(m)
+    }
+
+    fn lru_exact(&self, m: u16) -> [u64; 4] {
         let mut s = [0u64; 4];
         for (i, l) in LruList::EVICTABLE.iter().enumerate() {
             s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
@@ -434,8 +535,30 @@ impl Sim {
         };
     }
 
+    /// The periodic memcg stats flush (mm/memcontrol.c `flush_memcg_stats_dwork`): every
+    /// `memcg_stats_flush_ns` the values reclaim reads are brought up to date. The flusher
+    /// runs on its own clock, so its phase relative to a workload's start is arbitrary: the
+    /// first flush comes at half a period, its expected time. Run lazily by the readers:
+    /// the first read after a flush time takes the values of that moment (reads happen at
+    /// every reclaim step, so that is soon after it). Before the first flush they read zero,
+    /// as for a memcg created just before the workload.
+    pub fn flush_memcg_stats(&mut self) {
+        let period = self.profile.memcg_stats_flush_ns;
+        if period == 0 || self.now < self.next_stats_flush {
+            return;
+        }
+        let phase = period / 2;
+        self.next_stats_flush = phase + ((self.now - phase) / period + 1) * period;
+        for m in 0..self.memcgs.len() {
+            let lru = self.lru_exact(m as u16);
+            let (a, f) = self.ws_activate_exact(m);
+            self.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
+        }
+    }
+
     /// `shrink_node`: every lruvec in the reclaim scope.
     pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
+        self.flush_memcg_stats();
         if self.scan_balance.cost_based() {
             self.prepare_scan_count(sc);
         }
@@ -736,7 +859,7 @@ impl Sim {
                         self.age_nonresident(m, 1);
                     }
                 }
-                Verdict::Keep => {
+                Verdict::Keep | Verdict::Wait => {
                     let crate::engine::Sim { memcgs, frames, .. } = self;
                     memcgs[m as usize].lru.add_head(frames, f, l);
                 }
@@ -765,6 +888,12 @@ impl Sim {
         if self.frames.test(f, pg::WRITEBACK) {
             if sc.kswapd && self.frames.test(f, pg::RECLAIM) && self.pgdat_writeback {
                 sc.nr_immediate += 1;
+            } else if !sc.global() && self.tun.memcg_v1 && self.frames.test(f, pg::RECLAIM) {
+                // Case 3: limit reclaim on cgroup v1 has no writeback throttling
+                // (!writeback_throttling_sane), so it waits for the writeback of a page it
+                // wrote itself and tries the page again, rather than activating it.
+                sc.waited.push(f);
+                return Verdict::Wait;
             } else {
                 self.frames.set(f, pg::RECLAIM);
                 sc.nr_writeback += 1;
@@ -902,6 +1031,7 @@ impl Sim {
             (Counter::WorkingsetRefaultAnon, Counter::WorkingsetActivateAnon, Counter::WorkingsetRestoreAnon)
         };
         self.count(refault, m, 1);
+        self.flush_memcg_stats();
         let em = if (shadow.memcg as usize) < self.memcgs.len() { shadow.memcg } else { 0 };
         let distance = self.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
         // [inactive_anon, active_anon, inactive_file, active_file]

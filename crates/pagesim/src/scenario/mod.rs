@@ -135,6 +135,11 @@ pub struct Kernel {
     /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true.
     #[serde(default)]
     pub vma_ra_enabled: Option<bool>,
+    /// The cgroup hierarchy the memory controller is on: 1 (legacy) or 2. Default 2. Limit
+    /// reclaim on v1 waits for the writeback of pages it wrote itself instead of
+    /// activating them (`writeback_throttling_sane`).
+    #[serde(default)]
+    pub cgroup_version: Option<u32>,
 }
 
 /// /proc/sys/vm tunables.
@@ -475,6 +480,11 @@ impl Scenario {
                     "kernel.file_readahead",
                     format!("unknown policy \"{p}\"; expected one of: {}", crate::pagecache::readahead::names()),
                 ));
+            }
+        }
+        if let Some(v) = file.kernel.cgroup_version {
+            if !(1..=2).contains(&v) {
+                return Err(err("kernel.cgroup_version", format!("expected 1 or 2, got {v}")));
             }
         }
         if file.machine.ram < 16 << 20 {
@@ -828,6 +838,12 @@ pub fn describe() -> Vec<Tunable> {
         t("kernel.swap_readahead", "name", "profile's".into(), "swap-in readahead policy"),
         t("kernel.scan_balance", "name", "profile's".into(), "get_scan_count variant"),
         t("kernel.vma_ra_enabled", "bool", "true".into(), "/sys/kernel/mm/swap/vma_ra_enabled"),
+        t(
+            "kernel.cgroup_version",
+            "1|2",
+            "2".into(),
+            "cgroup hierarchy of the memory controller (v1: limit reclaim waits on writeback)",
+        ),
         t("vm.swappiness", "0..100 (0..200 on 5.8+)", "60".into(), "vm.swappiness"),
         t("vm.page-cluster", "log2 pages", "3".into(), "vm.page-cluster"),
         t("vm.min_free_kbytes", "kB", "sqrt(16 x lowmem kB)".into(), "vm.min_free_kbytes"),

@@ -104,6 +104,8 @@ fn overrides_apply_to_dotted_paths_and_are_validated() {
     assert!(e.contains("out of range"), "{e}");
     let e = Scenario::from_toml(GOOD, "s.toml", &["novalue".into()]).unwrap_err().0;
     assert!(e.contains("KEY=VALUE"), "{e}");
+    let e = Scenario::from_toml(GOOD, "s.toml", &["kernel.cgroup_version=3".into()]).unwrap_err().0;
+    assert!(e.contains("s.toml") && e.contains("kernel.cgroup_version") && e.contains("1 or 2"), "{e}");
 }
 
 #[test]

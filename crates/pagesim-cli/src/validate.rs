@@ -1,0 +1,727 @@
+//! `pagesim validate SCENARIO...`: runs each scenario on the host kernel (pagesim-host,
+//! N cold repeats) and in the simulator configured like that kernel, and compares the
+//! counters.
+//!
+//! ```text
+//!   scenario + --set ──► run_on_host (memcg limit, swap file, pagesim-load) ──► HostRuns
+//!        │                     │ HostTunables (the host as it was before setup)
+//!        │                     ▼
+//!        └──► + host overrides (kernel.profile, vm.*, vma_ra_enabled, the swap device
+//!             model) ──► pagesim::run_file ──► Report
+//!   comparison: counter | kernel median (min-max) | pagesim | relative error
+//!   acceptance: over the suite, pairs with kernel median > 1000 within 15%
+//! ```
+//!
+//! The host's swap file lives on whatever device holds the work directory, so every
+//! scenario device that holds swap is replaced by the model of that device: its queue
+//! settings read from /sys/block/<dev>/queue, its timing from the measurement in
+//! docs/model.md (`pagesim validate --probe` repeats it). Tunables the scenario sets itself
+//! are set on the host by pagesim-host and stay as they are; the others come from the host.
+
+use pagesim_host::probe::DeviceProbe;
+use pagesim_host::{HostOptions, HostRuns, HostTunables};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The counters of the acceptance statistic (issue 5).
+pub const ACCEPTANCE_COUNTERS: &[&str] = &[
+    "pswpin",
+    "pswpout",
+    "pgmajfault",
+    "swap_ra",
+    "swap_ra_hit",
+    "pgpgin",
+    "pgpgout",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "pgsteal_anon",
+    "pgsteal_file",
+];
+
+/// Printed for understanding, not part of the statistic.
+const INFO_COUNTERS: &[&str] = &[
+    "pgfault",
+    "pgscan_anon",
+    "pgscan_file",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgactivate",
+    "pgdeactivate",
+    "workingset_activate_anon",
+    "workingset_restore_anon",
+    "oom_kill",
+];
+
+/// Counters the host's memory.stat also has, under the same name on v1 and v2 (pgfault and
+/// pgmajfault are translated by `MemoryStat::get`). When every task runs in a memcg these are
+/// taken from the memcgs, which other activity on the machine does not reach.
+const MEMCG_COUNTERS: &[&str] = &["pgfault", "pgmajfault", "workingset_refault_anon", "workingset_refault_file"];
+
+/// Only pairs whose kernel median is above this count in the statistic.
+pub const MIN_KERNEL_VALUE: f64 = 1000.0;
+/// A pair agrees when pagesim is within this relative error of the kernel's median.
+pub const TOLERANCE: f64 = 0.15;
+/// The statistic passes at this fraction of agreeing pairs.
+pub const REQUIRED_FRACTION: f64 = 0.80;
+
+/// Timing of the host's swap device, a virtio-blk disk of a Firecracker VM (ext4 on
+/// /dev/vda), as the flash model's keys. Measured with O_DIRECT requests at random offsets
+/// of a 1 GiB file (`pagesim validate --probe`; the table is in docs/model.md, "The
+/// validation host's disk"): a 4 KiB read takes 49 us at queue depth 1, a 1 MiB read 820 us
+/// (1.35 GB/s for the extra bytes); 16 reads in flight give 60-67k IOPS, the serial stage
+/// (the hypervisor's I/O thread) at about 15 us per request; a 4 KiB write takes 50-140 us
+/// (median 88 us) and a 1 MiB write 225-310 us, the hypervisor's cache absorbing writes at
+/// 3.4-7.5 GB/s. No seek: random and sequential offsets cost the same.
+pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
+    ("model", "\"nvme\""),
+    ("read_latency", "\"50us\""),
+    ("write_latency", "\"85us\""),
+    ("read_bandwidth", "1350000000"),
+    ("write_bandwidth", "5000000000"),
+    ("channels", "4"),
+    ("iops_max", "65000"),
+];
+
+#[derive(Debug)]
+struct Args {
+    files: Vec<PathBuf>,
+    repeats: u32,
+    json: Option<PathBuf>,
+    sets: Vec<String>,
+    seed: Option<u64>,
+    check: bool,
+    probe: bool,
+}
+
+fn parse(args: &[String], usage: &str) -> Result<Args, String> {
+    let mut a =
+        Args { files: Vec::new(), repeats: 3, json: None, sets: Vec::new(), seed: None, check: false, probe: false };
+    let mut it = args.iter();
+    while let Some(s) = it.next() {
+        match s.as_str() {
+            "--repeats" | "-n" => {
+                let v = it.next().ok_or("--repeats needs a number")?;
+                a.repeats = v
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| format!("--repeats: expected a positive integer, got \"{v}\""))?;
+            }
+            "--json" => a.json = Some(PathBuf::from(it.next().ok_or("--json needs a FILE")?)),
+            "--set" => a.sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
+            s if s.starts_with("--set=") => a.sets.push(s["--set=".len()..].to_string()),
+            "--seed" => {
+                let v = it.next().ok_or("--seed needs a number")?;
+                a.seed = Some(v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got \"{v}\""))?);
+            }
+            "--check" => a.check = true,
+            "--probe" => a.probe = true,
+            s if s.starts_with('-') => return Err(format!("validate: unknown option {s}\n{usage}")),
+            s => a.files.push(PathBuf::from(s)),
+        }
+    }
+    if a.files.is_empty() && !a.probe {
+        return Err(format!("validate: missing SCENARIO\n{usage}"));
+    }
+    Ok(a)
+}
+
+/// The kernel profile for a host kernel release (`6.18.44-fc` → the newest `linux-X.Y[.Z]`
+/// profile not newer than 6.18.44).
+pub fn host_profile(release: &str) -> Result<&'static str, String> {
+    // (major, minor, patch): "6.18.44-fc" and "linux-2.6.23" alike; a missing patch is 0.
+    let version = |s: &str| -> Option<(u32, u32, u32)> {
+        let mut it = s.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty());
+        let (a, b) = (it.next()?.parse().ok()?, it.next()?.parse().ok()?);
+        Some((a, b, it.next().and_then(|p| p.parse().ok()).unwrap_or(0)))
+    };
+    let host =
+        version(release).ok_or_else(|| format!("cannot read a version from the kernel release \"{release}\""))?;
+    pagesim::scenario::PROFILES
+        .iter()
+        .filter_map(|p| {
+            let v = p.name.strip_prefix("linux-")?;
+            // Only plain version profiles (linux-3.6, not a patched linux-3.7-hugh).
+            if !v.chars().all(|c| c.is_ascii_digit() || c == '.') {
+                return None;
+            }
+            Some((version(v)?, p.name))
+        })
+        .filter(|(v, _)| *v <= host)
+        .max()
+        .map(|(_, n)| n)
+        .ok_or_else(|| format!("no kernel profile as old as the host's {release} (pagesim profiles)"))
+}
+
+/// One override the simulator gets so that it is configured like the host, and why.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Override {
+    pub set: String,
+    pub why: String,
+}
+
+/// The `--set`s that configure the simulated kernel like the host: profile, the tunables
+/// the scenario leaves to the host, and the swap devices replaced by the host's disk.
+/// `queue` holds the host disk's /sys/block/<dev>/queue values (rotational, scheduler,
+/// max_sectors_kb). Also returns notes on what could not be carried over.
+pub fn host_overrides(
+    sc: &pagesim::Scenario,
+    host: &HostTunables,
+    queue: &BTreeMap<String, String>,
+    same_ram: bool,
+) -> Result<(Vec<Override>, Vec<String>), String> {
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    let release = host.kernel_release.as_deref().ok_or("the host's kernel release could not be read")?;
+    let mut push = |set: String, why: &str| out.push(Override { set, why: why.to_string() });
+    push(format!("kernel.profile=\"{}\"", host_profile(release)?), "host kernel");
+    let f = &sc.file;
+    if f.kernel.swap_readahead.is_some() || f.kernel.scan_balance.is_some() {
+        notes.push("kernel.swap_readahead/scan_balance are the scenario's in pagesim; the host runs its own".into());
+    }
+    let cgroup = host.cgroup.usable.map(|v| if v == pagesim_host::CgroupVersion::V1 { "1" } else { "2" }.to_string());
+    let tun: [(&str, bool, Option<String>); 4] = [
+        ("kernel.cgroup_version", f.kernel.cgroup_version.is_some(), cgroup),
+        ("vm.swappiness", f.vm.swappiness.is_some(), host.swappiness.map(|v| v.to_string())),
+        ("vm.page-cluster", f.vm.page_cluster.is_some(), host.page_cluster.map(|v| v.to_string())),
+        ("kernel.vma_ra_enabled", f.kernel.vma_ra_enabled.is_some(), host.vma_ra_enabled.map(|v| v.to_string())),
+    ];
+    for (key, in_scenario, value) in tun {
+        match (in_scenario, value) {
+            (true, _) => {}
+            (false, Some(v)) => push(format!("{key}={v}"), "host value"),
+            (false, None) => notes.push(format!("{key}: the host does not have it; pagesim's default applies")),
+        }
+    }
+    // Watermarks are per zone of the machine's RAM: they only carry over when the scenario
+    // models the host's memory. Memcg limit reclaim does not look at them.
+    let wm: [(&str, bool, Option<u64>); 2] = [
+        ("vm.min_free_kbytes", f.vm.min_free_kbytes.is_some(), host.min_free_kbytes),
+        ("vm.watermark_scale_factor", f.vm.watermark_scale_factor.is_some(), host.watermark_scale_factor),
+    ];
+    for (key, in_scenario, value) in wm {
+        match (in_scenario, value, same_ram) {
+            (true, _, _) => {}
+            (false, Some(v), true) => push(format!("{key}={v}"), "host value"),
+            (false, Some(v), false) => notes.push(format!(
+                "{key} = {v} on the host is not applied: the scenario's RAM is not the host's (memcg limit \
+                 reclaim does not use watermarks)"
+            )),
+            (false, None, _) => {}
+        }
+    }
+    let swap_devices: std::collections::BTreeSet<&str> = f.swap.iter().map(|s| s.device.as_str()).collect();
+    for d in swap_devices {
+        let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
+            if let Some(v) = queue.get(k) {
+                keys.push(if k == "scheduler" { format!("{k} = \"{v}\"") } else { format!("{k} = {v}") });
+            }
+        }
+        push(format!("device.{d}={{ {} }}", keys.join(", ")), "swap files live on the host's disk");
+    }
+    Ok((out, notes))
+}
+
+/// Median of the values (mean of the middle two for an even count), min and max.
+pub fn median_min_max(v: &[u64]) -> (f64, u64, u64) {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    let n = s.len();
+    let med = if n % 2 == 1 { s[n / 2] as f64 } else { (s[n / 2 - 1] + s[n / 2]) as f64 / 2.0 };
+    (med, s[0], s[n - 1])
+}
+
+/// (pagesim − kernel) / kernel; `None` when the kernel's value is 0 (unless both are).
+pub fn rel_error(kernel: f64, sim: f64) -> Option<f64> {
+    if kernel == 0.0 {
+        (sim == 0.0).then_some(0.0)
+    } else {
+        Some((sim - kernel) / kernel)
+    }
+}
+
+/// One row of the comparison.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Row {
+    pub counter: String,
+    /// Where the kernel's value comes from: "vmstat" (machine-wide) or "memcg" (the
+    /// scenario's memcgs' memory.stat, summed).
+    pub source: &'static str,
+    pub kernel: Vec<u64>,
+    pub kernel_median: f64,
+    pub kernel_min: u64,
+    pub kernel_max: u64,
+    pub pagesim: u64,
+    pub rel_error: Option<f64>,
+    /// In the acceptance statistic (an acceptance counter with kernel median > 1000).
+    pub counted: bool,
+    pub within: bool,
+}
+
+/// The comparison rows of one scenario.
+pub fn compare(sc: &pagesim::Scenario, host: &HostRuns, sim: &Value) -> Vec<Row> {
+    let all_in_memcgs = sc.file.task.iter().all(|t| t.memcg.is_some());
+    let sim_counters = &sim["counters"];
+    ACCEPTANCE_COUNTERS
+        .iter()
+        .map(|c| (c, true))
+        .chain(INFO_COUNTERS.iter().map(|c| (c, false)))
+        .map(|(&c, acceptance)| {
+            let from_memcg = all_in_memcgs
+                && MEMCG_COUNTERS.contains(&c)
+                && host.runs.iter().all(|r| !r.memcg.is_empty() && r.memcg.values().all(|m| m.stat.get(c).is_some()));
+            let kernel: Vec<u64> = host
+                .runs
+                .iter()
+                .map(|r| {
+                    if from_memcg {
+                        r.memcg.values().filter_map(|m| m.stat.get(c)).sum()
+                    } else {
+                        r.vmstat.get(c).copied().unwrap_or(0)
+                    }
+                })
+                .collect();
+            let (med, lo, hi) = median_min_max(&kernel);
+            let pagesim = sim_counters[c].as_u64().unwrap_or(0);
+            let err = rel_error(med, pagesim as f64);
+            let counted = acceptance && med > MIN_KERNEL_VALUE;
+            Row {
+                counter: c.to_string(),
+                source: if from_memcg { "memcg" } else { "vmstat" },
+                kernel,
+                kernel_median: med,
+                kernel_min: lo,
+                kernel_max: hi,
+                pagesim,
+                rel_error: err,
+                counted,
+                within: err.is_some_and(|e| e.abs() <= TOLERANCE),
+            }
+        })
+        .collect()
+}
+
+fn fmt_err(e: Option<f64>) -> String {
+    match e {
+        Some(e) => format!("{:+.1}%", e * 100.0),
+        None => "n/a".into(),
+    }
+}
+
+/// The comparison as a text table.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = format!(
+        "  {:<26} {:<6} {:>12} {:>25} {:>12} {:>9}\n",
+        "counter", "source", "kernel med.", "(min-max)", "pagesim", "rel.err"
+    );
+    for r in rows {
+        let mark = match (r.counted, r.within) {
+            (true, true) => " ok",
+            (true, false) => " OUT",
+            _ => "",
+        };
+        s += &format!(
+            "  {:<26} {:<6} {:>12} {:>25} {:>12} {:>9}{mark}\n",
+            r.counter,
+            r.source,
+            format!("{:.0}", r.kernel_median),
+            format!("({}-{})", r.kernel_min, r.kernel_max),
+            r.pagesim,
+            fmt_err(r.rel_error)
+        );
+    }
+    s
+}
+
+/// The acceptance statistic over every scenario's rows: (counted pairs, pairs within).
+pub fn acceptance<'a>(rows: impl Iterator<Item = &'a Row>) -> (usize, usize) {
+    rows.filter(|r| r.counted).fold((0, 0), |(n, w), r| (n + 1, w + r.within as usize))
+}
+
+/// What must be as it was after validation: swap areas, our cgroups, tunables.
+#[derive(Debug, PartialEq, Eq)]
+struct HostState {
+    swaps: Vec<String>,
+    cgroups: Vec<String>,
+    tunables: HostTunables,
+}
+
+impl HostState {
+    fn read(dir: &Path) -> HostState {
+        let swaps = pagesim_host::swapfile::proc_swaps()
+            .map(|v| v.into_iter().map(|e| e.filename).collect())
+            .unwrap_or_default();
+        let mut cgroups = Vec::new();
+        for root in ["/sys/fs/cgroup/memory", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"] {
+            if let Ok(rd) = std::fs::read_dir(root) {
+                for e in rd.flatten() {
+                    let n = e.file_name().to_string_lossy().into_owned();
+                    if n.starts_with("pagesim-") {
+                        cgroups.push(format!("{root}/{n}"));
+                    }
+                }
+            }
+        }
+        cgroups.sort();
+        HostState { swaps, cgroups, tunables: HostTunables::read(dir) }
+    }
+}
+
+fn print_host(h: &HostTunables) {
+    let o = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    println!(
+        "host: Linux {}  cgroup {}  page-cluster {}  swappiness {}  min_free_kbytes {}  watermark_scale_factor {}",
+        o(h.kernel_release.clone()),
+        o(h.cgroup.usable.map(|v| format!("{v:?}").to_lowercase())),
+        o(h.page_cluster.map(|v| v.to_string())),
+        o(h.swappiness.map(|v| v.to_string())),
+        o(h.min_free_kbytes.map(|v| v.to_string())),
+        o(h.watermark_scale_factor.map(|v| v.to_string())),
+    );
+    println!(
+        "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({} , max_pool_percent {})  read_ahead_kb {} on {}",
+        o(h.vma_ra_enabled.map(|v| v.to_string())),
+        o(h.thp_enabled.clone()),
+        o(h.thp_shmem_enabled.clone()),
+        o(h.zswap.enabled.map(|v| if v { "on".into() } else { "off".into() })),
+        o(h.zswap.compressor.clone()),
+        o(h.zswap.max_pool_percent.map(|v| v.to_string())),
+        o(h.read_ahead_kb.map(|v| v.to_string())),
+        o(h.read_ahead_device.clone()),
+    );
+}
+
+fn print_probe(p: &DeviceProbe) {
+    println!("device {} queue: {:?}", p.device.as_deref().unwrap_or("?"), p.queue);
+    println!(
+        "  {:<6} {:>8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>9}",
+        "op", "block", "depth", "count", "median", "p10", "p90", "IOPS"
+    );
+    for r in &p.results {
+        println!(
+            "  {:<6} {:>8} {:>5} {:>6} {:>8.1}us {:>8.1}us {:>8.1}us {:>9.0}",
+            if r.write { "write" } else { "read" },
+            r.block,
+            r.depth,
+            r.count,
+            r.median_ns as f64 / 1e3,
+            r.p10_ns as f64 / 1e3,
+            r.p90_ns as f64 / 1e3,
+            r.iops
+        );
+    }
+    for w in [false, true] {
+        if let Some(bw) = p.bandwidth(w) {
+            println!(
+                "  {} bandwidth (extra bytes / extra QD1 time): {:.0} MB/s",
+                if w { "write" } else { "read" },
+                bw / 1e6
+            );
+        }
+    }
+}
+
+/// The queue settings of the disk holding `dir` (rotational, scheduler, max_sectors_kb).
+fn disk_queue(dir: &Path) -> BTreeMap<String, String> {
+    use std::os::unix::fs::MetadataExt;
+    let mut q = BTreeMap::new();
+    let Ok(m) = std::fs::metadata(dir) else { return q };
+    let (maj, min) = pagesim_host::tunables::dev_major_minor(m.dev());
+    let Ok(mut d) = Path::new(&format!("/sys/dev/block/{maj}:{min}")).canonicalize() else { return q };
+    if d.join("partition").exists() {
+        d.pop();
+    }
+    for k in ["rotational", "scheduler", "max_sectors_kb", "read_ahead_kb"] {
+        if let Ok(v) = std::fs::read_to_string(d.join("queue").join(k)) {
+            let v = v.trim();
+            let v = match (v.find('['), v.find(']')) {
+                (Some(a), Some(b)) if a < b => &v[a + 1..b],
+                _ => v,
+            };
+            q.insert(k.to_string(), v.to_string());
+        }
+    }
+    q
+}
+
+pub fn run(args: &[String], usage: &str) -> Result<(), String> {
+    let a = parse(args, usage)?;
+    if !pagesim_host::is_root() {
+        return Err("validate: needs root (it creates swap files and memory cgroups and changes vm tunables); \
+                    run it with sudo"
+            .into());
+    }
+    pagesim_host::cleanup::set_signal_report(|errors| {
+        for e in errors {
+            eprintln!("pagesim validate: cleanup: {e}");
+        }
+    });
+    let work_dir = std::env::temp_dir();
+    if a.probe {
+        let p = pagesim_host::probe::probe_device(&work_dir, 1 << 30, 2000).map_err(|e| e.0)?;
+        print_probe(&p);
+        if a.files.is_empty() {
+            return Ok(());
+        }
+    }
+    // Every scenario is read before anything runs: a typo fails at once.
+    let mut scenarios = Vec::new();
+    for f in &a.files {
+        scenarios.push(pagesim::Scenario::load_file(f, &a.sets).map_err(|e| e.0)?);
+    }
+    let before = HostState::read(&work_dir);
+    print_host(&before.tunables);
+    let queue = disk_queue(&work_dir);
+    println!(
+        "swap files on {} (the disk holding {}): {:?}",
+        before.tunables.read_ahead_device.as_deref().unwrap_or("?"),
+        work_dir.display(),
+        queue
+    );
+
+    let meminfo = pagesim_host::measure::meminfo().map_err(|e| e.0)?;
+    let mut results = Vec::new();
+    let mut all_rows = Vec::new();
+    let mut failed = Vec::new();
+    for (path, sc) in a.files.iter().zip(&scenarios) {
+        println!("\n== {} ({})  {} repeats", sc.name, path.display(), a.repeats);
+        let opts =
+            HostOptions { repeats: a.repeats, seed: a.seed, work_dir: Some(work_dir.clone()), ..Default::default() };
+        let host = match pagesim_host::run_on_host_with(sc, &opts) {
+            Ok(h) => h,
+            Err(e) => {
+                println!("  host run failed: {e}");
+                failed.push(format!("{}: {e}", sc.name));
+                results.push(json!({ "scenario": sc.name, "file": path, "error": e.0 }));
+                continue;
+            }
+        };
+        let same_ram = pagesim_host::run::same_ram(sc, &meminfo);
+        let (overrides, notes) = host_overrides(sc, &host.host, &queue, same_ram)?;
+        // The user's --sets come last and win (they were applied to the host run too).
+        let mut sets: Vec<String> = overrides.iter().map(|o| o.set.clone()).collect();
+        sets.extend(a.sets.iter().cloned());
+        let report =
+            pagesim::run_file(path, pagesim::RunOptions { seed: Some(host.seed), sets: sets.clone(), progress: None })
+                .map_err(|e| format!("{}: simulator: {e}", path.display()))?;
+        let sim = report.to_json();
+        for o in &overrides {
+            println!("  pagesim --set {}   ({})", o.set, o.why);
+        }
+        for n in &notes {
+            println!("  note: {n}");
+        }
+        let rows = compare(sc, &host, &sim);
+        print!("{}", table(&rows));
+        let wall: Vec<u64> = host.runs.iter().map(|r| r.load.wall_ns).collect();
+        let (wm, wlo, whi) = median_min_max(&wall);
+        let sim_s = sim["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
+        println!(
+            "  {:<26} {:<6} {:>12} {:>25} {:>12} {:>9}",
+            "elapsed (s)",
+            "load",
+            format!("{:.3}", wm / 1e9),
+            format!("({:.3}-{:.3})", wlo as f64 / 1e9, whi as f64 / 1e9),
+            format!("{sim_s:.3}"),
+            fmt_err(rel_error(wm / 1e9, sim_s))
+        );
+        let incomplete: usize = host.runs.iter().map(|r| r.load.tasks.iter().filter(|t| !t.completed()).count()).sum();
+        if incomplete > 0 {
+            println!("  warning: {incomplete} task runs did not complete on the host (OOM or time limit)");
+        }
+        let damon: Vec<String> = host
+            .runs
+            .iter()
+            .map(|r| format!("{} -> {} (+{})", r.damon_sz_applied_before, r.damon_sz_applied_after, r.damon_sz_applied))
+            .collect();
+        println!("  DAMON sz_applied before -> after, per run: {}", damon.join(", "));
+        // Other I/O on the machine during the run: vmstat's pgpgin/pgpgout are machine-wide.
+        let noise: Vec<String> = host
+            .runs
+            .iter()
+            .map(|r| {
+                let g = |k: &str| r.vmstat.get(k).copied().unwrap_or(0) as i64;
+                format!("{}/{}", g("pgpgin") - 4 * g("pswpin"), g("pgpgout") - 4 * g("pswpout"))
+            })
+            .collect();
+        println!("  non-swap block I/O on the machine during each run, KiB in/out: {}", noise.join(", "));
+        let (n, w) = acceptance(rows.iter());
+        println!("  {w} of {n} counted pairs within {:.0}%", TOLERANCE * 100.0);
+        results.push(json!({
+            "scenario": sc.name,
+            "file": path,
+            "overrides": overrides,
+            "notes": notes,
+            "comparison": rows,
+            "host": host,
+            "pagesim": sim,
+        }));
+        all_rows.extend(rows);
+    }
+
+    let after = HostState::read(&work_dir);
+    let restored = before == after;
+    let (n, w) = acceptance(all_rows.iter());
+    let fraction = if n == 0 { 0.0 } else { w as f64 / n as f64 };
+    println!(
+        "\nacceptance: {w} of {n} (scenario, counter) pairs with kernel median > {MIN_KERNEL_VALUE:.0} are within {:.0}%: \
+         {:.1}% (required {:.0}%)",
+        TOLERANCE * 100.0,
+        fraction * 100.0,
+        REQUIRED_FRACTION * 100.0
+    );
+    let out_rows: Vec<&Row> = all_rows.iter().filter(|r| r.counted && !r.within).collect();
+    if !out_rows.is_empty() {
+        let names: Vec<String> = out_rows.iter().map(|r| format!("{} {}", r.counter, fmt_err(r.rel_error))).collect();
+        println!("outside: {}", names.join(", "));
+    }
+    if restored {
+        println!("machine left as found: no swap areas added, no pagesim cgroups, tunables as before");
+    } else {
+        println!("MACHINE NOT AS FOUND: before {before:?}\nafter {after:?}");
+    }
+    if let Some(p) = &a.json {
+        let doc = json!({
+            "host": before.tunables,
+            "disk_queue": queue,
+            "host_disk_timing": HOST_DISK_TIMING.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
+            "repeats": a.repeats,
+            "scenarios": results,
+            "acceptance": {
+                "counters": ACCEPTANCE_COUNTERS,
+                "min_kernel_value": MIN_KERNEL_VALUE,
+                "tolerance": TOLERANCE,
+                "pairs": n,
+                "within": w,
+                "fraction": fraction,
+                "required": REQUIRED_FRACTION,
+            },
+            "machine_restored": restored,
+        });
+        std::fs::write(p, serde_json::to_string_pretty(&doc).expect("json"))
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let leftovers = pagesim_host::cleanup::take_errors();
+    for e in &leftovers {
+        println!("cleanup error: {e}");
+    }
+    if !failed.is_empty() || !restored || !leftovers.is_empty() || (a.check && fraction < REQUIRED_FRACTION) {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(extra: &str) -> pagesim::Scenario {
+        let text = format!(
+            "[machine]\nram = \"1GB\"\n{extra}\n[device.d]\nmodel = \"hdd\"\n[[swap]]\ndevice = \"d\"\nsize = \"64MB\"\n\
+             [memcg.box]\nmax = \"32MB\"\n[region.r]\nkind = \"anon\"\nsize = \"48MB\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\n"
+        );
+        pagesim::Scenario::from_toml(&text, "s.toml", &[]).unwrap()
+    }
+
+    fn host() -> HostTunables {
+        HostTunables {
+            kernel_release: Some("6.18.44-fc-v595".into()),
+            page_cluster: Some(2),
+            swappiness: Some(100),
+            min_free_kbytes: Some(67584),
+            watermark_scale_factor: Some(10),
+            vma_ra_enabled: Some(false),
+            cgroup: pagesim_host::tunables::CgroupInfo {
+                usable: Some(pagesim_host::CgroupVersion::V1),
+                ..Default::default()
+            },
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_host_profile_is_the_newest_not_newer_than_the_host_kernel() {
+        assert_eq!(host_profile("6.18.44-fc-v595").unwrap(), "linux-6.18");
+        assert_eq!(host_profile("6.12.1").unwrap(), "linux-6.6");
+        assert_eq!(host_profile("3.6.0-generic").unwrap(), "linux-3.6");
+        assert_eq!(host_profile("3.13.1").unwrap(), "linux-3.6");
+        assert_eq!(host_profile("3.14.1").unwrap(), "linux-3.14");
+        assert_eq!(host_profile("2.6.32").unwrap(), "linux-2.6.23");
+        assert!(host_profile("2.6.19").is_err());
+        assert!(host_profile("weird").is_err());
+    }
+
+    #[test]
+    fn host_values_fill_what_the_scenario_leaves_open_and_the_swap_device_becomes_the_host_disk() {
+        let queue: BTreeMap<String, String> =
+            [("rotational", "1"), ("scheduler", "mq-deadline"), ("max_sectors_kb", "4096"), ("read_ahead_kb", "8192")]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        let sc = scenario("[vm]\nswappiness = 30");
+        let (o, notes) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let sets: Vec<&str> = o.iter().map(|o| o.set.as_str()).collect();
+        assert!(sets[0].starts_with("kernel.profile=\"linux-6."), "{sets:?}");
+        assert!(sets.contains(&"vm.page-cluster=2") && sets.contains(&"kernel.vma_ra_enabled=false"), "{sets:?}");
+        assert!(sets.contains(&"kernel.cgroup_version=1"), "{sets:?}");
+        assert!(!sets.iter().any(|s| s.starts_with("vm.swappiness")), "the scenario's own value stays: {sets:?}");
+        assert!(!sets.iter().any(|s| s.starts_with("vm.min_free_kbytes")), "RAM differs: {sets:?}");
+        assert!(notes.iter().any(|n| n.contains("min_free_kbytes")), "{notes:?}");
+        // The overrides make a valid scenario whose swap device is the rotational flash disk.
+        let all: Vec<String> = o.iter().map(|o| o.set.clone()).collect();
+        let base = "[machine]\nram = \"1GB\"\n[device.d]\nmodel = \"hdd\"\nrpm = 5400\n[[swap]]\ndevice = \"d\"\n\
+                    size = \"64MB\"\n[region.r]\nkind = \"anon\"\nsize = \"1MB\"\n[[task]]\nname = \"t\"\n\
+                    [[task.step]]\nregion = \"r\"\npattern = \"seq\"\n";
+        let s = pagesim::Scenario::from_toml(base, "b.toml", &all).unwrap();
+        let dev = pagesim::device::DeviceModel::new(&s.file.device["d"]).unwrap();
+        assert_eq!(dev.name(), "nvme");
+        assert!(dev.rotational(), "virtio disks report rotational = 1");
+        assert_eq!(dev.max_request_bytes(), 4096 * 1024);
+        assert_eq!(dev.queue_params().read_ahead_kb, 8192, "the host disk's read_ahead_kb");
+        assert_eq!(s.file.vm.page_cluster, Some(2));
+        // Same RAM: the watermarks carry over.
+        let (o, _) = host_overrides(&sc, &host(), &queue, true).unwrap();
+        assert!(o.iter().any(|o| o.set == "vm.min_free_kbytes=67584"));
+    }
+
+    #[test]
+    fn statistics_and_the_acceptance_count() {
+        assert_eq!(median_min_max(&[5, 1, 3]), (3.0, 1, 5));
+        assert_eq!(median_min_max(&[4, 1, 3, 10]), (3.5, 1, 10));
+        assert_eq!(rel_error(100.0, 115.0), Some(0.15));
+        assert_eq!(rel_error(0.0, 0.0), Some(0.0));
+        assert_eq!(rel_error(0.0, 3.0), None);
+        let row = |kernel: f64, sim: u64, acc: bool| {
+            let e = rel_error(kernel, sim as f64);
+            Row {
+                counter: "x".into(),
+                source: "vmstat",
+                kernel: vec![],
+                kernel_median: kernel,
+                kernel_min: 0,
+                kernel_max: 0,
+                pagesim: sim,
+                rel_error: e,
+                counted: acc && kernel > MIN_KERNEL_VALUE,
+                within: e.is_some_and(|e| e.abs() <= TOLERANCE),
+            }
+        };
+        let rows = [row(2000.0, 2200, true), row(2000.0, 3000, true), row(900.0, 0, true), row(5000.0, 5000, false)];
+        assert_eq!(acceptance(rows.iter()), (2, 1), "only acceptance counters above 1000 count");
+        let t = table(&rows);
+        assert!(t.contains("+10.0% ok") && t.contains("+50.0% OUT"), "{t}");
+    }
+
+    #[test]
+    fn arguments() {
+        let a = parse(&["a.toml".into(), "--repeats".into(), "5".into(), "b.toml".into()], "u").unwrap();
+        assert_eq!((a.files.len(), a.repeats), (2, 5));
+        assert!(parse(&["--repeats".into(), "0".into(), "a.toml".into()], "u").is_err());
+        assert!(parse(&[], "u").unwrap_err().contains("missing SCENARIO"));
+        assert!(parse(&["--probe".into()], "u").is_ok());
+        assert!(parse(&["--frob".into()], "u").unwrap_err().contains("--frob"));
+    }
+}
