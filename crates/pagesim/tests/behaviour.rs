@@ -296,3 +296,20 @@ fn linux_3_6_kswapd_naps_below_priority_10_and_the_task_reclaims_for_itself() {
     );
     assert!(old.counter("swap_ra_hit") > 0, "3.6 reads blind clusters");
 }
+
+#[test]
+fn swap_out_waits_for_free_requests_and_cfq_idles_for_the_reader() {
+    let s = scenario(36, "hdd", 64, "anon", 40, &step("seq", 3, "write"), "");
+    // nr_requests bounds the writes queued at once: reclaim sleeps in get_request_wait.
+    let small = run(&s, &["device.d.nr_requests=8", "device.d.scheduler=cfq"]);
+    let unbounded = run(&s, &["device.d.nr_requests=1000000", "device.d.scheduler=cfq"]);
+    assert!(small.devices[0].queue_full > 0, "8 requests fill");
+    assert_eq!(unbounded.devices[0].queue_full, 0);
+    assert!(small.devices[0].congested > 0);
+    // Every page still goes out and comes back.
+    assert!(small.counter("pswpout") > 0 && small.counter("pswpin") > 0);
+    // CFQ keeps the disk idle for the faulting task's next read; mq-deadline never idles.
+    let deadline = run(&s, &["device.d.scheduler=mq-deadline"]);
+    assert!(unbounded.devices[0].idle_arms > 0);
+    assert_eq!(deadline.devices[0].idle_arms, 0);
+}
