@@ -202,11 +202,38 @@ impl Sim {
         self.alloc_page_atomic(memcg)
     }
 
+    /// Tells the swap allocator which of the reclaimers running at this moment thread
+    /// `th` is: kswapd while it reclaims, then the tasks in direct or memcg reclaim, in id
+    /// order, at most one per CPU. Before the per-CPU slots cache (4.11) they all allocate
+    /// from one cursor, so their slots interleave ([`crate::swap::SwapArea::set_lane`]).
+    fn set_swap_lane(&mut self, th: u32) {
+        if self.profile.swap_slots_cache {
+            return;
+        }
+        let k = self.kswapd_thread();
+        let (mut lane, mut lanes) = (0, 0);
+        if th == k || (!self.kswapd.sleeping && !self.kswapd.napping && !self.kswapd.throttled) {
+            lanes += 1;
+        }
+        for (tid, t) in self.tasks.iter().enumerate() {
+            let tid = tid as u32;
+            if tid == th || (t.reclaim.is_some() && t.state == TaskState::Runnable) {
+                if tid == th {
+                    lane = lanes;
+                }
+                lanes += 1;
+            }
+        }
+        let lanes = lanes.min(self.cpu_free.len() as u32).max(1);
+        self.swap.set_lane(lane, lanes);
+    }
+
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
     pub fn direct_reclaim_step(&mut self, tid: u32, cpu: u32) -> Step {
         let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");
         if sc.waited.is_empty() {
             sc.nr_scanned = 0;
+            self.set_swap_lane(tid);
             self.shrink_node(&mut sc, cpu);
         }
         if let Some(dev) = sc.wait_request.take() {
@@ -408,6 +435,8 @@ impl Sim {
             }
             sc.nr_scanned = 0;
             let before = sc.nr_reclaimed;
+            let k = self.kswapd_thread();
+            self.set_swap_lane(k);
             self.shrink_node(&mut sc, cpu);
             if let Some(dev) = sc.wait_request.take() {
                 self.kswapd.sc = Some(sc);

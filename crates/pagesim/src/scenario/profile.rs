@@ -64,6 +64,10 @@ pub struct Profile {
     /// Non-rotational swap uses the per-cluster SSD allocator (≥3.12); before, every
     /// area uses `scan_swap_map`'s runs of 256 slots.
     pub ssd_cluster_alloc: bool,
+    /// Per-CPU swap slots cache (4.11+, `swap_slots.c`): each CPU takes slots in batches
+    /// of 64, so concurrent reclaimers no longer interleave slot by slot on a shared
+    /// allocation cursor (pagesim then treats them as not interleaving at all).
+    pub swap_slots_cache: bool,
     /// kswapd's `balance_pgdat` before 3.11: no reclaim target, and a priority loop that
     /// ends as soon as SWAP_CLUSTER_MAX pages were freed, restarting at DEF_PRIORITY. From
     /// 3.11 (Mel Gorman) kswapd reclaims up to the high watermark per pass and raises the
@@ -106,6 +110,7 @@ const LINUX_3_14: Profile = Profile {
     ra_skip_unreferenced: false,
     swap_ra_marks_cached: true,
     ssd_cluster_alloc: true,
+    swap_slots_cache: false,
     kswapd_pre_3_11: false,
     reclaim_3x: true,
     memcg_stats_flush_ns: 0,
@@ -144,6 +149,7 @@ const LINUX_6_6: Profile = Profile {
     ra_skip_unreferenced: true,
     swap_ra_marks_cached: false,
     ssd_cluster_alloc: true,
+    swap_slots_cache: true,
     kswapd_pre_3_11: false,
     reclaim_3x: false,
     memcg_stats_flush_ns: 0,
