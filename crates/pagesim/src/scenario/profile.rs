@@ -52,7 +52,9 @@ pub struct Profile {
     /// Upper clamp of the default min_free_kbytes (65536 before 5.7, 262144 after).
     pub min_free_kbytes_max: u64,
     pub swappiness_max: u32,
-    /// A write fault on a swap-cache page frees its swap slot (6.x `should_try_to_free_swap`).
+    /// A write fault on an exclusive swap-cache page not under writeback frees its swap
+    /// slot: `reuse_swap_page` deletes it from the swap cache (2.6.29–5.x), as
+    /// `should_try_to_free_swap` does in 6.x. The next swap-out allocates a fresh slot.
     pub free_swap_on_write_fault: bool,
     /// VMA readahead falls back to cluster readahead while rotational swap is active (≥4.15).
     pub vma_ra_needs_nonrotational: bool,
@@ -105,7 +107,7 @@ const LINUX_3_14: Profile = Profile {
     watermark_scale: false,
     min_free_kbytes_max: 65_536,
     swappiness_max: 100,
-    free_swap_on_write_fault: false,
+    free_swap_on_write_fault: true,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: false,
     swap_ra_marks_cached: true,
