@@ -24,7 +24,7 @@
 //! model has no randomness).
 
 use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, ParamDoc, QueueParams};
-use super::{DeadlineParams, Scheduler};
+use super::{IoschedParams, Scheduler, NR_REQUESTS};
 use crate::scenario::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 use std::marker::PhantomData;
@@ -88,8 +88,10 @@ pub struct FlashParams<D: FlashDefaults> {
     /// treats it as a disk (cluster swap readahead instead of VMA readahead).
     #[serde(deserialize_with = "super::de_flag")]
     pub rotational: bool,
+    /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
+    pub nr_requests: u32,
     pub scheduler: Scheduler,
-    pub iosched: DeadlineParams,
+    pub iosched: IoschedParams,
     #[serde(skip)]
     _defaults: PhantomData<D>,
 }
@@ -107,8 +109,9 @@ impl<D: FlashDefaults> Default for FlashParams<D> {
             max_sectors_kb: D::MAX_SECTORS_KB,
             read_ahead_kb: 128,
             rotational: false,
+            nr_requests: NR_REQUESTS,
             scheduler: Scheduler::Fifo,
-            iosched: DeadlineParams::default(),
+            iosched: IoschedParams::default(),
             _defaults: PhantomData,
         }
     }
@@ -159,6 +162,7 @@ impl<D: FlashDefaults> FlashParams<D> {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
             read_ahead_kb: self.read_ahead_kb,
+            nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
         }
@@ -274,7 +278,7 @@ pub(super) mod tests {
         let mut q = DeviceQueue::new(m);
         let mut inflight: Vec<Dispatched> = Vec::new();
         for i in 0..n {
-            q.add(dir, i * stride, len, i as u32);
+            q.add(dir, i * stride, len, i as u32, 0, &mut inflight);
             q.unplug(0, &mut inflight);
         }
         let (mut end, mut total_latency) = (0, 0);

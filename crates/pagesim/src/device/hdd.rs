@@ -34,7 +34,9 @@
 //! rate), multiple cache segments (only the most recent stream is cached), write-back caching
 //! of random writes (they pay the media cost when issued), and defect remapping.
 
-use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams, Scheduler};
+use super::{
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
+};
 use crate::scenario::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 
@@ -85,9 +87,11 @@ pub struct HddParams {
     pub max_sectors_kb: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
+    /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
+    pub nr_requests: u32,
     /// Default mq-deadline.
     pub scheduler: Scheduler,
-    pub iosched: DeadlineParams,
+    pub iosched: IoschedParams,
 }
 
 impl Default for HddParams {
@@ -109,8 +113,9 @@ impl Default for HddParams {
             queue_depth: 31,
             max_sectors_kb: 512,
             read_ahead_kb: 128,
+            nr_requests: NR_REQUESTS,
             scheduler: Scheduler::MqDeadline,
-            iosched: DeadlineParams::default(),
+            iosched: IoschedParams::default(),
         }
     }
 }
@@ -120,6 +125,7 @@ impl HddParams {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
             read_ahead_kb: self.read_ahead_kb,
+            nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
         }

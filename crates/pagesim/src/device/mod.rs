@@ -3,14 +3,15 @@
 //! Models the part of the block layer that matters for memory management: a request
 //! (a contiguous run of sectors, read or write) is queued, merged with contiguous
 //! neighbours (the block plug and the elevator's back/front merge, `blk_attempt_plug_merge`,
-//! `elv_merge`), dispatched by an I/O scheduler (`none` or `mq-deadline`), and serviced by a
-//! timing model that says how long the device is busy with it.
+//! `elv_merge`), dispatched by an I/O scheduler (`none`, `mq-deadline` or `cfq`), and serviced
+//! by a timing model that says how long the device is busy with it.
 //!
 //! ```text
 //!   add() ──► plug ──unplug()──► scheduler queue ──dispatch──► channel 0..k ──► complete()
 //!             (merge with last)  (back/front merge,             (timing model:
 //!                                 none: FIFO,                    service_ns)
-//!                                 mq-deadline: elevator)
+//!                                 mq-deadline: elevator,
+//!                                 cfq: per-process slices)
 //! ```
 //!
 //! A timing model is one file; [`DeviceModel`] dispatches to it through a closed enum and
@@ -18,11 +19,13 @@
 //! and is listed by [`describe`] and in docs/model.md (section Devices).
 //!
 //! Keys shared by every model describe the request queue, as in `/sys/block/<dev>/queue/`:
-//! `max_sectors_kb`, `scheduler` and the `iosched` table (`read_expire`, `write_expire`,
-//! `writes_starved`, `fifo_batch`, `front_merges`).
+//! `max_sectors_kb`, `nr_requests`, `scheduler` and the `iosched` table of the scheduler's
+//! tunables ([`IoschedParams`]).
 
+mod cfq;
 mod flash;
 mod hdd;
+mod iosched;
 mod mq_deadline;
 mod nvme;
 mod pmem;
@@ -30,8 +33,10 @@ mod queue;
 mod ram;
 mod sata_ssd;
 
+pub use cfq::CfqParams;
 pub use flash::{Flash, FlashDefaults, FlashParams};
 pub use hdd::{Hdd, HddParams};
+pub use iosched::{Iosched, IoschedParams};
 pub use mq_deadline::DeadlineParams;
 pub use nvme::{NvmeDefaults, NvmeParams};
 pub use pmem::{Pmem, PmemParams};
@@ -93,6 +98,9 @@ pub enum Scheduler {
     /// block/mq-deadline.c: sector-sorted one-way elevator with FIFO deadlines.
     #[serde(rename = "mq-deadline")]
     MqDeadline,
+    /// block/cfq-iosched.c: per-process time slices with idling (the default of 2.6.18-4.x).
+    #[serde(rename = "cfq")]
+    Cfq,
 }
 
 impl Scheduler {
@@ -100,9 +108,13 @@ impl Scheduler {
         match self {
             Scheduler::Fifo => "none",
             Scheduler::MqDeadline => "mq-deadline",
+            Scheduler::Cfq => "cfq",
         }
     }
 }
+
+/// `BLKDEV_MAX_RQ`: the default `nr_requests`.
+pub const NR_REQUESTS: u32 = 128;
 
 /// The request-queue settings every model carries (`/sys/block/<dev>/queue/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,8 +123,10 @@ pub struct QueueParams {
     pub max_sectors_kb: u64,
     /// Default file readahead window, KiB (`read_ahead_kb`, the bdi's `ra_pages`).
     pub read_ahead_kb: u64,
+    /// Requests that may be allocated per class, sync and async (`nr_requests`).
+    pub nr_requests: u32,
     pub scheduler: Scheduler,
-    pub iosched: DeadlineParams,
+    pub iosched: IoschedParams,
 }
 
 impl QueueParams {
@@ -137,12 +151,15 @@ impl QueueParams {
                 self.read_ahead_kb
             ));
         }
+        if self.nr_requests < 4 {
+            return Err(format!("nr_requests: expected at least 4 (BLKDEV_MIN_RQ), got {}", self.nr_requests));
+        }
+        self.iosched.resolve(self.scheduler)?;
         Ok(())
     }
 
     fn docs(&self) -> Vec<ParamDoc> {
-        let d = &self.iosched;
-        vec![
+        let mut v = vec![
             ParamDoc {
                 key: "max_sectors_kb",
                 unit: "KiB",
@@ -158,46 +175,23 @@ impl QueueParams {
                       0 turns file readahead off.",
             },
             ParamDoc {
+                key: "nr_requests",
+                unit: "requests",
+                default: self.nr_requests.to_string(),
+                doc: "Requests that may be allocated per class, sync (reads) and async (writes); \
+                      a writer that finds its class full sleeps until one completes, and from 7/8 \
+                      of it the queue is congested (/sys/block/<dev>/queue/nr_requests; \
+                      BLKDEV_MAX_RQ = 128).",
+            },
+            ParamDoc {
                 key: "scheduler",
-                unit: "\"none\" | \"mq-deadline\"",
+                unit: "\"none\" | \"mq-deadline\" | \"cfq\"",
                 default: self.scheduler.name().to_string(),
                 doc: "I/O scheduler (/sys/block/<dev>/queue/scheduler).",
             },
-            ParamDoc {
-                key: "iosched.read_expire",
-                unit: "duration",
-                default: fmt_ns(d.read_expire),
-                doc: "mq-deadline: a read waits at most this long before its FIFO overrides \
-                      sector order (block/mq-deadline.c read_expire = HZ/2).",
-            },
-            ParamDoc {
-                key: "iosched.write_expire",
-                unit: "duration",
-                default: fmt_ns(d.write_expire),
-                doc: "mq-deadline: FIFO deadline of a write (write_expire = 5*HZ).",
-            },
-            ParamDoc {
-                key: "iosched.writes_starved",
-                unit: "count",
-                default: d.writes_starved.to_string(),
-                doc: "mq-deadline: read batches preferred over pending writes before a write \
-                      batch must be served (writes_starved = 2).",
-            },
-            ParamDoc {
-                key: "iosched.fifo_batch",
-                unit: "requests",
-                default: d.fifo_batch.to_string(),
-                doc: "mq-deadline: requests dispatched in sector order before the direction \
-                      and deadlines are looked at again (fifo_batch = 16).",
-            },
-            ParamDoc {
-                key: "iosched.front_merges",
-                unit: "bool",
-                default: d.front_merges.to_string(),
-                doc: "mq-deadline: allow a request to be merged in front of a queued one \
-                      (front_merges = 1).",
-            },
-        ]
+        ];
+        v.append(&mut IoschedParams::docs());
+        v
     }
 }
 
@@ -240,6 +234,15 @@ impl DeviceModel {
         match self {
             DeviceModel::Hdd(_) => true,
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.rotational(),
+            DeviceModel::Pmem(_) | DeviceModel::Ram(_) => false,
+        }
+    }
+
+    /// The drive queues several commands (SATA NCQ, NVMe): CFQ's `hw_tag`.
+    pub fn tagged_queueing(&self) -> bool {
+        match self {
+            DeviceModel::Hdd(m) => m.channels() > 1,
+            DeviceModel::SataSsd(_) | DeviceModel::Nvme(_) => true,
             DeviceModel::Pmem(_) | DeviceModel::Ram(_) => false,
         }
     }
@@ -426,12 +429,19 @@ mod tests {
         let q = m.queue_params();
         assert_eq!(q.scheduler, Scheduler::MqDeadline);
         assert_eq!(m.max_request_bytes(), 128 * 1024);
-        assert_eq!(q.iosched.read_expire, 100_000_000);
-        assert_eq!(q.iosched.fifo_batch, 4);
-        assert!(!q.iosched.front_merges);
-        assert_eq!(q.iosched.write_expire, 5_000_000_000);
+        let Ok(Iosched::Deadline(d)) = q.iosched.resolve(q.scheduler) else { panic!("mq-deadline tunables") };
+        assert_eq!(d.read_expire, 100_000_000);
+        assert_eq!(d.fifo_batch, 4);
+        assert!(!d.front_merges);
+        assert_eq!(d.write_expire, 5_000_000_000);
         assert!(!m.rotational());
         assert!(parse("model = \"nvme\"\nrotational = 1").unwrap().rotational(), "a virtio disk reports 1");
+        let m = parse("model = \"hdd\"\nscheduler = \"cfq\"\nnr_requests = 64\niosched = { slice_idle = 0 }").unwrap();
+        let q = m.queue_params();
+        assert_eq!(q.nr_requests, 64);
+        let Ok(Iosched::Cfq(c)) = q.iosched.resolve(q.scheduler) else { panic!("cfq tunables") };
+        assert_eq!(c.slice_idle, 0);
+        assert_eq!(c.slice_sync, 100_000_000, "unset keys take CFQ's defaults");
     }
 
     #[test]
@@ -444,8 +454,14 @@ mod tests {
         assert!(e.contains("max_sectors_kb"), "{e}");
         let e = parse("model = \"nvme\"\nread_latency = \"1us\"").unwrap_err();
         assert!(e.contains("read_latency"), "{e}");
-        let e = parse("model = \"hdd\"\nscheduler = \"cfq\"").unwrap_err();
-        assert!(e.contains("cfq") || e.contains("variant"), "{e}");
+        let e = parse("model = \"hdd\"\nscheduler = \"bfq\"").unwrap_err();
+        assert!(e.contains("bfq") || e.contains("variant"), "{e}");
+        let e = parse("model = \"hdd\"\nscheduler = \"cfq\"\niosched = { fifo_batch = 4 }").unwrap_err();
+        assert!(e.contains("iosched.fifo_batch") && e.contains("cfq"), "{e}");
+        let e = parse("model = \"hdd\"\niosched = { slice_idle = \"8ms\" }").unwrap_err();
+        assert!(e.contains("iosched.slice_idle") && e.contains("mq-deadline"), "{e}");
+        let e = parse("model = \"hdd\"\nnr_requests = 2").unwrap_err();
+        assert!(e.contains("nr_requests"), "{e}");
         assert!(parse("model = \"hdd\"\nwarp_speed = 9").is_err());
         assert!(parse("model = \"floppy\"").is_err());
         assert!(parse("model = \"ram\"\niosched = { front_merges = 7 }").is_err());

@@ -22,26 +22,21 @@
 //! best-effort here), zoned-device write locking, and `async_depth`. Merging lives in the
 //! queue ([`super::DeviceQueue`]); `front_merges` is read from here.
 
-use super::{de_flag, queue::Pending, IoDir};
-use crate::scenario::units::de_duration_ns;
-use serde::Deserialize;
+use super::{queue::Pending, IoDir};
 
-/// Tunables of mq-deadline, as in `/sys/block/<dev>/queue/iosched/`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+/// Tunables of mq-deadline, as in `/sys/block/<dev>/queue/iosched/` (parsed from the
+/// device's `iosched` table, [`super::IoschedParams`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DeadlineParams {
     /// FIFO deadline of a read, ns. Default 500 ms (`read_expire`, HZ / 2).
-    #[serde(deserialize_with = "de_duration_ns")]
     pub read_expire: u64,
     /// FIFO deadline of a write, ns. Default 5 s (`write_expire`, 5 * HZ).
-    #[serde(deserialize_with = "de_duration_ns")]
     pub write_expire: u64,
     /// Read batches chosen over pending writes before writes must go. Default 2.
     pub writes_starved: u32,
     /// Requests per batch in sector order. Default 16.
     pub fifo_batch: u32,
     /// Allow front merges with queued requests. Default true (`front_merges` = 1).
-    #[serde(deserialize_with = "de_flag")]
     pub front_merges: bool,
 }
 

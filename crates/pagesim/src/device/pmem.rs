@@ -12,7 +12,9 @@
 //! (requests are page multiples), and bandwidth scaling with the number of copying threads
 //! (`channels` copies proceed in parallel, each at the per-DIMM bandwidth).
 
-use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams, Scheduler};
+use super::{
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
+};
 use crate::scenario::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 
@@ -45,8 +47,10 @@ pub struct PmemParams {
     pub max_sectors_kb: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
+    /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
+    pub nr_requests: u32,
     pub scheduler: Scheduler,
-    pub iosched: DeadlineParams,
+    pub iosched: IoschedParams,
 }
 
 impl Default for PmemParams {
@@ -61,8 +65,9 @@ impl Default for PmemParams {
             channels: 1,
             max_sectors_kb: 512,
             read_ahead_kb: 128,
+            nr_requests: NR_REQUESTS,
             scheduler: Scheduler::Fifo,
-            iosched: DeadlineParams::default(),
+            iosched: IoschedParams::default(),
         }
     }
 }
@@ -72,6 +77,7 @@ impl PmemParams {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
             read_ahead_kb: self.read_ahead_kb,
+            nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
         }

@@ -11,19 +11,44 @@
 //! it is queued. Requests then go to idle channels in the order the scheduler picks:
 //!
 //! - `none`: arrival order (blk-mq without an elevator);
-//! - `mq-deadline`: see [`super::mq_deadline`].
+//! - `mq-deadline`: see [`super::mq_deadline`];
+//! - `cfq`: see [`super::cfq`].
+//!
+//! A page I/O that merges neither with the plug nor with a queued request of the same
+//! scheduler queue (`elv_merge` at submission) allocates a request (`get_request`). The
+//! queue counts allocated requests per class, sync (reads) and async (writes), from
+//! allocation to completion (`rl->count[]`): at `nr_requests` the class is full and a
+//! submitter must sleep until one completes (`get_request_wait`); from 7/8 of it the queue
+//! is congested until the count falls below 13/16 (`blk_queue_congestion_threshold`), which
+//! is what ends a `congestion_wait`. A request merged away at insertion is freed at once.
 //!
 //! Each request carries the caller's tags (one per page I/O); a completion returns them.
 //! Request ids (`rid`) index a slab that holds queued and in-flight requests alike, so a
-//! request is never moved between containers.
+//! request is never moved between containers. Pending requests are indexed per scheduler
+//! queue: the direction for `none` and mq-deadline, the CFQ queue (a process's sync queue,
+//! or the shared async queue) for cfq, so merges stay within a CFQ queue as
+//! `cfq_allow_merge` requires.
 //!
 //! Simplifications: with `none`, blk-mq only tries to merge with the few most recent requests
 //! of the submitting CPU's software queue; we merge with any queued contiguous request. A
 //! single add larger than `max_sectors_kb` is not split (the engine adds one page at a time).
+//! A plug merges only with its last request (3.x tried every plugged request). A full class blocks
+//! submitters only between reclaim batches (the engine's caller decides), and the
+//! "batching" allowance of the process that fills the queue (32 more requests for 20 ms) is
+//! not modelled.
 
+use super::cfq::Cfq;
+use super::iosched::Iosched;
 use super::mq_deadline::MqDeadline;
-use super::{DeviceModel, IoDir, Scheduler};
+use super::{DeviceModel, IoDir};
 use std::collections::BTreeSet;
+
+/// Requests a plug holds before it is flushed (`BLK_MAX_REQUEST_COUNT`).
+const BLK_MAX_REQUEST_COUNT: usize = 16;
+
+/// Class of a request for allocation limits (`BLK_RW_ASYNC` = 0, `BLK_RW_SYNC` = 1).
+const ASYNC: usize = 0;
+const SYNC: usize = 1;
 
 /// A request handed to the device: completes at `done_ns`, identified by `rid`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,14 +85,24 @@ pub struct DeviceStats {
     pub read_service_ns: u64,
     /// Sum over dispatched writes of the device service time, nanoseconds.
     pub write_service_ns: u64,
+    /// Times a class (sync or async) of requests became full (`nr_requests` allocated).
+    pub queue_full: u64,
+    /// Times the async class became congested (7/8 of `nr_requests`).
+    pub congested: u64,
+    /// Times the scheduler left the disk idle waiting for a process (CFQ's idle window).
+    pub idle_arms: u64,
 }
 
 #[derive(Clone, Debug)]
 struct Request {
     dir: IoDir,
+    /// Scheduler queue (index into [`Pending`]).
+    q: u32,
     offset: u64,
     len: u64,
     tags: Vec<u32>,
+    /// Allocation time (`rq->start_time`).
+    start_ns: u64,
     /// Unplug time; the FIFO deadline is this plus the direction's expiry.
     insert_ns: u64,
     /// Arrival order, breaking ties among equal `insert_ns`.
@@ -78,24 +113,52 @@ impl Request {
     fn end(&self) -> u64 {
         self.offset + self.len
     }
+    /// `rq_is_sync`: reads (swap and page-cache writeback write asynchronously).
+    fn class(&self) -> usize {
+        match self.dir {
+            IoDir::Read => SYNC,
+            IoDir::Write => ASYNC,
+        }
+    }
     fn fifo_key(&self, rid: u32) -> (u64, u64, u32) {
         (self.insert_ns, self.seq, rid)
     }
 }
 
-/// Indexes of the queued (not yet dispatched) requests, per direction.
+/// Indexes of the queued (not yet dispatched) requests, per scheduler queue.
 #[derive(Debug, Default)]
 pub(super) struct Pending {
     /// (offset, rid): sector order, for merging and the elevator.
-    pub(super) sorted: [BTreeSet<(u64, u32)>; 2],
+    pub(super) sorted: Vec<BTreeSet<(u64, u32)>>,
     /// (insert_ns, seq, rid): arrival order, whose head carries the oldest deadline.
-    pub(super) fifo: [BTreeSet<(u64, u64, u32)>; 2],
+    pub(super) fifo: Vec<BTreeSet<(u64, u64, u32)>>,
+}
+
+impl Pending {
+    /// Makes room for scheduler queues `0..n`.
+    pub(super) fn ensure(&mut self, n: usize) {
+        if self.sorted.len() < n {
+            self.sorted.resize_with(n, BTreeSet::new);
+            self.fifo.resize_with(n, BTreeSet::new);
+        }
+    }
 }
 
 #[derive(Debug)]
 enum Sched {
     Fifo,
     Deadline(MqDeadline),
+    Cfq(Box<Cfq>),
+}
+
+impl Sched {
+    /// The scheduler queue of a new request from context `ctx`.
+    fn classify(&mut self, dir: IoDir, ctx: u32, now: u64) -> u32 {
+        match self {
+            Sched::Fifo | Sched::Deadline(_) => dir.index() as u32,
+            Sched::Cfq(c) => c.classify(dir == IoDir::Read, ctx, now),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -116,26 +179,35 @@ pub struct DeviceQueue {
     last_dir: Option<IoDir>,
     spare: Vec<Vec<u32>>,
     stats: DeviceStats,
-    /// Requests allocated per direction (queued or in service), for congestion.
-    nr_alloc: [usize; 2],
-    /// Read congestion flag with its hysteresis (`blk_set_queue_congested`).
-    read_congested: bool,
+    /// `nr_requests` per class and the congestion thresholds derived from it.
+    nr_requests: u32,
+    congestion_on: u32,
+    congestion_off: u32,
+    /// Requests allocated per class (`rl->count[]`).
+    allocated: [u32; 2],
+    congested: [bool; 2],
+    /// The async class stopped being congested since the last [`Self::take_uncongested`].
+    uncongested: bool,
+    /// The submitting context (a task), for per-process scheduler queues.
+    ctx: u32,
 }
 
-/// `nr_requests` of the 2.6-3.x request queue (BLKDEV_MAX_RQ).
-pub const NR_REQUESTS: usize = 128;
-/// `queue_congestion_on_threshold`: nr_requests - nr_requests/8 + 1.
-const CONGESTION_ON: usize = NR_REQUESTS - NR_REQUESTS / 8 + 1;
-/// `queue_congestion_off_threshold`: nr_requests - nr_requests/8 - nr_requests/16 - 1.
-const CONGESTION_OFF: usize = NR_REQUESTS - NR_REQUESTS / 8 - NR_REQUESTS / 16 - 1;
-
 impl DeviceQueue {
+    /// The queue of a model whose parameters were validated (`DeviceModel::new`).
     pub fn new(model: DeviceModel) -> Self {
         let q = model.queue_params();
-        let (sched, front_merges) = match q.scheduler {
-            Scheduler::Fifo => (Sched::Fifo, true),
-            Scheduler::MqDeadline => (Sched::Deadline(MqDeadline::new(q.iosched)), q.iosched.front_merges),
+        let iosched = q.iosched.resolve(q.scheduler).expect("validated by DeviceModel::new");
+        let (sched, front_merges) = match iosched {
+            Iosched::None => (Sched::Fifo, true),
+            Iosched::Deadline(p) => (Sched::Deadline(MqDeadline::new(p)), p.front_merges),
+            Iosched::Cfq(p) => (Sched::Cfq(Box::new(Cfq::new(p, !model.rotational(), model.tagged_queueing()))), true),
         };
+        // blk_queue_congestion_threshold
+        let nr = q.nr_requests;
+        let congestion_on = (nr - nr / 8 + 1).min(nr);
+        let congestion_off = (nr - nr / 8 - nr / 16).saturating_sub(1).max(1);
+        let mut pending = Pending::default();
+        pending.ensure(2);
         DeviceQueue {
             max_bytes: model.max_request_bytes(),
             model,
@@ -144,7 +216,7 @@ impl DeviceQueue {
             plug: Vec::new(),
             slab: Vec::new(),
             free_rids: Vec::new(),
-            pending: Pending::default(),
+            pending,
             nr_queued: 0,
             next_seq: 0,
             busy_channels: 0,
@@ -152,32 +224,82 @@ impl DeviceQueue {
             last_dir: None,
             spare: Vec::new(),
             stats: DeviceStats::default(),
-            nr_alloc: [0; 2],
-            read_congested: false,
+            nr_requests: nr,
+            congestion_on,
+            congestion_off,
+            allocated: [0; 2],
+            congested: [false; 2],
+            uncongested: false,
+            ctx: 0,
         }
     }
 
-    /// `bdi_read_congested` of 2.6-5.x: at least `CONGESTION_ON` (113 of 128) read requests
-    /// allocated set it; it clears below `CONGESTION_OFF` (103). Readahead that is optional
-    /// (2.6.20's ahead window, 2.6.23's async readahead) is skipped while it is set.
+    /// `bdi_read_congested` of 2.6-5.x: the sync (read) class is congested. Readahead that
+    /// is optional (2.6.20's ahead window, 2.6.23's async readahead) is skipped while it is.
     pub fn read_congested(&self) -> bool {
-        self.read_congested
+        self.congested[SYNC]
     }
 
-    fn alloc_changed(&mut self, dir: IoDir, up: bool) {
-        let d = dir.index();
-        if up {
-            self.nr_alloc[d] += 1;
-        } else {
-            self.nr_alloc[d] -= 1;
+    /// Sets the context (task) whose I/O the following adds are.
+    pub fn set_ctx(&mut self, ctx: u32) {
+        self.ctx = ctx;
+    }
+
+    /// The async (write) class has `nr_requests` allocated: a writer must wait for a
+    /// completion before it may allocate another (`get_request_wait`).
+    pub fn write_full(&self) -> bool {
+        self.allocated[ASYNC] >= self.nr_requests
+    }
+
+    /// The async class is congested (`bdi_write_congested` of the queue).
+    pub fn write_congested(&self) -> bool {
+        self.congested[ASYNC]
+    }
+
+    /// When the scheduler's timer (CFQ's idle window) fires, if armed.
+    pub fn timer_at(&self) -> Option<u64> {
+        match &self.sched {
+            Sched::Cfq(c) => c.timer_at(),
+            _ => None,
         }
-        if dir == IoDir::Read {
-            if self.nr_alloc[d] >= CONGESTION_ON {
-                self.read_congested = true;
-            } else if self.nr_alloc[d] < CONGESTION_OFF {
-                self.read_congested = false;
+    }
+
+    /// The scheduler's timer fired at `now`: the scheduler decides, then the queue runs.
+    pub fn timer(&mut self, now: u64, out: &mut Vec<Dispatched>) {
+        if let Sched::Cfq(c) = &mut self.sched {
+            c.timer(now, &self.pending);
+        }
+        self.dispatch(now, out);
+    }
+
+    fn alloc_request(&mut self, class: usize) {
+        self.allocated[class] += 1;
+        if self.allocated[class] >= self.nr_requests && self.allocated[class] - 1 < self.nr_requests {
+            self.stats.queue_full += 1;
+        }
+        if self.allocated[class] >= self.congestion_on && !self.congested[class] {
+            self.congested[class] = true;
+            if class == ASYNC {
+                self.stats.congested += 1;
             }
         }
+    }
+
+    /// `__freed_request`.
+    fn free_request(&mut self, class: usize) {
+        self.allocated[class] -= 1;
+        if self.allocated[class] < self.congestion_off && self.congested[class] {
+            self.congested[class] = false;
+            if class == ASYNC {
+                self.uncongested = true;
+            }
+        }
+    }
+
+    /// Whether the async class stopped being congested since the last call
+    /// (`clear_bdi_congested`, which wakes `congestion_wait` sleepers).
+    pub fn take_uncongested(&mut self) -> bool {
+        std::mem::take(&mut self.uncongested)
     }
 
     pub fn model(&self) -> &DeviceModel {
@@ -193,10 +315,16 @@ impl DeviceQueue {
         self.nr_queued + self.busy_channels as usize
     }
 
-    /// Adds a page-sized or larger request to the current plug (`submit_bio` under a plug).
-    pub fn add(&mut self, dir: IoDir, offset: u64, len: u64, tag: u32) {
+    /// Submits a page-sized or larger I/O at `now` under the current plug (`submit_bio`,
+    /// `blk_queue_bio`): merged into the plug's last request or a queued request of the
+    /// same scheduler queue, else a new request is allocated and plugged. A plug already
+    /// holding BLK_MAX_REQUEST_COUNT requests is flushed first; what that dispatches is
+    /// appended to `out`.
+    pub fn add(&mut self, dir: IoDir, offset: u64, len: u64, tag: u32, now: u64, out: &mut Vec<Dispatched>) {
+        let q = self.sched.classify(dir, self.ctx, now);
+        self.pending.ensure(q as usize + 1);
         if let Some(last) = self.plug.last_mut() {
-            if last.dir == dir && last.end() == offset && last.len + len <= self.max_bytes {
+            if last.dir == dir && last.q == q && last.end() == offset && last.len + len <= self.max_bytes {
                 last.len += len;
                 last.tags.push(tag);
                 self.count_merge(dir);
@@ -205,7 +333,15 @@ impl DeviceQueue {
         }
         let mut tags = self.spare.pop().unwrap_or_default();
         tags.push(tag);
-        self.plug.push(Request { dir, offset, len, tags, insert_ns: 0, seq: 0 });
+        let mut r = Request { dir, q, offset, len, tags, start_ns: now, insert_ns: 0, seq: 0 };
+        if self.merge_queued(&mut r) {
+            return;
+        }
+        self.alloc_request(r.class());
+        if self.plug.len() >= BLK_MAX_REQUEST_COUNT {
+            self.unplug(now, out);
+        }
+        self.plug.push(r);
     }
 
     /// Releases the plug (`blk_finish_plug`): queues the held requests, merging with queued
@@ -224,9 +360,16 @@ impl DeviceQueue {
     pub fn complete(&mut self, now: u64, rid: u32, tags: &mut Vec<u32>, out: &mut Vec<Dispatched>) {
         let mut r = self.slab[rid as usize].take().expect("completion of a request not in flight");
         self.free_rids.push(rid);
-        self.alloc_changed(r.dir, false);
         tags.extend_from_slice(&r.tags);
         r.tags.clear();
+        self.free_request(r.class());
+        if let Sched::Cfq(c) = &mut self.sched {
+            let armed = c.timer_at().is_some();
+            c.completed(r.q, r.start_ns, now, &self.pending);
+            if !armed && c.timer_at().is_some() {
+                self.stats.idle_arms += 1;
+            }
+        }
         self.spare.push(r.tags);
         self.busy_channels -= 1;
         if self.busy_channels == 0 {
@@ -246,22 +389,25 @@ impl DeviceQueue {
         self.slab[rid as usize].as_ref().expect("rid of a queued request")
     }
 
-    /// Offers a plugged request to the scheduler queue: merge it or queue it.
-    fn insert(&mut self, mut r: Request, now: u64) {
-        let d = r.dir.index();
+    /// Merges `r` into a queued request of its scheduler queue that it continues (back
+    /// merge) or precedes (front merge), coalescing the grown request with its new
+    /// neighbour (`elv_merge`, `attempt_back_merge`, `attempt_front_merge`). Returns false
+    /// (and leaves `r` alone) when no queued request touches it.
+    fn merge_queued(&mut self, r: &mut Request) -> bool {
+        let d = r.q as usize;
         // Back merge: the queued request just before r in sector order ends where r starts.
         let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, rid)| rid);
         if let Some(rid) = prev.filter(|&p| self.mergeable(p, r.offset, r.len)) {
             let q = self.slab[rid as usize].as_mut().expect("queued");
             q.len += r.len;
             q.tags.append(&mut r.tags);
-            self.spare.push(r.tags);
+            self.spare.push(std::mem::take(&mut r.tags));
             self.count_merge(r.dir);
             let next = self.pending.sorted[d].range((self.req(rid).end(), 0)..).next().map(|&(_, n)| n);
             if let Some(n) = next.filter(|&n| self.mergeable(rid, self.req(n).offset, self.req(n).len)) {
                 self.absorb(rid, n);
             }
-            return;
+            return true;
         }
         // Front merge: the queued request starting where r ends takes r in front of it.
         if self.front_merges {
@@ -275,14 +421,47 @@ impl DeviceQueue {
                 q.len += r.len;
                 q.tags.append(&mut r.tags);
                 self.pending.sorted[d].insert((r.offset, rid));
-                self.spare.push(r.tags);
+                self.spare.push(std::mem::take(&mut r.tags));
                 self.count_merge(r.dir);
                 let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, p)| p);
                 if let Some(p) = prev.filter(|&p| self.mergeable(p, r.offset, self.req(rid).len)) {
                     self.absorb(p, rid);
                 }
-                return;
+                return true;
             }
+        }
+        false
+    }
+
+    /// Offers a plugged request to the scheduler queue: merge it (freeing the request) or
+    /// queue it.
+    ///
+    /// At insertion only back merges are tried (`elv_attempt_insert_merge`): into a queued
+    /// request ending where `r` starts, and then the grown request into one ending where
+    /// it starts, and so on.
+    fn insert(&mut self, mut r: Request, now: u64) {
+        let class = r.class();
+        let d = r.q as usize;
+        let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, rid)| rid);
+        if let Some(mut cur) = prev.filter(|&p| self.mergeable(p, r.offset, r.len)) {
+            let q = self.slab[cur as usize].as_mut().expect("queued");
+            q.len += r.len;
+            q.tags.append(&mut r.tags);
+            self.spare.push(r.tags);
+            self.count_merge(r.dir);
+            self.free_request(class);
+            loop {
+                let (start, len) = (self.req(cur).offset, self.req(cur).len);
+                let before = self.pending.sorted[d].range(..(start, 0)).next_back().map(|&(_, rid)| rid);
+                match before.filter(|&b| self.mergeable(b, start, len)) {
+                    Some(b) => {
+                        self.absorb(b, cur);
+                        cur = b;
+                    }
+                    None => break,
+                }
+            }
+            return;
         }
         r.insert_ns = now;
         r.seq = self.next_seq;
@@ -296,10 +475,12 @@ impl DeviceQueue {
         };
         self.pending.sorted[d].insert((r.offset, rid));
         self.pending.fifo[d].insert(r.fifo_key(rid));
-        let dir = r.dir;
+        let (q, offset, len) = (r.q, r.offset, r.len);
         self.slab[rid as usize] = Some(r);
         self.nr_queued += 1;
-        self.alloc_changed(dir, true);
+        if let Sched::Cfq(c) = &mut self.sched {
+            c.queued(q, offset, len, now, &self.pending);
+        }
     }
 
     /// Queued request `rid` ends at `offset` and can grow by `len` within `max_sectors_kb`.
@@ -314,8 +495,8 @@ impl DeviceQueue {
         let mut g = self.unqueue(gone);
         self.slab[gone as usize] = None;
         self.free_rids.push(gone);
-        self.alloc_changed(g.dir, false);
-        let d = g.dir.index();
+        self.free_request(g.class());
+        let d = g.q as usize;
         let k = self.slab[keep as usize].as_mut().expect("queued");
         k.len += g.len;
         k.tags.append(&mut g.tags);
@@ -335,7 +516,7 @@ impl DeviceQueue {
     /// a copy of its fields with the tags moved out.
     fn unqueue(&mut self, rid: u32) -> Request {
         let r = self.slab[rid as usize].as_mut().expect("queued");
-        let d = r.dir.index();
+        let d = r.q as usize;
         self.pending.sorted[d].remove(&(r.offset, rid));
         self.pending.fifo[d].remove(&r.fifo_key(rid));
         self.nr_queued -= 1;
@@ -350,6 +531,7 @@ impl DeviceQueue {
                 heads.min().map(|&(_, _, rid)| rid)
             }
             Sched::Deadline(dd) => dd.select(&self.pending, now),
+            Sched::Cfq(c) => c.select(&self.pending, now, self.nr_queued),
         }
     }
 
@@ -357,13 +539,15 @@ impl DeviceQueue {
         while self.busy_channels < self.model.channels() {
             let Some(rid) = self.select(now) else { break };
             let r = self.slab[rid as usize].as_ref().expect("queued");
-            let (dir, offset, len, insert_ns) = (r.dir, r.offset, r.len, r.insert_ns);
-            let d = dir.index();
+            let (dir, q, offset, len, insert_ns) = (r.dir, r.q, r.offset, r.len, r.insert_ns);
+            let d = q as usize;
             self.pending.sorted[d].remove(&(offset, rid));
             self.pending.fifo[d].remove(&r.fifo_key(rid));
             self.nr_queued -= 1;
-            if let Sched::Deadline(dd) = &mut self.sched {
-                dd.dispatched(dir, offset + len);
+            match &mut self.sched {
+                Sched::Deadline(dd) => dd.dispatched(dir, offset + len),
+                Sched::Cfq(c) => c.dispatched(q, offset + len, now, &self.pending),
+                Sched::Fifo => {}
             }
             if self.busy_channels == 0 {
                 self.busy_since = now;
@@ -431,7 +615,7 @@ mod tests {
     fn eight_contiguous_page_adds_become_one_request() {
         let mut q = queue("model = \"sata-ssd\"");
         for i in 0..8 {
-            q.add(IoDir::Read, 100 * PAGE + i * PAGE, PAGE, i as u32);
+            q.add(IoDir::Read, 100 * PAGE + i * PAGE, PAGE, i as u32, 0, &mut Vec::new());
         }
         let mut out = Vec::new();
         q.unplug(0, &mut out);
@@ -449,9 +633,9 @@ mod tests {
     fn merging_stops_at_max_sectors_kb_and_at_direction_changes() {
         let mut q = queue("model = \"sata-ssd\"\nmax_sectors_kb = 16");
         for i in 0..8 {
-            q.add(IoDir::Write, i * PAGE, PAGE, i as u32);
+            q.add(IoDir::Write, i * PAGE, PAGE, i as u32, 0, &mut Vec::new());
         }
-        q.add(IoDir::Read, 8 * PAGE, PAGE, 8);
+        q.add(IoDir::Read, 8 * PAGE, PAGE, 8, 0, &mut Vec::new());
         let mut out = Vec::new();
         q.unplug(0, &mut out);
         let order = drain(&mut q, 0, out);
@@ -465,13 +649,13 @@ mod tests {
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
         let mut out = Vec::new();
         // Keeps the single channel busy so later requests stay queued.
-        q.add(IoDir::Read, 1 << 30, PAGE, 99);
+        q.add(IoDir::Read, 1 << 30, PAGE, 99, 0, &mut Vec::new());
         q.unplug(0, &mut out);
         assert_eq!(out.len(), 1);
         // Pages 0, 2 (separate requests), then 1 (back merge into 0, then coalesce with 2),
         // then page 3 arriving later; finally a front merge of page 9 into 10.
         for (t, page) in [(1u64, 0u64), (2, 2), (3, 1), (4, 3), (5, 10), (6, 9)] {
-            q.add(IoDir::Read, page * PAGE, PAGE, page as u32);
+            q.add(IoDir::Read, page * PAGE, PAGE, page as u32, 0, &mut Vec::new());
             q.unplug(t, &mut out);
         }
         assert_eq!(q.depth(), 1 + 2, "in service + [0..4) + [9..11)");
@@ -489,7 +673,7 @@ mod tests {
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1\nscheduler = \"none\"");
         let mut out = Vec::new();
         for (i, page) in [500u64, 100, 900, 300].iter().enumerate() {
-            q.add(IoDir::Read, page * PAGE * 1000, PAGE, i as u32);
+            q.add(IoDir::Read, page * PAGE * 1000, PAGE, i as u32, 0, &mut Vec::new());
             q.unplug(0, &mut out);
         }
         let order = drain(&mut q, 0, out);
@@ -502,10 +686,10 @@ mod tests {
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
         let mut out = Vec::new();
         // The first request is dispatched at once and sets the elevator position.
-        q.add(IoDir::Read, 500_000 * PAGE, PAGE, 0);
+        q.add(IoDir::Read, 500_000 * PAGE, PAGE, 0, 0, &mut Vec::new());
         q.unplug(0, &mut out);
         for (i, page) in [900_000u64, 100_000, 700_000, 300_000, 600_000].iter().enumerate() {
-            q.add(IoDir::Read, page * PAGE, PAGE, i as u32 + 1);
+            q.add(IoDir::Read, page * PAGE, PAGE, i as u32 + 1, 0, &mut Vec::new());
             q.unplug(0, &mut out);
         }
         let order = drain(&mut q, 0, out);
@@ -518,16 +702,16 @@ mod tests {
     fn mq_deadline_prefers_reads_but_writes_are_not_starved() {
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1\niosched = { fifo_batch = 1 }");
         let mut out = Vec::new();
-        q.add(IoDir::Read, 0, PAGE, 0);
+        q.add(IoDir::Read, 0, PAGE, 0, 0, &mut Vec::new());
         q.unplug(0, &mut out);
         // Writes queued first, reads after: reads still go first, but only writes_starved
         // (2) batches in a row before a write batch.
         for i in 0..3u64 {
-            q.add(IoDir::Write, (10 + i) * 1000 * PAGE, PAGE, 100 + i as u32);
+            q.add(IoDir::Write, (10 + i) * 1000 * PAGE, PAGE, 100 + i as u32, 0, &mut Vec::new());
             q.unplug(1, &mut out);
         }
         for i in 0..6u64 {
-            q.add(IoDir::Read, (20 + i) * 1000 * PAGE, PAGE, 200 + i as u32);
+            q.add(IoDir::Read, (20 + i) * 1000 * PAGE, PAGE, 200 + i as u32, 0, &mut Vec::new());
             q.unplug(2, &mut out);
         }
         let order = drain(&mut q, 2, out);
@@ -539,13 +723,13 @@ mod tests {
     fn mq_deadline_serves_an_expired_request_before_sector_order() {
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1\niosched = { write_expire = \"100ms\", fifo_batch = 1 }");
         let mut out = Vec::new();
-        q.add(IoDir::Write, 0, PAGE, 0);
+        q.add(IoDir::Write, 0, PAGE, 0, 0, &mut Vec::new());
         q.unplug(0, &mut out);
         // An old write far down the disk, then younger writes just above the head position.
-        q.add(IoDir::Write, 900_000 * PAGE, PAGE, 1);
+        q.add(IoDir::Write, 900_000 * PAGE, PAGE, 1, 0, &mut Vec::new());
         q.unplug(0, &mut out);
         for i in 0..3u64 {
-            q.add(IoDir::Write, (10 + i) * 1000 * PAGE, PAGE, 2 + i as u32);
+            q.add(IoDir::Write, (10 + i) * 1000 * PAGE, PAGE, 2 + i as u32, 0, &mut Vec::new());
             q.unplug(200_000_000, &mut out);
         }
         // The first write completes well before; dispatch happens at 200 ms when the old
@@ -558,12 +742,12 @@ mod tests {
         // Without the deadline the elevator takes the nearest sector above the position.
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1\niosched = { fifo_batch = 1 }");
         let mut out = Vec::new();
-        q.add(IoDir::Write, 0, PAGE, 0);
+        q.add(IoDir::Write, 0, PAGE, 0, 0, &mut Vec::new());
         q.unplug(0, &mut out);
-        q.add(IoDir::Write, 900_000 * PAGE, PAGE, 1);
+        q.add(IoDir::Write, 900_000 * PAGE, PAGE, 1, 0, &mut Vec::new());
         q.unplug(0, &mut out);
         for i in 0..3u64 {
-            q.add(IoDir::Write, (10 + i) * 1000 * PAGE, PAGE, 2 + i as u32);
+            q.add(IoDir::Write, (10 + i) * 1000 * PAGE, PAGE, 2 + i as u32, 0, &mut Vec::new());
             q.unplug(200_000_000, &mut out);
         }
         let first = out.remove(0);
@@ -577,7 +761,7 @@ mod tests {
         let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
         let mut out = Vec::new();
         for i in 0..4u64 {
-            q.add(IoDir::Read, i * 100_000 * PAGE, PAGE, i as u32);
+            q.add(IoDir::Read, i * 100_000 * PAGE, PAGE, i as u32, 0, &mut Vec::new());
             q.unplug(0, &mut out);
         }
         drain(&mut q, 0, out);
@@ -605,7 +789,7 @@ mod tests {
             let dir = if lcg(&mut seed) % 3 == 1 { IoDir::Write } else { IoDir::Read };
             let base = lcg(&mut seed) % 100_000 * PAGE;
             for k in 0..(1 + lcg(&mut seed) % 8) {
-                q.add(dir, base + k * PAGE, PAGE, step);
+                q.add(dir, base + k * PAGE, PAGE, step, 0, &mut Vec::new());
             }
             let mut out = Vec::new();
             q.unplug(now, &mut out);
@@ -624,6 +808,81 @@ mod tests {
             }
         }
         (log, q.stats().clone())
+    }
+
+    #[test]
+    fn writes_allocate_requests_up_to_nr_requests_and_congestion_has_hysteresis() {
+        // queue_depth 1: all but the first request stay queued.
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1\nnr_requests = 16");
+        let mut out = Vec::new();
+        // 16 scattered writes: one request each (on = 16 - 2 + 1 = 15, off = 16 - 2 - 1 - 1 = 12).
+        for i in 0..16u64 {
+            q.add(IoDir::Write, i * 1000 * PAGE, PAGE, i as u32, 0, &mut out);
+            q.unplug(0, &mut out);
+            assert_eq!(q.write_full(), i == 15, "after {} requests", i + 1);
+            assert_eq!(q.write_congested(), i >= 14, "after {} requests", i + 1);
+        }
+        assert_eq!(q.stats().queue_full, 1);
+        // A write continuing a queued request merges into it: no new request.
+        q.add(IoDir::Write, 5 * 1000 * PAGE + PAGE, PAGE, 99, 0, &mut out);
+        q.unplug(0, &mut out);
+        assert_eq!(q.allocated[ASYNC], 16);
+        // Reads are counted apart.
+        q.add(IoDir::Read, 77 * PAGE, PAGE, 100, 0, &mut out);
+        q.unplug(0, &mut out);
+        assert_eq!(q.allocated, [16, 1]);
+        // Completions free requests; congestion clears only below the off threshold.
+        let mut tags = Vec::new();
+        let mut t = 0;
+        let mut cleared_at = None;
+        for n in 0..6 {
+            out.sort_by_key(|d| (d.done_ns, d.rid));
+            let d = out.remove(0);
+            t = t.max(d.done_ns);
+            q.complete(t, d.rid, &mut tags, &mut out);
+            if q.take_uncongested() {
+                cleared_at.get_or_insert(n);
+            }
+        }
+        assert!(!q.write_full());
+        assert_eq!(cleared_at, Some(4), "16 -> 11 write requests: the first count below 12");
+        assert!(!q.write_congested());
+    }
+
+    #[test]
+    fn a_plugged_request_merges_backward_into_queued_ones_at_insertion() {
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1");
+        let mut out = Vec::new();
+        q.add(IoDir::Write, 1 << 30, PAGE, 99, 0, &mut out);
+        q.unplug(0, &mut out);
+        // Pages 1, 0 and 2 each start a plugged request (none touches the plug's last one).
+        for page in [1u64, 0, 2] {
+            q.add(IoDir::Write, page * PAGE, PAGE, page as u32, 1, &mut out);
+        }
+        assert_eq!(q.allocated[ASYNC], 4);
+        q.unplug(1, &mut out);
+        // [1] is queued, [0] is queued beside it (no front merge at insertion), then [2]
+        // merges into [1] and [1, 2] into [0]: elv_attempt_insert_merge's backward chain.
+        assert_eq!(q.depth(), 2, "the write in service and one request [0, 3)");
+        assert_eq!(q.allocated[ASYNC], 2, "merged requests are freed");
+        let order = drain(&mut q, 1, out);
+        assert_eq!(order[1].0, 0);
+        assert_eq!(order[1].2.len(), 3);
+    }
+
+    #[test]
+    fn a_plug_holding_16_requests_is_flushed_before_the_next() {
+        let mut q = queue("model = \"sata-ssd\"");
+        let mut out = Vec::new();
+        for i in 0..16u64 {
+            q.add(IoDir::Write, i * 10 * PAGE, PAGE, i as u32, 0, &mut out);
+        }
+        assert!(out.is_empty(), "16 requests stay plugged");
+        q.add(IoDir::Write, 200 * PAGE, PAGE, 16, 0, &mut out);
+        assert_eq!(out.len(), 4, "the flushed 16 went to the 4 channels");
+        assert_eq!(q.depth(), 16);
+        q.unplug(0, &mut out);
+        assert_eq!(q.depth(), 17);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! copy per byte, and a fixed per-request software cost of the block layer. Like pmem, brd
 //! copies in the submitting task and is `SWP_SYNCHRONOUS_IO`.
 
-use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, DeadlineParams, IoDir, ParamDoc, QueueParams, Scheduler};
+use super::{
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
+};
 use serde::Deserialize;
 
 pub(super) const DESCRIPTION: &str = "RAM-backed block device (brd): software cost only";
@@ -23,8 +25,10 @@ pub struct RamParams {
     pub max_sectors_kb: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
+    /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
+    pub nr_requests: u32,
     pub scheduler: Scheduler,
-    pub iosched: DeadlineParams,
+    pub iosched: IoschedParams,
 }
 
 impl Default for RamParams {
@@ -35,8 +39,9 @@ impl Default for RamParams {
             bandwidth: 8_000_000_000,
             max_sectors_kb: 512,
             read_ahead_kb: 128,
+            nr_requests: NR_REQUESTS,
             scheduler: Scheduler::Fifo,
-            iosched: DeadlineParams::default(),
+            iosched: IoschedParams::default(),
         }
     }
 }
@@ -46,6 +51,7 @@ impl RamParams {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
             read_ahead_kb: self.read_ahead_kb,
+            nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
         }

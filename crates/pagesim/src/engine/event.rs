@@ -11,6 +11,8 @@ pub enum Event {
     Run { thread: u32, token: u32 },
     /// A device completes request `rid`.
     IoDone { dev: u32, rid: u32 },
+    /// A device's I/O scheduler timer (CFQ's idle window) may have expired.
+    DevTimer { dev: u32 },
 }
 
 #[derive(Debug, Default)]

@@ -108,6 +108,8 @@ pub enum TaskState {
     WaitPage,
     /// Throttled in reclaim: waiting for writeback progress or a timeout.
     Throttled,
+    /// Waiting for a free request on a full device queue (`get_request_wait`).
+    WaitRequest,
     Done,
 }
 
@@ -240,6 +242,12 @@ pub struct Sim {
     pub ops_total: u64,
     scratch_dispatch: Vec<Dispatched>,
     scratch_tags: Vec<u32>,
+    /// Per device, the time its scheduler timer event was queued for.
+    dev_timer: Vec<Option<u64>>,
+    /// Threads sleeping for a request of a full device queue: (thread, device), in order.
+    req_waiters: Vec<(u32, u32)>,
+    /// The thread running now: the submitting context of its I/O.
+    io_ctx: u32,
     /// Reused buffer for pages isolated by shrink_inactive_list.
     pub isolate_buf: Vec<u32>,
     time_limit: u64,
@@ -294,6 +302,7 @@ impl Sim {
             devices.push(DeviceQueue::new(m));
             device_names.push(name.clone());
         }
+        let ndevices = devices.len();
         let mut swap = Swap::default();
         let mut dev_used = vec![0u64; devices.len()];
         for (i, s) in f.swap.iter().enumerate() {
@@ -507,6 +516,9 @@ impl Sim {
             ops_total,
             scratch_dispatch: Vec::new(),
             scratch_tags: Vec::new(),
+            dev_timer: vec![None; ndevices],
+            req_waiters: Vec::new(),
+            io_ctx: 0,
             isolate_buf: Vec::new(),
             time_limit: f.time_limit.unwrap_or(u64::MAX),
             timeline: Vec::new(),
@@ -561,6 +573,7 @@ impl Sim {
                     }
                 }
                 Event::IoDone { dev, rid } => self.io_done(dev, rid),
+                Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }
             if self.ops_done >= next_progress {
                 next_progress = self.ops_done + (1 << 20);
@@ -601,6 +614,7 @@ impl Sim {
             return;
         }
         let start = self.now;
+        self.io_ctx = th;
         if th == self.kswapd_thread() {
             self.run_kswapd(cpu as u32);
             self.kswapd.cpu_ns += self.now - start;
@@ -880,17 +894,80 @@ impl Sim {
                 (self.ios.len() - 1) as u32
             }
         };
-        self.devices[dev as usize].add(dir, offset, 4096, tag);
+        let mut out = std::mem::take(&mut self.scratch_dispatch);
+        let q = &mut self.devices[dev as usize];
+        q.set_ctx(self.io_ctx);
+        q.add(dir, offset, 4096, tag, self.now, &mut out);
+        self.device_ran(dev, &mut out);
+        self.scratch_dispatch = out;
     }
 
     /// Releases the plug of device `dev` (`blk_finish_plug`).
     pub fn unplug(&mut self, dev: u32) {
         let mut out = std::mem::take(&mut self.scratch_dispatch);
         self.devices[dev as usize].unplug(self.now, &mut out);
+        self.device_ran(dev, &mut out);
+        self.scratch_dispatch = out;
+    }
+
+    /// After device `dev` ran its queue: completion events for what it dispatched, an
+    /// event for its scheduler timer, a woken `congestion_wait` if its write congestion
+    /// cleared, and the first thread waiting for one of its requests if there is room.
+    fn device_ran(&mut self, dev: u32, out: &mut Vec<Dispatched>) {
         for d in out.drain(..) {
             self.events.push(d.done_ns, Event::IoDone { dev, rid: d.rid });
         }
+        let q = &mut self.devices[dev as usize];
+        let t = q.timer_at();
+        if let Some(at) = t.filter(|&at| Some(at) != self.dev_timer[dev as usize]) {
+            self.events.push(at, Event::DevTimer { dev });
+        }
+        self.dev_timer[dev as usize] = t;
+        // clear_bdi_congested wakes the congestion_wait queue: kswapd's nap ends.
+        if q.take_uncongested() && self.kswapd.napping {
+            let k = self.kswapd_thread();
+            self.wake(k, self.now);
+        }
+        if !self.devices[dev as usize].write_full() {
+            if let Some(i) = self.req_waiters.iter().position(|&(_, d)| d == dev) {
+                let (th, _) = self.req_waiters.remove(i);
+                if th == self.kswapd_thread() {
+                    self.kswapd.throttled = false;
+                } else {
+                    self.tasks[th as usize].state = TaskState::Runnable;
+                }
+                self.wake(th, self.now);
+            }
+        }
+    }
+
+    /// A device timer event: stale if the timer was cancelled or moved later since. (The
+    /// clock may already be past the timer when a thread's burst overran the event.)
+    fn dev_timer_fired(&mut self, dev: u32) {
+        if self.dev_timer[dev as usize].is_none_or(|t| t > self.now) {
+            return;
+        }
+        self.dev_timer[dev as usize] = None;
+        let mut out = std::mem::take(&mut self.scratch_dispatch);
+        self.devices[dev as usize].timer(self.now, &mut out);
+        self.device_ran(dev, &mut out);
         self.scratch_dispatch = out;
+    }
+
+    /// The first device whose write requests are all allocated, if any.
+    pub fn write_full_device(&self) -> Option<u32> {
+        self.devices.iter().position(|q| q.write_full()).map(|d| d as u32)
+    }
+
+    /// Blocks thread `th` in `get_request_wait` until device `dev` frees a write request.
+    pub fn wait_for_request(&mut self, th: u32, dev: u32) {
+        if th == self.kswapd_thread() {
+            self.kswapd.throttled = true;
+        } else {
+            self.tasks[th as usize].state = TaskState::WaitRequest;
+        }
+        self.block(th);
+        self.req_waiters.push((th, dev));
     }
 
     /// Unplugs every device.
@@ -904,9 +981,7 @@ impl Sim {
         let mut tags = std::mem::take(&mut self.scratch_tags);
         let mut out = std::mem::take(&mut self.scratch_dispatch);
         self.devices[dev as usize].complete(self.now, rid, &mut tags, &mut out);
-        for d in out.drain(..) {
-            self.events.push(d.done_ns, Event::IoDone { dev, rid: d.rid });
-        }
+        self.device_ran(dev, &mut out);
         self.scratch_dispatch = out;
         for &tag in &tags {
             let io = self.ios[tag as usize];

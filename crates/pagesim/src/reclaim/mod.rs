@@ -57,6 +57,10 @@ pub struct ScanControl {
     /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
     /// limit reclaim, `shrink_folio_list` case 3), last found last.
     pub waited: Vec<u32>,
+    /// A write found its device's request queue full (`get_request_wait`): the reclaimer
+    /// stops here and sleeps until that device frees a request, then resumes at the same
+    /// priority.
+    pub wait_request: Option<u32>,
 }
 
 impl ScanControl {
@@ -79,6 +83,7 @@ impl ScanControl {
             nr_writeback: 0,
             nr_immediate: 0,
             waited: Vec::new(),
+            wait_request: None,
         }
     }
     /// `try_to_free_pages`: global direct reclaim of 32 pages.
@@ -197,12 +202,44 @@ impl Sim {
         self.alloc_page_atomic(memcg)
     }
 
+    /// Tells the swap allocator which of the reclaimers running at this moment thread
+    /// `th` is: kswapd while it reclaims, then the tasks in direct or memcg reclaim, in id
+    /// order, at most one per CPU. Before the per-CPU slots cache (4.11) they all allocate
+    /// from one cursor, so their slots interleave ([`crate::swap::SwapArea::set_lane`]).
+    fn set_swap_lane(&mut self, th: u32) {
+        if self.profile.swap_slots_cache {
+            return;
+        }
+        let k = self.kswapd_thread();
+        let (mut lane, mut lanes) = (0, 0);
+        if th == k || (!self.kswapd.sleeping && !self.kswapd.napping && !self.kswapd.throttled) {
+            lanes += 1;
+        }
+        for (tid, t) in self.tasks.iter().enumerate() {
+            let tid = tid as u32;
+            if tid == th || (t.reclaim.is_some() && t.state == TaskState::Runnable) {
+                if tid == th {
+                    lane = lanes;
+                }
+                lanes += 1;
+            }
+        }
+        let lanes = lanes.min(self.cpu_free.len() as u32).max(1);
+        self.swap.set_lane(lane, lanes);
+    }
+
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
     pub fn direct_reclaim_step(&mut self, tid: u32, cpu: u32) -> Step {
         let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");
         if sc.waited.is_empty() {
             sc.nr_scanned = 0;
+            self.set_swap_lane(tid);
             self.shrink_node(&mut sc, cpu);
+        }
+        if let Some(dev) = sc.wait_request.take() {
+            self.tasks[tid as usize].reclaim = Some(sc);
+            self.wait_for_request(tid, dev);
+            return Step::Blocked;
         }
         if let Some(f) = self.retry_waited(&mut sc, cpu) {
             // folio_wait_writeback: the task sleeps until this page is written.
@@ -398,7 +435,15 @@ impl Sim {
             }
             sc.nr_scanned = 0;
             let before = sc.nr_reclaimed;
+            let k = self.kswapd_thread();
+            self.set_swap_lane(k);
             self.shrink_node(&mut sc, cpu);
+            if let Some(dev) = sc.wait_request.take() {
+                self.kswapd.sc = Some(sc);
+                let k = self.kswapd_thread();
+                self.wait_for_request(k, dev);
+                return;
+            }
             if self.profile.kswapd_pre_3_11 {
                 self.kswapd_priority_step_pre_3_11(sc);
                 if self.kswapd.napping {
@@ -433,10 +478,9 @@ impl Sim {
     /// ("so kswapd doesn't build up large priorities"): each restart is a small
     /// shrink_lruvec and so a small block plug, and swap-out goes to the disk in batches of
     /// tens of pages. Below DEF_PRIORITY - 2 with no zone under its min watermark, kswapd
-    /// "takes a nap": `congestion_wait(BLK_RW_ASYNC, HZ/10)`, which sleeps the whole 100 ms
-    /// unless a congested queue clears (we model no request-count congestion, so it always
-    /// sleeps the timeout). Meanwhile allocations fall to the min watermark and the faulting
-    /// task reclaims for itself.
+    /// "takes a nap": `congestion_wait(BLK_RW_ASYNC, HZ/10)`, which sleeps 100 ms unless a
+    /// congested device queue clears first (the engine wakes it then). Meanwhile allocations
+    /// fall to the min watermark and the faulting task reclaims for itself.
     fn kswapd_priority_step_pre_3_11(&mut self, mut sc: ScanControl) {
         if self.balanced() {
             return;
@@ -571,6 +615,9 @@ impl Sim {
             None => {
                 for m in 0..self.memcgs.len() as u16 {
                     self.shrink_lruvec(m, sc, cpu);
+                    if sc.wait_request.is_some() {
+                        break;
+                    }
                 }
             }
         }
@@ -623,12 +670,15 @@ impl Sim {
         let proportional = !legacy && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let mut scan_adjusted = false;
         let mut reclaimed = 0u64;
-        while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+        'scan: while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
             for (li, l) in LruList::EVICTABLE.iter().enumerate() {
                 if nr[li] > 0 {
                     let k = nr[li].min(SWAP_CLUSTER_MAX);
                     nr[li] -= k;
                     reclaimed += self.shrink_list(m, *l, k, sc, cpu);
+                    if sc.wait_request.is_some() {
+                        break 'scan;
+                    }
                 }
             }
             if reclaimed < sc.nr_to_reclaim || scan_adjusted || proportional {
@@ -866,6 +916,10 @@ impl Sim {
             }
         }
         self.isolate_buf = isolated;
+        if pageout > 0 {
+            // get_request_wait: a write found its queue full; sleep before the next batch.
+            sc.wait_request = self.write_full_device();
+        }
         self.count(Counter::PgActivate, m, activated);
         self.memcgs[m as usize].stat.recent_rotated[t] += activated;
         let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };

@@ -167,6 +167,12 @@ pub struct DeviceReport {
     pub merges: u64,
     /// Read/write direction changes between consecutive dispatches.
     pub dir_switches: u64,
+    /// Times the sync or async requests reached `nr_requests` (submitters had to wait).
+    pub queue_full: u64,
+    /// Times the async requests reached the congestion threshold (7/8 of nr_requests).
+    pub congested: u64,
+    /// Times CFQ left the disk idle for a process's next request.
+    pub idle_arms: u64,
     pub busy_ns: u64,
     /// (request size upper bound in bytes, count).
     pub io_size_hist: Vec<(u64, u64)>,
@@ -256,6 +262,9 @@ impl Report {
                     write_bytes: s.write_bytes,
                     merges: s.merges,
                     dir_switches: s.dir_switches,
+                    queue_full: s.queue_full,
+                    congested: s.congested,
+                    idle_arms: s.idle_arms,
                     busy_ns: s.busy_ns,
                     io_size_hist: s
                         .size_hist

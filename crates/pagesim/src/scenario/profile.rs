@@ -52,7 +52,9 @@ pub struct Profile {
     /// Upper clamp of the default min_free_kbytes (65536 before 5.7, 262144 after).
     pub min_free_kbytes_max: u64,
     pub swappiness_max: u32,
-    /// A write fault on a swap-cache page frees its swap slot (6.x `should_try_to_free_swap`).
+    /// A write fault on an exclusive swap-cache page not under writeback frees its swap
+    /// slot: `reuse_swap_page` deletes it from the swap cache (2.6.29–5.x), as
+    /// `should_try_to_free_swap` does in 6.x. The next swap-out allocates a fresh slot.
     pub free_swap_on_write_fault: bool,
     /// VMA readahead falls back to cluster readahead while rotational swap is active (≥4.15).
     pub vma_ra_needs_nonrotational: bool,
@@ -64,6 +66,10 @@ pub struct Profile {
     /// Non-rotational swap uses the per-cluster SSD allocator (≥3.12); before, every
     /// area uses `scan_swap_map`'s runs of 256 slots.
     pub ssd_cluster_alloc: bool,
+    /// Per-CPU swap slots cache (4.11+, `swap_slots.c`): each CPU takes slots in batches
+    /// of 64, so concurrent reclaimers no longer interleave slot by slot on a shared
+    /// allocation cursor (pagesim then treats them as not interleaving at all).
+    pub swap_slots_cache: bool,
     /// kswapd's `balance_pgdat` before 3.11: no reclaim target, and a priority loop that
     /// ends as soon as SWAP_CLUSTER_MAX pages were freed, restarting at DEF_PRIORITY. From
     /// 3.11 (Mel Gorman) kswapd reclaims up to the high watermark per pass and raises the
@@ -101,11 +107,12 @@ const LINUX_3_14: Profile = Profile {
     watermark_scale: false,
     min_free_kbytes_max: 65_536,
     swappiness_max: 100,
-    free_swap_on_write_fault: false,
+    free_swap_on_write_fault: true,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: false,
     swap_ra_marks_cached: true,
     ssd_cluster_alloc: true,
+    swap_slots_cache: false,
     kswapd_pre_3_11: false,
     reclaim_3x: true,
     memcg_stats_flush_ns: 0,
@@ -144,6 +151,7 @@ const LINUX_6_6: Profile = Profile {
     ra_skip_unreferenced: true,
     swap_ra_marks_cached: false,
     ssd_cluster_alloc: true,
+    swap_slots_cache: true,
     kswapd_pre_3_11: false,
     reclaim_3x: false,
     memcg_stats_flush_ns: 0,

@@ -107,6 +107,11 @@ pub struct SwapArea {
     // Rotational allocator (scan_swap_map) and the non-rotational fallback scan.
     cluster_next: u32,
     cluster_nr: u32,
+    /// Allocators sharing `cluster_next` at this moment, and which of them allocates.
+    lanes: u32,
+    lane: u32,
+    /// Per lane, where its next slot is looked for while several allocate at once.
+    lane_next: Vec<u32>,
 }
 
 impl SwapArea {
@@ -151,6 +156,9 @@ impl SwapArea {
             cpu_cluster: vec![(NIL, 0); ncpus as usize],
             cluster_next: 1,
             cluster_nr: 0,
+            lanes: 1,
+            lane: 0,
+            lane_next: vec![1],
         }
     }
 
@@ -222,25 +230,71 @@ impl SwapArea {
         self.scan_from_next()
     }
 
-    /// `scan_swap_map` for rotational areas: runs of [`CLUSTER`] slots allocated in order.
+    /// Sets how many allocators share the cursor now and which one allocates next
+    /// (before 3.12 every CPU allocates from the one `cluster_next` under `swap_lock`).
+    /// When their number changes, every lane restarts from the cursor.
+    pub fn set_lane(&mut self, lane: u32, lanes: u32) {
+        let lanes = lanes.max(1);
+        if lanes != self.lanes {
+            if self.lanes > 1 {
+                // Slots the other lanes did not get to are still free: the cursor goes on
+                // from the lowest lane position, filling them first.
+                self.cluster_next = self.lane_next.iter().copied().min().unwrap_or(self.cluster_next);
+            }
+            self.lanes = lanes;
+            self.lane_next = (0..lanes).map(|k| self.cluster_next + k).collect();
+        }
+        self.lane = lane.min(lanes - 1);
+    }
+
+    /// `scan_swap_map`: runs of [`CLUSTER`] slots allocated in order from `cluster_next`.
+    /// When a run is used up, a rotational area looks for the lowest free run of CLUSTER
+    /// slots (from `lowest_bit`), a non-rotational one for the next free run after the
+    /// cursor, wrapping ("we let swap pages go all over an SSD partition"); without one,
+    /// allocation goes on from the first free slot (rotational: from the lowest).
+    ///
+    /// Several reclaimers running at once on different CPUs take slots from the shared
+    /// cursor in turn, so each one's pages land in every n-th slot ("if multiple tasks are
+    /// doing swap, this will cause interleave disk access", Shaohua Li's 2013 per-CPU
+    /// cluster patch, merged in 3.12 for SSDs): lane k of n takes the first free slot
+    /// from its own position, which then moves n slots on.
     fn alloc_rotational(&mut self) -> Option<u32> {
         if self.cluster_nr == 0 {
             self.cluster_nr = CLUSTER - 1;
             if self.nr_free() >= CLUSTER {
-                if let Some(run) = self.find_free_run() {
-                    self.cluster_next = run;
+                let from = if self.rotational { 1 } else { self.cluster_next };
+                match self.find_free_run(from) {
+                    Some(run) => self.cluster_next = run,
+                    None if self.rotational => self.cluster_next = 1,
+                    None => {}
+                }
+                for (k, next) in self.lane_next.iter_mut().enumerate() {
+                    *next = self.cluster_next + k as u32;
                 }
             }
         } else {
             self.cluster_nr -= 1;
         }
-        self.scan_from_next()
+        if self.lanes == 1 {
+            let found = self.first_free_from(self.cluster_next)?;
+            self.cluster_next = found + 1;
+            return Some(found);
+        }
+        let k = self.lane as usize;
+        let found = self.first_free_from(self.lane_next[k])?;
+        self.lane_next[k] = found + self.lanes;
+        self.cluster_next = self.cluster_next.max(found + 1);
+        Some(found)
     }
 
-    /// Lowest run of CLUSTER free slots (unaligned), as 2.6.20's scan_swap_map looks for.
-    fn find_free_run(&self) -> Option<u32> {
+    /// First run of CLUSTER free slots (unaligned) at or after `from`, wrapping to slot 1.
+    fn find_free_run(&self, from: u32) -> Option<u32> {
+        let from = from.clamp(1, self.nslots - 1);
         let mut run = 0u32;
-        for s in 1..self.nslots {
+        for s in (from..self.nslots).chain(1..from) {
+            if s == 1 {
+                run = 0;
+            }
             if self.map[s as usize] == 0 {
                 run += 1;
                 if run == CLUSTER {
@@ -253,11 +307,16 @@ impl SwapArea {
         None
     }
 
-    /// First free slot at or after `cluster_next`, wrapping to slot 1.
-    fn scan_from_next(&mut self) -> Option<u32> {
+    /// First free slot at or after `from`, wrapping to slot 1.
+    fn first_free_from(&self, from: u32) -> Option<u32> {
         let n = self.nslots;
-        let start = self.cluster_next.clamp(1, n - 1);
-        let found = (start..n).chain(1..start).find(|&s| self.map[s as usize] == 0)?;
+        let start = from.clamp(1, n - 1);
+        (start..n).chain(1..start).find(|&s| self.map[s as usize] == 0)
+    }
+
+    /// The non-rotational fallback scan: first free slot at or after `cluster_next`.
+    fn scan_from_next(&mut self) -> Option<u32> {
+        let found = self.first_free_from(self.cluster_next)?;
         self.cluster_next = found + 1;
         Some(found)
     }
@@ -367,6 +426,14 @@ impl Swap {
         self.areas.iter().any(|a| a.rotational)
     }
 
+    /// The allocating thread is lane `lane` of `lanes` concurrent allocators
+    /// ([`SwapArea::set_lane`]).
+    pub fn set_lane(&mut self, lane: u32, lanes: u32) {
+        for a in &mut self.areas {
+            a.set_lane(lane, lanes);
+        }
+    }
+
     /// `folio_alloc_swap` for one page: highest priority area with room, round-robin
     /// among equal priorities.
     pub fn alloc(&mut self, cpu: u32) -> Option<Entry> {
@@ -448,6 +515,52 @@ mod tests {
         let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
         let v: Vec<u32> = (0..300).map(|i| a.alloc(i % 2).unwrap()).collect();
         assert_eq!(v, (1..301).collect::<Vec<_>>(), "sequential whatever the CPU");
+    }
+
+    #[test]
+    fn a_new_run_starts_at_the_lowest_free_run_on_disks_and_after_the_cursor_on_ssds() {
+        for (rotational, want) in [(true, 1), (false, 513)] {
+            // scan_swap_map on both (3.6 has no SSD clusters yet).
+            let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, rotational, false, 1);
+            for _ in 0..512 {
+                a.alloc(0);
+            }
+            for s in 1..=300 {
+                a.clear_cache_bit(s);
+            }
+            // The 513th allocation used up the second run of 256: a new run is looked for.
+            assert_eq!(a.alloc(0), Some(want), "rotational {rotational}");
+        }
+        // With no free run of 256 left (slots 769-1023 are 255), a disk goes on from the
+        // lowest free slot, an SSD from the cursor.
+        for (rotational, want) in [(true, [2, 4]), (false, [769, 770])] {
+            let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, rotational, false, 1);
+            for _ in 0..768 {
+                a.alloc(0);
+            }
+            for s in (2..=600).step_by(2) {
+                a.clear_cache_bit(s);
+            }
+            assert_eq!([a.alloc(0).unwrap(), a.alloc(0).unwrap()], want, "rotational {rotational}");
+        }
+    }
+
+    #[test]
+    fn concurrent_allocators_interleave_on_the_shared_cursor() {
+        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
+        a.set_lane(0, 2);
+        let first: Vec<u32> = (0..3).map(|_| a.alloc(0).unwrap()).collect();
+        a.set_lane(1, 2);
+        let second: Vec<u32> = (0..3).map(|_| a.alloc(1).unwrap()).collect();
+        assert_eq!((first, second), (vec![1, 3, 5], vec![2, 4, 6]), "every other slot each");
+        // One allocator left: it goes on after the last slot handed out.
+        a.set_lane(0, 1);
+        assert_eq!(a.alloc(0), Some(7));
+        // Slots a lane did not get to are taken up first when the interleaving ends.
+        a.set_lane(0, 2);
+        assert_eq!((a.alloc(0), a.alloc(0)), (Some(8), Some(10)));
+        a.set_lane(0, 1);
+        assert_eq!((a.alloc(0), a.alloc(0), a.alloc(0)), (Some(9), Some(11), Some(12)));
     }
 
     #[test]
