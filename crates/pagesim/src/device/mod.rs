@@ -29,6 +29,7 @@ mod pmem;
 mod queue;
 mod ram;
 mod sata_ssd;
+mod zram;
 
 pub use flash::{Flash, FlashDefaults, FlashParams};
 pub use hdd::{Hdd, HddParams};
@@ -38,6 +39,7 @@ pub use pmem::{Pmem, PmemParams};
 pub use queue::{DeviceQueue, DeviceStats, Dispatched};
 pub use ram::{Ram, RamParams};
 pub use sata_ssd::{SataSsdDefaults, SataSsdParams};
+pub use zram::{OverLimit, Stored, Zram, ZramParams};
 
 use serde::Deserialize;
 
@@ -73,6 +75,8 @@ pub enum DeviceConfig {
     Pmem(PmemParams),
     #[serde(rename = "ram")]
     Ram(RamParams),
+    #[serde(rename = "zram")]
+    Zram(ZramParams),
 }
 
 /// Registry of timing models: (scenario name, one-line description).
@@ -82,6 +86,7 @@ pub const MODELS: &[(&str, &str)] = &[
     ("nvme", nvme::DESCRIPTION),
     ("pmem", pmem::DESCRIPTION),
     ("ram", ram::DESCRIPTION),
+    ("zram", zram::DESCRIPTION),
 ];
 
 /// The I/O scheduler of a device (`/sys/block/<dev>/queue/scheduler`).
@@ -192,6 +197,7 @@ pub enum DeviceModel {
     Nvme(Flash),
     Pmem(Pmem),
     Ram(Ram),
+    Zram(Zram),
 }
 
 impl DeviceModel {
@@ -203,6 +209,7 @@ impl DeviceModel {
             DeviceConfig::Nvme(p) => Ok(DeviceModel::Nvme(Flash::new(p)?)),
             DeviceConfig::Pmem(p) => Ok(DeviceModel::Pmem(Pmem::new(p.clone())?)),
             DeviceConfig::Ram(p) => Ok(DeviceModel::Ram(Ram::new(p.clone())?)),
+            DeviceConfig::Zram(p) => Ok(DeviceModel::Zram(Zram::new(p.clone())?)),
         }
     }
 
@@ -214,6 +221,7 @@ impl DeviceModel {
             DeviceModel::Nvme(_) => "nvme",
             DeviceModel::Pmem(_) => "pmem",
             DeviceModel::Ram(_) => "ram",
+            DeviceModel::Zram(_) => "zram",
         }
     }
 
@@ -224,7 +232,7 @@ impl DeviceModel {
 
     /// `SWP_SYNCHRONOUS_IO`-capable device (brd, pmem, zram).
     pub fn synchronous_io(&self) -> bool {
-        matches!(self, DeviceModel::Ram(_) | DeviceModel::Pmem(_))
+        matches!(self, DeviceModel::Ram(_) | DeviceModel::Pmem(_) | DeviceModel::Zram(_))
     }
 
     /// Requests the device services in parallel.
@@ -234,6 +242,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.channels(),
             DeviceModel::Pmem(m) => m.channels(),
             DeviceModel::Ram(m) => m.channels(),
+            DeviceModel::Zram(m) => m.channels(),
         }
     }
 
@@ -244,6 +253,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.queue_params(),
             DeviceModel::Pmem(m) => m.queue_params(),
             DeviceModel::Ram(m) => m.queue_params(),
+            DeviceModel::Zram(m) => m.queue_params(),
         }
     }
 
@@ -259,6 +269,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.capacity_bytes(),
             DeviceModel::Pmem(m) => m.capacity_bytes(),
             DeviceModel::Ram(m) => m.capacity_bytes(),
+            DeviceModel::Zram(m) => m.capacity_bytes(),
         }
     }
 
@@ -270,6 +281,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Pmem(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Ram(m) => m.service_ns(dir, offset, len, start_ns),
+            DeviceModel::Zram(m) => m.service_ns(dir, offset, len, start_ns),
         }
     }
 }
@@ -296,6 +308,7 @@ pub fn describe() -> Vec<(&'static str, &'static str, Vec<ParamDoc>)> {
                 "sata-ssd" => SataSsdParams::default().docs(),
                 "nvme" => NvmeParams::default().docs(),
                 "pmem" => PmemParams::default().docs(),
+                "zram" => ZramParams::default().docs(),
                 _ => RamParams::default().docs(),
             };
             (name, desc, docs)
@@ -373,8 +386,10 @@ mod tests {
             let m = parse(&format!("model = \"{name}\"")).unwrap();
             assert_eq!(m.name(), *name);
             assert!(m.capacity_bytes() > 0 && m.channels() > 0);
-            assert!(docs.iter().any(|d| d.key == "max_sectors_kb"));
-            assert!(docs.iter().any(|d| d.key == "scheduler"));
+            // zram is bio-based: no request queue, so no queue keys.
+            let queued = *name != "zram";
+            assert_eq!(docs.iter().any(|d| d.key == "max_sectors_kb"), queued, "{name}");
+            assert_eq!(docs.iter().any(|d| d.key == "scheduler"), queued, "{name}");
         }
     }
 
@@ -385,7 +400,7 @@ mod tests {
             assert_eq!(m.rotational(), *name == "hdd");
             let want = if *name == "hdd" { Scheduler::MqDeadline } else { Scheduler::Fifo };
             assert_eq!(m.queue_params().scheduler, want, "{name}");
-            assert_eq!(m.synchronous_io(), *name == "ram" || *name == "pmem", "{name}");
+            assert_eq!(m.synchronous_io(), ["ram", "pmem", "zram"].contains(name), "{name}");
         }
     }
 

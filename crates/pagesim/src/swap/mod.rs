@@ -24,6 +24,7 @@
 //! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
 //! count continuation pages (counts are small integers here), no THP swap.
 
+pub mod compress;
 pub mod readahead;
 
 use crate::mm::NIL;
