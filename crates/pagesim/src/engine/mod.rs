@@ -67,6 +67,8 @@ pub struct Vma {
     pub shmem: Option<u32>,
     pub pages: u32,
     pub pte: Vec<u32>,
+    /// Index of its region in the scenario's region order (for the page content model).
+    pub region: u32,
 }
 
 /// A shmem (tmpfs) object: its page cache holds frames or swap entries.
@@ -168,6 +170,11 @@ pub struct Sim {
     pub swap: Swap,
     pub swap_ra: SwapRa,
     pub scan_balance: ScanBalance,
+    /// zswap (mm/zswap.c), the content of swapped pages, and the frames that zsmalloc pools
+    /// (zswap's, zram's) hold.
+    pub zswap: crate::swap::zswap::Zswap,
+    pub content: crate::swap::compress::PageContent,
+    pub zs_frames: Vec<u32>,
     pub vmas: Vec<Vma>,
     pub shmem: Vec<ShmemObj>,
     pub tasks: Vec<Task>,
@@ -204,6 +211,12 @@ impl Sim {
     #[inline]
     pub fn kswapd_thread(&self) -> u32 {
         self.tasks.len() as u32
+    }
+
+    /// Thread id of zswap's shrink worker (`zswap_shrink_work`).
+    #[inline]
+    pub fn zswap_worker_thread(&self) -> u32 {
+        self.tasks.len() as u32 + 1
     }
 
     /// Builds the machine from a validated scenario.
@@ -254,6 +267,8 @@ impl Sim {
             swap.areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));
             dev_used[d] += s.size;
         }
+        let (zswap, content) =
+            crate::swap::page_io::setup(f, profile, &mut swap, &devices, managed, f.memcg.len() + 1, seed);
 
         let ra_name = f.kernel.swap_readahead.as_deref().unwrap_or(profile.swap_readahead);
         let swap_ra = (crate::swap::readahead::find(ra_name).expect("validated").build)();
@@ -296,7 +311,8 @@ impl Sim {
                         if let Some(o) = obj {
                             shmem[o as usize].mappers.push(id);
                         }
-                        vmas.push(Vma { task: tid, shmem: obj, pages, pte: vec![pte::NONE; pages as usize] });
+                        let region = f.region.keys().position(|k| *k == st.region).expect("validated") as u32;
+                        vmas.push(Vma { task: tid, shmem: obj, pages, pte: vec![pte::NONE; pages as usize], region });
                         id
                     });
                     let bs = BoundStep::new(st, v, pages);
@@ -329,7 +345,8 @@ impl Sim {
                 });
             }
         }
-        let nthreads = tasks.len() + 1;
+        // The tasks, kswapd, zswap's shrink worker.
+        let nthreads = tasks.len() + 2;
         let mut sim = Sim {
             now: 0,
             events: EventQueue::default(),
@@ -342,6 +359,9 @@ impl Sim {
             swap,
             swap_ra,
             scan_balance,
+            zswap,
+            content,
+            zs_frames: Vec::new(),
             vmas,
             shmem,
             tasks,
@@ -444,6 +464,9 @@ impl Sim {
         if th == self.kswapd_thread() {
             self.run_kswapd(cpu as u32);
             self.kswapd.cpu_ns += self.now - start;
+        } else if th == self.zswap_worker_thread() {
+            self.run_zswap_shrink_worker();
+            self.zswap.worker_cpu_ns += self.now - start;
         } else {
             let t = &mut self.tasks[th as usize];
             if t.state == TaskState::NotStarted {

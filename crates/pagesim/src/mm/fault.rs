@@ -136,14 +136,22 @@ impl Sim {
             Some(Err(b)) => return b,
             None => {}
         }
+        if self.swap_sync_bypass(entry) {
+            return self.do_swap_page_sync(tid, vma, idx, write, entry);
+        }
         let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
         self.major_fault(tid);
         let win = self.swap_ra.window(&ctx);
         self.swapin(tid, &ctx, win, entry, target, Some(vma));
+        if !self.frames.test(target, pg::LOCKED) {
+            // Read synchronously (zswap, zeromap, a synchronous device): map it now.
+            self.map_swapped_anon(tid, vma, idx, write, target, entry);
+            return Fault::Done;
+        }
         self.wait_page(tid, target)
     }
 
-    fn major_fault(&mut self, tid: u32) {
+    pub(crate) fn major_fault(&mut self, tid: u32) {
         let m = self.tasks[tid as usize].memcg;
         self.tasks[tid as usize].major_faults += 1;
         self.count(Counter::PgMajFault, m, 1);
@@ -257,14 +265,18 @@ impl Sim {
         let active = self.frames.test(f, pg::ACTIVE);
         self.frames.clear(f, pg::ACTIVE);
         self.lru_add(f, active);
-        let (dev, off) = {
-            let a = self.swap.area_ref(entry);
-            (a.dev, a.offset_of(slot))
-        };
-        self.submit_page_io(dev, off, f, IoDir::Read);
-        self.count(Counter::PswpIn, memcg, 1);
-        self.count(Counter::PgpgIn, memcg, 4);
-        self.charge(self.cost.swapin_ns);
+        if self.swap_read_folio_sync(f, entry, memcg) {
+            self.frames.clear(f, pg::LOCKED);
+        } else {
+            let (dev, off) = {
+                let a = self.swap.area_ref(entry);
+                (a.dev, a.offset_of(slot))
+            };
+            self.submit_page_io(dev, off, f, IoDir::Read);
+            self.count(Counter::PswpIn, memcg, 1);
+            self.count(Counter::PgpgIn, memcg, 4);
+            self.charge(self.cost.swapin_ns);
+        }
         if target.is_none() {
             self.frames.set(f, pg::READAHEAD);
             self.count(Counter::SwapRa, memcg, 1);
@@ -313,10 +325,17 @@ impl Sim {
             }
             Some(Err(b)) => b,
             None => {
+                if self.profile.shmem_sync_bypass && self.swap_sync_bypass(entry) {
+                    return self.shmem_swapin_sync(tid, vma, obj, idx, write, entry);
+                }
                 let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
                 self.major_fault(tid);
                 let win = self.swap_ra.window(&ctx);
                 self.swapin(tid, &ctx, win, entry, target, None);
+                if !self.frames.test(target, pg::LOCKED) {
+                    // Read synchronously: the retry finds it in the swap cache.
+                    return Fault::Retry;
+                }
                 self.wait_page(tid, target)
             }
         }

@@ -59,6 +59,13 @@ counters! {
     ThpFaultAlloc => "thp_fault_alloc",
     KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
     KswapdHighWmarkHitQuickly => "kswapd_high_wmark_hit_quickly",
+    // zswap: successful store, load, writeback of an entry (5.19+; zswpwb 6.8+).
+    Zswpin => "zswpin",
+    Zswpout => "zswpout",
+    Zswpwb => "zswpwb",
+    // 6.12+ zeromap: zero page read back / not written.
+    SwpinZero => "swpin_zero",
+    SwpoutZero => "swpout_zero",
 }
 
 /// A set of counters (global /proc/vmstat, or one memcg's memory.stat events).

@@ -163,6 +163,7 @@ impl Report {
         counters.insert("nr_inactive_anon".into(), sim.node_lru(crate::mm::LruList::InactiveAnon).into());
         counters.insert("nr_active_anon".into(), sim.node_lru(crate::mm::LruList::ActiveAnon).into());
         counters.insert("nr_swap_used".into(), (sim.swap.total_pages() - sim.swap.free_pages()).into());
+        sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();
         for m in sim.memcgs.iter().skip(1) {
             let mut c = serde_json::Map::new();

@@ -67,6 +67,39 @@ pub struct Profile {
     /// `shrink_lruvec` as in 3.x: global direct reclaim stops once nr_to_reclaim is met
     /// (no proportional pass at DEF_PRIORITY, 3.16+); no PG_workingset (4.20+).
     pub reclaim_3x: bool,
+    /// `SWP_SYNCHRONOUS_IO` (≥4.15, Minchan Kim): on a synchronous device (zram, pmem, brd)
+    /// `do_swap_page` reads a slot with swap count 1 straight into a private page, without
+    /// the swap cache or readahead, and swap I/O to such a device is done by the submitting
+    /// thread (`swap_read_folio_bdev_sync`, `swap_writepage_bdev_sync`). zram does its work
+    /// in the submitter in every version; this switch only decides the bypass and pmem/brd.
+    pub swap_sync_io: bool,
+    /// shmem swap-in from a synchronous device also skips the swap cache and readahead
+    /// (`shmem_swap_alloc_folio`, 6.14+).
+    pub shmem_sync_bypass: bool,
+    /// The swap core keeps a per-device `zeromap` (≥6.12): an all-zero page is neither
+    /// written nor given to zswap (`swpout_zero`), and reading it back just zero-fills the
+    /// page (`swpin_zero`).
+    pub swap_zeromap: bool,
+    /// How this kernel's zswap behaves; `None` where pagesim does not model its zswap
+    /// (before 5.6: zbud pool and synchronous eviction on a full pool).
+    pub zswap: Option<ZswapRules>,
+}
+
+/// Version switches of mm/zswap.c (spec readahead_swap.md §4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZswapRules {
+    /// A load into the swap cache erases the entry and dirties the page (exclusive loads:
+    /// 6.5–6.9 behind `exclusive_loads`, default off; always from 6.10). Otherwise the
+    /// entry stays until the swap slot is freed and the loaded page is clean.
+    pub exclusive_load: bool,
+    /// Same-filled pages are kept as their word, without pool memory
+    /// (`same_filled_pages_enabled`, 4.14–6.11, default on).
+    pub same_filled: bool,
+    /// A page that does not compress below PAGE_SIZE is stored as it is (6.18) instead of
+    /// rejected (`zswap_reject_compress_poor`).
+    pub store_incompressible: bool,
+    /// The memory shrinker exists (`shrinker_enabled`, ≥6.8).
+    pub shrinker: bool,
 }
 
 pub const DEFAULT_PROFILE: &str = "linux-6.6";
@@ -93,31 +126,58 @@ const LINUX_3_14: Profile = Profile {
     ssd_cluster_alloc: true,
     kswapd_pre_3_11: false,
     reclaim_3x: true,
+    swap_sync_io: false,
+    shmem_sync_bypass: false,
+    swap_zeromap: false,
+    zswap: None,
+};
+
+/// Linux 6.6, also the base that linux-6.18 differs from.
+const LINUX_6_6: Profile = Profile {
+    name: "linux-6.6",
+    description: "Linux 6.6 LTS, classic LRU (MGLRU off): cost-based scan balance, anon starts inactive, \
+                      anon+file workingset, VMA swap readahead",
+    swap_readahead: "vma",
+    scan_balance: "cost",
+    anon_starts_active: false,
+    swapbacked_activate_on_first_ref: false,
+    writeback_activate: true,
+    inactive_rule: InactiveRule::SqrtWithRefaults,
+    workingset: WorkingsetMode::AnonAndFile,
+    watermark_scale: true,
+    min_free_kbytes_max: 262_144,
+    swappiness_max: 200,
+    free_swap_on_write_fault: true,
+    vma_ra_needs_nonrotational: true,
+    ra_skip_unreferenced: true,
+    swap_ra_marks_cached: false,
+    ssd_cluster_alloc: true,
+    kswapd_pre_3_11: false,
+    reclaim_3x: false,
+    swap_sync_io: true,
+    shmem_sync_bypass: false,
+    swap_zeromap: false,
+    zswap: Some(ZswapRules { exclusive_load: false, same_filled: true, store_incompressible: false, shrinker: false }),
 };
 
 /// The registry of kernel profiles.
 pub const PROFILES: &[Profile] = &[
+    LINUX_6_6,
     Profile {
-        name: "linux-6.6",
-        description: "Linux 6.6 LTS, classic LRU (MGLRU off): cost-based scan balance, anon starts inactive, \
-                      anon+file workingset, VMA swap readahead",
-        swap_readahead: "vma",
-        scan_balance: "cost",
-        anon_starts_active: false,
-        swapbacked_activate_on_first_ref: false,
-        writeback_activate: true,
-        inactive_rule: InactiveRule::SqrtWithRefaults,
-        workingset: WorkingsetMode::AnonAndFile,
-        watermark_scale: true,
-        min_free_kbytes_max: 262_144,
-        swappiness_max: 200,
-        free_swap_on_write_fault: true,
-        vma_ra_needs_nonrotational: true,
-        ra_skip_unreferenced: true,
-        swap_ra_marks_cached: false,
-        ssd_cluster_alloc: true,
-        kswapd_pre_3_11: false,
-        reclaim_3x: false,
+        name: "linux-6.18",
+        description: "Linux 6.18 as far as it differs from linux-6.6 in swap: zeromap (6.12), exclusive zswap \
+                      loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap \
+                      shrinker (off by default), shmem swap-in bypass on synchronous devices; the 6.14 slot \
+                      allocator rewrite is not modelled (see docs/model.md)",
+        shmem_sync_bypass: true,
+        swap_zeromap: true,
+        zswap: Some(ZswapRules {
+            exclusive_load: true,
+            same_filled: false,
+            store_incompressible: true,
+            shrinker: true,
+        }),
+        ..LINUX_6_6
     },
     LINUX_3_14,
     Profile {
