@@ -62,10 +62,10 @@ impl ZramParams {
             },
             ParamDoc {
                 key: "comp_algorithm",
-                unit: "lzo | lzo-rle | lz4 | zstd | deflate",
+                unit: "compressor name",
                 default: self.comp_algorithm.clone(),
-                doc: "Compressor (/sys/block/zramN/comp_algorithm; lzo-rle is the default since 5.1). Its \
-                      compressed sizes and CPU costs are listed in docs/model.md.",
+                doc: "Compressor (/sys/block/zramN/comp_algorithm; lzo-rle is the default since 5.1): one of \
+                      those zswap.compressor accepts. Compressed sizes and CPU costs in docs/model.md.",
             },
             ParamDoc {
                 key: "mem_limit",

@@ -676,15 +676,15 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t(
             "zswap.compressor",
-            "lzo|lzo-rle|lz4|zstd|deflate",
+            &crate::swap::compress::names().replace(", ", "|"),
             "lzo".into(),
-            "zswap compressor (CONFIG_ZSWAP_COMPRESSOR_DEFAULT)",
+            "zswap compressor (CONFIG_ZSWAP_COMPRESSOR_DEFAULT); sizes and CPU costs in docs/model.md",
         ),
         t(
             "zswap.accept_threshold_percent",
             "percent",
             "90".into(),
-            "a full pool accepts stores again below this percent of its limit (5.6+)",
+            "a full pool accepts stores again at or below this percent of its limit (5.6+)",
         ),
         t(
             "zswap.shrinker_enabled",

@@ -477,36 +477,35 @@ impl Sim {
 
     /// The shrink worker's thread (`shrink_worker`): writes back the oldest entries until
     /// the pool is at the accept threshold, giving up after `MAX_RECLAIM_RETRIES` failures.
+    /// Second-chance rotations are a few list operations and run without yielding; the
+    /// thread yields at its burst limit before a writeback.
     pub fn run_zswap_shrink_worker(&mut self) {
         let limit = self.burst_limit(self.now);
         loop {
+            self.swap_slots_released();
+            let gi = self.zswap.tail;
             if self.zswap.pool.pages <= self.zswap.accept_pages
                 || self.zswap.worker_failures >= MAX_RECLAIM_RETRIES
-                || self.zswap.tail == NIL
+                || gi == NIL
             {
                 self.zswap.worker_queued = false;
                 return;
+            }
+            let gi = gi as usize;
+            if self.zswap.rules.shrinker && std::mem::take(&mut self.zswap.referenced[gi]) {
+                // Second chance: rotate; a walk that wrote nothing back is a failure.
+                self.charge(self.cost.scan_ns);
+                self.zswap.lru_del(gi);
+                self.zswap.lru_add_newest(gi);
+                self.zswap.worker_failures += 1;
+                continue;
             }
             if self.now >= limit {
                 let w = self.zswap_worker_thread();
                 self.wake(w, self.now);
                 return;
             }
-            self.swap_slots_released();
-            let gi = self.zswap.tail;
-            if gi == NIL {
-                continue;
-            }
-            let gi = gi as usize;
-            // The LRU walk's cost per entry.
             self.charge(self.cost.scan_ns);
-            if self.zswap.rules.shrinker && std::mem::take(&mut self.zswap.referenced[gi]) {
-                // Second chance: rotate; a walk that wrote nothing back is a failure.
-                self.zswap.lru_del(gi);
-                self.zswap.lru_add_newest(gi);
-                self.zswap.worker_failures += 1;
-                continue;
-            }
             if !self.zswap_writeback_entry(gi) {
                 // Rotated before the attempt, so a failing entry does not block the walk.
                 if self.zswap.len[gi] != NO_ENTRY {
