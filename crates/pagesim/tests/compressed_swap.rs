@@ -180,3 +180,34 @@ fn bad_compressed_swap_settings_are_refused_naming_the_key() {
     let e = err(&s, &["zswap.warp=1"]);
     assert!(e.contains("warp"), "{e}");
 }
+
+#[test]
+fn the_example_scenarios_run_and_show_what_they_describe() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let small = ["machine.ram=64MB", "region.buf.size=80MB"];
+    let opts = || RunOptions { sets: small.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    let z = pagesim::run_file(&dir.join("zswap.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(z.counter("zswpout") > 0 && z.counter("zswpin") > 0);
+    assert_eq!(z.counter("pswpout"), 0, "word pages all fit in the pool");
+    let r = pagesim::run_file(&dir.join("zram.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.counter("pswpout") > 0 && r.counter("zram_mem_used_total") > 0);
+    assert_eq!(r.counter("swap_ra"), 0);
+}
+
+#[test]
+fn describe_lists_the_new_keys() {
+    let keys: Vec<String> = pagesim::scenario::describe().into_iter().map(|t| t.key).collect();
+    for k in [
+        "zswap.enabled",
+        "zswap.max_pool_percent",
+        "zswap.compressor",
+        "zswap.accept_threshold_percent",
+        "zswap.shrinker_enabled",
+        "region.NAME.compress_ratio",
+        "region.NAME.zero_percent",
+        "device.<zram>.comp_algorithm",
+        "device.<zram>.mem_limit",
+    ] {
+        assert!(keys.iter().any(|x| x == k), "describe lacks {k}");
+    }
+}

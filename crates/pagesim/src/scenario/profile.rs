@@ -166,8 +166,8 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "linux-6.18",
         description: "Linux 6.18 as far as it differs from linux-6.6 in swap: zeromap (6.12), exclusive zswap \
-                      loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap \
-                      shrinker (off by default), shmem swap-in bypass on synchronous devices; the 6.14 slot \
+                      loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
+                      referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 slot \
                       allocator rewrite is not modelled (see docs/model.md)",
         shmem_sync_bypass: true,
         swap_zeromap: true,
