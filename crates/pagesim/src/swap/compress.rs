@@ -273,6 +273,9 @@ impl PageContent {
     /// Records the content of page `index` of `owner_key` (a VMA, or a shmem object with the
     /// top bit set) of region `region`, now written to `e`.
     pub fn record(&mut self, e: super::Entry, owner_key: u32, region: u32, index: u32) {
+        if !self.active {
+            return;
+        }
         let c = self.regions[region as usize].draw(self.seed, owner_key, index);
         let v = &mut self.slots[e.area()][e.slot() as usize];
         *v = (*v & ZEROMAP) | c.pack();
@@ -291,6 +294,9 @@ impl PageContent {
     }
 
     pub fn set_zeromap(&mut self, e: super::Entry, on: bool) {
+        if !self.active {
+            return;
+        }
         let v = &mut self.slots[e.area()][e.slot() as usize];
         *v = if on { *v | ZEROMAP } else { *v & !ZEROMAP };
     }

@@ -527,6 +527,24 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_brd_swap_on_6_18_without_compressed_swap_writes_and_reads_synchronously() {
+        // Nothing looks at page contents here (no zswap, zram or zero pages), yet the zeromap
+        // profile and the synchronous device take the synchronous paths.
+        let mut s = sim("[kernel]\nprofile = \"linux-6.18\"\n[device.r]\nmodel = \"ram\"\n[[swap]]\ndevice = \"r\"\nsize = \"16MB\"\n");
+        assert!(!s.content.active);
+        let (f, e) = swapcache_page(&mut s, 9);
+        let before = s.now;
+        assert!(writeout(&mut s, f, e));
+        assert!(s.now > before, "the copy is charged to the writer");
+        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY));
+        assert_eq!(s.devices[0].stats().writes, 1);
+        evict(&mut s, f, e, 9);
+        assert!(matches!(s.handle_fault(0, 0, 0, 9, true), Fault::Done), "bypass read, no wait");
+        assert_eq!((s.vmstat.get(Counter::PswpIn), s.devices[0].stats().reads), (1, 1));
+        s.verify().unwrap();
+    }
+
+    #[test]
     fn zero_pages_go_to_the_zeromap_on_6_18_and_to_zram_as_same_pages_on_6_6() {
         for (profile, zeromap) in [("linux-6.18", true), ("linux-6.6", false)] {
             let mut s = sim(&format!("[kernel]\nprofile = \"{profile}\"\n{ZRAM}"));

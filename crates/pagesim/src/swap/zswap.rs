@@ -174,11 +174,6 @@ pub struct Zswap {
 }
 
 impl Zswap {
-    /// Disabled zswap: no per-slot state.
-    pub fn disabled() -> Self {
-        Self::new(&ZswapParams::default(), None, &[], 0, 0)
-    }
-
     /// `area_slots`: slots of each swap area; `managed_pages`: totalram_pages().
     pub fn new(
         p: &ZswapParams,
@@ -260,17 +255,6 @@ impl Zswap {
     /// Pages charged to memcg `m` for its compressed bytes.
     pub fn memcg_pages(&self, m: usize) -> u64 {
         self.memcg_bytes.get(m).map_or(0, |b| b.div_ceil(PAGE as u64))
-    }
-
-    /// Entries in LRU order, oldest first (for tests and invariant checks).
-    pub fn lru_oldest_first(&self) -> Vec<Entry> {
-        let mut v = Vec::new();
-        let mut i = self.tail;
-        while i != NIL {
-            v.push(self.entry_of(i));
-            i = self.prev[i as usize];
-        }
-        v
     }
 
     fn lru_add_newest(&mut self, gi: usize) {
