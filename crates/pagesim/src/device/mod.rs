@@ -32,6 +32,7 @@ mod pmem;
 mod queue;
 mod ram;
 mod sata_ssd;
+mod zram;
 
 pub use cfq::CfqParams;
 pub use flash::{Flash, FlashDefaults, FlashParams};
@@ -43,6 +44,7 @@ pub use pmem::{Pmem, PmemParams};
 pub use queue::{DeviceQueue, DeviceStats, Dispatched};
 pub use ram::{Ram, RamParams};
 pub use sata_ssd::{SataSsdDefaults, SataSsdParams};
+pub use zram::{OverLimit, Stored, Zram, ZramParams};
 
 use serde::Deserialize;
 
@@ -78,6 +80,8 @@ pub enum DeviceConfig {
     Pmem(PmemParams),
     #[serde(rename = "ram")]
     Ram(RamParams),
+    #[serde(rename = "zram")]
+    Zram(ZramParams),
 }
 
 /// Registry of timing models: (scenario name, one-line description).
@@ -87,6 +91,7 @@ pub const MODELS: &[(&str, &str)] = &[
     ("nvme", nvme::DESCRIPTION),
     ("pmem", pmem::DESCRIPTION),
     ("ram", ram::DESCRIPTION),
+    ("zram", zram::DESCRIPTION),
 ];
 
 /// The I/O scheduler of a device (`/sys/block/<dev>/queue/scheduler`).
@@ -203,6 +208,7 @@ pub enum DeviceModel {
     Nvme(Flash),
     Pmem(Pmem),
     Ram(Ram),
+    Zram(Zram),
 }
 
 impl DeviceModel {
@@ -214,6 +220,7 @@ impl DeviceModel {
             DeviceConfig::Nvme(p) => Ok(DeviceModel::Nvme(Flash::new(p)?)),
             DeviceConfig::Pmem(p) => Ok(DeviceModel::Pmem(Pmem::new(p.clone())?)),
             DeviceConfig::Ram(p) => Ok(DeviceModel::Ram(Ram::new(p.clone())?)),
+            DeviceConfig::Zram(p) => Ok(DeviceModel::Zram(Zram::new(p.clone())?)),
         }
     }
 
@@ -225,6 +232,7 @@ impl DeviceModel {
             DeviceModel::Nvme(_) => "nvme",
             DeviceModel::Pmem(_) => "pmem",
             DeviceModel::Ram(_) => "ram",
+            DeviceModel::Zram(_) => "zram",
         }
     }
 
@@ -234,7 +242,7 @@ impl DeviceModel {
         match self {
             DeviceModel::Hdd(_) => true,
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.rotational(),
-            DeviceModel::Pmem(_) | DeviceModel::Ram(_) => false,
+            DeviceModel::Pmem(_) | DeviceModel::Ram(_) | DeviceModel::Zram(_) => false,
         }
     }
 
@@ -243,13 +251,13 @@ impl DeviceModel {
         match self {
             DeviceModel::Hdd(m) => m.channels() > 1,
             DeviceModel::SataSsd(_) | DeviceModel::Nvme(_) => true,
-            DeviceModel::Pmem(_) | DeviceModel::Ram(_) => false,
+            DeviceModel::Pmem(_) | DeviceModel::Ram(_) | DeviceModel::Zram(_) => false,
         }
     }
 
     /// `SWP_SYNCHRONOUS_IO`-capable device (brd, pmem, zram).
     pub fn synchronous_io(&self) -> bool {
-        matches!(self, DeviceModel::Ram(_) | DeviceModel::Pmem(_))
+        matches!(self, DeviceModel::Ram(_) | DeviceModel::Pmem(_) | DeviceModel::Zram(_))
     }
 
     /// Requests the device services in parallel.
@@ -259,6 +267,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.channels(),
             DeviceModel::Pmem(m) => m.channels(),
             DeviceModel::Ram(m) => m.channels(),
+            DeviceModel::Zram(m) => m.channels(),
         }
     }
 
@@ -269,6 +278,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.queue_params(),
             DeviceModel::Pmem(m) => m.queue_params(),
             DeviceModel::Ram(m) => m.queue_params(),
+            DeviceModel::Zram(m) => m.queue_params(),
         }
     }
 
@@ -289,6 +299,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.capacity_bytes(),
             DeviceModel::Pmem(m) => m.capacity_bytes(),
             DeviceModel::Ram(m) => m.capacity_bytes(),
+            DeviceModel::Zram(m) => m.capacity_bytes(),
         }
     }
 
@@ -300,6 +311,7 @@ impl DeviceModel {
             DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Pmem(m) => m.service_ns(dir, offset, len, start_ns),
             DeviceModel::Ram(m) => m.service_ns(dir, offset, len, start_ns),
+            DeviceModel::Zram(m) => m.service_ns(dir, offset, len, start_ns),
         }
     }
 }
@@ -326,6 +338,7 @@ pub fn describe() -> Vec<(&'static str, &'static str, Vec<ParamDoc>)> {
                 "sata-ssd" => SataSsdParams::default().docs(),
                 "nvme" => NvmeParams::default().docs(),
                 "pmem" => PmemParams::default().docs(),
+                "zram" => ZramParams::default().docs(),
                 _ => RamParams::default().docs(),
             };
             (name, desc, docs)
@@ -403,8 +416,10 @@ mod tests {
             let m = parse(&format!("model = \"{name}\"")).unwrap();
             assert_eq!(m.name(), *name);
             assert!(m.capacity_bytes() > 0 && m.channels() > 0);
-            assert!(docs.iter().any(|d| d.key == "max_sectors_kb"));
-            assert!(docs.iter().any(|d| d.key == "scheduler"));
+            // zram is bio-based: no request queue, so no queue keys.
+            let queued = *name != "zram";
+            assert_eq!(docs.iter().any(|d| d.key == "max_sectors_kb"), queued, "{name}");
+            assert_eq!(docs.iter().any(|d| d.key == "scheduler"), queued, "{name}");
         }
     }
 
@@ -415,7 +430,7 @@ mod tests {
             assert_eq!(m.rotational(), *name == "hdd");
             let want = if *name == "hdd" { Scheduler::MqDeadline } else { Scheduler::Fifo };
             assert_eq!(m.queue_params().scheduler, want, "{name}");
-            assert_eq!(m.synchronous_io(), *name == "ram" || *name == "pmem", "{name}");
+            assert_eq!(m.synchronous_io(), ["ram", "pmem", "zram"].contains(name), "{name}");
         }
     }
 

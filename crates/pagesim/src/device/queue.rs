@@ -306,6 +306,40 @@ impl DeviceQueue {
         &self.model
     }
 
+    /// The timing model, for devices whose I/O is done by the submitting thread (zram's
+    /// table, a synchronous read's service time).
+    pub fn model_mut(&mut self) -> &mut DeviceModel {
+        &mut self.model
+    }
+
+    /// Accounts one request that the submitting thread carried out itself, taking
+    /// `service_ns` of its CPU (`submit_bio_wait` on a bio-based synchronous
+    /// device: brd, pmem, zram), without queueing or merging.
+    pub fn account_sync(&mut self, dir: IoDir, len: u64, service_ns: u64) {
+        let st = &mut self.stats;
+        match dir {
+            IoDir::Read => {
+                st.reads += 1;
+                st.read_bytes += len;
+                st.read_service_ns += service_ns;
+            }
+            IoDir::Write => {
+                st.writes += 1;
+                st.write_bytes += len;
+                st.write_service_ns += service_ns;
+            }
+        }
+        if self.last_dir.is_some_and(|d| d != dir) {
+            st.dir_switches += 1;
+        }
+        self.last_dir = Some(dir);
+        let pages = len.div_ceil(4096).max(1);
+        st.size_hist[(64 - (pages - 1).leading_zeros()).min(15) as usize] += 1;
+        if self.busy_channels == 0 {
+            st.busy_ns += service_ns;
+        }
+    }
+
     pub fn stats(&self) -> &DeviceStats {
         &self.stats
     }

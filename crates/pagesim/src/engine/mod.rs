@@ -89,6 +89,8 @@ pub struct Vma {
     pub willneed: bool,
     pub pages: u32,
     pub pte: Vec<u32>,
+    /// Index of its region in the scenario's region order (for the page content model).
+    pub region: u32,
 }
 
 /// A shmem (tmpfs) object: its page cache holds frames or swap entries.
@@ -205,6 +207,11 @@ pub struct Sim {
     pub swap: Swap,
     pub swap_ra: SwapRa,
     pub scan_balance: ScanBalance,
+    /// zswap (mm/zswap.c), the content of swapped pages, and the frames that zsmalloc pools
+    /// (zswap's, zram's) hold.
+    pub zswap: crate::swap::zswap::Zswap,
+    pub content: crate::swap::compress::PageContent,
+    pub zs_frames: Vec<u32>,
     pub vmas: Vec<Vma>,
     pub shmem: Vec<ShmemObj>,
     /// Files and their page caches.
@@ -263,6 +270,12 @@ impl Sim {
         self.tasks.len() as u32
     }
 
+    /// Thread id of zswap's shrink worker (`zswap_shrink_work`).
+    #[inline]
+    pub fn zswap_worker_thread(&self) -> u32 {
+        self.tasks.len() as u32 + 1
+    }
+
     /// Builds the machine from a validated scenario.
     pub fn new(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
         let f = &sc.file;
@@ -313,6 +326,8 @@ impl Sim {
             swap.areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));
             dev_used[d] += s.size;
         }
+        let (zswap, content) =
+            crate::swap::page_io::setup(f, profile, &mut swap, &devices, managed, f.memcg.len() + 1, seed);
 
         let ra_name = f.kernel.swap_readahead.as_deref().unwrap_or(profile.swap_readahead);
         let swap_ra = (crate::swap::readahead::find(ra_name).expect("validated").build)();
@@ -418,6 +433,7 @@ impl Sim {
                                     shmem[o as usize].mappers.push(id);
                                 }
                                 let file = r.file.as_ref().map(|name| file_ids[name]);
+                                let region = f.region.keys().position(|k| *k == st.region).expect("validated") as u32;
                                 let mut ra = NIL;
                                 if let Some(fi) = file {
                                     files[fi as usize].mappers.push(id);
@@ -433,6 +449,7 @@ impl Sim {
                                     willneed: r.madvise == Some(crate::scenario::Madvise::Willneed),
                                     pages,
                                     pte: vec![pte::NONE; pages as usize],
+                                    region,
                                 });
                                 id
                             });
@@ -478,7 +495,8 @@ impl Sim {
         }
         let fra_name = f.kernel.file_readahead.as_deref().unwrap_or(profile.file_readahead);
         let file_ra = (crate::pagecache::readahead::find(fra_name).expect("validated").build)();
-        let nthreads = tasks.len() + 1;
+        // The tasks, kswapd, zswap's shrink worker.
+        let nthreads = tasks.len() + 2;
         let mut sim = Sim {
             now: 0,
             events: EventQueue::default(),
@@ -491,6 +509,9 @@ impl Sim {
             swap,
             swap_ra,
             scan_balance,
+            zswap,
+            content,
+            zs_frames: Vec::new(),
             vmas,
             shmem,
             files,
@@ -618,6 +639,9 @@ impl Sim {
         if th == self.kswapd_thread() {
             self.run_kswapd(cpu as u32);
             self.kswapd.cpu_ns += self.now - start;
+        } else if th == self.zswap_worker_thread() {
+            self.run_zswap_shrink_worker();
+            self.zswap.worker_cpu_ns += self.now - start;
         } else {
             let t = &mut self.tasks[th as usize];
             if t.state == TaskState::NotStarted {

@@ -139,13 +139,23 @@ impl Sim {
             Some(Err(b)) => return b,
             None => {}
         }
-        if self.swapin_charge_room(tid) {
+        // A synchronous device's swap-in reads the target alone, bypassing the swap cache.
+        let bypass = self.swap_sync_bypass(entry);
+        if self.swapin_charge_room(tid, if bypass { 1 } else { 1 << self.tun.page_cluster }) {
             return Fault::Retry;
+        }
+        if bypass {
+            return self.do_swap_page_sync(tid, vma, idx, write, entry);
         }
         let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
         self.major_fault(tid);
         let win = self.swap_ra.window(&ctx);
         self.swapin(tid, &ctx, win, entry, target, Some(vma));
+        if !self.frames.test(target, pg::LOCKED) {
+            // Read synchronously (zswap, zeromap, a synchronous device): map it now.
+            self.map_swapped_anon(tid, vma, idx, write, target, entry);
+            return Fault::Done;
+        }
         self.wait_page(tid, target)
     }
 
@@ -157,12 +167,12 @@ impl Sim {
     /// the target and a full window (2^page_cluster pages) would not fit, so that the
     /// reclaim runs as the task's reclaim job (priority by priority, yielding to I/O
     /// completions as the kernel's reclaim is interrupted by them). The same pages are
-    /// reclaimed as in the kernel, up to a window's worth earlier. Returns true when a
-    /// reclaim job was started (the access is retried after it).
-    fn swapin_charge_room(&mut self, tid: u32) -> bool {
+    /// reclaimed as in the kernel, up to a window's worth earlier. `window` is the number
+    /// of pages the fault will read (1 when a synchronous device bypasses the swap cache).
+    /// Returns true when a reclaim job was started (the access is retried after it).
+    fn swapin_charge_room(&mut self, tid: u32, window: u64) -> bool {
         let t = &self.tasks[tid as usize];
         let m = &self.memcgs[t.memcg as usize];
-        let window = 1u64 << self.tun.page_cluster;
         if t.fault_room_reclaimed || m.usage + window <= m.max {
             return false;
         }
@@ -173,7 +183,7 @@ impl Sim {
         true
     }
 
-    fn major_fault(&mut self, tid: u32) {
+    pub(crate) fn major_fault(&mut self, tid: u32) {
         let m = self.tasks[tid as usize].memcg;
         self.tasks[tid as usize].major_faults += 1;
         self.count(Counter::PgMajFault, m, 1);
@@ -287,14 +297,18 @@ impl Sim {
         let active = self.frames.test(f, pg::ACTIVE);
         self.frames.clear(f, pg::ACTIVE);
         self.lru_add(f, active);
-        let (dev, off) = {
-            let a = self.swap.area_ref(entry);
-            (a.dev, a.offset_of(slot))
-        };
-        self.submit_page_io(dev, off, f, IoDir::Read);
-        self.count(Counter::PswpIn, memcg, 1);
-        self.count(Counter::PgpgIn, memcg, 4);
-        self.charge(self.cost.swapin_ns);
+        if self.swap_read_folio_sync(f, entry, memcg) {
+            self.frames.clear(f, pg::LOCKED);
+        } else {
+            let (dev, off) = {
+                let a = self.swap.area_ref(entry);
+                (a.dev, a.offset_of(slot))
+            };
+            self.submit_page_io(dev, off, f, IoDir::Read);
+            self.count(Counter::PswpIn, memcg, 1);
+            self.count(Counter::PgpgIn, memcg, 4);
+            self.charge(self.cost.swapin_ns);
+        }
         if target.is_none() {
             self.frames.set(f, pg::READAHEAD);
             self.count(Counter::SwapRa, memcg, 1);
@@ -343,13 +357,21 @@ impl Sim {
             }
             Some(Err(b)) => b,
             None => {
-                if self.swapin_charge_room(tid) {
+                let bypass = self.profile.shmem_sync_bypass && self.swap_sync_bypass(entry);
+                if self.swapin_charge_room(tid, if bypass { 1 } else { 1 << self.tun.page_cluster }) {
                     return Fault::Retry;
+                }
+                if bypass {
+                    return self.shmem_swapin_sync(tid, vma, obj, idx, write, entry);
                 }
                 let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
                 self.major_fault(tid);
                 let win = self.swap_ra.window(&ctx);
                 self.swapin(tid, &ctx, win, entry, target, None);
+                if !self.frames.test(target, pg::LOCKED) {
+                    // Read synchronously: the retry finds it in the swap cache.
+                    return Fault::Retry;
+                }
                 self.wait_page(tid, target)
             }
         }

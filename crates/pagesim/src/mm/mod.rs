@@ -20,6 +20,7 @@
 pub mod fault;
 pub mod lru;
 pub mod vmstat;
+pub mod zsmalloc;
 
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
 

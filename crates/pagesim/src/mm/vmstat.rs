@@ -68,6 +68,13 @@ counters! {
     FileReadPages => "file_read_pages",
     FileReadSingle => "file_read_single",
     RaEvictedUnused => "ra_evicted_unused",
+    // zswap: successful store, load, writeback of an entry (5.19+; zswpwb 6.8+).
+    Zswpin => "zswpin",
+    Zswpout => "zswpout",
+    Zswpwb => "zswpwb",
+    // 6.12+ zeromap: zero page read back / not written.
+    SwpinZero => "swpin_zero",
+    SwpoutZero => "swpout_zero",
 }
 
 /// A set of counters (global /proc/vmstat, or one memcg's memory.stat events).

@@ -1001,7 +1001,11 @@ impl Sim {
             }
             self.swap_writepage(f);
             *pageout += 1;
-            return Verdict::Keep;
+            // A write that completed at once (zswap, zeromap, a synchronous device) leaves
+            // the page clean: it is freed below, in this pass.
+            if self.frames.test(f, pg::WRITEBACK | pg::DIRTY) {
+                return Verdict::Keep;
+            }
         }
         // Clean: __remove_mapping.
         if self.frames.test(f, pg::SWAPCACHE) {
@@ -1028,12 +1032,17 @@ impl Sim {
         a.cache[entry.slot() as usize] = f + 1;
         self.frames.set(f, pg::SWAPCACHE);
         self.frames.swap[f as usize] = entry.0;
+        self.swap_note_content(f, entry);
     }
 
     /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
     fn swap_writepage(&mut self, f: u32) {
         let entry = Entry(self.frames.swap[f as usize]);
         self.frames.clear(f, pg::DIRTY);
+        // Zeromap, zswap, synchronous devices (swap/page_io.rs).
+        if self.swap_writepage_sync(f, entry) {
+            return;
+        }
         self.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
         self.nr_writeback += 1;
         let (dev, off) = {
@@ -1214,6 +1223,17 @@ impl Sim {
         let n = self.frames.len();
         let mut seen = vec![false; n as usize];
         let mut charged = vec![0u64; self.memcgs.len()];
+        // zsmalloc's frames are off the LRU and charged to no memcg (they are in frame
+        // memcg 0, taken back out below); zswap charges compressed bytes as pages instead.
+        for &f in &self.zs_frames {
+            if seen[f as usize] || self.frames.memcg[f as usize] != 0 {
+                return Err(format!("zsmalloc frame {f} listed twice or charged to a memcg"));
+            }
+            seen[f as usize] = true;
+        }
+        for (mi, c) in charged.iter_mut().enumerate() {
+            *c = self.zswap.memcg_pages(mi);
+        }
         for (mi, m) in self.memcgs.iter().enumerate() {
             for l in [
                 LruList::InactiveAnon,
@@ -1251,6 +1271,7 @@ impl Sim {
                 charged[self.frames.memcg[f as usize] as usize] += 1;
             }
         }
+        charged[0] -= self.zs_frames.len() as u64;
         for (mi, m) in self.memcgs.iter().enumerate() {
             if m.usage != charged[mi] {
                 return Err(format!("memcg {mi}: usage {} but {} frames charged", m.usage, charged[mi]));
@@ -1346,6 +1367,6 @@ impl Sim {
                 }
             }
         }
-        Ok(())
+        self.verify_compressed()
     }
 }

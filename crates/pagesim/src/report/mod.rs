@@ -219,6 +219,7 @@ impl Report {
         counters.insert("nr_inactive_file".into(), sim.node_lru(crate::mm::LruList::InactiveFile).into());
         counters.insert("nr_active_file".into(), sim.node_lru(crate::mm::LruList::ActiveFile).into());
         counters.insert("nr_file_pages".into(), sim.files.iter().map(|a| a.nrpages).sum::<u64>().into());
+        sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();
         for m in sim.memcgs.iter().skip(1) {
             let mut c = serde_json::Map::new();

@@ -68,6 +68,9 @@ pub struct ScenarioFile {
     /// Swap areas (`swapon`), in swapon order.
     #[serde(default)]
     pub swap: Vec<SwapArea>,
+    /// zswap's module parameters (/sys/module/zswap/parameters).
+    #[serde(default)]
+    pub zswap: crate::swap::zswap::ZswapParams,
     /// Memory cgroups by name (children of the root cgroup).
     #[serde(default)]
     pub memcg: BTreeMap<String, MemcgConfig>,
@@ -292,6 +295,31 @@ pub struct Region {
     /// madvise hint of a file region. Default normal.
     #[serde(default)]
     pub madvise: Option<Madvise>,
+    /// Page content (see swap/compress.rs): mean compression ratio (lzo) of the region's
+    /// data. Default: none, every page holds the one non-zero word the workload writes.
+    #[serde(default)]
+    pub compress_ratio: Option<f64>,
+    /// Standard deviation of the log of a page's compression ratio. Default 0.
+    #[serde(default)]
+    pub compress_sigma: f64,
+    /// Percent of pages that do not compress. Default 0.
+    #[serde(default)]
+    pub incompressible_percent: f64,
+    /// Percent of pages that are all zero. Default 0.
+    #[serde(default)]
+    pub zero_percent: f64,
+}
+
+impl Region {
+    /// The region's page content model.
+    pub fn content(&self) -> crate::swap::compress::RegionContent {
+        crate::swap::compress::RegionContent {
+            ratio: self.compress_ratio,
+            sigma: self.compress_sigma,
+            incompressible: self.incompressible_percent / 100.0,
+            zero: self.zero_percent / 100.0,
+        }
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -606,7 +634,30 @@ impl Scenario {
             if r.size / 4096 >= 1 << 28 {
                 return Err(err(&format!("region.{name}.size"), "at most 1TiB per region".into()));
             }
+            if let Some(c) = r.compress_ratio {
+                if !(c.is_finite() && (1.0..=4096.0).contains(&c)) {
+                    return Err(err(&format!("region.{name}.compress_ratio"), format!("expected 1..4096, got {c}")));
+                }
+            }
+            if !(r.compress_sigma.is_finite() && (0.0..=3.0).contains(&r.compress_sigma)) {
+                return Err(err(
+                    &format!("region.{name}.compress_sigma"),
+                    format!("expected 0..3, got {}", r.compress_sigma),
+                ));
+            }
+            for (key, v) in [("incompressible_percent", r.incompressible_percent), ("zero_percent", r.zero_percent)] {
+                if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
+                    return Err(err(&format!("region.{name}.{key}"), format!("expected 0..100, got {v}")));
+                }
+            }
+            if r.incompressible_percent + r.zero_percent > 100.0 {
+                return Err(err(
+                    &format!("region.{name}"),
+                    "incompressible_percent + zero_percent must not exceed 100".into(),
+                ));
+            }
         }
+        file.zswap.validate(profile).map_err(|(key, msg)| err(key, msg))?;
         if file.task.is_empty() {
             return Err(err("task", "a scenario needs at least one [[task]]".into()));
         }
@@ -882,6 +933,41 @@ pub fn describe() -> Vec<Tunable> {
         t("region.NAME.size", "bytes", "required (file: the file's)".into(), "mapping size"),
         t("region.NAME.file", "name", "none".into(), "the file a file region maps"),
         t("region.NAME.madvise", "normal|sequential|random|willneed", "normal".into(), "madvise hint of a file region"),
+        t(
+            "region.NAME.compress_ratio",
+            "ratio >= 1",
+            "none".into(),
+            "page content: mean lzo compression ratio of the data (log-normal per page); none: every page \
+             holds the one non-zero word the workload writes (docs/model.md, Page content)",
+        ),
+        t("region.NAME.compress_sigma", "0..3", "0".into(), "standard deviation of the log of a page's ratio"),
+        t("region.NAME.incompressible_percent", "percent", "0".into(), "pages that do not compress"),
+        t("region.NAME.zero_percent", "percent", "0".into(), "pages that are all zero (same-filled)"),
+        t("zswap.enabled", "bool", "false".into(), "/sys/module/zswap/parameters/enabled"),
+        t(
+            "zswap.max_pool_percent",
+            "percent of RAM",
+            "20".into(),
+            "zswap max_pool_percent: the compressed pool's limit",
+        ),
+        t(
+            "zswap.compressor",
+            &crate::swap::compress::names().replace(", ", "|"),
+            "lzo".into(),
+            "zswap compressor (CONFIG_ZSWAP_COMPRESSOR_DEFAULT); sizes and CPU costs in docs/model.md",
+        ),
+        t(
+            "zswap.accept_threshold_percent",
+            "percent",
+            "90".into(),
+            "a full pool accepts stores again at or below this percent of its limit (5.6+)",
+        ),
+        t(
+            "zswap.shrinker_enabled",
+            "bool",
+            "false".into(),
+            "zswap memory shrinker (6.8+, CONFIG_ZSWAP_SHRINKER_DEFAULT_ON=n); not modelled, must stay false",
+        ),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
         t("task[].count", "count", "1".into(), "identical processes"),

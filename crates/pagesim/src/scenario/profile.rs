@@ -86,6 +86,39 @@ pub struct Profile {
     /// run (`flush_memcg_stats_dwork`, every FLUSH_TIME = 2 s). Before, reclaim flushed them
     /// whenever enough updates were pending: exact for this model.
     pub memcg_stats_flush_ns: u64,
+    /// `SWP_SYNCHRONOUS_IO` (≥4.15, Minchan Kim): on a synchronous device (zram, pmem, brd)
+    /// `do_swap_page` reads a slot with swap count 1 straight into a private page, without
+    /// the swap cache or readahead, and swap I/O to such a device is done by the submitting
+    /// thread (`swap_read_folio_bdev_sync`, `swap_writepage_bdev_sync`). zram does its work
+    /// in the submitter in every version; this switch only decides the bypass and pmem/brd.
+    pub swap_sync_io: bool,
+    /// shmem swap-in from a synchronous device also skips the swap cache and readahead
+    /// (`shmem_swap_alloc_folio`, 6.14+).
+    pub shmem_sync_bypass: bool,
+    /// The swap core keeps a per-device `zeromap` (≥6.12): an all-zero page is neither
+    /// written nor given to zswap (`swpout_zero`), and reading it back just zero-fills the
+    /// page (`swpin_zero`).
+    pub swap_zeromap: bool,
+    /// How this kernel's zswap behaves; `None` where pagesim does not model its zswap
+    /// (before 5.6: zbud pool and synchronous eviction on a full pool).
+    pub zswap: Option<ZswapRules>,
+}
+
+/// Version switches of mm/zswap.c (spec readahead_swap.md §4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ZswapRules {
+    /// A load into the swap cache erases the entry and dirties the page (exclusive loads:
+    /// 6.5–6.9 behind `exclusive_loads`, default off; always from 6.10). Otherwise the
+    /// entry stays until the swap slot is freed and the loaded page is clean.
+    pub exclusive_load: bool,
+    /// Same-filled pages are kept as their word, without pool memory
+    /// (`same_filled_pages_enabled`, 4.14–6.11, default on).
+    pub same_filled: bool,
+    /// A page that does not compress below PAGE_SIZE is stored as it is (6.18) instead of
+    /// rejected (`zswap_reject_compress_poor`).
+    pub store_incompressible: bool,
+    /// The memory shrinker exists (`shrinker_enabled`, ≥6.8).
+    pub shrinker: bool,
 }
 
 pub const DEFAULT_PROFILE: &str = "linux-6.6";
@@ -116,6 +149,10 @@ const LINUX_3_14: Profile = Profile {
     kswapd_pre_3_11: false,
     reclaim_3x: true,
     memcg_stats_flush_ns: 0,
+    swap_sync_io: false,
+    shmem_sync_bypass: false,
+    swap_zeromap: false,
+    zswap: None,
 };
 
 /// Linux 3.6, seed 000's Vanilla; also the base of the 2.6.2x profiles.
@@ -155,6 +192,10 @@ const LINUX_6_6: Profile = Profile {
     kswapd_pre_3_11: false,
     reclaim_3x: false,
     memcg_stats_flush_ns: 0,
+    swap_sync_io: true,
+    shmem_sync_bypass: false,
+    swap_zeromap: false,
+    zswap: Some(ZswapRules { exclusive_load: false, same_filled: true, store_incompressible: false, shrinker: false }),
 };
 
 /// The registry of kernel profiles.
@@ -163,9 +204,20 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "linux-6.18",
         description: "Linux 6.18 (the validation host's kernel), classic LRU: linux-6.6's mechanisms, with \
-                      reclaim reading memcg stats flushed every 2 s; the 6.14 swap allocator rewrite, the end \
-                      of the swap slots cache and the 6.18 swap table are not modelled apart (docs/model.md)",
+                      reclaim reading memcg stats flushed every 2 s; in swap: zeromap (6.12), exclusive zswap \
+                      loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
+                      referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 swap allocator \
+                      rewrite, the end of the swap slots cache and the 6.18 swap table are not modelled apart \
+                      (docs/model.md)",
         memcg_stats_flush_ns: 2_000_000_000,
+        shmem_sync_bypass: true,
+        swap_zeromap: true,
+        zswap: Some(ZswapRules {
+            exclusive_load: true,
+            same_filled: false,
+            store_incompressible: true,
+            shrinker: true,
+        }),
         ..LINUX_6_6
     },
     LINUX_3_14,

@@ -24,7 +24,10 @@
 //! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
 //! count continuation pages (counts are small integers here), no THP swap.
 
+pub mod compress;
+pub mod page_io;
 pub mod readahead;
+pub mod zswap;
 
 use crate::mm::NIL;
 use std::collections::VecDeque;
@@ -104,6 +107,10 @@ pub struct SwapArea {
     free_clusters: VecDeque<u32>,
     cluster_on_free_list: Vec<bool>,
     cpu_cluster: Vec<(u32, u32)>,
+    /// Log the slots freed into `released` (zswap or zram keep data per slot).
+    pub track_release: bool,
+    /// Slots freed since the owner of per-slot data last looked (`swap_range_free`).
+    pub released: Vec<u32>,
     // Rotational allocator (scan_swap_map) and the non-rotational fallback scan.
     cluster_next: u32,
     cluster_nr: u32,
@@ -154,6 +161,8 @@ impl SwapArea {
             free_clusters,
             cluster_on_free_list,
             cpu_cluster: vec![(NIL, 0); ncpus as usize],
+            track_release: false,
+            released: Vec::new(),
             cluster_next: 1,
             cluster_nr: 0,
             lanes: 1,
@@ -365,6 +374,9 @@ impl SwapArea {
     /// goes with it.
     fn release(&mut self, slot: u32) {
         self.inuse -= 1;
+        if self.track_release {
+            self.released.push(slot);
+        }
         self.shadow[slot as usize] = 0;
         let c = slot / CLUSTER;
         let cu = &mut self.cluster_used[c as usize];

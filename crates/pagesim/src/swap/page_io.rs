@@ -1,0 +1,572 @@
+//! Models the parts of mm/page_io.c (`swap_writepage`, `swap_read_folio`) that do not end in
+//! an asynchronous bio: the zeromap (6.12+), zswap ([`super::zswap`]), and devices whose I/O
+//! the submitting thread does itself (zram always; pmem and brd with `SWP_SYNCHRONOUS_IO`,
+//! 4.15+: `swap_writepage_bdev_sync`, `swap_read_folio_bdev_sync`). Also the swap-cache
+//! bypass for such devices (mm/memory.c `do_swap_page` when `SWP_SYNCHRONOUS_IO &&
+//! __swap_count(entry) == 1`, mm/shmem.c `shmem_swap_alloc_folio`), and what happens when a
+//! swap slot is freed (`swap_range_free`: `zswap_invalidate`, `swap_slot_free_notify`).
+//!
+//! DOC: the order in which a swapped-out page looks for a home, and a swapped-in page for
+//! its data, is the kernel's:
+//!
+//! ```text
+//!   write: zero page & zeromap (swpout_zero) ─▶ zswap_store (zswpout) ─▶ device (pswpout)
+//!   read:  zeromap bit (swpin_zero) ─▶ zswap_load (zswpin) ─▶ device (pswpin)
+//! ```
+//!
+//! Everything but an asynchronous device completes before the call returns: the page is
+//! clean (write) or uptodate (read) at once, its CPU cost charged to the running thread
+//! (kswapd, a reclaiming task, the faulting task). Reclaim then frees a written page in the
+//! same pass (`shrink_folio_list`: "a synchronous write - probably a ramdisk").
+//!
+//! The bypass (`swap_sync_io` profiles): a swap-cache miss on a synchronous device whose slot
+//! has one reference reads into a private page (no swap cache, no readahead, no
+//! `swap_ra`/`swap_ra_hit`), with shadow-entry refault accounting, maps it exclusively and
+//! frees the slot: the page has no swap copy any more, so it is written (compressed) again
+//! when reclaimed. Still a major fault.
+//!
+//! Freed slots: [`crate::swap::SwapArea`] logs the slots it frees when something keeps
+//! per-slot data (zswap, zram); the log is drained here at every entry point, so an entry
+//! or object never outlives its slot by more than one swap operation.
+
+use super::compress::{self, Content, PageContent, RegionContent};
+use super::zswap::Zswap;
+use super::{Entry, Swap};
+use crate::device::{DeviceModel, DeviceQueue, IoDir, Stored};
+use crate::engine::{pte, Sim};
+use crate::mm::fault::Fault;
+use crate::mm::vmstat::Counter;
+use crate::mm::{pg, Owner};
+use crate::scenario::{Profile, ScenarioFile};
+
+/// Builds zswap and the content model for a run and marks the swap areas whose freed slots
+/// must be reported (zswap enabled, or the area is on zram).
+pub fn setup(
+    f: &ScenarioFile,
+    profile: &Profile,
+    swap: &mut Swap,
+    devices: &[DeviceQueue],
+    managed_pages: u64,
+    nr_memcgs: usize,
+    seed: u64,
+) -> (Zswap, PageContent) {
+    let area_slots: Vec<u32> = swap.areas.iter().map(|a| a.nslots).collect();
+    let zswap = Zswap::new(&f.zswap, profile.zswap, &area_slots, managed_pages, nr_memcgs);
+    let regions: Vec<RegionContent> = f.region.values().map(|r| r.content()).collect();
+    let any_zram = swap.areas.iter().any(|a| matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_)));
+    let zero_pages = profile.swap_zeromap && regions.iter().any(|r| r.zero > 0.0);
+    let active = zswap.enabled || any_zram || zero_pages;
+    for a in &mut swap.areas {
+        a.track_release = zswap.enabled || matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_));
+    }
+    (zswap, PageContent::new(regions, seed, &area_slots, active))
+}
+
+impl Sim {
+    /// Takes `n` frames for zsmalloc pools. Reclaim and swap I/O run with PF_MEMALLOC, so
+    /// no watermark stops them; only an empty free list does. Wakes kswapd below low.
+    pub fn zs_alloc_pages(&mut self, n: u64) -> bool {
+        if self.frames.nr_free() < n {
+            return false;
+        }
+        for _ in 0..n {
+            let f = self.frames.alloc(0).expect("free frame present");
+            self.zs_frames.push(f);
+            self.vmstat.add(Counter::PgAlloc, 1);
+        }
+        if n > 0 && self.nr_free() <= self.tun.wmark.low {
+            self.wake_kswapd();
+        }
+        true
+    }
+
+    /// Returns `n` zsmalloc frames to the free pages.
+    pub fn zs_free_pages(&mut self, n: u64) {
+        for _ in 0..n {
+            let f = self.zs_frames.pop().expect("zsmalloc frame to free");
+            self.frames.free(f);
+            self.pages_scanned = 0;
+            self.vmstat.add(Counter::PgFree, 1);
+        }
+    }
+
+    /// Remembers the content of page `f`, entering the swap cache at `entry` while its
+    /// owner is still known (from `add_to_swap_cache`).
+    pub fn swap_note_content(&mut self, f: u32, entry: Entry) {
+        if !self.content.active {
+            return;
+        }
+        let (key, region) = match self.frames.owner(f) {
+            Owner::Anon(v) => (v, self.vmas[v as usize].region),
+            Owner::Shmem(o) => {
+                let v = self.shmem[o as usize].mappers[0];
+                (o | 1 << 31, self.vmas[v as usize].region)
+            }
+            // File pages never enter the swap cache.
+            Owner::File(_) | Owner::None => return,
+        };
+        let idx = self.frames.index[f as usize];
+        self.content.record(entry, key, region, idx);
+    }
+
+    /// `swap_range_free` for the slots freed since the last call: zswap entries and zram
+    /// objects go with them.
+    pub fn swap_slots_released(&mut self) {
+        for a in 0..self.swap.areas.len() {
+            if self.swap.areas[a].released.is_empty() {
+                continue;
+            }
+            let mut slots = std::mem::take(&mut self.swap.areas[a].released);
+            let dev = self.swap.areas[a].dev as usize;
+            for &s in &slots {
+                let e = Entry::new(a as u32, s);
+                self.zswap_invalidate(e);
+                self.content.clear(e);
+                let off = self.swap.areas[a].offset_of(s);
+                if let DeviceModel::Zram(z) = self.devices[dev].model_mut() {
+                    let freed = z.free(off);
+                    self.zs_free_pages(freed);
+                }
+            }
+            slots.clear();
+            self.swap.areas[a].released = slots;
+        }
+    }
+
+    /// Whether I/O to `entry`'s device is done by the submitting thread.
+    pub fn swap_dev_sync(&self, entry: Entry) -> bool {
+        let m = self.devices[self.swap.area_ref(entry).dev as usize].model();
+        matches!(m, DeviceModel::Zram(_)) || (m.synchronous_io() && self.profile.swap_sync_io)
+    }
+
+    /// `do_swap_page`'s test for the bypass: a synchronous device and one reference.
+    pub fn swap_sync_bypass(&self, entry: Entry) -> bool {
+        self.profile.swap_sync_io
+            && self.devices[self.swap.area_ref(entry).dev as usize].model().synchronous_io()
+            && self.swap.area_ref(entry).count(entry.slot()) == 1
+    }
+
+    /// `swap_writepage` for dirty page `f` in the swap cache at `entry` (PG_dirty already
+    /// cleared), when the write does not become an asynchronous bio: zero page with a
+    /// zeromap, zswap, a synchronous device. Returns false to let the caller submit the bio.
+    pub fn swap_writepage_sync(&mut self, f: u32, entry: Entry) -> bool {
+        if !self.content.active && !self.swap_dev_sync(entry) {
+            return false;
+        }
+        self.swap_slots_released();
+        let m = self.frames.memcg[f as usize];
+        let c = self.content.get(entry);
+        if self.profile.swap_zeromap {
+            // swap_writeout: an all-zero page is only remembered.
+            let zero = c == Content::Zero;
+            self.content.set_zeromap(entry, zero);
+            if zero {
+                self.zswap_invalidate(entry);
+                self.count(Counter::SwpoutZero, m, 1);
+                self.count(Counter::NrVmscanWrite, m, 1);
+                self.charge(compress::PAGE_COPY_NS / 4);
+                return true;
+            }
+        }
+        if self.zswap_store(f, entry, c) {
+            self.count(Counter::NrVmscanWrite, m, 1);
+            self.charge(self.cost.swapout_ns);
+            return true;
+        }
+        if self.swap_dev_sync(entry) {
+            self.count(Counter::NrVmscanWrite, m, 1);
+            self.swap_write_to_device(f, entry, false);
+            return true;
+        }
+        false
+    }
+
+    /// `__swap_writepage`: writes page `f` to `entry`'s device, synchronously if the device
+    /// is, else as a bio under the current plug. `reclaim` sets PG_reclaim (zswap writeback)
+    /// so the page is rotated for reclaim when the write ends. A failed zram write leaves the
+    /// page dirty (`__end_swap_bio_write`).
+    pub fn swap_write_to_device(&mut self, f: u32, entry: Entry, reclaim: bool) {
+        let m = self.frames.memcg[f as usize];
+        let (dev, off) = {
+            let a = self.swap.area_ref(entry);
+            (a.dev as usize, a.offset_of(entry.slot()))
+        };
+        self.count(Counter::PswpOut, m, 1);
+        self.count(Counter::PgpgOut, m, 4);
+        self.charge(self.cost.swapout_ns);
+        if !self.swap_dev_sync(entry) {
+            self.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
+            self.nr_writeback += 1;
+            self.submit_page_io(dev as u32, off, f, IoDir::Write);
+            return;
+        }
+        let c = self.content.get(entry);
+        let stored = match self.devices[dev].model_mut() {
+            DeviceModel::Zram(z) => Some((z.comp, z.store(off, c))),
+            _ => None,
+        };
+        let ns = match stored {
+            Some((comp, Ok((what, len, freed, grew)))) => {
+                self.zs_free_pages(freed);
+                if !self.zs_alloc_pages(grew) {
+                    // zs_malloc found no page: -ENOMEM, the page stays dirty.
+                    if let DeviceModel::Zram(z) = self.devices[dev].model_mut() {
+                        z.free(off);
+                    }
+                    self.frames.set(f, pg::DIRTY);
+                }
+                if what == Stored::Same {
+                    compress::PAGE_COPY_NS / 4
+                } else {
+                    comp.compress_ns(len)
+                }
+            }
+            Some((comp, Err(_))) => {
+                self.frames.set(f, pg::DIRTY);
+                comp.compress_ns(comp.compressed_len(c).unwrap_or(comp.word_len))
+            }
+            None => {
+                let now = self.now;
+                self.devices[dev].model_mut().service_ns(IoDir::Write, off, 4096, now)
+            }
+        };
+        self.devices[dev].account_sync(IoDir::Write, 4096, ns);
+        self.charge(ns);
+        if reclaim && !self.frames.test(f, pg::DIRTY) {
+            // folio_end_writeback with PG_reclaim: to the inactive tail for reclaim.
+            let mc = m as usize;
+            let crate::engine::Sim { memcgs, frames, .. } = self;
+            memcgs[mc].lru.del(frames, f);
+            frames.clear(f, pg::ACTIVE);
+            memcgs[mc].lru.add_tail(frames, f, crate::mm::LruList::InactiveAnon);
+        }
+    }
+
+    /// `swap_read_folio` for page `f` at `entry` when the data is not fetched by an
+    /// asynchronous bio: zeromap, zswap, a synchronous device. Returns true when `f` is
+    /// uptodate; false lets the caller submit the bio.
+    pub fn swap_read_folio_sync(&mut self, f: u32, entry: Entry, memcg: u16) -> bool {
+        if !self.content.active && !self.swap_dev_sync(entry) {
+            return false;
+        }
+        self.swap_slots_released();
+        if self.profile.swap_zeromap && self.content.zeromap(entry) {
+            self.count(Counter::SwpinZero, memcg, 1);
+            self.charge(self.cost.swapin_ns + compress::PAGE_COPY_NS);
+            return true;
+        }
+        if self.zswap_load(f, entry) {
+            self.charge(self.cost.swapin_ns);
+            return true;
+        }
+        if !self.swap_dev_sync(entry) {
+            return false;
+        }
+        let (dev, off) = {
+            let a = self.swap.area_ref(entry);
+            (a.dev as usize, a.offset_of(entry.slot()))
+        };
+        let now = self.now;
+        let ns = match self.devices[dev].model_mut() {
+            DeviceModel::Zram(z) => z.load_ns(off),
+            other => other.service_ns(IoDir::Read, off, 4096, now),
+        };
+        self.devices[dev].account_sync(IoDir::Read, 4096, ns);
+        self.count(Counter::PswpIn, memcg, 1);
+        self.count(Counter::PgpgIn, memcg, 4);
+        self.charge(self.cost.swapin_ns + ns);
+        true
+    }
+
+    /// A new private page for a bypass swap-in of `entry`: refault accounting from the
+    /// slot's shadow, on the LRU, read synchronously. `None`: reclaim first.
+    fn swapin_direct(&mut self, tid: u32, entry: Entry) -> Option<u32> {
+        let f = self.alloc_page(tid)?;
+        self.major_fault(tid);
+        let memcg = self.tasks[tid as usize].memcg;
+        self.frames.set(f, pg::SWAPBACKED);
+        if let Some(shadow) = self.swap.area(entry).take_shadow(entry.slot()) {
+            self.workingset_refault(f, shadow, false);
+        }
+        let active = self.frames.test(f, pg::ACTIVE);
+        self.frames.clear(f, pg::ACTIVE);
+        self.lru_add(f, active);
+        let done = self.swap_read_folio_sync(f, entry, memcg);
+        debug_assert!(done, "bypass read from a device that is not synchronous");
+        Some(f)
+    }
+
+    /// Drops the reference a PTE or shmem slot held on `entry` (`swap_free`), for page `f`.
+    fn swap_free_for(&mut self, f: u32, entry: Entry) {
+        self.swap.area(entry).put(entry.slot());
+        let m = self.frames.memcg[f as usize] as usize;
+        self.memcgs[m].swap_usage = self.memcgs[m].swap_usage.saturating_sub(1);
+        self.swap_slots_released();
+    }
+
+    /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference).
+    pub fn do_swap_page_sync(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+        let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
+        self.frames.set_owner(f, Owner::Anon(vma), idx);
+        // The page is exclusive and has no swap copy left: writable, and dirty for reclaim.
+        self.frames.set(f, pg::DIRTY);
+        let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
+        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.swap_free_for(f, entry);
+        Fault::Done
+    }
+
+    /// `shmem_swapin_folio` through `shmem_swap_alloc_folio` (synchronous device, 6.14+).
+    pub fn shmem_swapin_sync(&mut self, tid: u32, vma: u32, obj: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+        let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
+        // Back in the shmem page cache with no swap copy: dirty, as a new tmpfs page.
+        self.frames.set(f, pg::DIRTY);
+        self.frames.set_owner(f, Owner::Shmem(obj), idx);
+        self.shmem[obj as usize].slots[idx as usize] = f + 1;
+        let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
+        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.swap_free_for(f, entry);
+        Fault::Done
+    }
+
+    /// Pages held by zsmalloc pools: zswap's and every zram device's.
+    pub fn zs_pool_pages(&self) -> u64 {
+        let zram: u64 =
+            self.devices.iter().map(|d| if let DeviceModel::Zram(z) = d.model() { z.pool.pages } else { 0 }).sum();
+        self.zswap.pool.pages + zram
+    }
+
+    /// Invariants of compressed swap: the pools' frames, zswap's entries, no entry or zram
+    /// object of a free slot still unreported.
+    pub fn verify_compressed(&self) -> Result<(), String> {
+        self.zswap.verify()?;
+        if self.zs_frames.len() as u64 != self.zs_pool_pages() {
+            return Err(format!(
+                "zsmalloc holds {} frames, its pools {} pages",
+                self.zs_frames.len(),
+                self.zs_pool_pages()
+            ));
+        }
+        for (ai, a) in self.swap.areas.iter().enumerate() {
+            let zram = match self.devices[a.dev as usize].model() {
+                DeviceModel::Zram(z) => Some(z),
+                _ => None,
+            };
+            for s in 1..a.nslots {
+                if a.map[s as usize] != 0 || a.released.contains(&s) {
+                    continue;
+                }
+                let e = Entry::new(ai as u32, s);
+                if self.zswap.has(e) {
+                    return Err(format!("swap {ai} slot {s}: free, but zswap holds an entry"));
+                }
+                if zram.is_some_and(|z| z.stored(a.offset_of(s)).is_some()) {
+                    return Err(format!("swap {ai} slot {s}: free, but zram holds its page"));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// zswap's and zram's gauges at the end of a run, under the kernel's names (debugfs
+    /// zswap statistics, zram `mm_stat` summed over zram devices, vmstat `nr_zspages`).
+    pub fn compressed_gauges(&self, out: &mut serde_json::Map<String, serde_json::Value>) {
+        let z = &self.zswap;
+        let any_zram = self.devices.iter().any(|d| matches!(d.model(), DeviceModel::Zram(_)));
+        if !z.enabled && !any_zram {
+            return;
+        }
+        out.insert("nr_zspages".into(), self.zs_pool_pages().into());
+        if z.enabled {
+            out.insert("zswap_pool_total_size".into(), (z.pool.pages * compress::PAGE as u64).into());
+            out.insert("zswap_stored_pages".into(), z.stored_pages.into());
+            out.insert("zswap_same_filled_pages".into(), z.same_filled_pages.into());
+            out.insert("zswap_pool_limit_hit".into(), z.pool_limit_hit.into());
+            out.insert("zswap_written_back_pages".into(), z.written_back_pages.into());
+            out.insert("zswap_reject_compress_poor".into(), z.reject_compress_poor.into());
+            out.insert("zswap_reject_alloc_fail".into(), z.reject_alloc_fail.into());
+            out.insert("zswap_reject_reclaim_fail".into(), z.reject_reclaim_fail.into());
+        }
+        if any_zram {
+            let (mut orig, mut compr, mut used, mut same, mut huge) = (0u64, 0u64, 0u64, 0u64, 0u64);
+            for d in &self.devices {
+                if let DeviceModel::Zram(z) = d.model() {
+                    orig += z.pages_stored * compress::PAGE as u64;
+                    compr += z.pool.requested_bytes;
+                    used += z.pool.pages * compress::PAGE as u64;
+                    same += z.same_pages;
+                    huge += z.huge_pages;
+                }
+            }
+            out.insert("zram_orig_data_size".into(), orig.into());
+            out.insert("zram_compr_data_size".into(), compr.into());
+            out.insert("zram_mem_used_total".into(), used.into());
+            out.insert("zram_same_pages".into(), same.into());
+            out.insert("zram_huge_pages".into(), huge.into());
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    /// A 64 MB machine (60 MB managed) with one task mapping a 4 MB anon region `buf`;
+    /// `extra` adds devices, swap, zswap, the profile.
+    pub(crate) fn sim(extra: &str) -> Sim {
+        let text = format!(
+            "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n{extra}\n\
+             [region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n\
+             [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
+        );
+        let sc = Scenario::from_toml(&text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+        let s = Sim::new(&sc, 1).unwrap();
+        s.verify().unwrap();
+        s
+    }
+
+    /// Page `idx` of VMA 0 made resident and dirty, then put in the swap cache at a new slot,
+    /// as `shrink_folio`'s add_to_swap does. Returns (frame, entry).
+    pub(crate) fn swapcache_page(s: &mut Sim, idx: u32) -> (u32, Entry) {
+        let f = s.alloc_page_atomic(0).expect("free memory");
+        s.frames.set(f, pg::SWAPBACKED);
+        s.frames.set_owner(f, Owner::Anon(0), idx);
+        s.lru_add(f, false);
+        s.vmas[0].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        let e = s.swap.alloc(0).expect("swap space");
+        s.add_to_swap_cache(f, e);
+        s.frames.set(f, pg::DIRTY);
+        (f, e)
+    }
+
+    /// `swap_writepage`'s start: PG_dirty cleared, then the synchronous outcomes.
+    pub(crate) fn writeout(s: &mut Sim, f: u32, e: Entry) -> bool {
+        s.frames.clear(f, pg::DIRTY);
+        s.swap_writepage_sync(f, e)
+    }
+
+    /// The rest of reclaiming a written page: the PTE takes the swap entry, the clean page
+    /// leaves the swap cache and is freed.
+    pub(crate) fn evict(s: &mut Sim, f: u32, e: Entry, idx: u32) {
+        s.vmas[0].pte[idx as usize] = pte::SWAP | e.0;
+        s.swap.area(e).dup(e.slot());
+        s.memcgs[0].swap_usage += 1;
+        s.frames.set_owner(f, Owner::None, 0);
+        s.frames.clear(f, pg::SWAPCACHE);
+        s.frames.swap[f as usize] = 0;
+        s.swap.area(e).clear_cache_bit(e.slot());
+        let Sim { memcgs, frames, .. } = s;
+        memcgs[0].lru.del(frames, f);
+        s.free_frame(f);
+    }
+
+    const ZRAM: &str = "[device.z]\nmodel = \"zram\"\n[[swap]]\ndevice = \"z\"\nsize = \"16MB\"\n";
+
+    #[test]
+    fn a_zram_write_is_synchronous_and_its_pool_takes_free_memory_not_the_memcg() {
+        let mut s = sim(ZRAM);
+        let (f, e) = swapcache_page(&mut s, 5);
+        let (free, usage) = (s.nr_free(), s.memcgs[0].usage);
+        assert!(writeout(&mut s, f, e), "zram is written by the reclaiming thread");
+        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY), "clean at once, nothing in flight");
+        // lzo-rle word page: 41 + 8 bytes, the 64-byte class, one pool page.
+        assert_eq!((s.zs_pool_pages(), s.zs_frames.len()), (1, 1));
+        assert_eq!(s.nr_free(), free - 1, "the pool page comes out of free memory");
+        assert_eq!(s.memcgs[0].usage, usage, "and is charged to no memcg");
+        assert_eq!((s.vmstat.get(Counter::PswpOut), s.vmstat.get(Counter::PgpgOut)), (1, 4));
+        assert_eq!(s.devices[0].stats().writes, 1);
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn a_zram_swapin_bypasses_the_swap_cache_and_readahead_and_frees_the_slot() {
+        let mut s = sim(ZRAM);
+        // Two neighbours in swap too, so a readahead window would have had pages to read.
+        let mut pages = Vec::new();
+        for idx in 4..7 {
+            let (f, e) = swapcache_page(&mut s, idx);
+            assert!(writeout(&mut s, f, e));
+            evict(&mut s, f, e, idx);
+            pages.push(e);
+        }
+        s.verify().unwrap();
+        let e = pages[1];
+        assert!(s.swap_sync_bypass(e));
+        assert!(matches!(s.handle_fault(0, 0, 0, 5, false), Fault::Done));
+        let p = s.vmas[0].pte[5];
+        let f = pte::frame(p).expect("mapped");
+        assert!(pte::is_present(p) && p & pte::WRITE != 0, "exclusive: mapped writable");
+        assert!(!s.frames.test(f, pg::SWAPCACHE) && s.frames.test(f, pg::DIRTY), "no swap copy left");
+        assert_eq!(s.swap.area_ref(e).map[e.slot() as usize], 0, "the slot is freed");
+        let nr_swapcached: usize = s.swap.areas.iter().map(|a| a.cache.iter().filter(|&&c| c != 0).count()).sum();
+        assert_eq!(nr_swapcached, 0);
+        assert_eq!(s.vmstat.get(Counter::SwapRa), 0, "no readahead");
+        assert_eq!((s.vmstat.get(Counter::PgMajFault), s.vmstat.get(Counter::PswpIn)), (1, 1));
+        let DeviceModel::Zram(z) = s.devices[0].model() else { panic!() };
+        assert_eq!(z.pages_stored, 2, "zram freed the object with the slot");
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn an_old_profile_reads_zram_through_the_swap_cache() {
+        // 3.14 predates SWP_SYNCHRONOUS_IO: swap cache and readahead, but zram still
+        // decompresses in the faulting thread, so the fault completes without waiting.
+        let mut s = sim(&format!("[kernel]\nprofile = \"linux-3.14\"\n{ZRAM}"));
+        for idx in 0..8 {
+            let (f, e) = swapcache_page(&mut s, idx);
+            assert!(writeout(&mut s, f, e));
+            evict(&mut s, f, e, idx);
+        }
+        assert!(!s.swap_sync_bypass(Entry(s.vmas[0].pte[5] & !pte::SWAP)));
+        assert!(matches!(s.handle_fault(0, 0, 0, 5, false), Fault::Done));
+        let f = pte::frame(s.vmas[0].pte[5]).unwrap();
+        assert!(s.frames.test(f, pg::SWAPCACHE));
+        assert!(s.vmstat.get(Counter::SwapRa) > 0, "the readahead window was read");
+        assert_eq!(s.vmstat.get(Counter::PswpIn), 1 + s.vmstat.get(Counter::SwapRa));
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn a_brd_swap_on_6_18_without_compressed_swap_writes_and_reads_synchronously() {
+        // Nothing looks at page contents here (no zswap, zram or zero pages), yet the zeromap
+        // profile and the synchronous device take the synchronous paths.
+        let mut s = sim("[kernel]\nprofile = \"linux-6.18\"\n[device.r]\nmodel = \"ram\"\n[[swap]]\ndevice = \"r\"\nsize = \"16MB\"\n");
+        assert!(!s.content.active);
+        let (f, e) = swapcache_page(&mut s, 9);
+        let before = s.now;
+        assert!(writeout(&mut s, f, e));
+        assert!(s.now > before, "the copy is charged to the writer");
+        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY));
+        assert_eq!(s.devices[0].stats().writes, 1);
+        evict(&mut s, f, e, 9);
+        assert!(matches!(s.handle_fault(0, 0, 0, 9, true), Fault::Done), "bypass read, no wait");
+        assert_eq!((s.vmstat.get(Counter::PswpIn), s.devices[0].stats().reads), (1, 1));
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn zero_pages_go_to_the_zeromap_on_6_18_and_to_zram_as_same_pages_on_6_6() {
+        for (profile, zeromap) in [("linux-6.18", true), ("linux-6.6", false)] {
+            let mut s = sim(&format!("[kernel]\nprofile = \"{profile}\"\n{ZRAM}"));
+            s.content = PageContent::new(
+                vec![RegionContent { zero: 1.0, ..Default::default() }],
+                1,
+                &[s.swap.areas[0].nslots],
+                true,
+            );
+            let (f, e) = swapcache_page(&mut s, 3);
+            assert!(writeout(&mut s, f, e));
+            let DeviceModel::Zram(z) = s.devices[0].model() else { panic!() };
+            assert_eq!(s.vmstat.get(Counter::SwpoutZero), zeromap as u64, "{profile}");
+            assert_eq!(s.vmstat.get(Counter::PswpOut), !zeromap as u64, "{profile}");
+            assert_eq!(z.same_pages, !zeromap as u64, "{profile}");
+            assert_eq!(s.zs_pool_pages(), 0, "a zero page takes no pool memory");
+            evict(&mut s, f, e, 3);
+            assert!(matches!(s.handle_fault(0, 0, 0, 3, false), Fault::Done));
+            assert_eq!(s.vmstat.get(Counter::SwpinZero), zeromap as u64, "{profile}");
+            assert_eq!(s.vmstat.get(Counter::PswpIn), !zeromap as u64, "{profile}");
+            s.verify().unwrap();
+        }
+    }
+}

@@ -1,0 +1,728 @@
+//! Models mm/zswap.c (6.x): a compressed cache in front of the swap devices.
+//!
+//! DOC: a page that reclaim writes to swap first has its swap slot (`folio_alloc_swap`);
+//! `swap_writepage` then offers it to `zswap_store`. If zswap takes it, the page is
+//! compressed into zswap's zsmalloc pool and nothing is written: the write completes at
+//! once, the page is clean and reclaim frees it in the same pass. `zswpout` counts it,
+//! `pswpout` does not. A swap-in (`swap_read_folio`) asks `zswap_load` before the device:
+//! a hit decompresses in the faulting thread (`zswpin`, no I/O, no `pswpin`), also for
+//! readahead pages of the window, which are loaded synchronously.
+//!
+//! ```text
+//!   shrink_folio ─ pageout ─ swap_writepage ─┬─ zswap_store ok ─▶ entry in pool, page freed
+//!                                            └─ rejected ───────▶ bio to the device (pswpout)
+//!   do_swap_page ─ swap_read_folio ─┬─ zswap_load hit ─▶ decompress (zswpin)
+//!                                   └─ miss ───────────▶ bio from the device (pswpin)
+//!   pool at max_pool_percent ─▶ reject stores, queue shrink_worker: write back LRU entries
+//!       (zswap_writeback_entry: swap-cache page, decompress, bio; zswpwb, pswpout) until
+//!       the pool is at accept_threshold_percent of the max
+//! ```
+//!
+//! What is modelled:
+//! * `zswap_store`: the pool limit with its hysteresis (`zswap_check_limits`: full at
+//!   `max_pool_percent` of RAM, accepting again below `accept_threshold_percent` of that),
+//!   same-filled pages kept as a word (≤6.11), the compressed length from the page's
+//!   content ([`crate::swap::compress`]), pages that do not compress below PAGE_SIZE
+//!   rejected (≤6.17) or stored as they are (6.18), the zsmalloc allocation
+//!   ([`crate::mm::zsmalloc`]) whose pages are taken from free memory (reclaim runs with
+//!   PF_MEMALLOC, so no watermark stops it), the memcg charge of the compressed bytes
+//!   (`obj_cgroup_charge_zswap`, which may exceed memory.max), the LRU of entries with the
+//!   `referenced` bit (6.8+). A stale entry of the slot is dropped first.
+//! * `zswap_load`: CPU of decompression; exclusive loads (6.10+, and `exclusive_loads` in
+//!   6.5–6.9) erase the entry and dirty the swap-cache page, otherwise the entry stays until
+//!   the slot is freed (`zswap_invalidate`).
+//! * `shrink_worker`: a kernel thread of its own, queued when a store fails while the pool
+//!   is full; it writes back the oldest entries (second chance for referenced ones) until
+//!   the pool is at the accept threshold, or gives up after `MAX_RECLAIM_RETRIES` failures.
+//!   `zswap_writeback_entry` allocates a swap-cache page (workingset refault accounting
+//!   included), decompresses into it, frees the entry and writes the page with PG_reclaim
+//!   (`zswpwb`, `pswpout`); a slot already in the swap cache is skipped (-EEXIST).
+//!
+//! Simplifications (docs/model.md): one LRU for all memcgs (the kernel keeps one per memcg
+//! and node and the worker visits memcgs round-robin); no `memory.zswap.max` /
+//! `memory.zswap.writeback`; the writeback page is allocated without direct reclaim (it
+//! fails below the min watermark); the memory shrinker (`shrinker_enabled`) is not modelled
+//! (a scenario enabling it is refused); one compressor per run (no pool switching).
+
+use super::compress::{self, Compressor, Content, PAGE};
+use super::Entry;
+use crate::engine::{Sim, JIFFY_NS};
+use crate::mm::vmstat::Counter;
+use crate::mm::zsmalloc::ZsPool;
+use crate::mm::{pg, Owner, NIL};
+use crate::reclaim::MAX_RECLAIM_RETRIES;
+use crate::scenario::profile::ZswapRules;
+use serde::Deserialize;
+
+/// The `[zswap]` table: /sys/module/zswap/parameters.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ZswapParams {
+    /// `enabled`. Default false (Debian's CONFIG_ZSWAP_DEFAULT_ON=n).
+    pub enabled: bool,
+    /// `max_pool_percent`: most of RAM the pool may take, percent. Default 20.
+    pub max_pool_percent: u32,
+    /// `compressor`. Default "lzo" (CONFIG_ZSWAP_COMPRESSOR_DEFAULT).
+    pub compressor: String,
+    /// `accept_threshold_percent`: a full pool accepts again below this percent of its
+    /// maximum (5.6+). Default 90.
+    pub accept_threshold_percent: u32,
+    /// `shrinker_enabled` (6.8+). Default false (CONFIG_ZSWAP_SHRINKER_DEFAULT_ON=n).
+    pub shrinker_enabled: bool,
+}
+
+impl Default for ZswapParams {
+    fn default() -> Self {
+        ZswapParams {
+            enabled: false,
+            max_pool_percent: 20,
+            compressor: "lzo".into(),
+            accept_threshold_percent: 90,
+            shrinker_enabled: false,
+        }
+    }
+}
+
+impl ZswapParams {
+    /// Checks the table against the profile. Errors are `(key, message)`.
+    pub fn validate(&self, profile: &crate::scenario::Profile) -> Result<(), (&'static str, String)> {
+        if compress::find(&self.compressor).is_none() {
+            return Err((
+                "zswap.compressor",
+                format!("unknown compressor \"{}\"; expected one of: {}", self.compressor, compress::names()),
+            ));
+        }
+        if self.max_pool_percent > 100 {
+            return Err(("zswap.max_pool_percent", format!("expected 0..100, got {}", self.max_pool_percent)));
+        }
+        if self.accept_threshold_percent > 100 {
+            return Err((
+                "zswap.accept_threshold_percent",
+                format!("expected 0..100, got {}", self.accept_threshold_percent),
+            ));
+        }
+        match profile.zswap {
+            None if self.enabled => {
+                return Err((
+                    "zswap.enabled",
+                    format!(
+                        "zswap is not modelled for {} (before 5.6: zbud pool, eviction on store); use a 6.x profile",
+                        profile.name
+                    ),
+                ))
+            }
+            Some(r) if self.shrinker_enabled && !r.shrinker => {
+                return Err(("zswap.shrinker_enabled", format!("{} has no zswap shrinker (6.8+)", profile.name)))
+            }
+            _ => {}
+        }
+        if self.shrinker_enabled {
+            return Err((
+                "zswap.shrinker_enabled",
+                "the zswap memory shrinker is not modelled yet; only the pool-limit writeback is".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Entry length code: none.
+const NO_ENTRY: u16 = 0;
+/// Entry length code of a same-filled entry (length 0).
+const SAME_FILLED: u16 = 1;
+
+/// zswap's state: the entries of every swap slot, their LRU, the pool.
+#[derive(Debug)]
+pub struct Zswap {
+    pub enabled: bool,
+    pub comp: &'static Compressor,
+    rules: ZswapRules,
+    /// `zswap_max_pages()` and `zswap_accept_thr_pages()`.
+    max_pages: u64,
+    accept_pages: u64,
+    /// First global index of each swap area (entries are indexed by area base + slot).
+    base: Vec<u32>,
+    /// Per slot: [`NO_ENTRY`], [`SAME_FILLED`], or the stored length + 1.
+    len: Vec<u16>,
+    memcg: Vec<u16>,
+    referenced: Vec<bool>,
+    /// LRU links: `head` is the newest entry, `tail` the oldest.
+    next: Vec<u32>,
+    prev: Vec<u32>,
+    head: u32,
+    tail: u32,
+    pub pool: ZsPool,
+    /// `zswap_stored_pages`.
+    pub stored_pages: u64,
+    /// `zswap_same_filled_pages` (≤6.11).
+    pub same_filled_pages: u64,
+    /// `zswap_pool_reached_full`.
+    reached_full: bool,
+    /// Compressed bytes charged to each memcg (`MEMCG_ZSWAP_B`).
+    memcg_bytes: Vec<u64>,
+    // debugfs statistics, under their kernel names.
+    pub pool_limit_hit: u64,
+    pub reject_compress_poor: u64,
+    pub reject_alloc_fail: u64,
+    pub reject_reclaim_fail: u64,
+    pub written_back_pages: u64,
+    /// The shrink work is queued or running.
+    worker_queued: bool,
+    worker_failures: u32,
+    /// CPU time of the shrink worker, ns.
+    pub worker_cpu_ns: u64,
+}
+
+impl Zswap {
+    /// `area_slots`: slots of each swap area; `managed_pages`: totalram_pages().
+    pub fn new(
+        p: &ZswapParams,
+        rules: Option<ZswapRules>,
+        area_slots: &[u32],
+        managed_pages: u64,
+        nr_memcgs: usize,
+    ) -> Self {
+        let enabled = p.enabled && rules.is_some();
+        let mut base = Vec::with_capacity(area_slots.len());
+        let mut n = 0u32;
+        for &s in area_slots {
+            base.push(n);
+            n += s;
+        }
+        let n = if enabled { n as usize } else { 0 };
+        let max_pages = managed_pages * p.max_pool_percent as u64 / 100;
+        Zswap {
+            enabled,
+            comp: compress::find(&p.compressor).unwrap_or(&compress::COMPRESSORS[0]),
+            rules: rules.unwrap_or(ZswapRules {
+                exclusive_load: true,
+                same_filled: false,
+                store_incompressible: false,
+                shrinker: false,
+            }),
+            max_pages,
+            accept_pages: max_pages * p.accept_threshold_percent as u64 / 100,
+            base,
+            len: vec![NO_ENTRY; n],
+            memcg: vec![0; n],
+            referenced: vec![false; n],
+            next: vec![NIL; n],
+            prev: vec![NIL; n],
+            head: NIL,
+            tail: NIL,
+            pool: ZsPool::new(),
+            stored_pages: 0,
+            same_filled_pages: 0,
+            reached_full: false,
+            memcg_bytes: vec![0; nr_memcgs],
+            pool_limit_hit: 0,
+            reject_compress_poor: 0,
+            reject_alloc_fail: 0,
+            reject_reclaim_fail: 0,
+            written_back_pages: 0,
+            worker_queued: false,
+            worker_failures: 0,
+            worker_cpu_ns: 0,
+        }
+    }
+
+    #[inline]
+    fn gidx(&self, e: Entry) -> usize {
+        (self.base[e.area()] + e.slot()) as usize
+    }
+
+    fn entry_of(&self, gi: u32) -> Entry {
+        let area = self.base.iter().rposition(|&b| b <= gi).expect("index inside an area");
+        Entry::new(area as u32, gi - self.base[area])
+    }
+
+    /// Whether the slot has an entry.
+    pub fn has(&self, e: Entry) -> bool {
+        self.enabled && self.len[self.gidx(e)] != NO_ENTRY
+    }
+
+    /// Stored length of the slot's entry (0 for same-filled), if any.
+    pub fn stored_len(&self, e: Entry) -> Option<u32> {
+        if !self.enabled {
+            return None;
+        }
+        match self.len[self.gidx(e)] {
+            NO_ENTRY => None,
+            v => Some(v as u32 - 1),
+        }
+    }
+
+    /// Pages charged to memcg `m` for its compressed bytes.
+    pub fn memcg_pages(&self, m: usize) -> u64 {
+        self.memcg_bytes.get(m).map_or(0, |b| b.div_ceil(PAGE as u64))
+    }
+
+    fn lru_add_newest(&mut self, gi: usize) {
+        self.prev[gi] = NIL;
+        self.next[gi] = self.head;
+        if self.head != NIL {
+            self.prev[self.head as usize] = gi as u32;
+        } else {
+            self.tail = gi as u32;
+        }
+        self.head = gi as u32;
+    }
+
+    fn lru_del(&mut self, gi: usize) {
+        let (p, n) = (self.prev[gi], self.next[gi]);
+        if p != NIL {
+            self.next[p as usize] = n;
+        } else {
+            self.head = n;
+        }
+        if n != NIL {
+            self.prev[n as usize] = p;
+        } else {
+            self.tail = p;
+        }
+        self.prev[gi] = NIL;
+        self.next[gi] = NIL;
+    }
+
+    /// `zswap_check_limits`: is the pool (still) full? Counts `pool_limit_hit`.
+    fn check_limits(&mut self) -> bool {
+        let cur = self.pool.pages;
+        if cur >= self.max_pages {
+            self.pool_limit_hit += 1;
+            self.reached_full = true;
+        } else if self.reached_full && cur <= self.accept_pages {
+            self.reached_full = false;
+        }
+        self.reached_full
+    }
+
+    /// Checks the entries against the LRU and the pool.
+    pub fn verify(&self) -> Result<(), String> {
+        if !self.enabled {
+            return Ok(());
+        }
+        let mut n = 0u64;
+        let mut same = 0u64;
+        let mut pool = ZsPool::new();
+        let mut i = self.head;
+        while i != NIL {
+            match self.len[i as usize] {
+                NO_ENTRY => return Err(format!("zswap: LRU holds slot index {i} without an entry")),
+                SAME_FILLED => same += 1,
+                v => {
+                    pool.alloc(v as u32 - 1);
+                }
+            }
+            n += 1;
+            i = self.next[i as usize];
+        }
+        if n != self.stored_pages || same != self.same_filled_pages {
+            return Err(format!(
+                "zswap: {n} entries on the LRU ({same} same-filled), counters say {} ({})",
+                self.stored_pages, self.same_filled_pages
+            ));
+        }
+        if pool.pages != self.pool.pages || pool.objects != self.pool.objects {
+            return Err(format!("zswap: pool holds {} pages, its entries need {}", self.pool.pages, pool.pages));
+        }
+        Ok(())
+    }
+}
+
+impl Sim {
+    /// Drops the entry at global index `gi`: frees its object, uncharges its memcg, unlinks
+    /// it (`zswap_entry_free`).
+    fn zswap_erase(&mut self, gi: usize) {
+        let z = &mut self.zswap;
+        let v = std::mem::replace(&mut z.len[gi], NO_ENTRY);
+        debug_assert_ne!(v, NO_ENTRY);
+        z.lru_del(gi);
+        z.stored_pages -= 1;
+        let freed = if v == SAME_FILLED {
+            z.same_filled_pages -= 1;
+            0
+        } else {
+            let len = v as u32 - 1;
+            let m = z.memcg[gi] as usize;
+            let before = z.memcg_pages(m);
+            z.memcg_bytes[m] -= len as u64;
+            let after = z.memcg_pages(m);
+            self.memcgs[m].usage -= before - after;
+            self.zswap.pool.free(len)
+        };
+        self.zs_free_pages(freed);
+    }
+
+    /// `zswap_invalidate`: the swap slot was freed; its entry goes with it.
+    pub fn zswap_invalidate(&mut self, e: Entry) {
+        if self.zswap.has(e) {
+            let gi = self.zswap.gidx(e);
+            self.zswap_erase(gi);
+        }
+    }
+
+    /// `zswap_store` of page `f` at `entry` with content `c`. Returns true if zswap took the
+    /// page (the caller then writes nothing). Charges the compression to the running thread.
+    pub fn zswap_store(&mut self, f: u32, entry: Entry, c: Content) -> bool {
+        // A stale entry of this slot is dropped whatever happens (check_old).
+        self.zswap_invalidate(entry);
+        if !self.zswap.enabled {
+            return false;
+        }
+        let stored = self.zswap_try_store(f, entry, c);
+        if !stored && self.zswap.reached_full {
+            self.zswap_queue_shrink();
+        }
+        stored
+    }
+
+    fn zswap_try_store(&mut self, f: u32, entry: Entry, c: Content) -> bool {
+        if self.zswap.check_limits() {
+            return false;
+        }
+        let m = self.frames.memcg[f as usize];
+        let comp = self.zswap.comp;
+        let len = match comp.compressed_len(c) {
+            None if self.zswap.rules.same_filled => None,
+            // 6.12+: zero pages never get here (zeromap); without the same-filled check a zero
+            // page compresses like a word page.
+            None => Some(comp.word_len),
+            Some(l) => Some(l),
+        };
+        let code = match len {
+            None => {
+                // zswap_is_folio_same_filled: a scan of the page, no compression.
+                self.charge(compress::PAGE_COPY_NS / 4);
+                self.zswap.same_filled_pages += 1;
+                SAME_FILLED
+            }
+            Some(l) => {
+                self.charge(comp.compress_ns(l));
+                let l = if l >= PAGE {
+                    if !self.zswap.rules.store_incompressible {
+                        self.zswap.reject_compress_poor += 1;
+                        return false;
+                    }
+                    PAGE
+                } else {
+                    l
+                };
+                let grew = self.zswap.pool.alloc(l);
+                if !self.zs_alloc_pages(grew) {
+                    self.zswap.pool.free(l);
+                    self.zswap.reject_alloc_fail += 1;
+                    return false;
+                }
+                let z = &mut self.zswap;
+                let before = z.memcg_pages(m as usize);
+                z.memcg_bytes[m as usize] += l as u64;
+                let after = z.memcg_pages(m as usize);
+                self.memcgs[m as usize].usage += after - before;
+                l as u16 + 1
+            }
+        };
+        let z = &mut self.zswap;
+        let gi = z.gidx(entry);
+        z.len[gi] = code;
+        z.memcg[gi] = m;
+        z.referenced[gi] = true;
+        z.lru_add_newest(gi);
+        z.stored_pages += 1;
+        self.count(Counter::Zswpout, m, 1);
+        true
+    }
+
+    /// `zswap_load` into page `f` (in the swap cache, or a private page of a synchronous
+    /// swap-in). Returns false on a miss.
+    pub fn zswap_load(&mut self, f: u32, entry: Entry) -> bool {
+        let Some(len) = self.zswap.stored_len(entry) else { return false };
+        let ns = if len == 0 { compress::PAGE_COPY_NS } else { self.zswap.comp.decompress_ns(len) };
+        self.charge(ns);
+        let m = self.frames.memcg[f as usize];
+        self.count(Counter::Zswpin, m, 1);
+        if self.zswap.rules.exclusive_load && self.frames.test(f, pg::SWAPCACHE) {
+            // The swap cache owns the only copy now.
+            let gi = self.zswap.gidx(entry);
+            self.zswap_erase(gi);
+            self.frames.set(f, pg::DIRTY);
+        }
+        true
+    }
+
+    /// `queue_work(shrink_wq, &zswap_shrink_work)`: a no-op while it is queued or running.
+    fn zswap_queue_shrink(&mut self) {
+        if !self.zswap.worker_queued {
+            self.zswap.worker_queued = true;
+            self.zswap.worker_failures = 0;
+            let w = self.zswap_worker_thread();
+            self.wake(w, self.now);
+        }
+    }
+
+    /// The shrink worker's thread (`shrink_worker`): writes back the oldest entries until
+    /// the pool is at the accept threshold, giving up after `MAX_RECLAIM_RETRIES` failures.
+    /// Second-chance rotations are a few list operations and run without yielding; the
+    /// thread yields at its burst limit before a writeback.
+    pub fn run_zswap_shrink_worker(&mut self) {
+        let limit = self.burst_limit(self.now);
+        loop {
+            self.swap_slots_released();
+            let gi = self.zswap.tail;
+            if self.zswap.pool.pages <= self.zswap.accept_pages
+                || self.zswap.worker_failures >= MAX_RECLAIM_RETRIES
+                || gi == NIL
+            {
+                self.zswap.worker_queued = false;
+                return;
+            }
+            let gi = gi as usize;
+            if self.zswap.rules.shrinker && std::mem::take(&mut self.zswap.referenced[gi]) {
+                // Second chance: rotate; a walk that wrote nothing back is a failure.
+                self.charge(self.cost.scan_ns);
+                self.zswap.lru_del(gi);
+                self.zswap.lru_add_newest(gi);
+                self.zswap.worker_failures += 1;
+                continue;
+            }
+            if self.now >= limit {
+                let w = self.zswap_worker_thread();
+                self.wake(w, self.now);
+                return;
+            }
+            self.charge(self.cost.scan_ns);
+            if !self.zswap_writeback_entry(gi) {
+                // Rotated before the attempt, so a failing entry does not block the walk.
+                if self.zswap.len[gi] != NO_ENTRY {
+                    self.zswap.lru_del(gi);
+                    self.zswap.lru_add_newest(gi);
+                }
+                self.zswap.reject_reclaim_fail += 1;
+                self.zswap.worker_failures += 1;
+                if self.nr_free() <= self.tun.wmark.min {
+                    // Allocation failed: let reclaim make room before the next attempt.
+                    self.wake_kswapd();
+                    let w = self.zswap_worker_thread();
+                    self.wake(w, self.now + JIFFY_NS);
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `zswap_writeback_entry`: moves the entry at `gi` to the backing device through a new
+    /// swap-cache page. False when the slot is already in the swap cache or no page could
+    /// be had.
+    fn zswap_writeback_entry(&mut self, gi: usize) -> bool {
+        let entry = self.zswap.entry_of(gi as u32);
+        let slot = entry.slot();
+        if self.swap.area_ref(entry).cached(slot).is_some() {
+            return false;
+        }
+        let m = self.zswap.memcg[gi];
+        let Some(f) = self.alloc_page_atomic(m) else { return false };
+        let len = self.zswap.stored_len(entry).expect("entry present");
+        let ok = self.swap.area(entry).prepare_cache(slot);
+        debug_assert!(ok, "zswap writeback of slot {slot} could not take SWAP_HAS_CACHE");
+        self.add_to_swap_cache(f, entry);
+        self.frames.set(f, pg::SWAPBACKED);
+        self.frames.set_owner(f, Owner::None, 0);
+        if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
+            self.workingset_refault(f, shadow, false);
+        }
+        let active = self.frames.test(f, pg::ACTIVE);
+        self.frames.clear(f, pg::ACTIVE);
+        self.lru_add(f, active);
+        self.charge(if len == 0 { compress::PAGE_COPY_NS } else { self.zswap.comp.decompress_ns(len) });
+        self.zswap_erase(gi);
+        self.zswap.written_back_pages += 1;
+        self.count(Counter::Zswpwb, m, 1);
+        // __swap_writepage: straight to the device, PG_reclaim so the page is reclaimed
+        // as soon as the write ends.
+        self.swap_write_to_device(f, entry, true);
+        self.unplug_all();
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::pte;
+    use crate::mm::fault::Fault;
+    use crate::swap::compress::{PageContent, RegionContent};
+    use crate::swap::page_io::tests::{evict, sim, swapcache_page, writeout};
+
+    fn zswap_sim(profile: &str, zswap: &str) -> Sim {
+        sim(&format!(
+            "[kernel]\nprofile = \"{profile}\"\n[zswap]\nenabled = true\n{zswap}\n\
+             [device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n"
+        ))
+    }
+
+    fn content(s: &mut Sim, c: RegionContent) {
+        s.content = PageContent::new(vec![c], 1, &[s.swap.areas[0].nslots], true);
+    }
+
+    #[test]
+    fn a_store_writes_nothing_and_a_load_reads_nothing() {
+        let mut s = zswap_sim("linux-6.6", "");
+        let (f, e) = swapcache_page(&mut s, 7);
+        let free = s.nr_free();
+        assert!(writeout(&mut s, f, e));
+        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY), "stored: clean, no I/O in flight");
+        assert_eq!((s.vmstat.get(Counter::Zswpout), s.vmstat.get(Counter::PswpOut)), (1, 0));
+        assert_eq!((s.zswap.stored_pages, s.zswap.pool.pages, s.nr_free()), (1, 1, free - 1));
+        assert_eq!(s.zswap.stored_len(e), Some(44), "lzo, word page");
+        assert_eq!(s.devices[0].stats().writes, 0);
+        evict(&mut s, f, e, 7);
+        assert!(matches!(s.handle_fault(0, 0, 0, 7, false), Fault::Done), "loaded synchronously");
+        assert_eq!((s.vmstat.get(Counter::Zswpin), s.vmstat.get(Counter::PswpIn)), (1, 0));
+        assert_eq!(s.vmstat.get(Counter::PgMajFault), 1, "a zswap load is still a major fault");
+        assert_eq!(s.devices[0].stats().reads, 0);
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn a_6_18_load_frees_the_entry_and_a_6_6_load_keeps_it_until_the_slot_goes() {
+        for (profile, exclusive) in [("linux-6.18", true), ("linux-6.6", false)] {
+            let mut s = zswap_sim(profile, "");
+            let (f, e) = swapcache_page(&mut s, 2);
+            assert!(writeout(&mut s, f, e));
+            evict(&mut s, f, e, 2);
+            // A read fault: the page is mapped read-only from the swap cache.
+            assert!(matches!(s.handle_fault(0, 0, 0, 2, false), Fault::Done));
+            let g = pte::frame(s.vmas[0].pte[2]).unwrap();
+            assert!(s.frames.test(g, pg::SWAPCACHE), "{profile}");
+            assert_eq!(s.zswap.has(e), !exclusive, "{profile}");
+            assert_eq!(s.frames.test(g, pg::DIRTY), exclusive, "{profile}: the only copy is in memory");
+            assert_eq!(s.zswap.pool.pages, !exclusive as u64, "{profile}");
+            // Freeing the slot (the page leaves the swap cache, the PTE no longer points at it)
+            // takes a kept entry with it.
+            s.delete_from_swap_cache(g);
+            s.swap_slots_released();
+            assert!(!s.zswap.has(e), "{profile}");
+            assert_eq!((s.zswap.stored_pages, s.zs_frames.len()), (0, 0), "{profile}");
+            s.verify().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_full_pool_rejects_until_it_is_below_the_accept_threshold() {
+        // 60 MB managed = 15360 pages; 1% = 153 pages, accept below 90% of that = 137.
+        let mut s = zswap_sim("linux-6.18", "max_pool_percent = 1");
+        content(&mut s, RegionContent { incompressible: 1.0, ..Default::default() });
+        let mut stored = Vec::new();
+        for idx in 0..153 {
+            let (f, e) = swapcache_page(&mut s, idx);
+            assert!(writeout(&mut s, f, e), "page {idx} fits");
+            stored.push((f, e, idx));
+        }
+        assert_eq!(s.zswap.pool.pages, 153, "6.18 stores an incompressible page as it is: a page each");
+        let (f, e) = swapcache_page(&mut s, 200);
+        s.frames.clear(f, pg::DIRTY);
+        assert!(!s.swap_writepage_sync(f, e), "full: the page goes to the device");
+        assert_eq!((s.zswap.pool_limit_hit, s.zswap.stored_pages), (1, 153));
+        // Dropping entries to 138 pages (above the threshold) keeps it refusing...
+        for &(g, ge, idx) in &stored[..15] {
+            evict(&mut s, g, ge, idx);
+            s.vmas[0].pte[idx as usize] = pte::NONE;
+            s.swap.area(ge).put(ge.slot());
+        }
+        s.swap_slots_released();
+        assert_eq!(s.zswap.pool.pages, 138);
+        assert!(!s.zswap_store(f, e, Content::Word));
+        // ... and at 137 it accepts again.
+        let (g, ge, idx) = stored[15];
+        evict(&mut s, g, ge, idx);
+        s.vmas[0].pte[idx as usize] = pte::NONE;
+        s.swap.area(ge).put(ge.slot());
+        s.swap_slots_released();
+        assert_eq!(s.zswap.pool.pages, 137);
+        assert!(s.zswap_store(f, e, Content::Word));
+        assert_eq!(s.zswap.pool_limit_hit, 1, "counted only when the pool is at its maximum");
+    }
+
+    #[test]
+    fn pages_that_do_not_compress_are_rejected_on_6_6() {
+        let mut s = zswap_sim("linux-6.6", "");
+        content(&mut s, RegionContent { incompressible: 1.0, ..Default::default() });
+        let (f, e) = swapcache_page(&mut s, 1);
+        s.frames.clear(f, pg::DIRTY);
+        assert!(!s.swap_writepage_sync(f, e), "to the device");
+        assert_eq!((s.zswap.reject_compress_poor, s.zswap.stored_pages), (1, 0));
+    }
+
+    #[test]
+    fn compressed_bytes_are_charged_to_the_pages_memcg() {
+        let mut s = zswap_sim("linux-6.6", "");
+        content(&mut s, RegionContent { ratio: Some(2.0), ..Default::default() });
+        let mut last = (0, Entry(0));
+        for idx in 0..3 {
+            let (f, e) = swapcache_page(&mut s, idx);
+            assert!(writeout(&mut s, f, e));
+            last = (f, e);
+        }
+        // Three pages of 2048 bytes (lzo at ratio 2): 6144 bytes, charged as 2 pages.
+        assert_eq!(s.zswap.memcg_pages(0), 2);
+        s.verify().unwrap();
+        let (f, e) = last;
+        evict(&mut s, f, e, 2);
+        s.vmas[0].pte[2] = pte::NONE;
+        s.swap.area(e).put(e.slot());
+        s.swap_slots_released();
+        assert_eq!(s.zswap.memcg_pages(0), 1);
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn the_shrink_worker_writes_the_oldest_entries_back_to_the_device() {
+        let mut s = zswap_sim("linux-6.18", "max_pool_percent = 1");
+        content(&mut s, RegionContent { incompressible: 1.0, ..Default::default() });
+        let mut entries = Vec::new();
+        for idx in 0..154 {
+            let (f, e) = swapcache_page(&mut s, idx);
+            let stored = writeout(&mut s, f, e);
+            assert_eq!(stored, idx < 153, "page {idx}");
+            if stored {
+                evict(&mut s, f, e, idx);
+                entries.push(e);
+            }
+        }
+        assert!(s.zswap.worker_queued, "the failed store queued the worker");
+        // One queued work item, run to its end (its thread yields at every burst limit).
+        let work = |s: &mut Sim| {
+            for _ in 0..10_000 {
+                s.run_zswap_shrink_worker();
+                if !s.zswap.worker_queued {
+                    return;
+                }
+            }
+            panic!("the shrink work does not end");
+        };
+        work(&mut s);
+        // Every entry is referenced once stored: the first walk rotates 16 of them to the
+        // newest end and gives up (MAX_RECLAIM_RETRIES failures) without writing any back.
+        assert_eq!((s.zswap.written_back_pages, s.zswap.worker_failures), (0, 16));
+        // Once the whole LRU has had its second chance, the oldest entries go.
+        let mut runs = 0;
+        while s.zswap.pool.pages > 137 {
+            s.zswap_queue_shrink();
+            work(&mut s);
+            runs += 1;
+            assert!(runs < 50, "the worker makes no progress");
+        }
+        assert_eq!(s.zswap.pool.pages, 137);
+        let wb = s.zswap.written_back_pages;
+        assert_eq!(s.vmstat.get(Counter::Zswpwb), wb);
+        assert_eq!(s.vmstat.get(Counter::PswpOut), wb, "written back to the device");
+        assert_eq!(wb, 16, "down to the accept threshold: 153 - 137");
+        // The oldest went first, each now a swap-cache page under writeback.
+        for e in &entries[..16] {
+            let f = s.swap.area_ref(*e).cached(e.slot()).expect("in the swap cache");
+            assert!(s.frames.test(f, pg::WRITEBACK | pg::RECLAIM));
+            assert!(!s.zswap.has(*e));
+        }
+        assert!(s.zswap.has(entries[16]));
+        s.verify().unwrap();
+    }
+}

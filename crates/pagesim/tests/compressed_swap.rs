@@ -1,0 +1,213 @@
+//! Behaviour of compressed swap (zswap in front of a disk, swap on zram): what the modelled
+//! mechanisms must produce in a small thrashing run. Debug builds run the invariant checker
+//! (frames, swap map, zswap entries, zsmalloc frames) along the way.
+
+use pagesim::{run_toml, Report, RunOptions};
+
+/// 36 MB of RAM (32 MB managed), a 40 MB anon region written in `passes` sequential passes,
+/// swap on `dev`; `extra` is appended (zswap table, profile, region keys).
+fn scenario(dev: &str, passes: u32, extra: &str) -> String {
+    format!(
+        r#"
+[machine]
+ram = "36MB"
+cpus = 2
+kernel_reserved = "4MB"
+[device.d]
+model = "{dev}"
+[[swap]]
+device = "d"
+size = "64MB"
+[region.buf]
+kind = "anon"
+size = "40MB"
+[[task]]
+name = "t"
+[[task.step]]
+region = "buf"
+pattern = "seq"
+passes = {passes}
+op = "write"
+{extra}
+"#
+    )
+}
+
+fn run(text: &str, sets: &[&str]) -> Report {
+    let opts = RunOptions { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    run_toml(text, "test.toml", opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn err(text: &str, sets: &[&str]) -> String {
+    let opts = RunOptions { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    run_toml(text, "test.toml", opts).expect_err("the scenario must be refused").0
+}
+
+const ZSWAP: &str = "[zswap]\nenabled = true\n";
+
+#[test]
+fn zswap_in_front_of_a_disk_replaces_most_swap_io_with_compression() {
+    let s = scenario("hdd", 3, ZSWAP);
+    let with = run(&s, &[]);
+    let without = run(&s, &["zswap.enabled=false"]);
+    assert!(with.counter("zswpout") > 10_000, "zswpout {}", with.counter("zswpout"));
+    assert!(with.counter("zswpin") > 5_000, "zswpin {}", with.counter("zswpin"));
+    assert!(
+        with.counter("pswpout") * 20 < without.counter("pswpout"),
+        "pswpout with zswap {} vs without {}",
+        with.counter("pswpout"),
+        without.counter("pswpout")
+    );
+    // Word pages compress to 44 bytes: the pool never fills, nothing is written back.
+    assert_eq!(with.counter("zswpwb"), 0);
+    assert_eq!(with.counter("zswap_written_back_pages"), 0);
+    assert!(
+        with.elapsed_ns * 5 < without.elapsed_ns,
+        "elapsed with zswap {} ms, without {} ms",
+        with.elapsed_ns / 1_000_000,
+        without.elapsed_ns / 1_000_000
+    );
+    // Stores and loads do no block I/O at all.
+    assert_eq!(with.counter("pswpin"), 0);
+    assert_eq!(with.devices[0].reads + with.devices[0].writes, 0);
+    assert!(with.counter("zswap_stored_pages") > 0 && with.counter("nr_zspages") > 0);
+}
+
+#[test]
+fn a_full_pool_sends_pages_to_the_disk_and_the_worker_writes_old_entries_back() {
+    // Program-like data (ratio 2.6): the pool reaches 10% of RAM, stores are refused until it
+    // is back under 90% of that, and the shrink worker writes the oldest entries back.
+    let s = scenario("sata-ssd", 4, &format!("{ZSWAP}max_pool_percent = 10\n"));
+    let r = run(&s, &["region.buf.compress_ratio=2.6", "region.buf.compress_sigma=0.3"]);
+    assert!(r.counter("zswap_pool_limit_hit") > 0);
+    assert!(r.counter("zswpwb") > 0, "no writeback");
+    assert_eq!(r.counter("zswpwb"), r.counter("zswap_written_back_pages"));
+    // pswpout counts the refused stores and the written-back entries; zswpout the others.
+    assert!(r.counter("pswpout") >= r.counter("zswpwb"));
+    assert!(r.counter("zswpout") > 0);
+    let max_pool = 32 * 256 / 10;
+    assert!(
+        r.counter("zswap_pool_total_size") / 4096 <= max_pool,
+        "pool {} pages over its limit {max_pool}",
+        r.counter("zswap_pool_total_size") / 4096
+    );
+}
+
+#[test]
+fn swap_on_zram_skips_the_swap_cache_and_readahead() {
+    let s = scenario("zram", 3, "");
+    let r = run(&s, &[]);
+    assert!(r.counter("pswpin") > 10_000);
+    assert_eq!(r.counter("swap_ra"), 0);
+    assert_eq!(r.counter("swap_ra_hit"), 0);
+    assert_eq!(r.counter("pgmajfault"), r.counter("pswpin"), "every swap-in a synchronous major fault");
+    assert_eq!(r.counter("nr_swapcached"), 0);
+    // A slot read back is freed: the page is compressed again when it is next reclaimed.
+    assert!(r.counter("pswpout") > r.counter("pswpin"));
+    assert!(r.counter("zram_orig_data_size") / 4096 <= r.counter("nr_swap_used"));
+    // 3.14 predates SWP_SYNCHRONOUS_IO: readahead through the swap cache.
+    let old = run(&s, &["kernel.profile=linux-3.14"]);
+    assert!(old.counter("swap_ra") > 0);
+}
+
+#[test]
+fn the_zram_pool_takes_memory_from_the_task() {
+    let s = scenario("zram", 2, "");
+    let words = run(&s, &[]);
+    let data = run(&s, &["region.buf.compress_ratio=2"]);
+    let managed = 32 * 256;
+    for r in [&words, &data] {
+        // Every frame is free, on an LRU list, or a zsmalloc page.
+        let used = r.counter("nr_free_pages")
+            + r.counter("nr_inactive_anon")
+            + r.counter("nr_active_anon")
+            + r.counter("nr_zspages");
+        assert_eq!(used, managed);
+        assert_eq!(r.counter("nr_zspages") * 4096, r.counter("zram_mem_used_total"));
+    }
+    // Half-size objects: the pool holds about half a page per stored page.
+    let stored = data.counter("zram_orig_data_size") / 4096;
+    let pool = data.counter("nr_zspages");
+    assert!(pool * 100 >= stored * 48 && pool * 100 <= stored * 56, "pool {pool} pages for {stored} stored");
+    assert!(words.counter("nr_zspages") * 30 < stored, "word pages take almost nothing");
+    let resident = |r: &Report| r.counter("nr_inactive_anon") + r.counter("nr_active_anon");
+    assert!(
+        resident(&data) + pool / 2 < resident(&words),
+        "the pool's {pool} pages come out of the task's memory: resident {} vs {}",
+        resident(&data),
+        resident(&words)
+    );
+}
+
+#[test]
+fn same_scenario_same_numbers_with_compressed_swap() {
+    let content = [
+        "kernel.profile=linux-6.18",
+        "region.buf.compress_ratio=2.4",
+        "region.buf.compress_sigma=0.6",
+        "region.buf.incompressible_percent=5",
+        "region.buf.zero_percent=10",
+    ];
+    for dev in ["zram", "sata-ssd"] {
+        let s = scenario(dev, 3, &format!("{ZSWAP}max_pool_percent = 8\n"));
+        let a = run(&s, &content);
+        let b = run(&s, &content);
+        assert_eq!(a.to_json(), b.to_json(), "{dev}: two runs of one scenario and seed differ");
+        assert!(a.counter("swpout_zero") > 0, "{dev}: zero pages reach the zeromap");
+        let mut other = content.to_vec();
+        other.push("seed=2");
+        assert_ne!(run(&s, &other).counters, a.counters, "{dev}: the seed draws the page contents");
+    }
+}
+
+#[test]
+fn bad_compressed_swap_settings_are_refused_naming_the_key() {
+    let s = scenario("sata-ssd", 1, ZSWAP);
+    let e = err(&s, &["zswap.compressor=snappy"]);
+    assert!(e.contains("zswap.compressor") && e.contains("lzo"), "{e}");
+    let e = err(&s, &["kernel.profile=linux-3.14"]);
+    assert!(e.contains("zswap.enabled") && e.contains("linux-3.14"), "{e}");
+    let e = err(&s, &["zswap.shrinker_enabled=true"]);
+    assert!(e.contains("zswap.shrinker_enabled"), "{e}");
+    let e = err(&s, &["zswap.max_pool_percent=101"]);
+    assert!(e.contains("zswap.max_pool_percent"), "{e}");
+    let e = err(&s, &["region.buf.compress_ratio=0.5"]);
+    assert!(e.contains("region.buf.compress_ratio"), "{e}");
+    let e = err(&s, &["region.buf.zero_percent=60", "region.buf.incompressible_percent=50"]);
+    assert!(e.contains("region.buf"), "{e}");
+    let e = err(&scenario("zram", 1, ""), &["device.d.comp_algorithm=snappy"]);
+    assert!(e.contains("device.d") && e.contains("comp_algorithm"), "{e}");
+    let e = err(&s, &["zswap.warp=1"]);
+    assert!(e.contains("warp"), "{e}");
+}
+
+#[test]
+fn the_example_scenarios_run_and_show_what_they_describe() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let small = ["machine.ram=64MB", "region.buf.size=80MB"];
+    let opts = || RunOptions { sets: small.iter().map(|s| s.to_string()).collect(), ..Default::default() };
+    let z = pagesim::run_file(&dir.join("zswap.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(z.counter("zswpout") > 0 && z.counter("zswpin") > 0);
+    assert_eq!(z.counter("pswpout"), 0, "word pages all fit in the pool");
+    let r = pagesim::run_file(&dir.join("zram.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
+    assert!(r.counter("pswpout") > 0 && r.counter("zram_mem_used_total") > 0);
+    assert_eq!(r.counter("swap_ra"), 0);
+}
+
+#[test]
+fn describe_lists_the_new_keys() {
+    let keys: Vec<String> = pagesim::scenario::describe().into_iter().map(|t| t.key).collect();
+    for k in [
+        "zswap.enabled",
+        "zswap.max_pool_percent",
+        "zswap.compressor",
+        "zswap.accept_threshold_percent",
+        "zswap.shrinker_enabled",
+        "region.NAME.compress_ratio",
+        "region.NAME.zero_percent",
+        "device.<zram>.comp_algorithm",
+        "device.<zram>.mem_limit",
+    ] {
+        assert!(keys.iter().any(|x| x == k), "describe lacks {k}");
+    }
+}
