@@ -50,6 +50,10 @@ const INFO_COUNTERS: &[&str] = &[
     "pgdeactivate",
     "workingset_activate_anon",
     "workingset_restore_anon",
+    "workingset_activate_file",
+    "zswpin",
+    "zswpout",
+    "zswpwb",
     "oom_kill",
 ];
 
@@ -211,15 +215,29 @@ pub fn host_overrides(
             (false, None, _) => {}
         }
     }
-    let swap_devices: std::collections::BTreeSet<&str> = f.swap.iter().map(|s| s.device.as_str()).collect();
-    for d in swap_devices {
+    // Swap files and the scenario's files live on the disk that holds the work directory;
+    // a zram swap device is a real zram device on the host (pagesim-host sets it up) and
+    // keeps its model.
+    let mut disk_devices: BTreeMap<&str, &str> = BTreeMap::new();
+    for s in &f.swap {
+        if !matches!(f.device.get(&s.device), Some(pagesim::device::DeviceConfig::Zram(_))) {
+            disk_devices.insert(s.device.as_str(), "swap files live on the host's disk");
+        }
+    }
+    for c in f.file.values() {
+        disk_devices
+            .entry(c.device.as_str())
+            .and_modify(|w| *w = "swap files and the scenario's files live on the host's disk")
+            .or_insert("the scenario's files live on the host's disk (its read_ahead_kb)");
+    }
+    for (d, why) in disk_devices {
         let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
             if let Some(v) = queue.get(k) {
                 keys.push(if k == "scheduler" { format!("{k} = \"{v}\"") } else { format!("{k} = {v}") });
             }
         }
-        push(format!("device.{d}={{ {} }}", keys.join(", ")), "swap files live on the host's disk");
+        push(format!("device.{d}={{ {} }}", keys.join(", ")), why);
     }
     Ok((out, notes))
 }

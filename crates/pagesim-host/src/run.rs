@@ -207,6 +207,9 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         });
         swaps.push(f);
     }
+    // The scenario's files, once for all runs: written and fsync'ed now, dropped from the
+    // page cache before each run (`needs_cold_page_cache`).
+    let files = crate::load::create_files(sc, &work.path)?;
     let replay = work.path.join("scenario.json");
     let text = serde_json::to_string_pretty(&replay_json(sc)).expect("scenario JSON serializes");
     std::fs::write(&replay, text).map_err(|e| Error(format!("{}: {e}", replay.display())))?;
@@ -241,7 +244,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         let vm0 = Vmstat::read()?;
         let damon0 = DamonStats::read();
         let t0 = Instant::now();
-        let load = run_loader(&loader, &replay, seed, &cgs, &work.path, r)?;
+        let file_dir = (!files.is_empty()).then_some(work.path.as_path());
+        let load = run_loader(&loader, &replay, seed, &cgs, &work.path, file_dir, r)?;
         let wall_ns = t0.elapsed().as_nanos() as u64;
         let vm1 = Vmstat::read()?;
         let damon1 = DamonStats::read();
@@ -451,6 +455,7 @@ fn run_loader(
     seed: u64,
     cgs: &[Memcg],
     work: &Path,
+    file_dir: Option<&Path>,
     run: u32,
 ) -> Result<LoadReport, Error> {
     let out_path = work.join(format!("load-{run}.json"));
@@ -460,6 +465,9 @@ fn run_loader(
     cmd.arg(scenario).arg("--seed").arg(seed.to_string());
     for cg in cgs {
         cmd.arg("--memcg").arg(format!("{}={}", cg.name(), cg.path().display()));
+    }
+    if let Some(d) = file_dir {
+        cmd.arg("--file-dir").arg(d);
     }
     cmd.stdin(Stdio::null()).stdout(io(&out_path)?).stderr(io(&err_path)?);
     // SAFETY: the closure runs in the child between fork and exec and only calls prctl,
