@@ -358,12 +358,14 @@ pub fn acceptance<'a>(rows: impl Iterator<Item = &'a Row>) -> (usize, usize) {
     rows.filter(|r| r.counted).fold((0, 0), |(n, w), r| (n + 1, w + r.within as usize))
 }
 
-/// What must be as it was after validation: swap areas, our cgroups, tunables.
+/// What must be as it was after validation: swap areas, our cgroups, tunables (zswap's
+/// parameters among them), the zram devices and their settings.
 #[derive(Debug, PartialEq, Eq)]
 struct HostState {
     swaps: Vec<String>,
     cgroups: Vec<String>,
     tunables: HostTunables,
+    zram: Vec<String>,
 }
 
 impl HostState {
@@ -383,7 +385,23 @@ impl HostState {
             }
         }
         cgroups.sort();
-        HostState { swaps, cgroups, tunables: HostTunables::read(dir) }
+        let mut zram = Vec::new();
+        if let Ok(rd) = std::fs::read_dir("/sys/block") {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with("zram") {
+                    let v = |k: &str| std::fs::read_to_string(e.path().join(k)).unwrap_or_default().trim().to_string();
+                    zram.push(format!(
+                        "{n} disksize={} comp_algorithm={} mem_limit={}",
+                        v("disksize"),
+                        v("comp_algorithm"),
+                        v("mem_limit")
+                    ));
+                }
+            }
+        }
+        zram.sort();
+        HostState { swaps, cgroups, tunables: HostTunables::read(dir), zram }
     }
 }
 
@@ -399,13 +417,16 @@ fn print_host(h: &HostTunables) {
         o(h.watermark_scale_factor.map(|v| v.to_string())),
     );
     println!(
-        "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({} , max_pool_percent {})  read_ahead_kb {} on {}",
+        "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({}, max_pool_percent {}, accept_threshold_percent {}, \
+         shrinker_enabled {})  read_ahead_kb {} on {}",
         o(h.vma_ra_enabled.map(|v| v.to_string())),
         o(h.thp_enabled.clone()),
         o(h.thp_shmem_enabled.clone()),
         o(h.zswap.enabled.map(|v| if v { "on".into() } else { "off".into() })),
         o(h.zswap.compressor.clone()),
         o(h.zswap.max_pool_percent.map(|v| v.to_string())),
+        o(h.zswap.accept_threshold_percent.map(|v| v.to_string())),
+        o(h.zswap.shrinker_enabled.map(|v| v.to_string())),
         o(h.read_ahead_kb.map(|v| v.to_string())),
         o(h.read_ahead_device.clone()),
     );
@@ -596,7 +617,10 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
         println!("outside: {}", names.join(", "));
     }
     if restored {
-        println!("machine left as found: no swap areas added, no pagesim cgroups, tunables as before");
+        println!(
+            "machine left as found: no swap areas added, no pagesim cgroups, tunables and zswap as before, zram devices \
+             as before"
+        );
     } else {
         println!("MACHINE NOT AS FOUND: before {before:?}\nafter {after:?}");
     }

@@ -4,13 +4,17 @@
 //! ```text
 //!   checks     root; RAM model vs host (or every task in a limited memcg); no foreign swap;
 //!              a usable memory cgroup; 4 KiB pages
-//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► one swap
-//!              file per [[swap]] (scenario size, priorities shifted to 0.. keeping order)
-//!   each run   swapoff+swapon every swap file (empty), sync; drop caches (file data only)
+//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► zswap
+//!              parameters as the scenario's [zswap] ─► one swap file per [[swap]], or a zram
+//!              device for a `model = "zram"` one (scenario size, priorities shifted to 0..
+//!              keeping order) ─► the scenario's [file.NAME]s (written, fsync'ed)
+//!   each run   swapoff+swapon every swap file, zram reset and set up again (empty), sync;
+//!              drop caches (file data only)
 //!              ─► memcgs
 //!              ─► vmstat + DAMON before ─► pagesim-load ─► vmstat + DAMON after,
 //!              memory.stat ─► remove the memcgs (wait until empty)
-//!   teardown   swap files off and deleted, tunables restored, work dir removed
+//!   teardown   swap files off and deleted, zram devices reset (hot-removed if added),
+//!              zswap parameters and tunables restored, work dir removed
 //! ```
 //!
 //! Every setup step is a guard registered with [`crate::cleanup`], so an error, a panic or
@@ -22,9 +26,11 @@ use crate::load::{replay_json, LoadReport, MAX_PROCESSES};
 use crate::measure::{meminfo, DamonStats, Vmstat};
 use crate::memcg::{CgroupMount, CgroupVersion, Memcg, MemoryStat, EMPTY_TIMEOUT};
 use crate::swapfile::{proc_swaps, SwapFile};
+use crate::zram::{Zram, ZramIndex};
 use crate::tunable::{drop_caches, Tunable};
 use crate::tunables::HostTunables;
 use crate::Error;
+use pagesim::device::DeviceConfig;
 use pagesim::scenario::RegionKind;
 use pagesim::Scenario;
 use serde::Serialize;
@@ -190,22 +196,32 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     let work = WorkDir::create(opts.work_dir.as_deref())?;
     let host = HostTunables::read(&work.path);
     let tunables = set_tunables(sc)?;
+    let zswap = crate::tunable::Zswap::apply(Path::new(crate::tunable::ZSWAP_PARAMETERS), &sc.file.zswap)?;
     let prios: Vec<i32> = sc.file.swap.iter().enumerate().map(|(i, s)| s.priority.unwrap_or(-1 - i as i32)).collect();
     let lowest = prios.iter().copied().min().unwrap_or(0);
     let mut swaps = Vec::new();
     let mut swap_setup = Vec::new();
+    let mut zram_taken = Vec::new();
     for (i, s) in sc.file.swap.iter().enumerate() {
         let host_priority = prios[i] - lowest;
-        let f = SwapFile::create(&work.path.join(format!("swap{i}")), s.size, Some(host_priority))?;
-        let size_kb = f.entry()?.map_or(0, |e| e.size_kb);
+        let sw = match sc.file.device.get(&s.device) {
+            Some(DeviceConfig::Zram(z)) => {
+                let slot = ZramIndex::acquire(&zram_taken)?;
+                zram_taken.push(slot.index);
+                let mut sw = HostSwap::Zram { slot, dev: None, params: z.clone(), bytes: s.size, priority: host_priority };
+                sw.empty()?;
+                sw
+            }
+            _ => HostSwap::File(SwapFile::create(&work.path.join(format!("swap{i}")), s.size, Some(host_priority))?),
+        };
         swap_setup.push(SwapSetup {
-            path: f.path().display().to_string(),
-            bytes: f.bytes(),
+            path: sw.path().display().to_string(),
+            bytes: s.size,
             scenario_priority: prios[i],
             host_priority,
-            size_kb,
+            size_kb: sw.size_kb()?,
         });
-        swaps.push(f);
+        swaps.push(sw);
     }
     // The scenario's files, once for all runs: written and fsync'ed now, dropped from the
     // page cache before each run (`needs_cold_page_cache`).
@@ -216,7 +232,7 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
 
     let mut runs = Vec::new();
     for r in 0..opts.repeats {
-        for s in &swaps {
+        for s in &mut swaps {
             s.empty()?;
         }
         if needs_cold_page_cache(sc) {
@@ -283,12 +299,14 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     // left changed without anyone noticing.
     let changes = tunables
         .iter()
+        .chain(zswap.tunables())
         .map(|t| TunableChange { path: t.path().display().to_string(), old: t.old().into(), new: t.value().into() })
         .collect();
     let mut errors = Vec::new();
     for s in swaps.into_iter().rev() {
-        errors.extend(s.remove().err().map(|e| e.0));
+        errors.extend(s.remove().into_iter().map(|e| e.0));
     }
+    errors.extend(zswap.disable().err().map(|e| e.0));
     for t in tunables.into_iter().rev() {
         errors.extend(t.restore().err().map(|e| e.0));
     }
@@ -308,6 +326,65 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         },
         runs,
     })
+}
+
+/// A swap area of the host run: a swap file on the work directory's disk, or a zram device
+/// (the scenario's `model = "zram"` device), set up afresh for each run.
+enum HostSwap {
+    File(SwapFile),
+    Zram { slot: ZramIndex, dev: Option<Zram>, params: pagesim::device::ZramParams, bytes: u64, priority: i32 },
+}
+
+impl HostSwap {
+    /// Empties the area before a run: a swap file is switched off and on again; a zram
+    /// device is switched off, reset (its pool freed) and set up again (compressor,
+    /// disksize = the swap area's size, mem_limit, swap header, swapon).
+    fn empty(&mut self) -> Result<(), Error> {
+        match self {
+            HostSwap::File(f) => f.empty(),
+            HostSwap::Zram { slot, dev, params, bytes, priority } => {
+                if let Some(d) = dev.take() {
+                    d.remove()?;
+                }
+                let d = Zram::create(slot.index, *bytes, Some(&params.comp_algorithm), Some(*priority))?;
+                if params.mem_limit > 0 {
+                    d.set_mem_limit(params.mem_limit)?;
+                }
+                *dev = Some(d);
+                Ok(())
+            }
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        match self {
+            HostSwap::File(f) => f.path().to_path_buf(),
+            HostSwap::Zram { slot, .. } => PathBuf::from(format!("/dev/zram{}", slot.index)),
+        }
+    }
+
+    /// Size as /proc/swaps reports it, kB.
+    fn size_kb(&self) -> Result<u64, Error> {
+        match self {
+            HostSwap::File(f) => Ok(f.entry()?.map_or(0, |e| e.size_kb)),
+            HostSwap::Zram { .. } => {
+                let p = self.path().display().to_string();
+                Ok(proc_swaps()?.into_iter().find(|e| e.filename == p).map_or(0, |e| e.size_kb))
+            }
+        }
+    }
+
+    /// swapoff and delete the file, or swapoff, reset and release the zram device.
+    fn remove(self) -> Vec<Error> {
+        match self {
+            HostSwap::File(f) => f.remove().err().into_iter().collect(),
+            HostSwap::Zram { slot, dev, .. } => {
+                let mut errors: Vec<Error> = dev.and_then(|d| d.remove().err()).into_iter().collect();
+                errors.extend(slot.release().err());
+                errors
+            }
+        }
+    }
 }
 
 /// The host cannot change its RAM: a scenario either models about the host's memory, or
