@@ -730,6 +730,25 @@ mod tests {
     }
 
     #[test]
+    fn file_devices_become_the_host_disk_and_zram_keeps_its_model() {
+        let queue: BTreeMap<String, String> = [("read_ahead_kb".to_string(), "8192".to_string())].into();
+        let text = "[machine]\nram = \"1GB\"\n[device.z]\nmodel = \"zram\"\n[device.f]\nmodel = \"hdd\"\n\
+                    [[swap]]\ndevice = \"z\"\nsize = \"64MB\"\n[file.data]\ndevice = \"f\"\nsize = \"8MB\"\n\
+                    [memcg.box]\nmax = \"32MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\n\
+                    file = \"data\"\nop = \"read\"\npattern = \"seq\"\n";
+        let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
+        let (o, _) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let devs: Vec<&str> = o.iter().filter(|o| o.set.starts_with("device.")).map(|o| o.set.as_str()).collect();
+        assert_eq!(devs.len(), 1, "{devs:?}");
+        assert!(devs[0].starts_with("device.f={ model = \"nvme\"") && devs[0].contains("read_ahead_kb = 8192"));
+        let all: Vec<String> = o.iter().map(|o| o.set.clone()).collect();
+        let s = pagesim::Scenario::from_toml(text, "f.toml", &all).unwrap();
+        let dev = pagesim::device::DeviceModel::new(&s.file.device["f"]).unwrap();
+        assert_eq!((dev.name(), dev.queue_params().read_ahead_kb), ("nvme", 8192));
+        assert_eq!(pagesim::device::DeviceModel::new(&s.file.device["z"]).unwrap().name(), "zram");
+    }
+
+    #[test]
     fn statistics_and_the_acceptance_count() {
         assert_eq!(median_min_max(&[5, 1, 3]), (3.0, 1, 5));
         assert_eq!(median_min_max(&[4, 1, 3, 10]), (3.5, 1, 10));

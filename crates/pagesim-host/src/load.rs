@@ -162,7 +162,13 @@ impl Mapping {
         Self::map(Backing::File, len, name, f.as_raw_fd(), advice)
     }
 
-    fn map(backing: Backing, len: usize, name: &str, fd: libc::c_int, advice: Option<Madvise>) -> Result<Mapping, Error> {
+    fn map(
+        backing: Backing,
+        len: usize,
+        name: &str,
+        fd: libc::c_int,
+        advice: Option<Madvise>,
+    ) -> Result<Mapping, Error> {
         // SAFETY: a fresh mapping at an address of the kernel's choosing (anonymous, or of a
         // descriptor this process has open); no existing memory is affected.
         let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, backing.prot(), backing.flags(), fd, 0) };
@@ -267,7 +273,12 @@ pub fn host_files(sc: &Scenario) -> Vec<HostFile> {
     for (tid, p) in task_programs(sc, f.seed).iter().enumerate() {
         for n in &p.files {
             if f.file[n].per_task {
-                out.push(HostFile { name: n.clone(), owner: Some(tid), file_name: format!("file-{n}.{tid}"), bytes: bytes(n) });
+                out.push(HostFile {
+                    name: n.clone(),
+                    owner: Some(tid),
+                    file_name: format!("file-{n}.{tid}"),
+                    bytes: bytes(n),
+                });
             }
         }
     }
@@ -551,7 +562,7 @@ fn run_child(
         std::thread::sleep(start_at - now);
     }
     let start = release.elapsed().as_nanos() as u64;
-    let accesses = run_program(p, &targets, &mut buf)?;
+    let (accesses, _) = run_program(p, &targets, &mut buf)?;
     let end = release.elapsed().as_nanos() as u64;
     drop(own);
     Ok((start, end, accesses))
@@ -568,8 +579,10 @@ fn spin_for(think: Duration) {
 
 /// Makes every access and read call of the program in the engine's order
 /// (`BoundStep::next_index` with the previous unit, which carries over from one step to the
-/// next as the engine's `Cursor::last` does); returns their number.
-fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<u64, String> {
+/// next as the engine's `Cursor::last` does); returns their number and the wrapping sum of
+/// the words read (the first of each page loaded or record read), which keeps the loads
+/// from being optimized away and lets a test check what was read.
+fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u64, u64), String> {
     let mut rng = p.rng.clone();
     let mut sink = 0u64;
     let mut n = 0u64;
@@ -617,14 +630,13 @@ fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<u6
                     let off = unit as u64 * len as u64;
                     let got = read_record(fd, off, &mut buf[..len], *pread, &mut pos)
                         .map_err(|e| format!("{}: read of {len} bytes at {off}: {e}", path.display()))?;
-                    if got > 0 {
-                        sink = sink.wrapping_add(buf[0] as u64);
+                    if got >= 8 {
+                        sink = sink.wrapping_add(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
                     }
                     spin_for(think);
                     if step.rate > 0 {
                         // The engine's finish_access: sleep until the bytes read so far are due.
-                        let due_ns = ((i + 1) as u128 * len as u128 * 1_000_000_000 / step.rate as u128) as u64;
-                        let due = started + Duration::from_nanos(due_ns);
+                        let due = started + Duration::from_nanos(rate_due_ns(i + 1, len as u64, step.rate));
                         let now = Instant::now();
                         if due > now {
                             std::thread::sleep(due - now);
@@ -636,8 +648,13 @@ fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<u6
         }
         n += step.total;
     }
-    std::hint::black_box(sink);
-    Ok(n)
+    Ok((n, std::hint::black_box(sink)))
+}
+
+/// When `done` records of `len` bytes are due at `rate` bytes per second, ns after the
+/// step's start (the engine's `finish_access`).
+fn rate_due_ns(done: u64, len: u64, rate: u64) -> u64 {
+    (done as u128 * len as u128 * 1_000_000_000 / rate as u128) as u64
 }
 
 /// posix_fadvise over the whole file (the engine gives WILLNEED for the whole file too).
@@ -871,8 +888,7 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
         .iter()
         .map(|(n, c)| (n.clone(), json!({ "device": c.device, "size": c.size, "per_task": c.per_task })))
         .collect();
-    let device: Map<String, Value> =
-        f.file.values().map(|c| (c.device.clone(), json!({ "model": "ram" }))).collect();
+    let device: Map<String, Value> = f.file.values().map(|c| (c.device.clone(), json!({ "model": "ram" }))).collect();
     let tasks: Vec<Value> = f
         .task
         .iter()
@@ -1043,7 +1059,7 @@ mod tests {
         let p = &task_programs(&sc, 5)[0];
         let pages = 100;
         let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r").unwrap();
-        assert_eq!(run_program(p, &[Target::Map { base: m.addr, pages }], &mut []).unwrap(), 500);
+        assert_eq!(run_program(p, &[Target::Map { base: m.addr, pages }], &mut []).unwrap().0, 500);
         // Each store writes (access number | 1), so every page holds its last writer's number.
         let mut expect = vec![0u64; pages];
         let mut rng = p.rng.clone();
@@ -1056,6 +1072,171 @@ mod tests {
             .collect();
         assert_eq!(got, expect);
         assert!(expect.iter().filter(|&&v| v == 0).count() > 10, "zipf leaves cold pages untouched");
+    }
+
+    const FILE_SCENARIO: &str = r#"
+        seed = 3
+        [machine]
+        ram = "256MB"
+        [device.d]
+        model = "nvme"
+        [file.big]
+        device = "d"
+        size = "400KB"
+        [file.own]
+        device = "d"
+        size = "10000"
+        per_task = true
+        [region.m]
+        kind = "file"
+        file = "big"
+        madvise = "random"
+        [[task]]
+        name = "r"
+        count = 2
+        stagger = "2ms"
+        [[task.step]]
+        file = "big"
+        op = "pread"
+        pattern = "random"
+        accesses = 300
+        record = "16KB"
+        then_next = 0.3
+        fadvise = "random"
+        shared_fd = true
+        [[task.step]]
+        region = "m"
+        pattern = "zipf"
+        accesses = 200
+        op = "read"
+        [[task.step]]
+        file = "own"
+        op = "read"
+        pattern = "reverse"
+        passes = 2
+        rate = "1MB"
+        [[task]]
+        name = "z"
+        [[task.step]]
+        file = "big"
+        op = "read"
+        pattern = "zipf"
+        cluster = "32KB"
+        accesses = 100
+    "#;
+
+    #[test]
+    fn the_replay_file_keeps_files_and_file_steps() {
+        let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
+        let replay = Scenario::from_json(&replay_json(&sc), "replay.json", &[]).unwrap();
+        assert_eq!(streams(&sc), streams(&replay));
+        let (a, b) = (&sc.file, &replay.file);
+        assert_eq!(b.task[0].stagger, 2_000_000);
+        assert_eq!((b.file["own"].size, b.file["own"].per_task), (10000, true));
+        assert_eq!((b.region["m"].file.as_deref(), b.region["m"].madvise), (Some("big"), Some(Madvise::Random)));
+        for (x, y) in a.task.iter().zip(&b.task) {
+            for (s, t) in x.step.iter().zip(&y.step) {
+                assert_eq!((&s.file, s.record, s.rate, s.cluster), (&t.file, t.record, t.rate, t.cluster));
+                assert_eq!((s.then_next, s.shared_fd, s.fadvise, s.op), (t.then_next, t.shared_fd, t.fadvise, t.op));
+            }
+        }
+        // Shared files first, then each reading process's own copy, named as the engine does.
+        let names: Vec<(String, u64)> = host_files(&sc).into_iter().map(|f| (f.file_name, f.bytes)).collect();
+        let want = [("file-big", 409600), ("file-own.0", 12288), ("file-own.1", 12288)];
+        assert_eq!(names, want.map(|(n, b)| (n.to_string(), b)));
+        assert!(unsupported(&sc).is_none());
+        let shared_own = FILE_SCENARIO.replace(
+            "[[task.step]]\n        file = \"own\"",
+            "[[task.step]]\n        shared_fd = true\n        file = \"own\"",
+        );
+        let bad = Scenario::from_toml(&shared_own, "f.toml", &[]).unwrap();
+        assert!(unsupported(&bad).unwrap().contains("shared_fd on the per_task file"), "{:?}", unsupported(&bad));
+        let data = FILE_SCENARIO.replace("madvise = \"random\"", "madvise = \"random\"\n        [region.x]\n        kind = \"anon\"\n        size = \"1MB\"\n        compress_ratio = 2.5");
+        let data = Scenario::from_toml(&data, "f.toml", &[]).unwrap();
+        assert!(unsupported(&data).unwrap().contains("region.x: page content"));
+    }
+
+    #[test]
+    fn file_reads_fetch_the_engines_records_in_the_engines_order() {
+        let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
+        let dir = crate::testutil::temp_dir("files");
+        // The data as create_files writes it (which refuses tmpfs, where a test dir may be).
+        for f in host_files(&sc) {
+            let mut data = vec![0xa5u8; f.bytes as usize];
+            for (k, page) in data.chunks_mut(PAGE).enumerate() {
+                page[..8].copy_from_slice(&(k as u64 + 1).to_le_bytes());
+            }
+            std::fs::write(dir.join(&f.file_name), data).unwrap();
+        }
+        let progs = task_programs(&sc, sc.file.seed);
+        // Task "z": zipf over 32 KiB clusters of 4 KiB records, read(2) with seeks.
+        let p = &progs[2];
+        let target = Target::Read { path: file_path(&sc, &dir, "big", 2), fd: None, pread: false };
+        let mut buf = vec![0u8; 4096];
+        let (n, sum) = run_program(p, std::slice::from_ref(&target), &mut buf).unwrap();
+        // Record u starts at page u, whose first word is u + 1.
+        let mut rng = p.rng.clone();
+        let mut last = 0;
+        let want: u64 = (0..100)
+            .map(|i| {
+                last = p.steps[0].next_index(i, &mut rng, last);
+                last as u64 + 1
+            })
+            .sum();
+        assert_eq!((n, sum), (100, want));
+        // Task "r.1": random 16 KiB preads with then_next; only its first step, on its own.
+        let p = &progs[1];
+        let one = TaskProgram { steps: p.steps[..1].to_vec(), ..p.clone() };
+        let target = Target::Read { path: file_path(&sc, &dir, "big", 1), fd: None, pread: true };
+        let mut buf = vec![0u8; 16384];
+        let (n, sum) = run_program(&one, std::slice::from_ref(&target), &mut buf).unwrap();
+        let mut rng = p.rng.clone();
+        let mut last = 0;
+        let mut next = 0;
+        let want: u64 = (0..300)
+            .map(|i| {
+                let u = one.steps[0].next_index(i, &mut rng, last);
+                next += (i > 0 && u == last + 1) as u32;
+                last = u;
+                u as u64 * 4 + 1
+            })
+            .sum();
+        assert_eq!((n, sum), (300, want));
+        assert!(next > 60, "then_next = 0.3 continues some reads: {next}");
+        // Reverse over the per-task copy (3 pages in records of one page), paced at 1 MiB/s:
+        // the n-th 4 KiB read is due n x 4096 / 2^20 s after the step's start.
+        let st = &p.steps[2];
+        assert_eq!(st.rate, 1 << 20);
+        assert_eq!(rate_due_ns(6, 4096, st.rate), 23_437_500);
+        let own = TaskProgram { steps: vec![st.clone()], ..p.clone() };
+        let target = Target::Read { path: file_path(&sc, &dir, "own", 1), fd: None, pread: false };
+        let (n, sum) = run_program(&own, std::slice::from_ref(&target), &mut buf).unwrap();
+        assert_eq!((n, sum), (6, 2 * (3 + 2 + 1)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn create_files_writes_every_page_non_zero_and_refuses_tmpfs() {
+        let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
+        let dir = crate::testutil::temp_dir("create");
+        match create_files(&sc, &dir) {
+            Ok(files) => {
+                assert_eq!(files.len(), 3);
+                let data = std::fs::read(dir.join("file-big")).unwrap();
+                assert_eq!(data.len(), 409600);
+                assert!(data.chunks(PAGE).all(|p| p.iter().all(|&b| b != 0) || p[..8] != [0; 8]));
+                assert_eq!(u64::from_le_bytes(data[PAGE * 7..PAGE * 7 + 8].try_into().unwrap()), 8);
+            }
+            Err(e) => assert!(e.0.contains("on tmpfs/ramfs"), "{e}"),
+        }
+        if Path::new("/dev/shm").is_dir() {
+            let shm = Path::new("/dev/shm").join(format!("pagesim-host-test-{}", std::process::id()));
+            std::fs::create_dir_all(&shm).unwrap();
+            let r = create_files(&sc, &shm);
+            std::fs::remove_dir_all(&shm).unwrap();
+            assert!(r.unwrap_err().0.contains("on tmpfs/ramfs"));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -26,9 +26,9 @@ use crate::load::{replay_json, LoadReport, MAX_PROCESSES};
 use crate::measure::{meminfo, DamonStats, Vmstat};
 use crate::memcg::{CgroupMount, CgroupVersion, Memcg, MemoryStat, EMPTY_TIMEOUT};
 use crate::swapfile::{proc_swaps, SwapFile};
-use crate::zram::{Zram, ZramIndex};
 use crate::tunable::{drop_caches, Tunable};
 use crate::tunables::HostTunables;
+use crate::zram::{Zram, ZramIndex};
 use crate::Error;
 use pagesim::device::DeviceConfig;
 use pagesim::scenario::RegionKind;
@@ -208,7 +208,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
             Some(DeviceConfig::Zram(z)) => {
                 let slot = ZramIndex::acquire(&zram_taken)?;
                 zram_taken.push(slot.index);
-                let mut sw = HostSwap::Zram { slot, dev: None, params: z.clone(), bytes: s.size, priority: host_priority };
+                let mut sw =
+                    HostSwap::Zram { slot, dev: None, params: z.clone(), bytes: s.size, priority: host_priority };
                 sw.empty()?;
                 sw
             }

@@ -126,7 +126,8 @@ impl ZramIndex {
         let control = Path::new(ZRAM_CONTROL);
         if !control.exists() {
             z.cleanups.push(Cleanup::register("modprobe -r zram".into(), || {
-                let st = std::process::Command::new("modprobe").args(["-r", "zram"]).status().map_err(|e| e.to_string())?;
+                let st =
+                    std::process::Command::new("modprobe").args(["-r", "zram"]).status().map_err(|e| e.to_string())?;
                 if st.success() {
                     Ok(())
                 } else {
