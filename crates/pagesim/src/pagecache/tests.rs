@@ -192,10 +192,10 @@ fn catch_up_pacing_makes_up_for_a_slow_read_and_steady_pacing_does_not() {
 #[test]
 fn pace_without_a_rate_is_an_error_naming_the_key() {
     let text = scenario("", &SEQ_READ.replace("record = \"64KB\"", "pace = \"steady\""));
-    let e = Scenario::from_toml(&text, "t.toml", &[]).err().expect("pace needs a rate").0;
+    let e = Scenario::from_toml(&text, "t.toml", &[]).expect_err("pace needs a rate").0;
     assert!(e.contains("pace") && e.contains("rate"), "{e}");
     let text = scenario("", &SEQ_READ.replace("record = \"64KB\"", "rate = \"1MB\"\npace = \"fast\""));
-    let e = Scenario::from_toml(&text, "t.toml", &[]).err().expect("unknown pace").0;
+    let e = Scenario::from_toml(&text, "t.toml", &[]).expect_err("unknown pace").0;
     assert!(e.contains("pace") && e.contains("steady"), "{e}");
 }
 
