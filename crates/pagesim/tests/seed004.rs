@@ -57,11 +57,12 @@ fn readahead_thrashing_ondemand_rereads_thrashed_pages_with_readahead() {
         rb.counter("file_read_single")
     );
     // The seed's table: max throughput 5 -> 15 MB/s, min average I/O size 16 -> 140 KB.
-    // pagesim gets 8.5 -> 19.3 MiB/s and 31 -> 139 KiB (docs/model.md, "Seed 004").
+    // pagesim gets 8.9 -> 19.4 MiB/s and 21 -> 139 KiB (docs/model.md, "Seed 004": the
+    // throughput ratio is below the seed's because legacy's late streams keep up).
     assert_eq!(thr.metric.name(), "max_read_mibps");
     assert!(b.value >= 2.0 * a.value, "max throughput: legacy {} ondemand {}", a.value, b.value);
     let io = tables().into_iter().find(|t| t.metric.name() == "min_avg_read_kib").expect("io-size table");
     let (x, y) = (io.metric.value(ra).unwrap(), io.metric.value(rb).unwrap());
-    assert!(y >= 4.0 * x, "min avg I/O size: legacy {x} KiB ondemand {y} KiB");
+    assert!(y >= 5.0 * x, "min avg I/O size: legacy {x} KiB ondemand {y} KiB");
     assert!(y >= 100.0, "on-demand keeps readahead-sized requests: {y} KiB");
 }

@@ -22,8 +22,8 @@ use crate::pagecache::AddressSpace;
 use crate::reclaim::scan_balance::ScanBalance;
 use crate::reclaim::ScanControl;
 use crate::report::{Histogram, Report};
-use crate::scenario::Fadvise;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
+use crate::scenario::{Fadvise, Pace};
 use crate::swap::readahead::SwapRa;
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
@@ -826,7 +826,19 @@ impl Sim {
         if rate == 0 {
             return false;
         }
-        let due = t.cur.step_start_ns + ((t.cur.done as u128 * bytes as u128 * 1_000_000_000) / rate as u128) as u64;
+        let interval = |n: u64| ((n as u128 * bytes as u128 * 1_000_000_000) / rate as u128) as u64;
+        let due = match step.pace {
+            Pace::CatchUp => t.cur.step_start_ns + interval(t.cur.done),
+            Pace::Steady => {
+                // The call just finished began when its interval was due, or when the
+                // previous call ended if that was later (step start for the first call).
+                let began =
+                    if t.cur.done == 1 { t.cur.step_start_ns } else { t.cur.next_due_ns.max(t.cur.last_end_ns) };
+                t.cur.next_due_ns = began + interval(1);
+                t.cur.last_end_ns = self.now;
+                t.cur.next_due_ns
+            }
+        };
         if due <= self.now {
             return false;
         }

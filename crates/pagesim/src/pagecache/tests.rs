@@ -141,6 +141,64 @@ fn a_rate_paces_the_reader() {
     assert!(r.elapsed_ns >= 3_990_000_000);
 }
 
+/// A 64 KiB file read in 4 KiB records at 16 KiB/s (one record every 0.25 s) whose first
+/// read waits 1 s for the device: POSIX_FADV_WILLNEED at open sends the whole file as one
+/// request to a RAM disk that takes 1 s per request, and every later record is cached.
+fn paced_after_a_slow_first_read(pace: &str) -> f64 {
+    let text = format!(
+        r#"
+[machine]
+ram = "64MB"
+kernel_reserved = "8MB"
+[device.d]
+model = "ram"
+request_ns = "1s"
+[file.f]
+device = "d"
+size = "64KB"
+[[task]]
+name = "t"
+[[task.step]]
+file = "f"
+op = "read"
+pattern = "seq"
+record = "4KB"
+rate = "16KB"
+fadvise = "willneed"
+{pace}
+"#
+    );
+    let r = run(&text, &["kernel.profile=linux-2.6.23"]);
+    assert_eq!(r.devices[0].reads, 1, "the whole file in one request");
+    let s = &r.tasks[0].steps[0];
+    assert_eq!(s.ops, 16);
+    (s.end_ns.unwrap() - s.start_ns) as f64 / 1e9
+}
+
+#[test]
+fn catch_up_pacing_makes_up_for_a_slow_read_and_steady_pacing_does_not() {
+    // Catch-up (the default): records 1-3 were due at 0.25-0.75 s and are read back to
+    // back when the first ends at 1 s; record n is then due at n x 0.25 s, the last one's
+    // interval ends at 4 s, as if nothing had been slow.
+    let catch_up = paced_after_a_slow_first_read("");
+    assert!((3.99..4.01).contains(&catch_up), "{catch_up} s");
+    assert_eq!(catch_up, paced_after_a_slow_first_read("pace = \"catch-up\""));
+    // Steady: the second record starts when the first ends (1 s), each later one 0.25 s
+    // after the one before: the 16th starts at 4.5 s and its interval ends at 4.75 s.
+    let steady = paced_after_a_slow_first_read("pace = \"steady\"");
+    assert!((4.74..4.76).contains(&steady), "{steady} s");
+}
+
+#[test]
+fn pace_without_a_rate_is_an_error_naming_the_key() {
+    let text = scenario("", &SEQ_READ.replace("record = \"64KB\"", "pace = \"steady\""));
+    let e = Scenario::from_toml(&text, "t.toml", &[]).expect_err("pace needs a rate").0;
+    assert!(e.contains("pace") && e.contains("rate"), "{e}");
+    let text = scenario("", &SEQ_READ.replace("record = \"64KB\"", "rate = \"1MB\"\npace = \"fast\""));
+    let e = Scenario::from_toml(&text, "t.toml", &[]).expect_err("unknown pace").0;
+    assert!(e.contains("pace") && e.contains("steady"), "{e}");
+}
+
 #[test]
 fn per_task_files_get_their_own_extents_and_must_fit_the_device() {
     let text = scenario("", SEQ_READ)

@@ -379,6 +379,20 @@ pub enum Fadvise {
     Willneed,
 }
 
+/// How a file step with a `rate` spaces its read calls.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pace {
+    /// Record n is due at n × record / rate after the step started: a reader that fell
+    /// behind (slow I/O) reads back to back until it has caught up (a token bucket).
+    #[default]
+    CatchUp,
+    /// Each read call owns one interval of record / rate from the moment it starts and the
+    /// reader sleeps out the rest of it; a read that took longer is followed at once by the
+    /// next, and the time lost is never made up (a read-then-sleep loop).
+    Steady,
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
@@ -397,6 +411,9 @@ pub struct Step {
     /// streaming reader). Default: as fast as possible.
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub rate: Option<u64>,
+    /// How a `rate` step paces its reads. Default catch-up.
+    #[serde(default)]
+    pub pace: Option<Pace>,
     /// Probability that an access is followed at once by one to the next record/page
     /// ("sometimes two reads in a row"). Default 0.
     #[serde(default)]
@@ -737,6 +754,7 @@ fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (S
         for (k, given) in [
             ("record", s.record.is_some()),
             ("rate", s.rate.is_some()),
+            ("pace", s.pace.is_some()),
             ("shared_fd", s.shared_fd),
             ("fadvise", s.fadvise.is_some()),
         ] {
@@ -773,6 +791,9 @@ fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (S
     }
     if s.rate == Some(0) {
         return e(".rate", "must be greater than 0 bytes per second");
+    }
+    if s.pace.is_some() && s.rate.is_none() {
+        return e(".pace", "only a step with a rate is paced: give rate = \"100KB\" or drop pace");
     }
     Ok(())
 }
@@ -978,6 +999,13 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].step[].pattern", "seq|reverse|random|zipf|stride", "required".into(), "access pattern"),
         t("task[].step[].record", "bytes", "4KB".into(), "bytes per read call (file steps)"),
         t("task[].step[].rate", "bytes/s", "unlimited".into(), "streaming rate of a file step"),
+        t(
+            "task[].step[].pace",
+            "catch-up|steady",
+            "catch-up".into(),
+            "rate pacing: catch-up reads back to back after falling behind; steady sleeps out each \
+             record's interval and never makes up lost time",
+        ),
         t("task[].step[].then_next", "probability", "0".into(), "chance an access goes to the next record"),
         t("task[].step[].cluster", "bytes", "one record".into(), "zipf: size of the hot clusters ranks go to"),
         t("task[].step[].shared_fd", "bool", "false".into(), "instances share one open file (one ra state)"),

@@ -35,6 +35,8 @@ pub struct BoundStep {
     pub then_next: f64,
     /// Bytes per second a file step holds to (0: unlimited).
     pub rate: u64,
+    /// How the rate is held.
+    pub pace: crate::scenario::Pace,
     /// posix_fadvise a file step gives when it opens the file.
     pub fadvise: Option<Fadvise>,
     zipf: Option<Zipf>,
@@ -69,6 +71,7 @@ impl BoundStep {
             units,
             then_next: step.then_next.unwrap_or(0.0),
             rate: step.rate.unwrap_or(0),
+            pace: step.pace.unwrap_or_default(),
             fadvise: step.fadvise,
             zipf,
             cluster_units,
@@ -248,6 +251,10 @@ pub struct Cursor {
     pub last: u32,
     /// When the current step started (for `rate`).
     pub step_start_ns: u64,
+    /// `pace = "steady"`: when the next read call's interval begins at the earliest, and
+    /// when the previous read call ended.
+    pub next_due_ns: u64,
+    pub last_end_ns: u64,
 }
 
 #[cfg(test)]
@@ -267,6 +274,7 @@ mod tests {
             file: None,
             record: None,
             rate: None,
+            pace: None,
             then_next: None,
             cluster: None,
             shared_fd: false,
