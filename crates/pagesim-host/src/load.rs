@@ -23,7 +23,7 @@
 //! (PR_SET_PDEATHSIG), and the runner only ever signals the PIDs it forked.
 
 use crate::Error;
-use pagesim::scenario::{AccessOp, Fadvise, Madvise, Pattern, RegionKind, Scenario};
+use pagesim::scenario::{AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind, Scenario};
 use pagesim::workload::{task_programs, TaskProgram};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -623,6 +623,9 @@ fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u
                 }
                 let len = step.record_pages as usize * PAGE;
                 let started = Instant::now();
+                // pace = "steady": when the next call's interval begins at the earliest, and
+                // when the previous call ended.
+                let (mut next_due, mut last_end) = (started, started);
                 let mut pos = 0u64;
                 for i in 0..step.total {
                     let unit = step.next_index(i, &mut rng, last);
@@ -635,8 +638,18 @@ fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u
                     }
                     spin_for(think);
                     if step.rate > 0 {
-                        // The engine's finish_access: sleep until the bytes read so far are due.
-                        let due = started + Duration::from_nanos(rate_due_ns(i + 1, len as u64, step.rate));
+                        // The engine's finish_access: catch-up sleeps until the bytes read so
+                        // far are due; steady gives each call one interval from when it
+                        // began (its due time, or the previous call's end if that was later).
+                        let due = match step.pace {
+                            Pace::CatchUp => started + Duration::from_nanos(rate_due_ns(i + 1, len as u64, step.rate)),
+                            Pace::Steady => {
+                                let began = if i == 0 { started } else { next_due.max(last_end) };
+                                next_due = began + Duration::from_nanos(rate_due_ns(1, len as u64, step.rate));
+                                last_end = Instant::now();
+                                next_due
+                            }
+                        };
                         let now = Instant::now();
                         if due > now {
                             std::thread::sleep(due - now);
@@ -941,6 +954,9 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
                     if s.shared_fd {
                         o.insert("shared_fd".into(), json!(true));
                     }
+                    if let Some(p) = s.pace {
+                        o.insert("pace".into(), json!(if p == Pace::Steady { "steady" } else { "catch-up" }));
+                    }
                     if let Some(a) = s.fadvise {
                         let a = match a {
                             Fadvise::Normal => "normal",
@@ -1115,6 +1131,7 @@ mod tests {
         pattern = "reverse"
         passes = 2
         rate = "1MB"
+        pace = "steady"
         [[task]]
         name = "z"
         [[task.step]]
@@ -1138,6 +1155,7 @@ mod tests {
             for (s, t) in x.step.iter().zip(&y.step) {
                 assert_eq!((&s.file, s.record, s.rate, s.cluster), (&t.file, t.record, t.rate, t.cluster));
                 assert_eq!((s.then_next, s.shared_fd, s.fadvise, s.op), (t.then_next, t.shared_fd, t.fadvise, t.op));
+                assert_eq!(s.pace, t.pace);
             }
         }
         // Shared files first, then each reading process's own copy, named as the engine does.
