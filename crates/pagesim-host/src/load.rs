@@ -345,6 +345,46 @@ pub fn create_files(sc: &Scenario, dir: &Path) -> Result<Vec<HostFile>, Error> {
     Ok(files)
 }
 
+/// Drops the page cache of the scenario's files in `dir` (`posix_fadvise(POSIX_FADV_DONTNEED)`
+/// of each, after `fdatasync`: clean, unmapped pages are invalidated without shadow entries,
+/// as `drop_caches` does for every file), and returns how many of their pages are still
+/// resident (`mincore` over a mapping of each; 0 when they are cold). Only these files: a
+/// machine-wide drop makes every other process re-read its files during the measured run.
+pub fn drop_file_cache(dir: &Path, files: &[HostFile]) -> Result<u64, Error> {
+    use std::os::fd::AsRawFd;
+    let mut resident = 0u64;
+    for f in files {
+        let path = dir.join(&f.file_name);
+        let e = |what: &str, err: std::io::Error| Error(format!("{}: {what}: {err}", path.display()));
+        let file = std::fs::File::open(&path).map_err(|err| e("open", err))?;
+        file.sync_data().map_err(|err| e("fdatasync", err))?;
+        let fd = file.as_raw_fd();
+        // SAFETY: fd is the descriptor of `file`, open for the call; no memory is touched.
+        let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if r != 0 {
+            return Err(e("posix_fadvise(DONTNEED)", std::io::Error::from_raw_os_error(r)));
+        }
+        let len = f.bytes as usize;
+        // SAFETY: a fresh read-only shared mapping of the open file, at an address of the
+        // kernel's choosing; it is only passed to mincore (never touched) and unmapped below.
+        let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+        if addr == libc::MAP_FAILED {
+            return Err(e("mmap", crate::last_os_error()));
+        }
+        let mut vec = vec![0u8; len.div_ceil(PAGE)];
+        // SAFETY: [addr, addr+len) is the mapping just made; vec has one byte per page of it.
+        let r = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+        let err = crate::last_os_error();
+        // SAFETY: unmaps exactly the mapping made above.
+        unsafe { libc::munmap(addr, len) };
+        if r != 0 {
+            return Err(e("mincore", err));
+        }
+        resident += vec.iter().filter(|&&b| b & 1 != 0).count() as u64;
+    }
+    Ok(resident)
+}
+
 /// Threads of this process (from /proc/self/status).
 fn thread_count() -> Option<u32> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -1244,6 +1284,8 @@ mod tests {
                 assert_eq!(data.len(), 409600);
                 assert!(data.chunks(PAGE).all(|p| p.iter().all(|&b| b != 0) || p[..8] != [0; 8]));
                 assert_eq!(u64::from_le_bytes(data[PAGE * 7..PAGE * 7 + 8].try_into().unwrap()), 8);
+                // Just read, so cached; dropped, the files are cold.
+                assert_eq!(drop_file_cache(&dir, &files).unwrap(), 0);
             }
             Err(e) => assert!(e.0.contains("on tmpfs/ramfs"), "{e}"),
         }
