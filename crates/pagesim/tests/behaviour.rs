@@ -315,3 +315,18 @@ fn swap_out_waits_for_free_requests_and_cfq_idles_for_the_reader() {
     assert!(unbounded.devices[0].idle_arms > 0);
     assert_eq!(deadline.devices[0].idle_arms, 0);
 }
+
+#[test]
+fn linux_3_6_kswapd_nap_ends_at_a_write_completion_without_congestion() {
+    // clear_bdi_congested wakes congestion_wait(BLK_RW_ASYNC) from every write request
+    // freed below the congestion-off threshold, congested or not. With nr_requests so large
+    // that the swap-out writes never congest the queue, naps still end early.
+    let dev = "model = \"hdd\"\nscheduler = \"cfq\"\nnr_requests = 4096";
+    let s = scenario(36, "hdd", 64, "anon", 40, &step("seq", 3, "write"), "").replace("model = \"hdd\"", dev);
+    let r = run(&s, &["kernel.profile=linux-3.6"]);
+    assert_eq!(r.devices[0].congested, 0, "the queue never congests");
+    let naps = r.counter("kswapd_congestion_wait");
+    let woken = r.counter("kswapd_congestion_wait_woken");
+    assert!(naps > 0);
+    assert!(woken > 0 && woken <= naps, "{woken} of {naps} naps ended by a write completion");
+}

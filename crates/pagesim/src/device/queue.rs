@@ -19,8 +19,10 @@
 //! queue counts allocated requests per class, sync (reads) and async (writes), from
 //! allocation to completion (`rl->count[]`): at `nr_requests` the class is full and a
 //! submitter must sleep until one completes (`get_request_wait`); from 7/8 of it the queue
-//! is congested until the count falls below 13/16 (`blk_queue_congestion_threshold`), which
-//! is what ends a `congestion_wait`. A request merged away at insertion is freed at once.
+//! is congested until the count falls below 13/16 (`blk_queue_congestion_threshold`). Every
+//! async request freed below that threshold ends a `congestion_wait(BLK_RW_ASYNC)`
+//! (`clear_bdi_congested` wakes its queue unconditionally). A request merged away at
+//! insertion is freed at once.
 //!
 //! Each request carries the caller's tags (one per page I/O); a completion returns them.
 //! Request ids (`rid`) index a slab that holds queued and in-flight requests alike, so a
@@ -186,8 +188,9 @@ pub struct DeviceQueue {
     /// Requests allocated per class (`rl->count[]`).
     allocated: [u32; 2],
     congested: [bool; 2],
-    /// The async class stopped being congested since the last [`Self::take_uncongested`].
-    uncongested: bool,
+    /// An async request was freed below the congestion-off threshold since the last
+    /// [`Self::take_congestion_wakeup`] (`clear_bdi_congested` woke `congestion_wait`).
+    congestion_wakeup: bool,
     /// The submitting context (a task), for per-process scheduler queues.
     ctx: u32,
 }
@@ -229,7 +232,7 @@ impl DeviceQueue {
             congestion_off,
             allocated: [0; 2],
             congested: [false; 2],
-            uncongested: false,
+            congestion_wakeup: false,
             ctx: 0,
         }
     }
@@ -285,21 +288,26 @@ impl DeviceQueue {
         }
     }
 
-    /// `__freed_request`.
+    /// `__freed_request`: below the off threshold every freed request calls
+    /// `blk_clear_queue_congested`, and `clear_bdi_congested` wakes the `congestion_wait`
+    /// queue of that class whether or not the flag was set (2.6.35-4.x). So a sleeper in
+    /// `congestion_wait(BLK_RW_ASYNC)` wakes at the first write request freed (completed, or
+    /// merged away at insertion) while fewer than the off threshold are allocated, not only
+    /// when a congested queue clears.
     fn free_request(&mut self, class: usize) {
         self.allocated[class] -= 1;
-        if self.allocated[class] < self.congestion_off && self.congested[class] {
+        if self.allocated[class] < self.congestion_off {
             self.congested[class] = false;
             if class == ASYNC {
-                self.uncongested = true;
+                self.congestion_wakeup = true;
             }
         }
     }
 
-    /// Whether the async class stopped being congested since the last call
-    /// (`clear_bdi_congested`, which wakes `congestion_wait` sleepers).
-    pub fn take_uncongested(&mut self) -> bool {
-        std::mem::take(&mut self.uncongested)
+    /// Whether `clear_bdi_congested(BLK_RW_ASYNC)` ran since the last call: it wakes the
+    /// `congestion_wait(BLK_RW_ASYNC)` sleepers.
+    pub fn take_congestion_wakeup(&mut self) -> bool {
+        std::mem::take(&mut self.congestion_wakeup)
     }
 
     pub fn model(&self) -> &DeviceModel {
@@ -874,13 +882,56 @@ mod tests {
             let d = out.remove(0);
             t = t.max(d.done_ns);
             q.complete(t, d.rid, &mut tags, &mut out);
-            if q.take_uncongested() {
+            if q.take_congestion_wakeup() {
                 cleared_at.get_or_insert(n);
             }
         }
         assert!(!q.write_full());
         assert_eq!(cleared_at, Some(4), "16 -> 11 write requests: the first count below 12");
         assert!(!q.write_congested());
+    }
+
+    #[test]
+    fn every_write_freed_below_the_off_threshold_wakes_congestion_wait() {
+        // 3.x clear_bdi_congested wakes congestion_wait(BLK_RW_ASYNC) from every
+        // __freed_request below the off threshold, whether or not the queue was congested.
+        let mut q = queue("model = \"hdd\"\nqueue_depth = 1\nnr_requests = 16");
+        let mut out = Vec::new();
+        let mut tags = Vec::new();
+        // Three scattered writes: never congested (on = 15).
+        for i in 0..3u64 {
+            q.add(IoDir::Write, i * 1000 * PAGE, PAGE, i as u32, 0, &mut out);
+        }
+        q.unplug(0, &mut out);
+        assert!(!q.write_congested() && !q.take_congestion_wakeup(), "allocating wakes nobody");
+        let d = out.remove(0);
+        q.complete(d.done_ns, d.rid, &mut tags, &mut out);
+        assert!(q.take_congestion_wakeup(), "2 of 16 allocated: the completion wakes the sleepers");
+        assert!(!q.take_congestion_wakeup(), "taken once");
+        // A read completion wakes the sync queue, not congestion_wait(BLK_RW_ASYNC).
+        q.add(IoDir::Read, 1 << 30, PAGE, 50, 0, &mut out);
+        q.unplug(0, &mut out);
+        while let Some(d) = out.pop() {
+            let read = q.req(d.rid).dir == IoDir::Read;
+            q.complete(d.done_ns, d.rid, &mut tags, &mut out);
+            if read {
+                assert!(!q.take_congestion_wakeup());
+            }
+            q.take_congestion_wakeup();
+        }
+        // 14 allocated (at or above off = 12): completions down to 12 wake nobody, 11 does.
+        for i in 0..14u64 {
+            q.add(IoDir::Write, (100 + i) * 1000 * PAGE, PAGE, 100 + i as u32, 0, &mut out);
+        }
+        q.unplug(0, &mut out);
+        let mut woke = Vec::new();
+        for _ in 0..3 {
+            out.sort_by_key(|d| (d.done_ns, d.rid));
+            let d = out.remove(0);
+            q.complete(d.done_ns, d.rid, &mut tags, &mut out);
+            woke.push(q.take_congestion_wakeup());
+        }
+        assert_eq!(woke, [false, false, true], "14 -> 13, 12, 11 allocated");
     }
 
     #[test]

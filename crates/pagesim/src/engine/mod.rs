@@ -959,8 +959,11 @@ impl Sim {
             self.events.push(at, Event::DevTimer { dev });
         }
         self.dev_timer[dev as usize] = t;
-        // clear_bdi_congested wakes the congestion_wait queue: kswapd's nap ends.
-        if q.take_uncongested() && self.kswapd.napping {
+        // A write request freed below the congestion-off threshold: clear_bdi_congested
+        // wakes the congestion_wait queue and kswapd's nap ends.
+        if q.take_congestion_wakeup() && self.kswapd.napping {
+            self.kswapd.napping = false;
+            self.vmstat.add(Counter::KswapdCongestionWaitWoken, 1);
             let k = self.kswapd_thread();
             self.wake(k, self.now);
         }

@@ -54,6 +54,9 @@ counters! {
     // as kswapd_congestion_wait.
     KswapdSkipCongestionWait => "kswapd_skip_congestion_wait",
     KswapdCongestionWait => "kswapd_congestion_wait",
+    // pagesim's: naps that a write request freed below the congestion-off threshold ended
+    // before HZ/10 (clear_bdi_congested wakes congestion_wait; see device/queue.rs).
+    KswapdCongestionWaitWoken => "kswapd_congestion_wait_woken",
     NrVmscanWrite => "nr_vmscan_write",
     OomKill => "oom_kill",
     ThpFaultAlloc => "thp_fault_alloc",
