@@ -50,6 +50,10 @@ const INFO_COUNTERS: &[&str] = &[
     "pgdeactivate",
     "workingset_activate_anon",
     "workingset_restore_anon",
+    "workingset_activate_file",
+    "zswpin",
+    "zswpout",
+    "zswpwb",
     "oom_kill",
 ];
 
@@ -211,15 +215,29 @@ pub fn host_overrides(
             (false, None, _) => {}
         }
     }
-    let swap_devices: std::collections::BTreeSet<&str> = f.swap.iter().map(|s| s.device.as_str()).collect();
-    for d in swap_devices {
+    // Swap files and the scenario's files live on the disk that holds the work directory;
+    // a zram swap device is a real zram device on the host (pagesim-host sets it up) and
+    // keeps its model.
+    let mut disk_devices: BTreeMap<&str, &str> = BTreeMap::new();
+    for s in &f.swap {
+        if !matches!(f.device.get(&s.device), Some(pagesim::device::DeviceConfig::Zram(_))) {
+            disk_devices.insert(s.device.as_str(), "swap files live on the host's disk");
+        }
+    }
+    for c in f.file.values() {
+        disk_devices
+            .entry(c.device.as_str())
+            .and_modify(|w| *w = "swap files and the scenario's files live on the host's disk")
+            .or_insert("the scenario's files live on the host's disk (its read_ahead_kb)");
+    }
+    for (d, why) in disk_devices {
         let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
             if let Some(v) = queue.get(k) {
                 keys.push(if k == "scheduler" { format!("{k} = \"{v}\"") } else { format!("{k} = {v}") });
             }
         }
-        push(format!("device.{d}={{ {} }}", keys.join(", ")), "swap files live on the host's disk");
+        push(format!("device.{d}={{ {} }}", keys.join(", ")), why);
     }
     Ok((out, notes))
 }
@@ -340,12 +358,14 @@ pub fn acceptance<'a>(rows: impl Iterator<Item = &'a Row>) -> (usize, usize) {
     rows.filter(|r| r.counted).fold((0, 0), |(n, w), r| (n + 1, w + r.within as usize))
 }
 
-/// What must be as it was after validation: swap areas, our cgroups, tunables.
+/// What must be as it was after validation: swap areas, our cgroups, tunables (zswap's
+/// parameters among them), the zram devices and their settings.
 #[derive(Debug, PartialEq, Eq)]
 struct HostState {
     swaps: Vec<String>,
     cgroups: Vec<String>,
     tunables: HostTunables,
+    zram: Vec<String>,
 }
 
 impl HostState {
@@ -365,7 +385,23 @@ impl HostState {
             }
         }
         cgroups.sort();
-        HostState { swaps, cgroups, tunables: HostTunables::read(dir) }
+        let mut zram = Vec::new();
+        if let Ok(rd) = std::fs::read_dir("/sys/block") {
+            for e in rd.flatten() {
+                let n = e.file_name().to_string_lossy().into_owned();
+                if n.starts_with("zram") {
+                    let v = |k: &str| std::fs::read_to_string(e.path().join(k)).unwrap_or_default().trim().to_string();
+                    zram.push(format!(
+                        "{n} disksize={} comp_algorithm={} mem_limit={}",
+                        v("disksize"),
+                        v("comp_algorithm"),
+                        v("mem_limit")
+                    ));
+                }
+            }
+        }
+        zram.sort();
+        HostState { swaps, cgroups, tunables: HostTunables::read(dir), zram }
     }
 }
 
@@ -381,13 +417,16 @@ fn print_host(h: &HostTunables) {
         o(h.watermark_scale_factor.map(|v| v.to_string())),
     );
     println!(
-        "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({} , max_pool_percent {})  read_ahead_kb {} on {}",
+        "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({}, max_pool_percent {}, accept_threshold_percent {}, \
+         shrinker_enabled {})  read_ahead_kb {} on {}",
         o(h.vma_ra_enabled.map(|v| v.to_string())),
         o(h.thp_enabled.clone()),
         o(h.thp_shmem_enabled.clone()),
         o(h.zswap.enabled.map(|v| if v { "on".into() } else { "off".into() })),
         o(h.zswap.compressor.clone()),
         o(h.zswap.max_pool_percent.map(|v| v.to_string())),
+        o(h.zswap.accept_threshold_percent.map(|v| v.to_string())),
+        o(h.zswap.shrinker_enabled.map(|v| v.to_string())),
         o(h.read_ahead_kb.map(|v| v.to_string())),
         o(h.read_ahead_device.clone()),
     );
@@ -578,7 +617,10 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
         println!("outside: {}", names.join(", "));
     }
     if restored {
-        println!("machine left as found: no swap areas added, no pagesim cgroups, tunables as before");
+        println!(
+            "machine left as found: no swap areas added, no pagesim cgroups, tunables and zswap as before, zram devices \
+             as before"
+        );
     } else {
         println!("MACHINE NOT AS FOUND: before {before:?}\nafter {after:?}");
     }
@@ -685,6 +727,25 @@ mod tests {
         // Same RAM: the watermarks carry over.
         let (o, _) = host_overrides(&sc, &host(), &queue, true).unwrap();
         assert!(o.iter().any(|o| o.set == "vm.min_free_kbytes=67584"));
+    }
+
+    #[test]
+    fn file_devices_become_the_host_disk_and_zram_keeps_its_model() {
+        let queue: BTreeMap<String, String> = [("read_ahead_kb".to_string(), "8192".to_string())].into();
+        let text = "[machine]\nram = \"1GB\"\n[device.z]\nmodel = \"zram\"\n[device.f]\nmodel = \"hdd\"\n\
+                    [[swap]]\ndevice = \"z\"\nsize = \"64MB\"\n[file.data]\ndevice = \"f\"\nsize = \"8MB\"\n\
+                    [memcg.box]\nmax = \"32MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\n\
+                    file = \"data\"\nop = \"read\"\npattern = \"seq\"\n";
+        let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
+        let (o, _) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let devs: Vec<&str> = o.iter().filter(|o| o.set.starts_with("device.")).map(|o| o.set.as_str()).collect();
+        assert_eq!(devs.len(), 1, "{devs:?}");
+        assert!(devs[0].starts_with("device.f={ model = \"nvme\"") && devs[0].contains("read_ahead_kb = 8192"));
+        let all: Vec<String> = o.iter().map(|o| o.set.clone()).collect();
+        let s = pagesim::Scenario::from_toml(text, "f.toml", &all).unwrap();
+        let dev = pagesim::device::DeviceModel::new(&s.file.device["f"]).unwrap();
+        assert_eq!((dev.name(), dev.queue_params().read_ahead_kb), ("nvme", 8192));
+        assert_eq!(pagesim::device::DeviceModel::new(&s.file.device["z"]).unwrap().name(), "zram");
     }
 
     #[test]

@@ -23,7 +23,7 @@
 //! (PR_SET_PDEATHSIG), and the runner only ever signals the PIDs it forked.
 
 use crate::Error;
-use pagesim::scenario::{AccessOp, Pattern, RegionKind, Scenario};
+use pagesim::scenario::{AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind, Scenario};
 use pagesim::workload::{task_programs, TaskProgram};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -46,6 +46,9 @@ pub struct LoadOptions {
     pub cgroup: Option<PathBuf>,
     /// Per scenario memcg name, the cgroup directory that memcg's tasks join.
     pub memcgs: BTreeMap<String, PathBuf>,
+    /// The directory holding the scenario's `[file.NAME]` files, named by [`host_files`]
+    /// (pagesim-host creates them there with [`create_files`]).
+    pub file_dir: Option<PathBuf>,
 }
 
 /// What `pagesim-load` prints.
@@ -92,15 +95,20 @@ impl TaskRun {
     }
 }
 
-/// How a scenario region is mapped on the host. A new region kind (a `file` region, say)
-/// adds a variant, its mmap flags and descriptor, and whether it is one object shared by all
-/// tasks (mapped before fork) or instantiated per process.
+/// How a scenario region is mapped on the host. A new region kind adds a variant, its mmap
+/// flags and descriptor, and whether it is one object shared by all tasks (mapped before
+/// fork) or instantiated per process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Backing {
     /// MAP_PRIVATE|MAP_ANONYMOUS, mapped by each process that uses it.
     PrivateAnon,
     /// MAP_SHARED|MAP_ANONYMOUS (tmpfs-backed), mapped once before fork and inherited.
     SharedAnon,
+    /// MAP_SHARED, PROT_READ of the region's `[file.NAME]`, opened and mapped by each process
+    /// that uses it. The page cache is one for all (the file's); the open file, and with it
+    /// the readahead state that fault read-around uses (`file->f_ra`), is per process, as the
+    /// engine keeps one `FileRaState` per task's VMA.
+    File,
 }
 
 impl Backing {
@@ -108,7 +116,7 @@ impl Backing {
         match kind {
             RegionKind::Anon => Backing::PrivateAnon,
             RegionKind::Shmem => Backing::SharedAnon,
-            RegionKind::File => unreachable!("execute() refuses file scenarios before mapping"),
+            RegionKind::File => Backing::File,
         }
     }
 
@@ -120,6 +128,14 @@ impl Backing {
         match self {
             Backing::PrivateAnon => libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             Backing::SharedAnon => libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+            Backing::File => libc::MAP_SHARED,
+        }
+    }
+
+    fn prot(self) -> libc::c_int {
+        match self {
+            Backing::PrivateAnon | Backing::SharedAnon => libc::PROT_READ | libc::PROT_WRITE,
+            Backing::File => libc::PROT_READ,
         }
     }
 }
@@ -131,12 +147,31 @@ struct Mapping {
 }
 
 impl Mapping {
+    /// An anonymous mapping (private or shared) of `len` bytes.
     fn new(backing: Backing, len: usize, name: &str) -> Result<Mapping, Error> {
-        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing; no
-        // existing memory is affected.
-        let addr = unsafe {
-            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, backing.flags(), -1, 0)
-        };
+        Self::map(backing, len, name, -1, None)
+    }
+
+    /// The file at `path`, `len` bytes from offset 0, MAP_SHARED and read-only, with the
+    /// scenario's `madvise` hint. The descriptor is closed once mapped (the mapping keeps
+    /// its own reference to the open file, and with it the readahead state).
+    fn file(path: &Path, len: usize, name: &str, advice: Option<Madvise>) -> Result<Mapping, Error> {
+        let f = std::fs::File::open(path)
+            .map_err(|e| Error(format!("region {name}: cannot open {}: {e}", path.display())))?;
+        use std::os::fd::AsRawFd;
+        Self::map(Backing::File, len, name, f.as_raw_fd(), advice)
+    }
+
+    fn map(
+        backing: Backing,
+        len: usize,
+        name: &str,
+        fd: libc::c_int,
+        advice: Option<Madvise>,
+    ) -> Result<Mapping, Error> {
+        // SAFETY: a fresh mapping at an address of the kernel's choosing (anonymous, or of a
+        // descriptor this process has open); no existing memory is affected.
+        let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, backing.prot(), backing.flags(), fd, 0) };
         if addr == libc::MAP_FAILED {
             return Err(Error(format!("region {name}: mmap of {len} bytes: {}", crate::last_os_error())));
         }
@@ -144,6 +179,18 @@ impl Mapping {
         // SAFETY: [addr, addr+len) is the mapping just created.
         if unsafe { libc::madvise(addr, len, libc::MADV_NOHUGEPAGE) } != 0 {
             return Err(Error(format!("region {name}: madvise(MADV_NOHUGEPAGE): {}", crate::last_os_error())));
+        }
+        let hint = match advice {
+            None | Some(Madvise::Normal) => None,
+            Some(Madvise::Sequential) => Some((libc::MADV_SEQUENTIAL, "MADV_SEQUENTIAL")),
+            Some(Madvise::Random) => Some((libc::MADV_RANDOM, "MADV_RANDOM")),
+            Some(Madvise::Willneed) => Some((libc::MADV_WILLNEED, "MADV_WILLNEED")),
+        };
+        if let Some((h, hname)) = hint {
+            // SAFETY: [addr, addr+len) is the mapping just created; the hint changes no data.
+            if unsafe { libc::madvise(addr, len, h) } != 0 {
+                return Err(Error(format!("region {name}: madvise({hname}): {}", crate::last_os_error())));
+            }
         }
         Ok(m)
     }
@@ -196,6 +243,148 @@ impl Drop for Pipe {
     }
 }
 
+/// A real file a scenario's `[file.NAME]` becomes on the host.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostFile {
+    /// The scenario's file name.
+    pub name: String,
+    /// For a `per_task` file, the process (index in [`task_programs`] order, the engine's
+    /// task id) that owns this copy.
+    pub owner: Option<usize>,
+    /// File name in the file directory: `file-NAME`, or `file-NAME.TID` for a per-task
+    /// copy (the engine names the copy `NAME.TID`).
+    pub file_name: String,
+    /// Size, bytes: the scenario's, rounded up to pages as the engine does, so both have
+    /// the same end of file.
+    pub bytes: u64,
+}
+
+/// Every file the scenario reads or maps, shared files in name order, then the per-task
+/// copies in task order (the engine's order).
+pub fn host_files(sc: &Scenario) -> Vec<HostFile> {
+    let f = &sc.file;
+    let bytes = |n: &str| f.file[n].size.div_ceil(PAGE as u64) * PAGE as u64;
+    let mut out: Vec<HostFile> = f
+        .file
+        .iter()
+        .filter(|(_, c)| !c.per_task)
+        .map(|(n, _)| HostFile { name: n.clone(), owner: None, file_name: format!("file-{n}"), bytes: bytes(n) })
+        .collect();
+    for (tid, p) in task_programs(sc, f.seed).iter().enumerate() {
+        for n in &p.files {
+            if f.file[n].per_task {
+                out.push(HostFile {
+                    name: n.clone(),
+                    owner: Some(tid),
+                    file_name: format!("file-{n}.{tid}"),
+                    bytes: bytes(n),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// Path of file `name` as process `tid` sees it.
+fn file_path(sc: &Scenario, dir: &Path, name: &str, tid: usize) -> PathBuf {
+    if sc.file.file[name].per_task {
+        dir.join(format!("file-{name}.{tid}"))
+    } else {
+        dir.join(format!("file-{name}"))
+    }
+}
+
+/// Filesystem magic numbers of memory-backed filesystems (statfs f_type): their "files"
+/// are page cache that is never read from a device, so they cannot stand for a disk file.
+const TMPFS_MAGIC: i64 = 0x0102_1994;
+const RAMFS_MAGIC: i64 = 0x8584_58f6;
+
+/// Creates the scenario's files in `dir` ([`host_files`]): every page non-zero (its index
+/// in the first word, a fixed pattern in the rest), written in 1 MiB chunks and fsync'ed,
+/// so a read comes from the device once the page cache is dropped. Refuses a directory on
+/// tmpfs or ramfs. Returns the files created.
+pub fn create_files(sc: &Scenario, dir: &Path) -> Result<Vec<HostFile>, Error> {
+    let files = host_files(sc);
+    if files.is_empty() {
+        return Ok(files);
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| Error(format!("{}: a path with a NUL byte", dir.display())))?;
+    // SAFETY: a zeroed statfs is valid output storage; c is a NUL-terminated path.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: see above; statfs writes only into st.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return Err(Error(format!("statfs {}: {}", dir.display(), crate::last_os_error())));
+    }
+    #[allow(clippy::unnecessary_cast)]
+    let magic = st.f_type as i64;
+    if magic == TMPFS_MAGIC || magic == RAMFS_MAGIC {
+        return Err(Error(format!(
+            "{}: on tmpfs/ramfs; the scenario's files must be on a disk (file reads are compared with a device's)",
+            dir.display()
+        )));
+    }
+    let mut chunk = vec![0xa5u8; 1 << 20];
+    for f in &files {
+        use std::io::Write;
+        let path = dir.join(&f.file_name);
+        let e = |what: &str, err: std::io::Error| Error(format!("{}: {what}: {err}", path.display()));
+        let mut out = std::fs::File::create(&path).map_err(|err| e("create", err))?;
+        let mut off = 0u64;
+        while off < f.bytes {
+            let n = ((f.bytes - off) as usize).min(chunk.len());
+            for (k, page) in chunk[..n].chunks_mut(PAGE).enumerate() {
+                let idx = off / PAGE as u64 + k as u64 + 1;
+                page[..8].copy_from_slice(&idx.to_le_bytes());
+            }
+            out.write_all(&chunk[..n]).map_err(|err| e("write", err))?;
+            off += n as u64;
+        }
+        out.sync_all().map_err(|err| e("fsync", err))?;
+    }
+    Ok(files)
+}
+
+/// Drops the page cache of the scenario's files in `dir` (`posix_fadvise(POSIX_FADV_DONTNEED)`
+/// of each, after `fdatasync`: clean, unmapped pages are invalidated without shadow entries,
+/// as `drop_caches` does for every file), and returns how many of their pages are still
+/// resident (`mincore` over a mapping of each; 0 when they are cold). Only these files: a
+/// machine-wide drop makes every other process re-read its files during the measured run.
+pub fn drop_file_cache(dir: &Path, files: &[HostFile]) -> Result<u64, Error> {
+    use std::os::fd::AsRawFd;
+    let mut resident = 0u64;
+    for f in files {
+        let path = dir.join(&f.file_name);
+        let e = |what: &str, err: std::io::Error| Error(format!("{}: {what}: {err}", path.display()));
+        let file = std::fs::File::open(&path).map_err(|err| e("open", err))?;
+        file.sync_data().map_err(|err| e("fdatasync", err))?;
+        let fd = file.as_raw_fd();
+        // SAFETY: fd is the descriptor of `file`, open for the call; no memory is touched.
+        let r = unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) };
+        if r != 0 {
+            return Err(e("posix_fadvise(DONTNEED)", std::io::Error::from_raw_os_error(r)));
+        }
+        let len = f.bytes as usize;
+        // SAFETY: a fresh read-only shared mapping of the open file, at an address of the
+        // kernel's choosing; it is only passed to mincore (never touched) and unmapped below.
+        let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
+        if addr == libc::MAP_FAILED {
+            return Err(e("mmap", crate::last_os_error()));
+        }
+        let mut vec = vec![0u8; len.div_ceil(PAGE)];
+        // SAFETY: [addr, addr+len) is the mapping just made; vec has one byte per page of it.
+        let r = unsafe { libc::mincore(addr, len, vec.as_mut_ptr()) };
+        let err = crate::last_os_error();
+        // SAFETY: unmaps exactly the mapping made above.
+        unsafe { libc::munmap(addr, len) };
+        if r != 0 {
+            return Err(e("mincore", err));
+        }
+        resident += vec.iter().filter(|&&b| b & 1 != 0).count() as u64;
+    }
+    Ok(resident)
+}
+
 /// Threads of this process (from /proc/self/status).
 fn thread_count() -> Option<u32> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -241,6 +430,25 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             }
         }
     }
+    // Descriptors that all instances of a task share (`shared_fd` steps): opened before fork,
+    // so the processes share one open file and its readahead state.
+    let mut shared_fds: BTreeMap<(usize, usize), std::fs::File> = BTreeMap::new();
+    for (tid, p) in progs.iter().enumerate() {
+        for (j, st) in sc.file.task[p.task].step.iter().enumerate() {
+            if let (Some(name), true) = (&st.file, st.shared_fd) {
+                if shared_fds.contains_key(&(p.task, j)) {
+                    continue;
+                }
+                let dir = opts
+                    .file_dir
+                    .as_deref()
+                    .ok_or_else(|| Error(format!("{}: the scenario has files: give --file-dir", sc.origin)))?;
+                let path = file_path(sc, dir, name, tid);
+                let f = std::fs::File::open(&path).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+                shared_fds.insert((p.task, j), f);
+            }
+        }
+    }
     let mut barrier = Pipe::new()?;
     let mut results = Pipe::new()?;
     let mut pids: Vec<i32> = Vec::with_capacity(progs.len());
@@ -256,7 +464,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
         if pid == 0 {
             barrier.close_write();
             results.close_read();
-            let r = run_child(sc, p, opts, &shared, me, barrier.r);
+            let r = run_child(sc, i, p, opts, &shared, &shared_fds, me, barrier.r);
             let code = if r.is_ok() { 0 } else { 3 };
             send_result(results.w, i as u32, r);
             // SAFETY: _exit ends the child without running the parent's atexit handlers or
@@ -272,6 +480,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     let (statuses, data, limited) = wait_all(&pids, results.r, deadline);
     let wall_ns = release.elapsed().as_nanos() as u64;
     drop(shared);
+    drop(shared_fds);
     let mut tasks: Vec<TaskRun> = progs
         .iter()
         .zip(&pids)
@@ -298,12 +507,29 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
 
 type ChildResult = Result<(u64, u64, u64), String>;
 
+/// What one step of a process works on.
+enum Target {
+    /// A mapping of `pages` pages at `base`: one 8-byte load or store per access.
+    Map { base: *mut u8, pages: usize },
+    /// A file read in records: `fd` is the descriptor opened before fork when the step's
+    /// instances share one open file (`shared_fd`), else the step opens `path` itself when
+    /// it starts (a fresh `file_ra_state`, as the engine gives each file step). `pread`:
+    /// pread(2) calls; otherwise read(2), seeking first when the record is not at the
+    /// file position (a shared descriptor's position is shared too, so it always preads:
+    /// the page cache and readahead see the same call either way, `filemap_read` with the
+    /// open file's `f_ra`).
+    Read { path: PathBuf, fd: Option<libc::c_int>, pread: bool },
+}
+
 /// The child's work: returns (start, end, accesses) relative to its release, or an error.
+#[allow(clippy::too_many_arguments)]
 fn run_child(
     sc: &Scenario,
+    tid: usize,
     p: &TaskProgram,
     opts: &LoadOptions,
     shared: &BTreeMap<String, Mapping>,
+    shared_fds: &BTreeMap<(usize, usize), std::fs::File>,
     parent: i32,
     barrier: libc::c_int,
 ) -> ChildResult {
@@ -320,18 +546,46 @@ fn run_child(
             join_cgroup(dir, me).map_err(|e| e.0)?;
         }
     }
+    let file_dir = || opts.file_dir.as_deref().ok_or_else(|| "the scenario has files: give --file-dir".to_string());
     let mut own: Vec<Mapping> = Vec::new();
     let mut bases: Vec<(*mut u8, usize)> = Vec::with_capacity(p.regions.len());
     for r in &p.regions {
+        let region = &sc.file.region[r];
         let m = match shared.get(r) {
             Some(m) => m,
             None => {
-                own.push(Mapping::new(Backing::of(sc.file.region[r].kind), region_len(sc, r), r).map_err(|e| e.0)?);
+                let m = match Backing::of(region.kind) {
+                    Backing::File => {
+                        let name = region.file.as_deref().expect("validated: a file region names its file");
+                        let path = file_path(sc, file_dir()?, name, tid);
+                        Mapping::file(&path, region_len(sc, r), r, region.madvise)
+                    }
+                    b => Mapping::new(b, region_len(sc, r), r),
+                };
+                own.push(m.map_err(|e| e.0)?);
                 own.last().expect("just pushed")
             }
         };
         bases.push((m.addr, m.len / PAGE));
     }
+    let mut targets = Vec::with_capacity(p.steps.len());
+    for (j, (bs, st)) in p.steps.iter().zip(&task.step).enumerate() {
+        targets.push(match &st.file {
+            None => {
+                let (base, pages) = bases[bs.vma as usize];
+                Target::Map { base, pages }
+            }
+            Some(name) => {
+                use std::os::fd::AsRawFd;
+                let fd = shared_fds.get(&(p.task, j)).map(|f| f.as_raw_fd());
+                let pread = st.op == Some(AccessOp::Pread) || fd.is_some();
+                Target::Read { path: file_path(sc, file_dir()?, name, tid), fd, pread }
+            }
+        });
+    }
+    // The read buffer, touched now so the reads do not fault on it.
+    let record_max = p.steps.iter().filter(|s| s.file).map(|s| s.record_pages as usize * PAGE).max().unwrap_or(0);
+    let mut buf = vec![1u8; record_max];
     // Wait until the runner has forked everyone: EOF on the barrier.
     let mut b = 0u8;
     loop {
@@ -342,51 +596,175 @@ fn run_child(
         }
     }
     let release = Instant::now();
-    let start_at = release + Duration::from_nanos(task.start);
+    let start_at = release + Duration::from_nanos(task.start + p.instance as u64 * task.stagger);
     let now = Instant::now();
     if start_at > now {
         std::thread::sleep(start_at - now);
     }
     let start = release.elapsed().as_nanos() as u64;
-    let accesses = run_program(p, &bases);
+    let (accesses, _) = run_program(p, &targets, &mut buf)?;
     let end = release.elapsed().as_nanos() as u64;
     drop(own);
     Ok((start, end, accesses))
 }
 
-/// Makes every access of the program; returns their number.
-fn run_program(p: &TaskProgram, bases: &[(*mut u8, usize)]) -> u64 {
+fn spin_for(think: Duration) {
+    if !think.is_zero() {
+        let until = Instant::now() + think;
+        while Instant::now() < until {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// Makes every access and read call of the program in the engine's order
+/// (`BoundStep::next_index` with the previous unit, which carries over from one step to the
+/// next as the engine's `Cursor::last` does); returns their number and the wrapping sum of
+/// the words read (the first of each page loaded or record read), which keeps the loads
+/// from being optimized away and lets a test check what was read.
+fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u64, u64), String> {
     let mut rng = p.rng.clone();
     let mut sink = 0u64;
     let mut n = 0u64;
-    for step in &p.steps {
-        let (base, pages) = bases[step.vma as usize];
+    let mut last = 0u32;
+    for (step, target) in p.steps.iter().zip(targets) {
         let think = Duration::from_nanos(step.think_ns);
-        for i in 0..step.total {
-            let idx = step.index(i, &mut rng) as usize;
-            assert!(idx < pages, "page index {idx} outside a region of {pages} pages");
-            // SAFETY: idx < pages, so the 8-byte word at the start of page idx lies inside
-            // the live mapping [base, base + pages * PAGE), which is readable and writable
-            // and aligned to the page.
-            unsafe {
-                let w = base.add(idx * PAGE).cast::<u64>();
-                if step.write {
-                    std::ptr::write_volatile(w, i | 1);
-                } else {
-                    sink = sink.wrapping_add(std::ptr::read_volatile(w));
+        match target {
+            &Target::Map { base, pages } => {
+                for i in 0..step.total {
+                    let idx = step.next_index(i, &mut rng, last);
+                    last = idx;
+                    let idx = idx as usize;
+                    assert!(idx < pages, "page index {idx} outside a region of {pages} pages");
+                    // SAFETY: idx < pages, so the 8-byte word at the start of page idx lies
+                    // inside the live mapping [base, base + pages * PAGE), which is readable
+                    // (and writable unless it maps a file, which the scenario only reads)
+                    // and aligned to the page.
+                    unsafe {
+                        let w = base.add(idx * PAGE).cast::<u64>();
+                        if step.write {
+                            std::ptr::write_volatile(w, i | 1);
+                        } else {
+                            sink = sink.wrapping_add(std::ptr::read_volatile(w));
+                        }
+                    }
+                    spin_for(think);
                 }
             }
-            if !think.is_zero() {
-                let until = Instant::now() + think;
-                while Instant::now() < until {
-                    std::hint::spin_loop();
+            Target::Read { path, fd, pread } => {
+                let own = match fd {
+                    Some(_) => None,
+                    None => Some(std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?),
+                };
+                use std::os::fd::AsRawFd;
+                let fd = fd.unwrap_or_else(|| own.as_ref().expect("opened").as_raw_fd());
+                if let Some(a) = step.fadvise {
+                    fadvise(fd, a).map_err(|e| format!("{}: {e}", path.display()))?;
                 }
+                let len = step.record_pages as usize * PAGE;
+                let started = Instant::now();
+                // pace = "steady": when the next call's interval begins at the earliest, and
+                // when the previous call ended.
+                let (mut next_due, mut last_end) = (started, started);
+                let mut pos = 0u64;
+                for i in 0..step.total {
+                    let unit = step.next_index(i, &mut rng, last);
+                    last = unit;
+                    let off = unit as u64 * len as u64;
+                    let got = read_record(fd, off, &mut buf[..len], *pread, &mut pos)
+                        .map_err(|e| format!("{}: read of {len} bytes at {off}: {e}", path.display()))?;
+                    if got >= 8 {
+                        sink = sink.wrapping_add(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
+                    }
+                    spin_for(think);
+                    if step.rate > 0 {
+                        // The engine's finish_access: catch-up sleeps until the bytes read so
+                        // far are due; steady gives each call one interval from when it
+                        // began (its due time, or the previous call's end if that was later).
+                        let due = match step.pace {
+                            Pace::CatchUp => started + Duration::from_nanos(rate_due_ns(i + 1, len as u64, step.rate)),
+                            Pace::Steady => {
+                                let began = if i == 0 { started } else { next_due.max(last_end) };
+                                next_due = began + Duration::from_nanos(rate_due_ns(1, len as u64, step.rate));
+                                last_end = Instant::now();
+                                next_due
+                            }
+                        };
+                        let now = Instant::now();
+                        if due > now {
+                            std::thread::sleep(due - now);
+                        }
+                    }
+                }
+                drop(own);
             }
         }
         n += step.total;
     }
-    std::hint::black_box(sink);
-    n
+    Ok((n, std::hint::black_box(sink)))
+}
+
+/// When `done` records of `len` bytes are due at `rate` bytes per second, ns after the
+/// step's start (the engine's `finish_access`).
+fn rate_due_ns(done: u64, len: u64, rate: u64) -> u64 {
+    (done as u128 * len as u128 * 1_000_000_000 / rate as u128) as u64
+}
+
+/// posix_fadvise over the whole file (the engine gives WILLNEED for the whole file too).
+fn fadvise(fd: libc::c_int, a: Fadvise) -> Result<(), std::io::Error> {
+    let advice = match a {
+        Fadvise::Normal => libc::POSIX_FADV_NORMAL,
+        Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Fadvise::Random => libc::POSIX_FADV_RANDOM,
+        Fadvise::Willneed => libc::POSIX_FADV_WILLNEED,
+    };
+    // SAFETY: fd is a descriptor this process has open; the call changes no memory of ours.
+    let r = unsafe { libc::posix_fadvise(fd, 0, 0, advice) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(r))
+    }
+}
+
+/// Reads `buf.len()` bytes at `off` (fewer at the end of the file): with pread(2), or with
+/// read(2) from the file position `pos` (seeking first when it is elsewhere). Returns the
+/// bytes read.
+fn read_record(fd: libc::c_int, off: u64, buf: &mut [u8], pread: bool, pos: &mut u64) -> Result<usize, std::io::Error> {
+    if !pread && *pos != off {
+        // SAFETY: lseek on our own descriptor.
+        if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
+            return Err(crate::last_os_error());
+        }
+        *pos = off;
+    }
+    let mut got = 0usize;
+    while got < buf.len() {
+        let rest = &mut buf[got..];
+        // SAFETY: reads into the live buffer `rest` of rest.len() bytes from our own fd.
+        let r = unsafe {
+            if pread {
+                libc::pread(fd, rest.as_mut_ptr().cast(), rest.len(), (off + got as u64) as libc::off_t)
+            } else {
+                libc::read(fd, rest.as_mut_ptr().cast(), rest.len())
+            }
+        };
+        if r < 0 {
+            let e = crate::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        if r == 0 {
+            break;
+        }
+        got += r as usize;
+    }
+    if !pread {
+        *pos = off + got as u64;
+    }
+    Ok(got)
 }
 
 /// Sends one result record: index, kind (0 ok, 1 error), start, end, accesses, message length,
@@ -492,25 +870,27 @@ fn kill_and_reap(pids: &[i32]) {
     }
 }
 
-/// What of the scenario the load generator cannot run yet: files (regions of kind file and
-/// read steps) and the step keys that only file steps and pacing use.
+/// What of the scenario the load generator cannot run: page content other than the one
+/// word per page it stores, and a shared descriptor on per-task copies of a file.
 pub fn unsupported(sc: &Scenario) -> Option<String> {
-    if let Some((n, _)) = sc.file.region.iter().find(|(_, r)| r.kind == RegionKind::File) {
-        return Some(format!("region.{n}: file regions are not replayed on the host yet"));
+    for (n, r) in &sc.file.region {
+        if r.compress_ratio.is_some() || r.zero_percent > 0.0 || r.incompressible_percent > 0.0 {
+            return Some(format!(
+                "region.{n}: page content (compress_ratio, zero_percent, incompressible_percent) is not \
+                 reproduced on the host; the load generator stores one non-zero word per page (word pages)"
+            ));
+        }
     }
     for (i, t) in sc.file.task.iter().enumerate() {
         for (j, s) in t.step.iter().enumerate() {
-            if s.file.is_some() {
-                return Some(format!("task[{i}].step[{j}]: file steps are not replayed on the host yet"));
+            if let (Some(f), true) = (&s.file, s.shared_fd) {
+                if sc.file.file[f].per_task {
+                    return Some(format!(
+                        "task[{i}].step[{j}]: shared_fd on the per_task file \"{f}\": each process reads its \
+                         own copy, so there is no one open file to share"
+                    ));
+                }
             }
-            if s.pattern == Pattern::Reverse || s.then_next.is_some() || s.cluster.is_some() {
-                return Some(format!(
-                    "task[{i}].step[{j}]: reverse, then_next and cluster are not replayed on the host yet"
-                ));
-            }
-        }
-        if t.stagger != 0 {
-            return Some(format!("task[{i}].stagger: not replayed on the host yet"));
         }
     }
     None
@@ -538,9 +918,30 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
                 RegionKind::Shmem => "shmem",
                 RegionKind::File => "file",
             };
-            (n.clone(), json!({ "kind": kind, "size": r.size }))
+            let mut v = json!({ "kind": kind, "size": r.size });
+            if let Some(file) = &r.file {
+                v["file"] = json!(file);
+            }
+            if let Some(m) = r.madvise {
+                v["madvise"] = json!(match m {
+                    Madvise::Normal => "normal",
+                    Madvise::Sequential => "sequential",
+                    Madvise::Random => "random",
+                    Madvise::Willneed => "willneed",
+                });
+            }
+            (n.clone(), v)
         })
         .collect();
+    // The load generator does not model devices: each device a file lives on is named with
+    // a placeholder model so the replay scenario validates; the real file is on the disk
+    // that holds the file directory.
+    let file: Map<String, Value> = f
+        .file
+        .iter()
+        .map(|(n, c)| (n.clone(), json!({ "device": c.device, "size": c.size, "per_task": c.per_task })))
+        .collect();
+    let device: Map<String, Value> = f.file.values().map(|c| (c.device.clone(), json!({ "model": "ram" }))).collect();
     let tasks: Vec<Value> = f
         .task
         .iter()
@@ -565,7 +966,12 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
                         o.insert("accesses".into(), json!(a));
                     }
                     if let Some(op) = s.op {
-                        o.insert("op".into(), json!(if op == AccessOp::Read { "read" } else { "write" }));
+                        let op = match op {
+                            AccessOp::Read => "read",
+                            AccessOp::Write => "write",
+                            AccessOp::Pread => "pread",
+                        };
+                        o.insert("op".into(), json!(op));
                     }
                     if let Some(st) = s.stride {
                         o.insert("stride".into(), json!(st));
@@ -573,10 +979,38 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
                     if let Some(z) = s.zipf_s {
                         o.insert("zipf_s".into(), json!(z));
                     }
+                    if let Some(file) = &s.file {
+                        o.remove("region");
+                        o.insert("file".into(), json!(file));
+                    }
+                    for (k, val) in [("record", s.record), ("rate", s.rate), ("cluster", s.cluster)] {
+                        if let Some(val) = val {
+                            o.insert(k.into(), json!(val));
+                        }
+                    }
+                    if let Some(t) = s.then_next {
+                        o.insert("then_next".into(), json!(t));
+                    }
+                    if s.shared_fd {
+                        o.insert("shared_fd".into(), json!(true));
+                    }
+                    if let Some(p) = s.pace {
+                        o.insert("pace".into(), json!(if p == Pace::Steady { "steady" } else { "catch-up" }));
+                    }
+                    if let Some(a) = s.fadvise {
+                        let a = match a {
+                            Fadvise::Normal => "normal",
+                            Fadvise::Sequential => "sequential",
+                            Fadvise::Random => "random",
+                            Fadvise::Willneed => "willneed",
+                        };
+                        o.insert("fadvise".into(), json!(a));
+                    }
                     v
                 })
                 .collect();
-            let mut v = json!({ "name": t.name, "count": t.count, "start": t.start, "step": steps });
+            let mut v =
+                json!({ "name": t.name, "count": t.count, "start": t.start, "stagger": t.stagger, "step": steps });
             if let Some(m) = &t.memcg {
                 v["memcg"] = json!(m);
             }
@@ -588,6 +1022,8 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
         "seed": f.seed,
         "machine": machine,
         "memcg": memcg,
+        "device": device,
+        "file": file,
         "region": region,
         "task": tasks,
     });
@@ -679,7 +1115,7 @@ mod tests {
         let p = &task_programs(&sc, 5)[0];
         let pages = 100;
         let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r").unwrap();
-        assert_eq!(run_program(p, &[(m.addr, pages)]), 500);
+        assert_eq!(run_program(p, &[Target::Map { base: m.addr, pages }], &mut []).unwrap().0, 500);
         // Each store writes (access number | 1), so every page holds its last writer's number.
         let mut expect = vec![0u64; pages];
         let mut rng = p.rng.clone();
@@ -692,6 +1128,175 @@ mod tests {
             .collect();
         assert_eq!(got, expect);
         assert!(expect.iter().filter(|&&v| v == 0).count() > 10, "zipf leaves cold pages untouched");
+    }
+
+    const FILE_SCENARIO: &str = r#"
+        seed = 3
+        [machine]
+        ram = "256MB"
+        [device.d]
+        model = "nvme"
+        [file.big]
+        device = "d"
+        size = "400KB"
+        [file.own]
+        device = "d"
+        size = "10000"
+        per_task = true
+        [region.m]
+        kind = "file"
+        file = "big"
+        madvise = "random"
+        [[task]]
+        name = "r"
+        count = 2
+        stagger = "2ms"
+        [[task.step]]
+        file = "big"
+        op = "pread"
+        pattern = "random"
+        accesses = 300
+        record = "16KB"
+        then_next = 0.3
+        fadvise = "random"
+        shared_fd = true
+        [[task.step]]
+        region = "m"
+        pattern = "zipf"
+        accesses = 200
+        op = "read"
+        [[task.step]]
+        file = "own"
+        op = "read"
+        pattern = "reverse"
+        passes = 2
+        rate = "1MB"
+        pace = "steady"
+        [[task]]
+        name = "z"
+        [[task.step]]
+        file = "big"
+        op = "read"
+        pattern = "zipf"
+        cluster = "32KB"
+        accesses = 100
+    "#;
+
+    #[test]
+    fn the_replay_file_keeps_files_and_file_steps() {
+        let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
+        let replay = Scenario::from_json(&replay_json(&sc), "replay.json", &[]).unwrap();
+        assert_eq!(streams(&sc), streams(&replay));
+        let (a, b) = (&sc.file, &replay.file);
+        assert_eq!(b.task[0].stagger, 2_000_000);
+        assert_eq!((b.file["own"].size, b.file["own"].per_task), (10000, true));
+        assert_eq!((b.region["m"].file.as_deref(), b.region["m"].madvise), (Some("big"), Some(Madvise::Random)));
+        for (x, y) in a.task.iter().zip(&b.task) {
+            for (s, t) in x.step.iter().zip(&y.step) {
+                assert_eq!((&s.file, s.record, s.rate, s.cluster), (&t.file, t.record, t.rate, t.cluster));
+                assert_eq!((s.then_next, s.shared_fd, s.fadvise, s.op), (t.then_next, t.shared_fd, t.fadvise, t.op));
+                assert_eq!(s.pace, t.pace);
+            }
+        }
+        // Shared files first, then each reading process's own copy, named as the engine does.
+        let names: Vec<(String, u64)> = host_files(&sc).into_iter().map(|f| (f.file_name, f.bytes)).collect();
+        let want = [("file-big", 409600), ("file-own.0", 12288), ("file-own.1", 12288)];
+        assert_eq!(names, want.map(|(n, b)| (n.to_string(), b)));
+        assert!(unsupported(&sc).is_none());
+        let shared_own = FILE_SCENARIO.replace(
+            "[[task.step]]\n        file = \"own\"",
+            "[[task.step]]\n        shared_fd = true\n        file = \"own\"",
+        );
+        let bad = Scenario::from_toml(&shared_own, "f.toml", &[]).unwrap();
+        assert!(unsupported(&bad).unwrap().contains("shared_fd on the per_task file"), "{:?}", unsupported(&bad));
+        let data = FILE_SCENARIO.replace("madvise = \"random\"", "madvise = \"random\"\n        [region.x]\n        kind = \"anon\"\n        size = \"1MB\"\n        compress_ratio = 2.5");
+        let data = Scenario::from_toml(&data, "f.toml", &[]).unwrap();
+        assert!(unsupported(&data).unwrap().contains("region.x: page content"));
+    }
+
+    #[test]
+    fn file_reads_fetch_the_engines_records_in_the_engines_order() {
+        let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
+        let dir = crate::testutil::temp_dir("files");
+        // The data as create_files writes it (which refuses tmpfs, where a test dir may be).
+        for f in host_files(&sc) {
+            let mut data = vec![0xa5u8; f.bytes as usize];
+            for (k, page) in data.chunks_mut(PAGE).enumerate() {
+                page[..8].copy_from_slice(&(k as u64 + 1).to_le_bytes());
+            }
+            std::fs::write(dir.join(&f.file_name), data).unwrap();
+        }
+        let progs = task_programs(&sc, sc.file.seed);
+        // Task "z": zipf over 32 KiB clusters of 4 KiB records, read(2) with seeks.
+        let p = &progs[2];
+        let target = Target::Read { path: file_path(&sc, &dir, "big", 2), fd: None, pread: false };
+        let mut buf = vec![0u8; 4096];
+        let (n, sum) = run_program(p, std::slice::from_ref(&target), &mut buf).unwrap();
+        // Record u starts at page u, whose first word is u + 1.
+        let mut rng = p.rng.clone();
+        let mut last = 0;
+        let want: u64 = (0..100)
+            .map(|i| {
+                last = p.steps[0].next_index(i, &mut rng, last);
+                last as u64 + 1
+            })
+            .sum();
+        assert_eq!((n, sum), (100, want));
+        // Task "r.1": random 16 KiB preads with then_next; only its first step, on its own.
+        let p = &progs[1];
+        let one = TaskProgram { steps: p.steps[..1].to_vec(), ..p.clone() };
+        let target = Target::Read { path: file_path(&sc, &dir, "big", 1), fd: None, pread: true };
+        let mut buf = vec![0u8; 16384];
+        let (n, sum) = run_program(&one, std::slice::from_ref(&target), &mut buf).unwrap();
+        let mut rng = p.rng.clone();
+        let mut last = 0;
+        let mut next = 0;
+        let want: u64 = (0..300)
+            .map(|i| {
+                let u = one.steps[0].next_index(i, &mut rng, last);
+                next += (i > 0 && u == last + 1) as u32;
+                last = u;
+                u as u64 * 4 + 1
+            })
+            .sum();
+        assert_eq!((n, sum), (300, want));
+        assert!(next > 60, "then_next = 0.3 continues some reads: {next}");
+        // Reverse over the per-task copy (3 pages in records of one page), paced at 1 MiB/s:
+        // the n-th 4 KiB read is due n x 4096 / 2^20 s after the step's start.
+        let st = &p.steps[2];
+        assert_eq!(st.rate, 1 << 20);
+        assert_eq!(rate_due_ns(6, 4096, st.rate), 23_437_500);
+        let own = TaskProgram { steps: vec![st.clone()], ..p.clone() };
+        let target = Target::Read { path: file_path(&sc, &dir, "own", 1), fd: None, pread: false };
+        let (n, sum) = run_program(&own, std::slice::from_ref(&target), &mut buf).unwrap();
+        assert_eq!((n, sum), (6, 2 * (3 + 2 + 1)));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn create_files_writes_every_page_non_zero_and_refuses_tmpfs() {
+        let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
+        let dir = crate::testutil::temp_dir("create");
+        match create_files(&sc, &dir) {
+            Ok(files) => {
+                assert_eq!(files.len(), 3);
+                let data = std::fs::read(dir.join("file-big")).unwrap();
+                assert_eq!(data.len(), 409600);
+                assert!(data.chunks(PAGE).all(|p| p.iter().all(|&b| b != 0) || p[..8] != [0; 8]));
+                assert_eq!(u64::from_le_bytes(data[PAGE * 7..PAGE * 7 + 8].try_into().unwrap()), 8);
+                // Just read, so cached; dropped, the files are cold.
+                assert_eq!(drop_file_cache(&dir, &files).unwrap(), 0);
+            }
+            Err(e) => assert!(e.0.contains("on tmpfs/ramfs"), "{e}"),
+        }
+        if Path::new("/dev/shm").is_dir() {
+            let shm = Path::new("/dev/shm").join(format!("pagesim-host-test-{}", std::process::id()));
+            std::fs::create_dir_all(&shm).unwrap();
+            let r = create_files(&sc, &shm);
+            std::fs::remove_dir_all(&shm).unwrap();
+            assert!(r.unwrap_err().0.contains("on tmpfs/ramfs"));
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -4,13 +4,17 @@
 //! ```text
 //!   checks     root; RAM model vs host (or every task in a limited memcg); no foreign swap;
 //!              a usable memory cgroup; 4 KiB pages
-//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► one swap
-//!              file per [[swap]] (scenario size, priorities shifted to 0.. keeping order)
-//!   each run   swapoff+swapon every swap file (empty), sync; drop caches (file data only)
+//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► zswap
+//!              parameters as the scenario's [zswap] ─► one swap file per [[swap]], or a zram
+//!              device for a `model = "zram"` one (scenario size, priorities shifted to 0..
+//!              keeping order) ─► the scenario's [file.NAME]s (written, fsync'ed)
+//!   each run   swapoff+swapon every swap file, zram reset and set up again (empty), sync;
+//!              the scenario's files dropped from the page cache (FADV_DONTNEED)
 //!              ─► memcgs
 //!              ─► vmstat + DAMON before ─► pagesim-load ─► vmstat + DAMON after,
 //!              memory.stat ─► remove the memcgs (wait until empty)
-//!   teardown   swap files off and deleted, tunables restored, work dir removed
+//!   teardown   swap files off and deleted, zram devices reset (hot-removed if added),
+//!              zswap parameters and tunables restored, work dir removed
 //! ```
 //!
 //! Every setup step is a guard registered with [`crate::cleanup`], so an error, a panic or
@@ -24,7 +28,9 @@ use crate::memcg::{CgroupMount, CgroupVersion, Memcg, MemoryStat, EMPTY_TIMEOUT}
 use crate::swapfile::{proc_swaps, SwapFile};
 use crate::tunable::{drop_caches, Tunable};
 use crate::tunables::HostTunables;
+use crate::zram::{Zram, ZramIndex};
 use crate::Error;
+use pagesim::device::DeviceConfig;
 use pagesim::scenario::RegionKind;
 use pagesim::Scenario;
 use serde::Serialize;
@@ -190,39 +196,54 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     let work = WorkDir::create(opts.work_dir.as_deref())?;
     let host = HostTunables::read(&work.path);
     let tunables = set_tunables(sc)?;
+    let zswap = crate::tunable::Zswap::apply(Path::new(crate::tunable::ZSWAP_PARAMETERS), &sc.file.zswap)?;
     let prios: Vec<i32> = sc.file.swap.iter().enumerate().map(|(i, s)| s.priority.unwrap_or(-1 - i as i32)).collect();
     let lowest = prios.iter().copied().min().unwrap_or(0);
     let mut swaps = Vec::new();
     let mut swap_setup = Vec::new();
+    let mut zram_taken = Vec::new();
     for (i, s) in sc.file.swap.iter().enumerate() {
         let host_priority = prios[i] - lowest;
-        let f = SwapFile::create(&work.path.join(format!("swap{i}")), s.size, Some(host_priority))?;
-        let size_kb = f.entry()?.map_or(0, |e| e.size_kb);
+        let sw = match sc.file.device.get(&s.device) {
+            Some(DeviceConfig::Zram(z)) => {
+                let slot = ZramIndex::acquire(&zram_taken)?;
+                zram_taken.push(slot.index);
+                let mut sw =
+                    HostSwap::Zram { slot, dev: None, params: z.clone(), bytes: s.size, priority: host_priority };
+                sw.empty()?;
+                sw
+            }
+            _ => HostSwap::File(SwapFile::create(&work.path.join(format!("swap{i}")), s.size, Some(host_priority))?),
+        };
         swap_setup.push(SwapSetup {
-            path: f.path().display().to_string(),
-            bytes: f.bytes(),
+            path: sw.path().display().to_string(),
+            bytes: s.size,
             scenario_priority: prios[i],
             host_priority,
-            size_kb,
+            size_kb: sw.size_kb()?,
         });
-        swaps.push(f);
+        swaps.push(sw);
     }
+    // The scenario's files, once for all runs: written and fsync'ed now, dropped from the
+    // page cache before each run (`needs_cold_page_cache`).
+    let files = crate::load::create_files(sc, &work.path)?;
     let replay = work.path.join("scenario.json");
     let text = serde_json::to_string_pretty(&replay_json(sc)).expect("scenario JSON serializes");
     std::fs::write(&replay, text).map_err(|e| Error(format!("{}: {e}", replay.display())))?;
 
     let mut runs = Vec::new();
     for r in 0..opts.repeats {
-        for s in &swaps {
+        for s in &mut swaps {
             s.empty()?;
         }
-        if needs_cold_page_cache(sc) {
+        // Write out what other processes dirtied before the measured run starts: the
+        // flusher would otherwise write it during the run, into the machine-wide pgpgout.
+        // SAFETY: sync(2) has no arguments and no failure mode.
+        unsafe { libc::sync() };
+        // The scenario's files cold: their pages dropped, theirs only; drop_caches (every
+        // file of the machine) only if some stayed resident.
+        if needs_cold_page_cache(sc) && crate::load::drop_file_cache(&work.path, &files)? > 0 {
             drop_caches()?;
-        } else {
-            // Write out what other processes dirtied before the measured run starts: the
-            // flusher would otherwise write it during the run, into the machine-wide pgpgout.
-            // SAFETY: sync(2) has no arguments and no failure mode.
-            unsafe { libc::sync() };
         }
         let mut cgs = Vec::new();
         if let Some(m) = &mount {
@@ -241,7 +262,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         let vm0 = Vmstat::read()?;
         let damon0 = DamonStats::read();
         let t0 = Instant::now();
-        let load = run_loader(&loader, &replay, seed, &cgs, &work.path, r)?;
+        let file_dir = (!files.is_empty()).then_some(work.path.as_path());
+        let load = run_loader(&loader, &replay, seed, &cgs, &work.path, file_dir, r)?;
         let wall_ns = t0.elapsed().as_nanos() as u64;
         let vm1 = Vmstat::read()?;
         let damon1 = DamonStats::read();
@@ -279,12 +301,14 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     // left changed without anyone noticing.
     let changes = tunables
         .iter()
+        .chain(zswap.tunables())
         .map(|t| TunableChange { path: t.path().display().to_string(), old: t.old().into(), new: t.value().into() })
         .collect();
     let mut errors = Vec::new();
     for s in swaps.into_iter().rev() {
-        errors.extend(s.remove().err().map(|e| e.0));
+        errors.extend(s.remove().into_iter().map(|e| e.0));
     }
+    errors.extend(zswap.disable().err().map(|e| e.0));
     for t in tunables.into_iter().rev() {
         errors.extend(t.restore().err().map(|e| e.0));
     }
@@ -304,6 +328,65 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         },
         runs,
     })
+}
+
+/// A swap area of the host run: a swap file on the work directory's disk, or a zram device
+/// (the scenario's `model = "zram"` device), set up afresh for each run.
+enum HostSwap {
+    File(SwapFile),
+    Zram { slot: ZramIndex, dev: Option<Zram>, params: pagesim::device::ZramParams, bytes: u64, priority: i32 },
+}
+
+impl HostSwap {
+    /// Empties the area before a run: a swap file is switched off and on again; a zram
+    /// device is switched off, reset (its pool freed) and set up again (compressor,
+    /// disksize = the swap area's size, mem_limit, swap header, swapon).
+    fn empty(&mut self) -> Result<(), Error> {
+        match self {
+            HostSwap::File(f) => f.empty(),
+            HostSwap::Zram { slot, dev, params, bytes, priority } => {
+                if let Some(d) = dev.take() {
+                    d.remove()?;
+                }
+                let d = Zram::create(slot.index, *bytes, Some(&params.comp_algorithm), Some(*priority))?;
+                if params.mem_limit > 0 {
+                    d.set_mem_limit(params.mem_limit)?;
+                }
+                *dev = Some(d);
+                Ok(())
+            }
+        }
+    }
+
+    fn path(&self) -> PathBuf {
+        match self {
+            HostSwap::File(f) => f.path().to_path_buf(),
+            HostSwap::Zram { slot, .. } => PathBuf::from(format!("/dev/zram{}", slot.index)),
+        }
+    }
+
+    /// Size as /proc/swaps reports it, kB.
+    fn size_kb(&self) -> Result<u64, Error> {
+        match self {
+            HostSwap::File(f) => Ok(f.entry()?.map_or(0, |e| e.size_kb)),
+            HostSwap::Zram { .. } => {
+                let p = self.path().display().to_string();
+                Ok(proc_swaps()?.into_iter().find(|e| e.filename == p).map_or(0, |e| e.size_kb))
+            }
+        }
+    }
+
+    /// swapoff and delete the file, or swapoff, reset and release the zram device.
+    fn remove(self) -> Vec<Error> {
+        match self {
+            HostSwap::File(f) => f.remove().err().into_iter().collect(),
+            HostSwap::Zram { slot, dev, .. } => {
+                let mut errors: Vec<Error> = dev.and_then(|d| d.remove().err()).into_iter().collect();
+                errors.extend(slot.release().err());
+                errors
+            }
+        }
+    }
 }
 
 /// The host cannot change its RAM: a scenario either models about the host's memory, or
@@ -347,11 +430,12 @@ pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Res
     Ok(())
 }
 
-/// Whether a run must start from an empty page cache (`drop_caches`). Only file data
-/// cares: anonymous and shmem regions start empty anyway (swap is emptied before each run,
-/// and drop_caches never drops shmem). Dropping caches for them would only make every
-/// other process on the machine re-read its files from disk during the measured run, which
-/// lands in the machine-wide pgpgin and pgmajfault.
+/// Whether a run must start with the scenario's files out of the page cache. Only file
+/// data cares: anonymous and shmem regions start empty anyway (swap is emptied before each
+/// run). The files are dropped one by one (`load::drop_file_cache`), not with drop_caches:
+/// a machine-wide drop makes every other process on the machine re-read its files from disk
+/// during the measured run, which lands in the machine-wide pgpgin (170-560 MB more in a
+/// 0.15-0.35 s file run while other engineers built, against 0-5 MB now).
 pub fn needs_cold_page_cache(sc: &Scenario) -> bool {
     !sc.file.file.is_empty()
         || sc.file.region.values().any(|r| match r.kind {
@@ -451,6 +535,7 @@ fn run_loader(
     seed: u64,
     cgs: &[Memcg],
     work: &Path,
+    file_dir: Option<&Path>,
     run: u32,
 ) -> Result<LoadReport, Error> {
     let out_path = work.join(format!("load-{run}.json"));
@@ -460,6 +545,9 @@ fn run_loader(
     cmd.arg(scenario).arg("--seed").arg(seed.to_string());
     for cg in cgs {
         cmd.arg("--memcg").arg(format!("{}={}", cg.name(), cg.path().display()));
+    }
+    if let Some(d) = file_dir {
+        cmd.arg("--file-dir").arg(d);
     }
     cmd.stdin(Stdio::null()).stdout(io(&out_path)?).stderr(io(&err_path)?);
     // SAFETY: the closure runs in the child between fork and exec and only calls prctl,

@@ -92,6 +92,50 @@ impl Zswap {
         Ok(z)
     }
 
+    /// Makes zswap's parameters in `params` ([`ZSWAP_PARAMETERS`] on the host) what the
+    /// scenario's `[zswap]` says: writes each one that differs from the host's value, the
+    /// pool's parameters before `enabled` (so a new pool is created with them), and only
+    /// `enabled` when zswap is to be off. A kernel without zswap is fine when it is off.
+    pub fn apply(params: &Path, z: &pagesim::swap::zswap::ZswapParams) -> Result<Zswap, Error> {
+        let _op = crate::cleanup::op();
+        let mut out = Zswap { tunables: Vec::new() };
+        if !params.exists() {
+            return if z.enabled {
+                Err(Error(format!("{}: missing: this kernel has no zswap", params.display())))
+            } else {
+                Ok(out)
+            };
+        }
+        let yn = |b: bool| if b { "Y" } else { "N" }.to_string();
+        let mut want = Vec::new();
+        if z.enabled {
+            want.push(("compressor", z.compressor.clone()));
+            want.push(("max_pool_percent", z.max_pool_percent.to_string()));
+            want.push(("accept_threshold_percent", z.accept_threshold_percent.to_string()));
+            want.push(("shrinker_enabled", yn(z.shrinker_enabled)));
+        }
+        want.push(("enabled", yn(z.enabled)));
+        for (key, value) in want {
+            let p = params.join(key);
+            let Some(cur) = sysfs::read_opt(&p) else {
+                return Err(Error(format!("{}: missing: this kernel's zswap has no {key}", p.display())));
+            };
+            let same = match (sysfs::parse_bool(&cur), sysfs::parse_bool(&value)) {
+                (Some(a), Some(b)) if key.ends_with("enabled") => a == b,
+                _ => sysfs::selected(&cur) == value,
+            };
+            if !same {
+                out.tunables.push(Tunable::set(p, &value)?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// The parameters changed, in the order they were written.
+    pub fn tunables(&self) -> &[Tunable] {
+        &self.tunables
+    }
+
     /// Restores every parameter now, newest first; returns the first error.
     pub fn disable(mut self) -> Result<(), Error> {
         let mut first = Ok(());
@@ -169,6 +213,40 @@ mod tests {
         std::fs::remove_file(p.join("enabled")).unwrap();
         assert!(Zswap::enable(&p, Some("lz4"), None).is_err());
         assert_eq!(content(&p.join("compressor")), "lzo");
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn zswap_apply_writes_what_differs_enabled_last_and_restores() {
+        let d = temp_dir("zswap-apply");
+        let p = d.join("parameters");
+        for (k, v) in [
+            ("enabled", "N"),
+            ("compressor", "lzo"),
+            ("max_pool_percent", "20"),
+            ("accept_threshold_percent", "90"),
+            ("shrinker_enabled", "N"),
+        ] {
+            fake_file(&p, k, &format!("{v}\n"));
+        }
+        let want = pagesim::swap::zswap::ZswapParams {
+            enabled: true,
+            compressor: "lz4".into(),
+            max_pool_percent: 20,
+            ..Default::default()
+        };
+        let z = Zswap::apply(&p, &want).unwrap();
+        let changed: Vec<String> =
+            z.tunables().iter().map(|t| t.path().file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(changed, ["compressor", "enabled"], "only what differs, enabled last");
+        assert_eq!([content(&p.join("enabled")), content(&p.join("compressor"))], ["Y", "lz4"]);
+        z.disable().unwrap();
+        assert_eq!([content(&p.join("enabled")), content(&p.join("compressor"))], ["N", "lzo"]);
+        // Off and already off: nothing to write; off on a kernel without zswap is fine.
+        let off = pagesim::swap::zswap::ZswapParams::default();
+        assert!(Zswap::apply(&p, &off).unwrap().tunables().is_empty());
+        assert!(Zswap::apply(&d.join("none"), &off).unwrap().tunables().is_empty());
+        assert!(Zswap::apply(&d.join("none"), &want).unwrap_err().0.contains("no zswap"));
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

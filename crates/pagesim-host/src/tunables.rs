@@ -46,6 +46,8 @@ pub struct Zswap {
     pub enabled: Option<bool>,
     pub compressor: Option<String>,
     pub max_pool_percent: Option<u32>,
+    pub accept_threshold_percent: Option<u32>,
+    pub shrinker_enabled: Option<bool>,
     /// Every file of /sys/module/zswap/parameters, as read.
     pub parameters: BTreeMap<String, String>,
 }
@@ -137,6 +139,8 @@ fn read_zswap(params: &Path) -> Zswap {
         enabled: parameters.get("enabled").and_then(|v| sysfs::parse_bool(v)),
         compressor: parameters.get("compressor").cloned(),
         max_pool_percent: parameters.get("max_pool_percent").and_then(|v| v.parse().ok()),
+        accept_threshold_percent: parameters.get("accept_threshold_percent").and_then(|v| v.parse().ok()),
+        shrinker_enabled: parameters.get("shrinker_enabled").and_then(|v| sysfs::parse_bool(v)),
         parameters,
     }
 }

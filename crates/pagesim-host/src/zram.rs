@@ -1,6 +1,10 @@
 //! A zram device used as swap: set its compressor and disksize, write a swap header, swapon;
 //! when done, swapoff and reset it (which frees its memory and returns disksize to 0), and
 //! put its compressor back. Only an unused device (disksize 0, not swapped on) is taken.
+//!
+//! [`ZramIndex`] finds the device: `zram0` (or another existing device) when it is unused,
+//! else a new one from `/sys/class/zram-control/hot_add`, hot-removed afterwards; when the
+//! zram module is not loaded at all it is loaded (`modprobe zram`) and unloaded afterwards.
 
 use crate::cleanup::Cleanup;
 use crate::swapfile::{is_active, swap_header, swapoff, swapon};
@@ -91,6 +95,106 @@ impl Zram {
     pub fn remove(self) -> Result<(), Error> {
         self.cleanup.run()
     }
+
+    /// Sets `mem_limit` (bytes; the pool's most memory). `reset` clears it again.
+    pub fn set_mem_limit(&self, bytes: u64) -> Result<(), Error> {
+        sysfs::write(&self.sys.join("mem_limit"), &bytes.to_string())
+    }
+}
+
+/// Where zram's hot_add/hot_remove live.
+pub const ZRAM_CONTROL: &str = "/sys/class/zram-control";
+
+/// The index of a zram device this run may use: an existing unused one, or one hot-added
+/// (removed again when this is dropped or released). Devices in use are never touched.
+#[derive(Debug)]
+pub struct ZramIndex {
+    pub index: u32,
+    /// Whether the device was hot-added for this run.
+    pub added: bool,
+    /// Whether the zram module was loaded for this run.
+    pub loaded_module: bool,
+    cleanups: Vec<Cleanup>,
+}
+
+impl ZramIndex {
+    /// Finds an unused zram device, skipping the indices in `taken` (devices this run
+    /// already uses), loading the module or hot-adding a device when needed.
+    pub fn acquire(taken: &[u32]) -> Result<ZramIndex, Error> {
+        let _op = crate::cleanup::op();
+        let mut z = ZramIndex { index: 0, added: false, loaded_module: false, cleanups: Vec::new() };
+        let control = Path::new(ZRAM_CONTROL);
+        if !control.exists() {
+            z.cleanups.push(Cleanup::register("modprobe -r zram".into(), || {
+                let st =
+                    std::process::Command::new("modprobe").args(["-r", "zram"]).status().map_err(|e| e.to_string())?;
+                if st.success() {
+                    Ok(())
+                } else {
+                    Err(format!("modprobe -r zram: {st}"))
+                }
+            }));
+            let st = std::process::Command::new("modprobe")
+                .arg("zram")
+                .status()
+                .map_err(|e| Error(format!("modprobe zram: {e}")))?;
+            if !st.success() || !control.exists() {
+                return Err(Error(format!("modprobe zram failed ({st}): this kernel has no zram")));
+            }
+            z.loaded_module = true;
+        }
+        if let Some(i) = unused_devices(Path::new("/sys/block")).into_iter().find(|i| !taken.contains(i)) {
+            z.index = i;
+            return Ok(z);
+        }
+        let i: u32 = sysfs::read(&control.join("hot_add"))?
+            .trim()
+            .parse()
+            .map_err(|e| Error(format!("{ZRAM_CONTROL}/hot_add: not an index: {e}")))?;
+        let c = control.join("hot_remove");
+        z.cleanups.push(Cleanup::register(format!("hot_remove zram{i}"), move || {
+            sysfs::write(&c, &i.to_string()).map_err(|e| e.0)
+        }));
+        z.index = i;
+        z.added = true;
+        Ok(z)
+    }
+
+    /// Hot-removes the device and unloads the module now, if this run added them.
+    pub fn release(mut self) -> Result<(), Error> {
+        let mut first = Ok(());
+        // Newest first: the device before the module.
+        while let Some(c) = self.cleanups.pop() {
+            let r = c.run();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+}
+
+impl Drop for ZramIndex {
+    fn drop(&mut self) {
+        while let Some(c) = self.cleanups.pop() {
+            drop(c);
+        }
+    }
+}
+
+/// Indices of the zram devices under `sys_block` with disksize 0 (not initialized: neither
+/// swap nor a filesystem can be on them), in index order.
+fn unused_devices(sys_block: &Path) -> Vec<u32> {
+    let mut v: Vec<u32> = std::fs::read_dir(sys_block)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| e.file_name().to_str()?.strip_prefix("zram")?.parse().ok())
+                .filter(|i: &u32| sysfs::read_opt(&sys_block.join(format!("zram{i}/disksize"))).as_deref() == Some("0"))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort_unstable();
+    v
 }
 
 #[cfg(test)]
@@ -108,6 +212,17 @@ mod tests {
         assert!(e.0.contains("in use (disksize 33554432)"), "{e}");
         assert_eq!(sysfs::read(&d.join("zram7/disksize")).unwrap(), "33554432", "left untouched");
         assert!(crate::cleanup::pending().iter().all(|p| !p.contains("pagesim-no-such-zram")));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn only_devices_with_no_disksize_are_unused() {
+        let d = temp_dir("zram-unused");
+        fake_file(&d, "zram0/disksize", "536870912\n");
+        fake_file(&d, "zram3/disksize", "0\n");
+        fake_file(&d, "zram1/disksize", "0\n");
+        fake_file(&d, "vda/size", "10\n");
+        assert_eq!(unused_devices(&d), [1, 3]);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

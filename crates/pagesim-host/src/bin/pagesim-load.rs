@@ -2,20 +2,22 @@
 //! each task's wall time (see pagesim_host::load and docs/validation.md).
 //!
 //! ```text
-//! pagesim-load SCENARIO(.toml|.json) [--seed N] [--cgroup DIR] [--memcg NAME=DIR]... [--set KEY=VALUE]...
+//! pagesim-load SCENARIO(.toml|.json) [--seed N] [--cgroup DIR] [--memcg NAME=DIR]... [--file-dir DIR [--create-files]] [--set KEY=VALUE]...
 //! ```
 //! Exit status: 0 every task completed, 1 some task did not (killed, failed), 2 bad usage or
 //! scenario.
 
 use pagesim::Scenario;
-use pagesim_host::load::{execute, LoadOptions};
+use pagesim_host::load::{create_files, execute, LoadOptions};
 use std::path::{Path, PathBuf};
 
-const USAGE: &str = "usage: pagesim-load SCENARIO [--seed N] [--cgroup DIR] [--memcg NAME=DIR]... [--set KEY=VALUE]...
+const USAGE: &str = "usage: pagesim-load SCENARIO [--seed N] [--cgroup DIR] [--memcg NAME=DIR]... [--file-dir DIR [--create-files]] [--set KEY=VALUE]...
   SCENARIO       a scenario file (.toml, or .json of the same shape)
   --seed N       RNG seed (default: the scenario's)
   --cgroup DIR   join this cgroup before forking the tasks
   --memcg N=DIR  tasks of scenario memcg N join cgroup DIR
+  --file-dir DIR the scenario's [file.NAME] files are DIR/file-NAME (DIR/file-NAME.TID per task)
+  --create-files create them first (non-zero data, fsync'ed; not on tmpfs)
   --set K=V      override a scenario key (as in pagesim run)";
 
 fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
@@ -29,8 +31,9 @@ fn load(path: &Path, sets: &[String]) -> Result<Scenario, String> {
     }
 }
 
-fn parse_args(args: &[String]) -> Result<(PathBuf, Vec<String>, LoadOptions), String> {
+fn parse_args(args: &[String]) -> Result<(PathBuf, Vec<String>, LoadOptions, bool), String> {
     let mut opts = LoadOptions::default();
+    let mut create = false;
     let mut sets = Vec::new();
     let mut scenario = None;
     let mut it = args.iter();
@@ -47,6 +50,8 @@ fn parse_args(args: &[String]) -> Result<(PathBuf, Vec<String>, LoadOptions), St
                 let (n, d) = v.split_once('=').ok_or(format!("--memcg: expected NAME=DIR, got \"{v}\""))?;
                 opts.memcgs.insert(n.to_string(), PathBuf::from(d));
             }
+            "--file-dir" => opts.file_dir = Some(PathBuf::from(value("--file-dir")?)),
+            "--create-files" => create = true,
             "--set" => sets.push(value("--set")?),
             "-h" | "--help" => return Err(String::new()),
             s if s.starts_with('-') => return Err(format!("unknown option {s}")),
@@ -54,12 +59,15 @@ fn parse_args(args: &[String]) -> Result<(PathBuf, Vec<String>, LoadOptions), St
             s => return Err(format!("unexpected argument {s}")),
         }
     }
-    Ok((scenario.ok_or("missing SCENARIO")?, sets, opts))
+    if create && opts.file_dir.is_none() {
+        return Err("--create-files needs --file-dir".into());
+    }
+    Ok((scenario.ok_or("missing SCENARIO")?, sets, opts, create))
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (path, sets, opts) = match parse_args(&args) {
+    let (path, sets, opts, create) = match parse_args(&args) {
         Ok(v) => v,
         Err(e) if e.is_empty() => {
             println!("{USAGE}");
@@ -80,6 +88,12 @@ fn main() {
     for m in opts.memcgs.keys() {
         if !sc.file.memcg.contains_key(m) {
             eprintln!("pagesim-load: --memcg {m}: the scenario has no [memcg.{m}]");
+            std::process::exit(2);
+        }
+    }
+    if let (true, Some(dir)) = (create, &opts.file_dir) {
+        if let Err(e) = create_files(&sc, dir) {
+            eprintln!("pagesim-load: {e}");
             std::process::exit(2);
         }
     }
