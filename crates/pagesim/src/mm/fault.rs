@@ -286,17 +286,7 @@ impl Sim {
                 None => return,
             },
         };
-        let ok = self.swap.area(entry).prepare_cache(slot);
-        debug_assert!(ok, "slot {slot} could not take SWAP_HAS_CACHE");
-        self.add_to_swap_cache(f, entry);
-        self.frames.set(f, pg::SWAPBACKED | pg::LOCKED);
-        self.frames.set_owner(f, Owner::None, 0);
-        if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
-            self.workingset_refault(f, shadow, false);
-        }
-        let active = self.frames.test(f, pg::ACTIVE);
-        self.frames.clear(f, pg::ACTIVE);
-        self.lru_add(f, active);
+        self.swap_cache_add_new(f, entry, pg::LOCKED);
         if self.swap_read_folio_sync(f, entry, memcg) {
             self.frames.clear(f, pg::LOCKED);
         } else {

@@ -1035,6 +1035,25 @@ impl Sim {
         self.swap_note_content(f, entry);
     }
 
+    /// The swap-in half of `__read_swap_cache_async`: new page `f` takes SWAP_HAS_CACHE at
+    /// `entry` and enters the swap cache with `flags` (PG_swapbacked and the caller's), its
+    /// shadow entry, if any, is tested for a refault, and it goes on the LRU (active when
+    /// the refault says so).
+    pub fn swap_cache_add_new(&mut self, f: u32, entry: Entry, flags: u16) {
+        let slot = entry.slot();
+        let ok = self.swap.area(entry).prepare_cache(slot);
+        debug_assert!(ok, "slot {slot} could not take SWAP_HAS_CACHE");
+        self.add_to_swap_cache(f, entry);
+        self.frames.set(f, pg::SWAPBACKED | flags);
+        self.frames.set_owner(f, Owner::None, 0);
+        if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
+            self.workingset_refault(f, shadow, false);
+        }
+        let active = self.frames.test(f, pg::ACTIVE);
+        self.frames.clear(f, pg::ACTIVE);
+        self.lru_add(f, active);
+    }
+
     /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
     fn swap_writepage(&mut self, f: u32) {
         let entry = Entry(self.frames.swap[f as usize]);

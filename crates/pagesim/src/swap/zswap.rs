@@ -49,7 +49,7 @@ use super::Entry;
 use crate::engine::{Sim, JIFFY_NS};
 use crate::mm::vmstat::Counter;
 use crate::mm::zsmalloc::ZsPool;
-use crate::mm::{pg, Owner, NIL};
+use crate::mm::{pg, NIL};
 use crate::reclaim::MAX_RECLAIM_RETRIES;
 use crate::scenario::profile::ZswapRules;
 use serde::Deserialize;
@@ -521,17 +521,7 @@ impl Sim {
         let m = self.zswap.memcg[gi];
         let Some(f) = self.alloc_page_atomic(m) else { return false };
         let len = self.zswap.stored_len(entry).expect("entry present");
-        let ok = self.swap.area(entry).prepare_cache(slot);
-        debug_assert!(ok, "zswap writeback of slot {slot} could not take SWAP_HAS_CACHE");
-        self.add_to_swap_cache(f, entry);
-        self.frames.set(f, pg::SWAPBACKED);
-        self.frames.set_owner(f, Owner::None, 0);
-        if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
-            self.workingset_refault(f, shadow, false);
-        }
-        let active = self.frames.test(f, pg::ACTIVE);
-        self.frames.clear(f, pg::ACTIVE);
-        self.lru_add(f, active);
+        self.swap_cache_add_new(f, entry, 0);
         self.charge(if len == 0 { compress::PAGE_COPY_NS } else { self.zswap.comp.decompress_ns(len) });
         self.zswap_erase(gi);
         self.zswap.written_back_pages += 1;
