@@ -11,7 +11,8 @@
 
 use std::time::Instant;
 
-fn scenario(ram: &str, region: &str, swap: &str, passes: u64, pattern: &str) -> String {
+/// One core with `ram` and a large `ram` block device, `ram0`, for swap or files.
+fn machine(ram: &str) -> String {
     format!(
         r#"
 name = "bench"
@@ -21,7 +22,14 @@ cpus = 1
 [device.ram0]
 model = "ram"
 capacity = "64GiB"
-[[swap]]
+"#
+    )
+}
+
+fn scenario(ram: &str, region: &str, swap: &str, passes: u64, pattern: &str) -> String {
+    machine(ram)
+        + &format!(
+            r#"[[swap]]
 device = "ram0"
 size = "{swap}"
 [region.buf]
@@ -35,7 +43,7 @@ pattern = "{pattern}"
 passes = {passes}
 op = "write"
 "#
-    )
+        )
 }
 
 fn peak_rss_kb() -> u64 {
@@ -47,10 +55,15 @@ fn peak_rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
-fn one(label: &str, text: &str) -> Result<(), String> {
+/// Runs the scenario; returns its report and the wall-clock seconds it took.
+fn timed(label: &str, text: &str) -> Result<(pagesim::Report, f64), String> {
     let t = Instant::now();
     let r = pagesim::run_toml(text, label, pagesim::RunOptions::default()).map_err(|e| e.0)?;
-    let wall = t.elapsed().as_secs_f64();
+    Ok((r, t.elapsed().as_secs_f64()))
+}
+
+fn one(label: &str, text: &str) -> Result<(), String> {
+    let (r, wall) = timed(label, text)?;
     let faults = r.counter("pgfault");
     let ops = accesses_of(text);
     println!(
@@ -74,16 +87,9 @@ fn accesses_of(text: &str) -> u64 {
 }
 
 fn file_scenario(ram: &str, file: &str, passes: u64) -> String {
-    format!(
-        r#"
-name = "bench"
-[machine]
-ram = "{ram}"
-cpus = 1
-[device.ram0]
-model = "ram"
-capacity = "64GiB"
-[file.f]
+    machine(ram)
+        + &format!(
+            r#"[file.f]
 device = "ram0"
 size = "{file}"
 [[task]]
@@ -95,13 +101,11 @@ pattern = "seq"
 record = "64KiB"
 passes = {passes}
 "#
-    )
+        )
 }
 
 fn one_file(label: &str, text: &str) -> Result<(), String> {
-    let t = Instant::now();
-    let r = pagesim::run_toml(text, label, pagesim::RunOptions::default()).map_err(|e| e.0)?;
-    let wall = t.elapsed().as_secs_f64();
+    let (r, wall) = timed(label, text)?;
     let pages = r.counter("file_read_pages");
     println!(
         "{label:<11} {pages:>12} pages read in {wall:>7.2} s = {:>8.2} M pages/s; pgpgin {} KiB, \
