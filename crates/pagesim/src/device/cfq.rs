@@ -822,6 +822,21 @@ mod tests {
         p.fifo[q as usize].retain(|&(_, _, r)| r != rid);
     }
 
+    /// A CFQ (on a rotational disk, or a queueing SSD) with one sync read, request `rid` of
+    /// `len` bytes at offset 0 from task 1, queued, selected first and dispatched at time 0.
+    /// Returns the scheduler, its pending requests and the read's queue.
+    fn one_sync_read_dispatched(ssd: bool, rid: u32, len: u64) -> (Cfq, Pending, u32) {
+        let mut c = Cfq::new(CfqParams::default(), ssd, true);
+        let mut p = pending(2);
+        let r = c.classify(true, 1, 0);
+        add(&mut p, r, 0, rid, 0);
+        c.queued(r, 0, len, 0, &p);
+        assert_eq!(c.select(&p, 0, 1), Some(rid));
+        take(&mut p, r, rid);
+        c.dispatched(r, len, 0, &p);
+        (c, p, r)
+    }
+
     #[test]
     fn thinktime_mean_converges_to_the_gap() {
         let mut t = Ttime::new(0);
@@ -871,14 +886,7 @@ mod tests {
 
     #[test]
     fn an_emptied_sync_queue_idles_instead_of_serving_writes() {
-        let mut c = Cfq::new(CfqParams::default(), false, true);
-        let mut p = pending(2);
-        let r = c.classify(true, 1, 0);
-        add(&mut p, r, 0, 0, 0);
-        c.queued(r, 0, 32768, 0, &p);
-        assert_eq!(c.select(&p, 0, 1), Some(0));
-        take(&mut p, r, 0);
-        c.dispatched(r, 32768, 0, &p);
+        let (mut c, mut p, r) = one_sync_read_dispatched(false, 0, 32768);
         // A write is queued meanwhile.
         add(&mut p, 0, 100 << 20, 1, 100);
         c.queued(0, 100 << 20, 4096, 100, &p);
@@ -916,14 +924,7 @@ mod tests {
         }
         assert_eq!(n, 8, "sole queue: no dispatch limit");
         // A sync request that took longer than fifo_expire_sync throttles async to one.
-        let mut c = Cfq::new(CfqParams::default(), false, true);
-        let mut p = pending(2);
-        let r = c.classify(true, 1, 0);
-        add(&mut p, r, 0, 100, 0);
-        c.queued(r, 0, 4096, 0, &p);
-        assert_eq!(c.select(&p, 0, 1), Some(100));
-        take(&mut p, r, 100);
-        c.dispatched(r, 4096, 0, &p);
+        let (mut c, mut p, r) = one_sync_read_dispatched(false, 100, 4096);
         c.completed(r, 0, 200_000_000, &p);
         let t = c.timer_at().unwrap();
         c.timer(t, &p);
@@ -954,14 +955,7 @@ mod tests {
 
     #[test]
     fn ssds_with_queueing_do_not_idle() {
-        let mut c = Cfq::new(CfqParams::default(), true, true);
-        let mut p = pending(2);
-        let r = c.classify(true, 1, 0);
-        add(&mut p, r, 0, 0, 0);
-        c.queued(r, 0, 32768, 0, &p);
-        assert_eq!(c.select(&p, 0, 1), Some(0));
-        take(&mut p, r, 0);
-        c.dispatched(r, 32768, 0, &p);
+        let (mut c, p, r) = one_sync_read_dispatched(true, 0, 32768);
         c.completed(r, 0, 100_000, &p);
         assert_eq!(c.timer_at(), None);
     }
