@@ -187,7 +187,9 @@ fn a_memcg_at_its_limit_reclaims_for_readahead_pages_too() {
     let r = run(&text, &[]);
     let (maj, pswpin) = (r.counter("pgmajfault"), r.counter("pswpin"));
     assert!(pswpin > 30 * 256, "most pages are read back in each pass: {pswpin}");
-    assert!(maj * 8 <= pswpin + 8 * 8, "about one major fault per 8 pages read: {maj} faults, {pswpin} pages");
+    // A few windows lose a page to the target's reclaim before it is used (the disk serves
+    // a window's reads in its own order): allow 2% more faults than one per window.
+    assert!(maj * 8 <= pswpin * 102 / 100, "about one major fault per 8 pages read: {maj} faults, {pswpin} pages");
     assert!(r.memcg["box"]["usage_bytes"].as_u64().unwrap() <= 20 << 20, "the limit holds");
 }
 

@@ -21,18 +21,29 @@
 //!   angle is the fractional part (no track skew). The rotational latency is the angle still
 //!   to turn when the head has arrived, deterministic for given times and positions.
 //! - **Read-ahead cache.** After a read, the drive keeps reading the following sectors into a
-//!   cache segment (up to `cache_segment` bytes) until the next command. A read that starts
-//!   inside what was read ahead needs no seek and no rotation: the cached part goes at the
-//!   interface rate while the head, still streaming, reads the rest. Host command turnaround
-//!   overlaps read-ahead, so back-to-back sequential reads run at the media rate.
+//!   cache segment (up to `cache_size / cache_segments` bytes past what the host has taken)
+//!   until the next command. A read that starts inside what was read ahead needs no seek
+//!   and no rotation: the cached part goes at the interface rate while the head, still
+//!   streaming, reads the rest. Host command turnaround overlaps read-ahead, so back-to-back
+//!   sequential reads run at the media rate.
+//! - **Segments.** What a stream read (ahead) stays in its segment when another command
+//!   takes the head; the drive keeps `cache_segments` of them and a new read stream takes
+//!   the least recently used. A read wholly inside a segment is served from it without
+//!   moving the head (a write over cached sectors invalidates them).
+//! - **Look-behind.** While a read waits on its track for the first sector, the sectors
+//!   passing under the head go into its segment (read on arrival), up to `look_behind`
+//!   bytes and the start of the track: a read just behind a recent one can be a hit.
 //! - **Sequential writes.** A write that starts where the previous write ended streams on
 //!   (the drive's write cache coalesces it with the previous one): no seek, settle or
 //!   rotation. Other writes pay the full positioning cost plus the settle time.
+//! - **Command queueing (NCQ).** The drive holds up to `queue_depth` commands and, when free,
+//!   starts the one that would finish soonest from where the head is (seek, rotation and
+//!   transfer, or a cache hit: shortest access time first, rotational position ordering),
+//!   unless the oldest has waited `ncq_max_wait` (command aging); [`Hdd::pick`].
 //!
-//! Simplified away: NCQ reordering inside the drive (one request at a time; the elevator
-//! orders), head switches and track skew within a transfer (the media rate is the sustained
-//! rate), multiple cache segments (only the most recent stream is cached), write-back caching
-//! of random writes (they pay the media cost when issued), and defect remapping.
+//! Simplified away: head switches and track skew within a transfer (the media rate is the
+//! sustained rate), partial cache hits (a read not wholly cached is positioned), write-back
+//! caching of random writes (they pay the media cost when issued), and defect remapping.
 
 use super::{
     fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
@@ -41,7 +52,7 @@ use crate::scenario::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 
 pub(super) const DESCRIPTION: &str =
-    "7200 RPM SATA disk: seek curve, platter rotation, zoned transfer, read-ahead cache; mq-deadline";
+    "7200 RPM SATA disk: seek curve, platter rotation, zoned transfer, segmented read cache, NCQ; mq-deadline";
 
 /// Parameters of the `hdd` model. Defaults: a 1 TB 7200 RPM SATA desktop disk of
 /// 2008-2012 (the Barracuda ES.2 geometry of spec B.1).
@@ -77,12 +88,27 @@ pub struct HddParams {
     /// Extra settle time before writing after a seek, ns. Default 0.5 ms.
     #[serde(deserialize_with = "de_duration_ns")]
     pub write_settle: u64,
-    /// Most the drive reads ahead past the end of a read into its cache, bytes. Default 8 MiB.
+    /// Drive buffer used for read caching, bytes. Default 8 MiB.
     #[serde(deserialize_with = "de_bytes")]
-    pub cache_segment: u64,
+    pub cache_size: u64,
     /// Commands the drive accepts at once (SATA NCQ tags in use by Linux). Default 31.
-    /// Queued commands are served one after another in arrival order.
     pub queue_depth: u32,
+    /// Segments the buffer is split into: the drive keeps this many read streams' data,
+    /// each at most `cache_size / cache_segments` bytes. Default 16.
+    pub cache_segments: u32,
+    /// Most the drive keeps of the sectors that pass under the head while it waits for a
+    /// read's first sector (read on arrival, look-behind), bytes; 0 turns it off.
+    /// Default 128 KiB.
+    #[serde(deserialize_with = "de_bytes")]
+    pub look_behind: u64,
+    /// The drive serves its queued commands shortest access time first (rotational
+    /// position ordering) instead of in arrival order. Default true.
+    #[serde(deserialize_with = "super::de_flag")]
+    pub ncq_reorder: bool,
+    /// A queued command waiting this long is served next whatever its position (command
+    /// aging), ns. Default 2.4 s.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub ncq_max_wait: u64,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
@@ -109,8 +135,12 @@ impl Default for HddParams {
             interface_rate: 300_000_000,
             command_overhead: 200_000,
             write_settle: 500_000,
-            cache_segment: 8 << 20,
+            cache_size: 8 << 20,
             queue_depth: 31,
+            cache_segments: 16,
+            look_behind: 128 << 10,
+            ncq_reorder: true,
+            ncq_max_wait: 2_400_000_000,
             max_sectors_kb: 512,
             read_ahead_kb: 128,
             nr_requests: NR_REQUESTS,
@@ -212,15 +242,48 @@ impl HddParams {
                 default: self.queue_depth.to_string(),
                 doc: "Commands the drive holds at once; the block layer dispatches as long as a tag \
                       is free, so requests stop merging in the elevator once dispatched. Default 31 \
-                      (SATA NCQ: 32 tags, libata uses 31). Served in arrival order (no reordering \
-                      in the drive); 1 gives a drive without command queueing.",
+                      (SATA NCQ: 32 tags, libata keeps one for internal commands); 1 gives a drive \
+                      without command queueing.",
             },
             ParamDoc {
-                key: "cache_segment",
+                key: "ncq_reorder",
+                unit: "bool",
+                default: self.ncq_reorder.to_string(),
+                doc: "The drive serves its queued commands shortest access time first (seek, \
+                      rotation and transfer; rotational position ordering, Intel/Seagate NCQ \
+                      whitepaper 2003) instead of in arrival order. Default true.",
+            },
+            ParamDoc {
+                key: "ncq_max_wait",
+                unit: "duration",
+                default: fmt_ns(self.ncq_max_wait),
+                doc: "Command aging: a queued command older than this is served next, oldest \
+                      first. Default 2.4 s (HGST command aging limit default, 48 x 50 ms; desktop \
+                      drives publish none).",
+            },
+            ParamDoc {
+                key: "cache_size",
                 unit: "bytes",
-                default: fmt_bytes(self.cache_segment),
-                doc: "Most the drive reads ahead past a read. Default 8 MiB (spec B.1: 8-16 MB \
-                      segment cache; ES.2 has 16 or 32 MB of cache, 7200.14 has 64 MB).",
+                default: fmt_bytes(self.cache_size),
+                doc: "Drive buffer used to cache reads. Default 8 MiB (spec B.1: 8-16 MB segment \
+                      cache; the 2007 desktop drives of seed 004 have 8 MB).",
+            },
+            ParamDoc {
+                key: "cache_segments",
+                unit: "count",
+                default: self.cache_segments.to_string(),
+                doc: "Segments the buffer is split into, one per read stream, the least recently \
+                      used given to a new stream; a segment (cache_size / cache_segments) bounds \
+                      the read-ahead. Default 16 (Seagate mode page 08h allows 1-16; DiskSim's \
+                      validated drives use 10 and 32).",
+            },
+            ParamDoc {
+                key: "look_behind",
+                unit: "bytes",
+                default: fmt_bytes(self.look_behind),
+                doc: "Most the drive keeps of the sectors before a read that pass under the head \
+                      while it waits for the first one (read on arrival); 0 turns it off. Default \
+                      128 KiB (Maxtor Atlas 10K V: 256 sectors pre-fetched before the request).",
             },
         ];
         v.append(&mut self.queue_params().docs());
@@ -232,13 +295,52 @@ impl HddParams {
 #[derive(Clone, Copy, Debug)]
 struct Last {
     dir: IoDir,
+    /// First byte the current read stream's segment holds: the request's start, or
+    /// earlier when the drive read sectors passing under the head before it (look-behind).
+    lo: u64,
     /// Byte just after the last request.
     end: u64,
     /// When the last request completed.
     done_ns: u64,
     /// The head is still on the last read's track, reading ahead (false after a read
-    /// served from the cache segment while the head is elsewhere).
+    /// served from a cache segment while the head is elsewhere).
     streaming: bool,
+}
+
+/// How the drive serves one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    /// A read inside, or continuing, what the head is reading ahead.
+    Streaming,
+    /// A read inside a stored cache segment (`None`: what the current stream read already).
+    Cached(Option<usize>),
+    /// A write starting where the previous write ended.
+    WriteOn,
+    /// Seek, settle and rotation; `rot_ns` is the wait for the first sector on the track.
+    Positioned { rot_ns: u64 },
+}
+
+/// The cost of serving a command from a given start, without changing the drive.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    service_ns: u64,
+    /// Positioning before the transfer starts (seek, settle, rotation): 0 for a read the
+    /// cache or the streaming head serves and for a write that streams on.
+    access_ns: u64,
+    access: Access,
+    /// The current read stream and where its read-ahead has got to when the command is decoded.
+    ahead: Option<(Last, u64)>,
+}
+
+/// A command held in the drive's queue (NCQ), for [`Hdd::pick`].
+#[derive(Clone, Copy, Debug)]
+pub struct DriveCmd {
+    pub rid: u32,
+    pub dir: IoDir,
+    pub offset: u64,
+    pub len: u64,
+    /// When the drive accepted the command.
+    pub arrival_ns: u64,
 }
 
 /// A disk's timing state.
@@ -258,9 +360,10 @@ pub struct Hdd {
     head_cyl: u64,
     /// When the drive finishes the commands it has accepted so far.
     free_at: u64,
-    /// Bytes `[lo, hi)` read ahead into the cache before another command took the head
-    /// away; later reads inside it are served from the cache.
-    segment: Option<(u64, u64)>,
+    /// Stored cache segments, most recently used first: bytes `[lo, hi)` read before
+    /// another command took the head away. At most `cache_segments` (one fewer while a
+    /// read stream fills its own).
+    segments: Vec<(u64, u64)>,
     last: Option<Last>,
 }
 
@@ -272,6 +375,14 @@ impl Hdd {
         need_positive("inner_rate", p.inner_rate, "bytes per second")?;
         need_positive("interface_rate", p.interface_rate, "bytes per second")?;
         need_positive("queue_depth", p.queue_depth as u64, "commands")?;
+        need_positive("cache_segments", p.cache_segments as u64, "segments")?;
+        if p.cache_size / (p.cache_segments as u64) < 4096 {
+            return Err(format!(
+                "cache_size: expected at least 4 KiB per segment ({} segments), got {}",
+                p.cache_segments,
+                fmt_bytes(p.cache_size)
+            ));
+        }
         if p.capacity < 4096 {
             return Err(format!("capacity: expected at least 4096 bytes, got {}", p.capacity));
         }
@@ -302,7 +413,7 @@ impl Hdd {
             tracks: p.capacity as f64 / mean_track_bytes,
             head_cyl: 0,
             free_at: 0,
-            segment: None,
+            segments: Vec::with_capacity(p.cache_segments as usize + 1),
             last: None,
             p,
         })
@@ -346,11 +457,15 @@ impl Hdd {
         (self.p.track_to_track_seek as f64 + self.seek_a * x + self.seek_b * x.sqrt()).round() as u64
     }
 
+    /// Angle of byte `x` on its track, in revolutions from the track's first byte.
+    fn angle(&self, x: u64) -> f64 {
+        (self.stroke(x) * self.tracks).fract()
+    }
+
     /// Time until byte `x` passes under the head, when the head is ready at `at_ns`.
     fn rotational_ns(&self, x: u64, at_ns: u64) -> u64 {
-        let target = (self.stroke(x) * self.tracks).fract();
         let head = (at_ns as f64 / self.rev_ns).fract();
-        let mut turn = target - head;
+        let mut turn = self.angle(x) - head;
         if turn < 0.0 {
             turn += 1.0;
         }
@@ -361,82 +476,159 @@ impl Hdd {
         self.p.queue_depth
     }
 
-    /// Time from `issue_ns` until the request completes: a command issued while the drive
-    /// is busy with earlier ones waits for them (queued commands run in arrival order).
-    pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
-        let start_ns = issue_ns.max(self.free_at);
+    /// Bytes one cache segment holds: the most the drive reads ahead past a read.
+    fn segment_bytes(&self) -> u64 {
+        self.p.cache_size / self.p.cache_segments as u64
+    }
+
+    /// Where the current read stream's read-ahead has got to at `ready_ns`.
+    fn live_ahead(&self, ready_ns: u64) -> Option<(Last, u64)> {
+        let l = self.last.filter(|l| l.dir == IoDir::Read && l.streaming)?;
+        let streamed = (ready_ns.saturating_sub(l.done_ns) as u128 * self.rate(l.end) as u128 / 1_000_000_000) as u64;
+        Some((l, l.end + streamed.min(self.segment_bytes())))
+    }
+
+    /// How the drive would serve a command it starts at `start_ns`: the cost model of the
+    /// module documentation, without changing the drive's state.
+    fn plan(&self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> Plan {
         let cmd = self.p.command_overhead;
         let ready = start_ns + cmd;
         let rate = self.rate(offset);
-        // Where the read-ahead after the last read has got to when this command is decoded.
-        let ahead_end = match self.last {
-            Some(l) if l.dir == IoDir::Read && l.streaming => {
-                let streamed =
-                    (ready.saturating_sub(l.done_ns) as u128 * self.rate(l.end) as u128 / 1_000_000_000) as u64;
-                Some((l, l.end + streamed.min(self.p.cache_segment)))
+        let ahead = self.live_ahead(ready);
+        let cached =
+            |access| Plan { service_ns: cmd + xfer_ns(len, self.p.interface_rate), access_ns: 0, access, ahead };
+        if dir == IoDir::Read {
+            if let Some((l, a)) = ahead {
+                if (l.end..=a).contains(&offset) {
+                    let have = a - offset;
+                    let service_ns = if len <= have {
+                        cmd + xfer_ns(len, self.p.interface_rate)
+                    } else if a - l.end < self.segment_bytes() {
+                        // The head is still streaming: it reads the rest as the cached part goes out.
+                        cmd + xfer_ns(len, self.p.interface_rate).max(xfer_ns(len - have, rate))
+                    } else {
+                        // Read-ahead stopped with a full segment; the head waits on the same track.
+                        cmd + self.rotational_ns(a, ready) + xfer_ns(len - have, rate)
+                    };
+                    return Plan { service_ns, access_ns: 0, access: Access::Streaming, ahead };
+                }
+                if l.lo <= offset && offset + len <= l.end {
+                    return cached(Access::Cached(None));
+                }
             }
-            _ => None,
-        };
-        let streaming_hit =
-            matches!((dir, ahead_end), (IoDir::Read, Some((l, ahead))) if (l.end..=ahead).contains(&offset));
-        if !streaming_hit {
-            if let Some((l, ahead)) = ahead_end {
-                // Another command stops the read-ahead; what it read stays in the cache.
-                self.segment = Some((l.end, ahead));
+            if let Some(i) = self.segments.iter().position(|&(lo, hi)| lo <= offset && offset + len <= hi) {
+                return cached(Access::Cached(Some(i)));
             }
         }
-        if dir == IoDir::Read && !streaming_hit {
-            if let Some((lo, hi)) = self.segment {
-                if lo <= offset && offset + len <= hi {
-                    // Served from the cache segment; the head stays where it is.
-                    let service = cmd + xfer_ns(len, self.p.interface_rate);
-                    self.segment = Some((offset + len, hi));
-                    if let Some(l) = self.last.as_mut() {
-                        l.streaming = false;
+        if dir == IoDir::Write && self.last.is_some_and(|l| l.dir == IoDir::Write && l.end == offset) {
+            return Plan { service_ns: cmd + xfer_ns(len, rate), access_ns: 0, access: Access::WriteOn, ahead };
+        }
+        let from = match ahead {
+            Some((_, a)) => self.cylinder(a.min(self.p.capacity.saturating_sub(1))),
+            None => self.head_cyl,
+        };
+        let seek = self.seek_ns(from.abs_diff(self.cylinder(offset)));
+        let settle = if dir == IoDir::Write && seek > 0 { self.p.write_settle } else { 0 };
+        let rot_ns = self.rotational_ns(offset, ready + seek + settle);
+        Plan {
+            service_ns: cmd + seek + settle + rot_ns + xfer_ns(len, rate),
+            access_ns: seek + settle + rot_ns,
+            access: Access::Positioned { rot_ns },
+            ahead,
+        }
+    }
+
+    /// Stores what the current read stream holds as a cache segment (most recent first):
+    /// another command stops its read-ahead.
+    fn store_stream(&mut self, ahead: Option<(Last, u64)>) {
+        if let Some((l, a)) = ahead {
+            let lo = l.lo.max(a.saturating_sub(self.segment_bytes()));
+            self.segments.insert(0, (lo, a));
+            self.segments.truncate(self.p.cache_segments as usize);
+        }
+        if let Some(l) = self.last.as_mut() {
+            l.streaming = false;
+        }
+    }
+
+    /// Bytes before `offset` on its track that pass under the head during a rotational
+    /// wait of `rot_ns` (zero-latency read: the drive reads them into the segment).
+    fn look_behind(&self, offset: u64, rot_ns: u64) -> u64 {
+        let rate = self.rate(offset);
+        let passed = (rot_ns as u128 * rate as u128 / 1_000_000_000) as u64;
+        let on_track = (self.angle(offset) * rate as f64 * self.rev_ns / 1e9) as u64;
+        passed.min(on_track).min(self.p.look_behind).min(self.segment_bytes()).min(offset)
+    }
+
+    /// Time from `issue_ns` until the request completes; the drive starts it when it has
+    /// finished the commands it started before (the request queue starts one at a time,
+    /// in the order [`Hdd::pick`] gives).
+    pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
+        let start_ns = issue_ns.max(self.free_at);
+        let plan = self.plan(dir, offset, len, start_ns);
+        let done_ns = start_ns + plan.service_ns;
+        self.free_at = done_ns;
+        match plan.access {
+            Access::Streaming => {
+                let (l, _) = plan.ahead.expect("a streaming hit has a stream");
+                self.last = Some(Last { end: offset + len, done_ns, ..l });
+                self.head_cyl = self.cylinder((offset + len).min(self.p.capacity.saturating_sub(1)));
+            }
+            Access::Cached(seg) => {
+                // Served from the cache; the head stays where it is and the segment is kept.
+                self.store_stream(plan.ahead);
+                if let Some(i) = seg {
+                    // Indices moved by one if the stream was stored in front.
+                    let i = i + usize::from(plan.ahead.is_some());
+                    if i < self.segments.len() {
+                        let s = self.segments.remove(i);
+                        self.segments.insert(0, s);
                     }
-                    self.free_at = start_ns + service;
-                    return self.free_at - issue_ns;
                 }
+            }
+            Access::WriteOn | Access::Positioned { .. } => {
+                self.store_stream(plan.ahead);
+                let mut lo = offset;
+                match dir {
+                    IoDir::Write => {
+                        // Writing over cached sectors invalidates them.
+                        self.segments.retain(|&(slo, shi)| offset >= shi || offset + len <= slo);
+                    }
+                    IoDir::Read => {
+                        // The new stream takes a segment: the least recently used goes.
+                        self.segments.truncate(self.p.cache_segments as usize - 1);
+                        if let Access::Positioned { rot_ns } = plan.access {
+                            lo -= self.look_behind(offset, rot_ns);
+                        }
+                    }
+                }
+                let end = offset + len;
+                self.head_cyl = self.cylinder(end.min(self.p.capacity.saturating_sub(1)));
+                self.last = Some(Last { dir, lo, end, done_ns, streaming: true });
             }
         }
-        if dir == IoDir::Write {
-            if let Some((lo, hi)) = self.segment {
-                // Writing over cached sectors invalidates them.
-                if offset < hi && offset + len > lo {
-                    self.segment = None;
-                }
+        done_ns - issue_ns
+    }
+
+    /// The command the drive serves next among those it holds (`cmds`, in arrival order),
+    /// when it is free at `now`. With `ncq_reorder`, shortest access time first
+    /// (rotational position ordering): the command whose first sector the head reaches
+    /// soonest (seek and rotation; none for a cache hit or a streaming read), the oldest
+    /// among equals, except that a command older than `ncq_max_wait` goes first. Otherwise
+    /// arrival order.
+    pub fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize {
+        if !self.p.ncq_reorder || cmds.len() < 2 || now.saturating_sub(cmds[0].arrival_ns) >= self.p.ncq_max_wait {
+            return 0;
+        }
+        let start = now.max(self.free_at);
+        let mut best = (u64::MAX, 0);
+        for (i, c) in cmds.iter().enumerate() {
+            let t = self.plan(c.dir, c.offset, c.len, start).access_ns;
+            if t < best.0 {
+                best = (t, i);
             }
         }
-        let service = match (dir, ahead_end, self.last) {
-            (IoDir::Read, Some((l, ahead)), _) if streaming_hit => {
-                let cached = ahead - offset;
-                if len <= cached {
-                    cmd + xfer_ns(len, self.p.interface_rate)
-                } else if ahead - l.end < self.p.cache_segment {
-                    // The head is still streaming: it reads the rest as the cached part goes out.
-                    cmd + xfer_ns(len, self.p.interface_rate).max(xfer_ns(len - cached, rate))
-                } else {
-                    // Read-ahead stopped with a full segment; the head waits on the same track.
-                    cmd + self.rotational_ns(ahead, ready) + xfer_ns(len - cached, rate)
-                }
-            }
-            (IoDir::Write, _, Some(l)) if l.dir == IoDir::Write && l.end == offset => cmd + xfer_ns(len, rate),
-            _ => {
-                let from = match ahead_end {
-                    Some((_, ahead)) => self.cylinder(ahead.min(self.p.capacity.saturating_sub(1))),
-                    None => self.head_cyl,
-                };
-                let seek = self.seek_ns(from.abs_diff(self.cylinder(offset)));
-                let settle = if dir == IoDir::Write && seek > 0 { self.p.write_settle } else { 0 };
-                let on_track = ready + seek + settle;
-                cmd + seek + settle + self.rotational_ns(offset, on_track) + xfer_ns(len, rate)
-            }
-        };
-        let end = offset + len;
-        self.head_cyl = self.cylinder(end.min(self.p.capacity.saturating_sub(1)));
-        self.last = Some(Last { dir, end, done_ns: start_ns + service, streaming: true });
-        self.free_at = start_ns + service;
-        self.free_at - issue_ns
+        best.1
     }
 }
 
@@ -582,13 +774,120 @@ mod tests {
     }
 
     #[test]
-    fn rereading_a_sector_just_read_waits_almost_a_full_turn() {
+    fn rereading_a_sector_just_read_is_a_cache_hit() {
         let mut h = hdd();
         let first = h.service_ns(IoDir::Read, 1 << 30, PAGE, 0);
         let again = h.service_ns(IoDir::Read, 1 << 30, PAGE, first);
-        // The sector passed under the head while the command was decoded.
-        assert!(again > (0.9 * h.rev_ns) as u64, "{again}");
-        assert!(again < 200_000 + h.rev_ns as u64 + 100_000, "{again}");
+        assert_eq!(again, 200_000 + xfer_ns(PAGE, 300_000_000));
+    }
+
+    #[test]
+    fn a_sector_just_behind_the_head_waits_almost_a_full_turn_without_look_behind() {
+        let p = HddParams { look_behind: 0, ..HddParams::default() };
+        let mut h = Hdd::new(p).unwrap();
+        // A byte half a track into its track, so the page before it is on the same track.
+        let mut x = 1u64 << 30;
+        while !(0.4..0.6).contains(&h.angle(x)) {
+            x += 64 * PAGE;
+        }
+        let first = h.service_ns(IoDir::Read, x, PAGE, 0);
+        let behind = h.service_ns(IoDir::Read, x - PAGE, PAGE, first);
+        // It passed under the head just before the first read and must come round again.
+        assert!(behind > (0.9 * h.rev_ns) as u64, "{behind}");
+        assert!(behind < 200_000 + h.rev_ns as u64 + 100_000, "{behind}");
+        // With look-behind the drive kept it while waiting for the first read's sector,
+        // unless it arrived on the track just in time.
+        let mut h = hdd();
+        let first = h.service_ns(IoDir::Read, x, PAGE, 0);
+        let behind = h.service_ns(IoDir::Read, x - PAGE, PAGE, first);
+        let rot = h.rotational_ns(x, 200_000 + h.seek_ns(h.cylinder(x)));
+        if rot > xfer_ns(PAGE, h.rate(x)) {
+            assert_eq!(behind, 200_000 + xfer_ns(PAGE, 300_000_000));
+        }
+    }
+
+    #[test]
+    fn look_behind_serves_most_of_a_backward_read() {
+        // iozone's reverse read: 64 KiB records from the end of 64 MiB back to the start.
+        let run = |look_behind| {
+            let mut h = Hdd::new(HddParams { look_behind, ..HddParams::default() }).unwrap();
+            let len = 64 << 10;
+            let (mut now, mut hits) = (0, 0);
+            for i in (0..1024u64).rev() {
+                let s = h.service_ns(IoDir::Read, (1 << 30) + i * len, len, now);
+                hits += usize::from(s < 1_000_000);
+                now += s;
+            }
+            (hits, now)
+        };
+        let (hits_off, t_off) = run(0);
+        let (hits_on, t_on) = run(128 << 10);
+        assert_eq!(hits_off, 0, "without look-behind every backward read is positioned");
+        // Up to 128 KiB before each positioned read is kept: one or two of every three
+        // reads are hits.
+        assert!(hits_on > 1024 / 3, "{hits_on} hits");
+        assert!(t_on * 3 < t_off * 2, "look-behind {t_on} ns vs none {t_off} ns");
+    }
+
+    #[test]
+    fn cache_segments_keep_interleaved_streams() {
+        // Three sequential readers far apart take turns, 16 KiB each, 1 ms apart: with 16
+        // segments every stream's read-ahead survives the others' commands (about 110 KB
+        // read ahead per turn, so one read in eight or so is positioned again); with one
+        // segment each new stream takes the only segment and every read is positioned.
+        let run = |cache_segments| {
+            let mut h = Hdd::new(HddParams { cache_segments, ..HddParams::default() }).unwrap();
+            let len = 16 << 10;
+            let (mut now, mut hits) = (0, 0);
+            for k in 0..100u64 {
+                for stream in 0..3u64 {
+                    let s = h.service_ns(IoDir::Read, stream * (100 << 30) + k * len, len, now);
+                    hits += usize::from(s < 1_000_000);
+                    now += s + 1_000_000;
+                }
+            }
+            hits
+        };
+        let hits = run(16);
+        assert!(hits >= 240, "segments: {hits} hits of 300");
+        assert_eq!(run(1), 0);
+    }
+
+    #[test]
+    fn a_new_stream_evicts_the_least_recently_used_segment() {
+        let p = HddParams { cache_segments: 2, ..HddParams::default() };
+        let mut h = Hdd::new(p).unwrap();
+        let len = 16 << 10;
+        let mut now = 0;
+        let mut read = |h: &mut Hdd, at: u64| {
+            let s = h.service_ns(IoDir::Read, at, len, now);
+            now += s + 2_000_000;
+            s
+        };
+        read(&mut h, 0); // stream A
+        read(&mut h, 100 << 30); // stream B: A stored
+        assert!(read(&mut h, len) < 1_000_000, "A's read-ahead kept"); // A used: B stored, A most recent
+        read(&mut h, 200 << 30); // stream C takes the least recently used segment: B's
+        assert!(read(&mut h, 2 * len) < 1_000_000, "A kept");
+        assert!(read(&mut h, (100 << 30) + len) > 1_000_000, "B evicted");
+    }
+
+    #[test]
+    fn ncq_picks_the_shortest_access_and_ages_the_oldest() {
+        let mut h = hdd();
+        let t0 = h.service_ns(IoDir::Read, 0, PAGE, 0);
+        let cmd = |rid, offset, arrival_ns| DriveCmd { rid, dir: IoDir::Read, offset, len: PAGE, arrival_ns };
+        // The head is at the outer edge: a command at the far edge arrived first, one nearby second.
+        let cmds = [cmd(0, 900 << 30, 0), cmd(1, 10 << 20, 0)];
+        assert_eq!(h.pick(&cmds, t0), 1, "the near command first");
+        // The far command has waited longer than ncq_max_wait: it goes first.
+        assert_eq!(h.pick(&cmds, t0 + 2_400_000_000), 0);
+        // Without reordering, arrival order.
+        let fifo = Hdd::new(HddParams { ncq_reorder: false, ..HddParams::default() }).unwrap();
+        assert_eq!(fifo.pick(&cmds, t0), 0);
+        // A cache hit beats any positioning: the read-ahead after the first read.
+        let cmds = [cmd(0, 10 << 20, 0), cmd(1, PAGE, 0)];
+        assert_eq!(h.pick(&cmds, t0), 1);
     }
 
     #[test]

@@ -36,7 +36,7 @@ mod zram;
 
 pub use cfq::CfqParams;
 pub use flash::{Flash, FlashDefaults, FlashParams};
-pub use hdd::{Hdd, HddParams};
+pub use hdd::{DriveCmd, Hdd, HddParams};
 pub use iosched::{Iosched, IoschedParams};
 pub use mq_deadline::DeadlineParams;
 pub use nvme::{NvmeDefaults, NvmeParams};
@@ -252,6 +252,21 @@ impl DeviceModel {
             DeviceModel::Hdd(m) => m.channels() > 1,
             DeviceModel::SataSsd(_) | DeviceModel::Nvme(_) => true,
             DeviceModel::Pmem(_) | DeviceModel::Ram(_) | DeviceModel::Zram(_) => false,
+        }
+    }
+
+    /// The drive holds the commands it accepts and serves them one at a time in an order
+    /// of its own ([`Self::pick`]), so a command's completion is known only when the drive
+    /// starts it: disks. The other models time each command when it is dispatched.
+    pub fn serves_one_at_a_time(&self) -> bool {
+        matches!(self, DeviceModel::Hdd(_))
+    }
+
+    /// Which of the held commands (in arrival order) the drive starts next at `now`.
+    pub fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize {
+        match self {
+            DeviceModel::Hdd(m) => m.pick(cmds, now),
+            _ => 0,
         }
     }
 

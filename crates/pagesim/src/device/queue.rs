@@ -8,7 +8,7 @@
 //! absorbs it (back merge) or, if front merges are allowed, one that starts where it ends
 //! (front merge), up to `max_sectors_kb`; after a merge the grown request is merged with its
 //! new neighbour if they now touch (`attempt_back_merge`, `attempt_front_merge`). Otherwise
-//! it is queued. Requests then go to idle channels in the order the scheduler picks:
+//! it is queued. Requests then go to idle channels (tags) in the order the scheduler picks:
 //!
 //! - `none`: arrival order (blk-mq without an elevator);
 //! - `mq-deadline`: see [`super::mq_deadline`];
@@ -23,6 +23,11 @@
 //! async request freed below that threshold ends a `congestion_wait(BLK_RW_ASYNC)`
 //! (`clear_bdi_congested` wakes its queue unconditionally). A request merged away at
 //! insertion is freed at once.
+//!
+//! A disk ([`DeviceModel::serves_one_at_a_time`]) holds the requests dispatched to it and
+//! works on one at a time, choosing the next itself ([`DeviceModel::pick`], NCQ reordering);
+//! a request's completion time is fixed when the drive starts it. The other models time a
+//! request when it is dispatched, each channel independently.
 //!
 //! Each request carries the caller's tags (one per page I/O); a completion returns them.
 //! Request ids (`rid`) index a slab that holds queued and in-flight requests alike, so a
@@ -42,7 +47,7 @@
 use super::cfq::Cfq;
 use super::iosched::Iosched;
 use super::mq_deadline::MqDeadline;
-use super::{DeviceModel, IoDir};
+use super::{DeviceModel, DriveCmd, IoDir};
 use std::collections::BTreeSet;
 
 /// Requests a plug holds before it is flushed (`BLK_MAX_REQUEST_COUNT`).
@@ -178,6 +183,10 @@ pub struct DeviceQueue {
     next_seq: u64,
     busy_channels: u32,
     busy_since: u64,
+    /// Commands a disk holds (dispatched, not started), in arrival order, and whether it
+    /// is serving one ([`DeviceModel::serves_one_at_a_time`]).
+    drive: Vec<DriveCmd>,
+    drive_busy: bool,
     last_dir: Option<IoDir>,
     spare: Vec<Vec<u32>>,
     stats: DeviceStats,
@@ -224,6 +233,8 @@ impl DeviceQueue {
             next_seq: 0,
             busy_channels: 0,
             busy_since: 0,
+            drive: Vec::new(),
+            drive_busy: false,
             last_dir: None,
             spare: Vec::new(),
             stats: DeviceStats::default(),
@@ -413,6 +424,7 @@ impl DeviceQueue {
             }
         }
         self.spare.push(r.tags);
+        self.drive_busy = false;
         self.busy_channels -= 1;
         if self.busy_channels == 0 {
             self.stats.busy_ns += now - self.busy_since;
@@ -595,31 +607,49 @@ impl DeviceQueue {
                 self.busy_since = now;
             }
             self.busy_channels += 1;
-            let service = self.model.service_ns(dir, offset, len, now).max(1);
             let s = &mut self.stats;
-            if self.last_dir.is_some_and(|d| d != dir) {
-                s.dir_switches += 1;
-            }
-            self.last_dir = Some(dir);
             match dir {
-                IoDir::Read => {
-                    s.reads += 1;
-                    s.read_bytes += len;
-                    s.read_wait_ns += now - insert_ns;
-                    s.read_service_ns += service;
-                }
-                IoDir::Write => {
-                    s.writes += 1;
-                    s.write_bytes += len;
-                    s.write_wait_ns += now - insert_ns;
-                    s.write_service_ns += service;
-                }
+                IoDir::Read => s.read_wait_ns += now - insert_ns,
+                IoDir::Write => s.write_wait_ns += now - insert_ns,
             }
-            let pages = len.div_ceil(4096).max(1);
-            let bucket = (64 - (pages - 1).leading_zeros()) as usize;
-            s.size_hist[bucket.min(15)] += 1;
-            out.push(Dispatched { rid, done_ns: now + service });
+            if self.model.serves_one_at_a_time() {
+                self.drive.push(DriveCmd { rid, dir, offset, len, arrival_ns: now });
+            } else {
+                self.start(rid, dir, offset, len, now, out);
+            }
         }
+        if !self.drive_busy && !self.drive.is_empty() {
+            let i = self.model.pick(&self.drive, now);
+            let c = self.drive.remove(i);
+            self.drive_busy = true;
+            self.start(c.rid, c.dir, c.offset, c.len, now, out);
+        }
+    }
+
+    /// The device starts request `rid` at `now`: its completion time and the statistics.
+    fn start(&mut self, rid: u32, dir: IoDir, offset: u64, len: u64, now: u64, out: &mut Vec<Dispatched>) {
+        let service = self.model.service_ns(dir, offset, len, now).max(1);
+        let s = &mut self.stats;
+        if self.last_dir.is_some_and(|d| d != dir) {
+            s.dir_switches += 1;
+        }
+        self.last_dir = Some(dir);
+        match dir {
+            IoDir::Read => {
+                s.reads += 1;
+                s.read_bytes += len;
+                s.read_service_ns += service;
+            }
+            IoDir::Write => {
+                s.writes += 1;
+                s.write_bytes += len;
+                s.write_service_ns += service;
+            }
+        }
+        let pages = len.div_ceil(4096).max(1);
+        let bucket = (64 - (pages - 1).leading_zeros()) as usize;
+        s.size_hist[bucket.min(15)] += 1;
+        out.push(Dispatched { rid, done_ns: now + service });
     }
 }
 
