@@ -956,6 +956,7 @@ pub fn replay_json(sc: &Scenario) -> serde_json::Value {
                         Pattern::Zipf => "zipf",
                         Pattern::Stride => "stride",
                         Pattern::Reverse => "reverse",
+                        Pattern::Special => "special",
                     };
                     let mut v = json!({ "region": s.region, "pattern": pattern, "think": s.think });
                     let o = v.as_object_mut().expect("object");

@@ -355,6 +355,11 @@ pub enum Pattern {
     Stride,
     /// Pages n-1 down to 0, `passes` times.
     Reverse,
+    /// sysbench 0.4's default "special" distribution (`rnd_func_special`, the OLTP test's
+    /// row ids): `special_res` percent of the draws are uniform over the central
+    /// `special_pct` percent of the units, the rest are the mean of `special_iter` uniform
+    /// draws (a bell around the middle).
+    Special,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -446,6 +451,19 @@ pub struct Step {
     /// Zipf exponent s (pattern zipf). Default 0.99.
     #[serde(default)]
     pub zipf_s: Option<f64>,
+    /// Pattern special: percent of the units that are "special" (sysbench
+    /// `--oltp-dist-pct`). Default 1.
+    #[serde(default)]
+    pub special_pct: Option<u32>,
+    /// Pattern special: percent of the draws that go to the special units
+    /// (`--oltp-dist-res`), 0-99; sysbench rounds the share to 1 - 1/floor(100/(100-res)).
+    /// Default 75.
+    #[serde(default)]
+    pub special_res: Option<u32>,
+    /// Pattern special: uniform draws averaged for the other draws (`--oltp-dist-iter`).
+    /// Default 12.
+    #[serde(default)]
+    pub special_iter: Option<u32>,
     /// CPU time between accesses (user computation). Default 0.
     #[serde(default, deserialize_with = "de_duration_ns")]
     pub think: u64,
@@ -694,6 +712,28 @@ impl Scenario {
             for (j, s) in t.step.iter().enumerate() {
                 let key = format!("{key}.step[{j}]");
                 validate_file_step(&file, s, &key).map_err(|(k, m)| err(&k, m))?;
+                if let Some(z) = s.zipf_s {
+                    if !(z > 0.0 && z < 10.0) {
+                        return Err(err(&format!("{key}.zipf_s"), format!("expected 0 < s < 10, got {z}")));
+                    }
+                }
+                for (k, v, range) in [
+                    ("special_pct", s.special_pct, 1..=100),
+                    ("special_res", s.special_res, 0..=99),
+                    ("special_iter", s.special_iter, 1..=1000),
+                ] {
+                    if let Some(v) = v {
+                        if s.pattern != Pattern::Special {
+                            return Err(err(&format!("{key}.{k}"), "only the special pattern takes this key".into()));
+                        }
+                        if !range.contains(&v) {
+                            return Err(err(
+                                &format!("{key}.{k}"),
+                                format!("expected {}..={}, got {v}", range.start(), range.end()),
+                            ));
+                        }
+                    }
+                }
                 if s.file.is_some() {
                     continue;
                 }
@@ -712,11 +752,6 @@ impl Scenario {
                 }
                 if s.stride == Some(0) {
                     return Err(err(&format!("{key}.stride"), "must be at least 1".into()));
-                }
-                if let Some(z) = s.zipf_s {
-                    if !(z > 0.0 && z < 10.0) {
-                        return Err(err(&format!("{key}.zipf_s"), format!("expected 0 < s < 10, got {z}")));
-                    }
                 }
             }
         }
@@ -996,7 +1031,7 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
-        t("task[].step[].pattern", "seq|reverse|random|zipf|stride", "required".into(), "access pattern"),
+        t("task[].step[].pattern", "seq|reverse|random|zipf|stride|special", "required".into(), "access pattern"),
         t("task[].step[].record", "bytes", "4KB".into(), "bytes per read call (file steps)"),
         t("task[].step[].rate", "bytes/s", "unlimited".into(), "streaming rate of a file step"),
         t(
@@ -1010,11 +1045,29 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].step[].cluster", "bytes", "one record".into(), "zipf: size of the hot clusters ranks go to"),
         t("task[].step[].shared_fd", "bool", "false".into(), "instances share one open file (one ra state)"),
         t("task[].step[].fadvise", "normal|sequential|random|willneed", "none".into(), "posix_fadvise at open"),
-        t("task[].step[].passes", "count", "1".into(), "passes (seq/stride) or accesses/pages (random/zipf)"),
-        t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf)"),
+        t("task[].step[].passes", "count", "1".into(), "passes (seq/stride) or accesses/pages (random/zipf/special)"),
+        t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
         t("task[].step[].op", "read|write|pread", "write".into(), "access type (file steps: read or pread)"),
         t("task[].step[].stride", "pages", "16".into(), "stride"),
         t("task[].step[].zipf_s", "exponent", "0.99".into(), "zipf skew"),
+        t(
+            "task[].step[].special_pct",
+            "percent",
+            "1".into(),
+            "special: share of units that are hot (sysbench --oltp-dist-pct)",
+        ),
+        t(
+            "task[].step[].special_res",
+            "percent",
+            "75".into(),
+            "special: share of draws to the hot units (--oltp-dist-res)",
+        ),
+        t(
+            "task[].step[].special_iter",
+            "count",
+            "12".into(),
+            "special: uniform draws averaged for the rest (--oltp-dist-iter)",
+        ),
         t("task[].step[].think", "duration", "0".into(), "CPU time between accesses"),
     ];
     for (model, _, params) in crate::device::describe() {

@@ -42,6 +42,8 @@ pub struct BoundStep {
     zipf: Option<Zipf>,
     /// Units per zipf rank (hot clusters).
     cluster_units: u32,
+    /// Pattern special: (hot units, percent of draws to them, draws averaged otherwise).
+    special: (u32, u32, u32),
 }
 
 impl BoundStep {
@@ -53,7 +55,7 @@ impl BoundStep {
         let stride = step.stride.unwrap_or(16).min(units as u64).max(1) as u32;
         let total = match step.pattern {
             Pattern::Seq | Pattern::Stride | Pattern::Reverse => passes * units as u64,
-            Pattern::Random | Pattern::Zipf => step.accesses.unwrap_or(passes * units as u64),
+            Pattern::Random | Pattern::Zipf | Pattern::Special => step.accesses.unwrap_or(passes * units as u64),
         };
         let cluster_units = step.cluster.map_or(1, |c| (c / 4096 / record_pages as u64).clamp(1, units as u64) as u32);
         let zipf = (step.pattern == Pattern::Zipf)
@@ -75,6 +77,7 @@ impl BoundStep {
             fadvise: step.fadvise,
             zipf,
             cluster_units,
+            special: (step.special_pct.unwrap_or(1), step.special_res.unwrap_or(75), step.special_iter.unwrap_or(12)),
         }
     }
 
@@ -101,6 +104,7 @@ impl BoundStep {
                     j as u32
                 }
             }
+            Pattern::Special => special(n, self.special, rng),
             Pattern::Zipf => {
                 let c = self.zipf.as_ref().expect("zipf table").sample(rng);
                 if self.cluster_units == 1 {
@@ -123,6 +127,22 @@ impl BoundStep {
         }
         self.index(i, rng)
     }
+}
+
+/// sysbench 0.4's `rnd_func_special` over units `0..n`: one uniform draw over `k` times
+/// the range, `k = floor(100 / (100 - res))`; a draw in the first part gives the mean of
+/// `iter` uniform draws, any other is folded onto the `pct` percent of the units centred on
+/// the middle of the range.
+fn special(n: u64, (pct, res, iter): (u32, u32, u32), rng: &mut Rng) -> u32 {
+    let k = 100 / (100 - res as u64);
+    let draw = rng.below(n * k);
+    if draw < n {
+        let sum: u64 = (0..iter).map(|_| rng.below(n)).sum();
+        return (sum / iter as u64) as u32;
+    }
+    let d = (n * pct as u64 / 100).max(1);
+    let first = (n / 2).saturating_sub(n * pct as u64 / 200);
+    (first + draw % d).min(n - 1) as u32
 }
 
 /// A zipf sampler over `n` ranks with exponent `s`, by inversion of a coarse CDF over
@@ -270,6 +290,9 @@ mod tests {
             op: None,
             stride: Some(4),
             zipf_s: Some(1.0),
+            special_pct: None,
+            special_res: None,
+            special_iter: None,
             think: 0,
             file: None,
             record: None,
@@ -280,6 +303,30 @@ mod tests {
             shared_fd: false,
             fadvise: None,
         }
+    }
+
+    #[test]
+    fn special_sends_three_draws_in_four_to_the_central_percent() {
+        // sysbench 0.4 defaults (pct 1, res 75, iter 12) over 10,000 units: the hot units
+        // are 4950..5050; a quarter of the draws are the mean of 12 uniform draws, a bell of
+        // standard deviation n / 12 = 833 around 5000, of which ~5% also land in the hot
+        // percent.
+        let mut st = step(Pattern::Special);
+        st.passes = None;
+        st.accesses = Some(100_000);
+        let s = BoundStep::new(&st, 0, 10_000);
+        let mut rng = Rng::new(9);
+        let v: Vec<u32> = (0..100_000).map(|i| s.index(i, &mut rng)).collect();
+        let hot = v.iter().filter(|&&u| (4950..5050).contains(&u)).count() as f64 / 1e5;
+        assert!((0.75..0.775).contains(&hot), "hot share {hot}");
+        // Beyond two standard deviations of the bell: 4.6% of a quarter.
+        let far = v.iter().filter(|&&u| u.abs_diff(5000) > 1667).count() as f64 / 1e5;
+        assert!(far > 0.005 && far < 0.02, "tail share {far}");
+        // res 50: floor(100 / 50) = 2, half the draws are hot.
+        st.special_res = Some(50);
+        let s = BoundStep::new(&st, 0, 10_000);
+        let hot = (0..100_000).filter(|&i| (4950..5050).contains(&s.index(i, &mut rng))).count() as f64 / 1e5;
+        assert!((0.5..0.53).contains(&hot), "hot share at res 50: {hot}");
     }
 
     #[test]
