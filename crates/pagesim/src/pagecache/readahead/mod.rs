@@ -456,7 +456,13 @@ pub const REGISTRY: &[Registered] = &[
     Registered {
         name: "ondemand-2.6.23",
         description: "2.6.23 on-demand readahead: sync on a miss, async on the PG_readahead page, one window",
-        build: || FileRa::OnDemand(OnDemand),
+        build: || FileRa::OnDemand(OnDemand { seed_patch: false }),
+    },
+    Registered {
+        name: "ondemand-2.6.22-mm1",
+        description: "the on-demand patch as posted (seed 004, 2.6.22-rc1-mm1): as ondemand-2.6.23 but a \
+                      flagged page without state reads 4x the initial window",
+        build: || FileRa::OnDemand(OnDemand { seed_patch: true }),
     },
     Registered {
         name: "modern",
@@ -680,7 +686,7 @@ mod tests {
 
     #[test]
     fn registry_names_find_and_build_each_policy() {
-        assert_eq!(names(), "legacy-2.6.20, ondemand-2.6.23, modern");
+        assert_eq!(names(), "legacy-2.6.20, ondemand-2.6.23, ondemand-2.6.22-mm1, modern");
         assert!(find("cluster").is_none());
         assert!(matches!((find("legacy-2.6.20").unwrap().build)(), FileRa::Legacy(_)));
         assert!(matches!((find("ondemand-2.6.23").unwrap().build)(), FileRa::OnDemand(_)));

@@ -22,6 +22,11 @@
 //!   state was overwritten): bet on the smallest window that could have flagged it; start
 //!   right after the page and ramp once.
 //!
+//! The patch as posted in the seed (`ondemand-2.6.22-mm1`, 2.6.22-rc1-mm1, the code seed
+//! 004's tables were measured with) differs in one place: its lookahead-clueless guess is
+//! `min(4 * init, max)` pages instead of `get_next_ra_size(init)` (64 pages instead of 32
+//! for a 4-page read with 1 MB readahead), so a stray flagged page pulls in more.
+//!
 //! Evicted readahead pages are read again as readahead: the reader misses inside the old
 //! window, the miss is next to `prev_index`, so a fresh window starts at the miss and ramps
 //! again. If the flagged page itself is evicted, the reader misses on it; that miss is at the
@@ -34,10 +39,15 @@ use super::{
 };
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct OnDemand;
+pub struct OnDemand {
+    /// The seed's patch (2.6.22-rc1-mm1): the lookahead-clueless window is 4 × the initial
+    /// size rather than the next size after it.
+    pub seed_patch: bool,
+}
 
 /// `ondemand_readahead`.
 fn ondemand_readahead<C: PageCacheView + ?Sized>(
+    p: OnDemand,
     ra: &mut FileRaState,
     cache: &C,
     out: &mut Readahead,
@@ -62,7 +72,7 @@ fn ondemand_readahead<C: PageCacheView + ?Sized>(
         ra.async_size = if ra.size > req { ra.size - req } else { ra.size };
         if hit_marker {
             ra.start += 1;
-            ra.size = get_next_ra_size(ra.size, max);
+            ra.size = if p.seed_patch { (4 * ra.size).min(max) } else { get_next_ra_size(ra.size, max) };
         }
     }
     out.submit(cache, ra.start, ra.size, ra.async_size);
@@ -70,6 +80,7 @@ fn ondemand_readahead<C: PageCacheView + ?Sized>(
 
 /// `page_cache_sync_readahead`.
 fn sync_readahead<C: PageCacheView + ?Sized>(
+    p: OnDemand,
     ra: &mut FileRaState,
     cache: &C,
     out: &mut Readahead,
@@ -79,12 +90,13 @@ fn sync_readahead<C: PageCacheView + ?Sized>(
     if ra.ra_pages == 0 {
         return;
     }
-    ondemand_readahead(ra, cache, out, false, offset, req);
+    ondemand_readahead(p, ra, cache, out, false, offset, req);
 }
 
 /// `page_cache_async_readahead`: the flag is cleared even when the device is congested and
 /// the readahead deferred; with readahead disabled it stays.
 fn async_readahead<C: PageCacheView + ?Sized>(
+    p: OnDemand,
     ra: &mut FileRaState,
     cache: &C,
     out: &mut Readahead,
@@ -98,23 +110,24 @@ fn async_readahead<C: PageCacheView + ?Sized>(
     if cache.read_congested() {
         return;
     }
-    ondemand_readahead(ra, cache, out, true, offset, req);
+    ondemand_readahead(p, ra, cache, out, true, offset, req);
 }
 
 /// The read path's order: a miss runs sync readahead, then the page is looked up again and,
 /// if that readahead just flagged it (its window's async part covers the whole window),
 /// async readahead runs at once.
 fn sync_then_recheck<C: PageCacheView + ?Sized>(
+    p: OnDemand,
     ra: &mut FileRaState,
     cache: &C,
     out: &mut Readahead,
     offset: u64,
     req: u64,
 ) {
-    sync_readahead(ra, cache, out, offset, req);
+    sync_readahead(p, ra, cache, out, offset, req);
     if out.mark == Some(offset) {
         out.mark = None;
-        async_readahead(ra, cache, out, offset, req);
+        async_readahead(p, ra, cache, out, offset, req);
     }
 }
 
@@ -131,8 +144,8 @@ impl FileReadahead for OnDemand {
     ) -> Readahead {
         let mut out = Readahead::NONE;
         match found {
-            Lookup::Missing => sync_then_recheck(ra, cache, &mut out, index, req),
-            Lookup::Marked => async_readahead(ra, cache, &mut out, index, req),
+            Lookup::Missing => sync_then_recheck(*self, ra, cache, &mut out, index, req),
+            Lookup::Marked => async_readahead(*self, ra, cache, &mut out, index, req),
             Lookup::Cached => {}
         }
         out
@@ -163,8 +176,8 @@ impl FileReadahead for OnDemand {
             return out;
         }
         match (hint, found) {
-            (VmHint::Sequential, Lookup::Missing) => sync_then_recheck(ra, cache, &mut out, pgoff, 1),
-            (VmHint::Sequential, Lookup::Marked) => async_readahead(ra, cache, &mut out, pgoff, 1),
+            (VmHint::Sequential, Lookup::Missing) => sync_then_recheck(*self, ra, cache, &mut out, pgoff, 1),
+            (VmHint::Sequential, Lookup::Marked) => async_readahead(*self, ra, cache, &mut out, pgoff, 1),
             (VmHint::Normal, Lookup::Missing) => {
                 read_around_2_6(ra, cache, &mut out, pgoff);
                 return out;
@@ -267,6 +280,19 @@ mod tests {
         s.cache.marked[208] = true;
         let expected = vec![ra(208, &[(209, 217)], None), ra(217, &[(217, 233), (233, 265)], Some(233))];
         assert_eq!(s.reads(208..=217), expected);
+    }
+
+    #[test]
+    fn the_seed_patch_guesses_four_times_the_initial_window() {
+        let mut s = Sim::new("ondemand-2.6.22-mm1", 1024);
+        s.fill(208..209);
+        s.cache.marked[208] = true;
+        // As in 2.6.23, init(1) = 4 and async 4 - 1 = 3; the patch as posted guesses
+        // min(4 * 4, 32) = 16 pages: [209, 225), flag at 209 + 16 - 3 = 222 (2.6.23 reads
+        // [209, 217) and flags 214). The expected-index case is the same: at 222 the window
+        // moves on by next(16) = 32 pages.
+        let expected = vec![ra(208, &[(209, 225)], Some(222)), ra(222, &[(225, 257)], Some(225))];
+        assert_eq!(s.reads(208..=222), expected);
     }
 
     #[test]
