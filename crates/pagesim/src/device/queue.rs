@@ -335,6 +335,15 @@ impl DeviceQueue {
     /// `service_ns` of its CPU (`submit_bio_wait` on a bio-based synchronous
     /// device: brd, pmem, zram), without queueing or merging.
     pub fn account_sync(&mut self, dir: IoDir, len: u64, service_ns: u64) {
+        self.count_started(dir, len, service_ns);
+        if self.busy_channels == 0 {
+            self.stats.busy_ns += service_ns;
+        }
+    }
+
+    /// The statistics of a request the device starts: count, bytes, service time, size
+    /// bucket and a change of direction.
+    fn count_started(&mut self, dir: IoDir, len: u64, service_ns: u64) {
         let st = &mut self.stats;
         match dir {
             IoDir::Read => {
@@ -354,9 +363,6 @@ impl DeviceQueue {
         self.last_dir = Some(dir);
         let pages = len.div_ceil(4096).max(1);
         st.size_hist[(64 - (pages - 1).leading_zeros()).min(15) as usize] += 1;
-        if self.busy_channels == 0 {
-            st.busy_ns += service_ns;
-        }
     }
 
     pub fn stats(&self) -> &DeviceStats {
@@ -629,26 +635,7 @@ impl DeviceQueue {
     /// The device starts request `rid` at `now`: its completion time and the statistics.
     fn start(&mut self, rid: u32, dir: IoDir, offset: u64, len: u64, now: u64, out: &mut Vec<Dispatched>) {
         let service = self.model.service_ns(dir, offset, len, now).max(1);
-        let s = &mut self.stats;
-        if self.last_dir.is_some_and(|d| d != dir) {
-            s.dir_switches += 1;
-        }
-        self.last_dir = Some(dir);
-        match dir {
-            IoDir::Read => {
-                s.reads += 1;
-                s.read_bytes += len;
-                s.read_service_ns += service;
-            }
-            IoDir::Write => {
-                s.writes += 1;
-                s.write_bytes += len;
-                s.write_service_ns += service;
-            }
-        }
-        let pages = len.div_ceil(4096).max(1);
-        let bucket = (64 - (pages - 1).leading_zeros()) as usize;
-        s.size_hist[bucket.min(15)] += 1;
+        self.count_started(dir, len, service);
         out.push(Dispatched { rid, done_ns: now + service });
     }
 }
