@@ -77,7 +77,7 @@ pub struct DeviceStats {
     pub merges: u64,
     /// Of `merges`, those of reads (iostat `rrqm`); the rest are writes (`wrqm`).
     pub read_merges: u64,
-    /// Dispatches whose direction differs from the previous dispatch: on a disk each is
+    /// Requests started in the other direction than the previous one: on a disk each is
     /// a move of the head between the read and the write streams.
     pub dir_switches: u64,
     /// Time with at least one request in service, nanoseconds.
@@ -88,7 +88,8 @@ pub struct DeviceStats {
     pub read_wait_ns: u64,
     /// Sum over dispatched writes of the time from unplug to dispatch, nanoseconds.
     pub write_wait_ns: u64,
-    /// Sum over dispatched reads of the device service time, nanoseconds.
+    /// Sum over started reads of the device service time (a disk's from when it starts the
+    /// command, without its time in the drive's queue), nanoseconds.
     pub read_service_ns: u64,
     /// Sum over dispatched writes of the device service time, nanoseconds.
     pub write_service_ns: u64,
