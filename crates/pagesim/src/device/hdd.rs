@@ -575,15 +575,12 @@ impl Hdd {
                 self.head_cyl = self.cylinder((offset + len).min(self.p.capacity.saturating_sub(1)));
             }
             Access::Cached(seg) => {
-                // Served from the cache; the head stays where it is and the segment is kept.
+                // Served from the cache; the head stays where it is and the segment is kept,
+                // now the most recently used, ahead of the stream this command stopped.
+                let hit = seg.map(|i| self.segments.remove(i));
                 self.store_stream(plan.ahead);
-                if let Some(i) = seg {
-                    // Indices moved by one if the stream was stored in front.
-                    let i = i + usize::from(plan.ahead.is_some());
-                    if i < self.segments.len() {
-                        let s = self.segments.remove(i);
-                        self.segments.insert(0, s);
-                    }
+                if let Some(s) = hit {
+                    self.segments.insert(0, s);
                 }
             }
             Access::WriteOn | Access::Positioned { .. } => {
