@@ -370,6 +370,13 @@ impl DeviceQueue {
         &self.stats
     }
 
+    /// `busy_ns` up to `now`, counting the busy period still going on (a disk that never
+    /// drained before the end of a run would otherwise report only its earlier periods).
+    pub fn busy_ns_at(&self, now: u64) -> u64 {
+        let ongoing = if self.busy_channels > 0 { now.saturating_sub(self.busy_since) } else { 0 };
+        self.stats.busy_ns + ongoing
+    }
+
     /// Requests queued or in service.
     pub fn depth(&self) -> usize {
         self.nr_queued + self.busy_channels as usize
@@ -831,6 +838,28 @@ mod tests {
         assert!(s.read_wait_ns >= s.read_service_ns / 4, "later requests wait for earlier ones");
         assert_eq!(s.busy_ns, s.read_service_ns, "one channel, always busy until drained");
         assert_eq!(q.depth(), 0);
+    }
+
+    #[test]
+    fn busy_time_includes_the_period_still_running() {
+        // A queueing disk holds both commands: after the first completes the second is
+        // still in the drive, so the disk has not drained and busy_ns has nothing yet.
+        let mut q = queue("model = \"hdd\"");
+        let mut out = Vec::new();
+        q.add(IoDir::Read, 0, PAGE, 0, 0, &mut Vec::new());
+        q.add(IoDir::Read, 500_000 * PAGE, PAGE, 1, 0, &mut Vec::new());
+        q.unplug(1_000, &mut out);
+        let first = out.remove(0);
+        let mut tags = Vec::new();
+        q.complete(first.done_ns, first.rid, &mut tags, &mut out);
+        assert_eq!(q.stats().busy_ns, 0);
+        let mid = out[0].done_ns - 1;
+        assert_eq!(q.busy_ns_at(mid), mid - 1_000, "busy since the unplug");
+        // Once drained, the period is closed and counted once.
+        drain(&mut q, first.done_ns, out);
+        let s = q.stats();
+        assert_eq!(s.busy_ns, s.read_service_ns);
+        assert_eq!(q.busy_ns_at(u64::MAX / 2), s.busy_ns);
     }
 
     /// A small deterministic generator for test workloads (no RNG crate in the model).

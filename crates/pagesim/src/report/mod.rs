@@ -174,6 +174,14 @@ pub struct DeviceReport {
     /// Times CFQ left the disk idle for a process's next request.
     pub idle_arms: u64,
     pub busy_ns: u64,
+    /// Sums over dispatched requests of the time from unplug to dispatch, ns (iostat's
+    /// `r_await`/`w_await` less the service time): divide by `reads`/`writes`.
+    pub read_wait_ns: u64,
+    pub write_wait_ns: u64,
+    /// Sums over started requests of the device service time, ns; a disk's from when it
+    /// starts the command, without its time in the drive's own queue.
+    pub read_service_ns: u64,
+    pub write_service_ns: u64,
     /// (request size upper bound in bytes, count).
     pub io_size_hist: Vec<(u64, u64)>,
 }
@@ -183,6 +191,11 @@ pub struct KswapdReport {
     pub cpu_ns: u64,
     pub awake_ns: u64,
     pub wakeups: u64,
+}
+
+/// iostat's `r_await`/`w_await`: mean time from unplug to completion, ms (0 with no requests).
+fn await_ms(total_ns: u64, requests: u64) -> f64 {
+    total_ns.checked_div(requests).map_or(0.0, |ns| ns as f64 / 1e6)
 }
 
 /// The result of one run.
@@ -266,7 +279,11 @@ impl Report {
                     queue_full: s.queue_full,
                     congested: s.congested,
                     idle_arms: s.idle_arms,
-                    busy_ns: s.busy_ns,
+                    busy_ns: d.busy_ns_at(sim.now),
+                    read_wait_ns: s.read_wait_ns,
+                    write_wait_ns: s.write_wait_ns,
+                    read_service_ns: s.read_service_ns,
+                    write_service_ns: s.write_service_ns,
                     io_size_hist: s
                         .size_hist
                         .iter()
@@ -355,13 +372,15 @@ impl Report {
             let avg = (d.read_bytes + d.write_bytes).checked_div(d.reads + d.writes).unwrap_or(0);
             let _ = writeln!(
                 s,
-                "device {:<10} {:<9} reads {:>9}  writes {:>9}  avg I/O {:>7} B  busy {:.3} s",
+                "device {:<10} {:<9} reads {:>9}  writes {:>9}  avg I/O {:>7} B  busy {:.3} s  r_await {:.2} ms  w_await {:.2} ms",
                 d.name,
                 d.model,
                 d.reads,
                 d.writes,
                 avg,
-                d.busy_ns as f64 / 1e9
+                d.busy_ns as f64 / 1e9,
+                await_ms(d.read_wait_ns + d.read_service_ns, d.reads),
+                await_ms(d.write_wait_ns + d.write_service_ns, d.writes),
             );
         }
         let _ = writeln!(s, "/proc/vmstat:");
