@@ -65,9 +65,9 @@ class Result:
 
     @property
     def devices(self) -> list[dict[str, Any]]:
-        """Per block device: reads, writes, bytes, merges, busy_ns, the sums of queue wait and
-        service time per direction (``read_wait_ns``, ``read_service_ns``, ``write_wait_ns``,
-        ``write_service_ns``) and ``io_size_hist``."""
+        """Per block device: reads, writes, bytes, merges, busy_ns, read_congested_ns, the
+        sums of queue wait and service time per direction (``read_wait_ns``,
+        ``read_service_ns``, ``write_wait_ns``, ``write_service_ns``) and ``io_size_hist``."""
         return self._report.get("devices", [])
 
     @property

@@ -97,6 +97,10 @@ pub struct DeviceStats {
     pub queue_full: u64,
     /// Times the async class became congested (7/8 of `nr_requests`).
     pub congested: u64,
+    /// Time the read (sync) class spent congested, ns: meanwhile non-blocking readahead
+    /// (2.6.20's ahead window, 2.6.23's async readahead) is skipped. Closed periods only;
+    /// [`DeviceQueue::read_congested_ns_at`] adds the one still running.
+    pub read_congested_ns: u64,
     /// Times the scheduler left the disk idle waiting for a process (CFQ's idle window).
     pub idle_arms: u64,
 }
@@ -198,6 +202,8 @@ pub struct DeviceQueue {
     /// Requests allocated per class (`rl->count[]`).
     allocated: [u32; 2],
     congested: [bool; 2],
+    /// When the sync class last became congested.
+    read_congested_since: u64,
     /// An async request was freed below the congestion-off threshold since the last
     /// [`Self::take_congestion_wakeup`] (`clear_bdi_congested` woke `congestion_wait`).
     congestion_wakeup: bool,
@@ -244,6 +250,7 @@ impl DeviceQueue {
             congestion_off,
             allocated: [0; 2],
             congested: [false; 2],
+            read_congested_since: 0,
             congestion_wakeup: false,
             ctx: 0,
         }
@@ -287,13 +294,16 @@ impl DeviceQueue {
         self.dispatch(now, out);
     }
 
-    fn alloc_request(&mut self, class: usize) {
+    fn alloc_request(&mut self, class: usize, now: u64) {
         self.allocated[class] += 1;
         if self.allocated[class] >= self.nr_requests && self.allocated[class] - 1 < self.nr_requests {
             self.stats.queue_full += 1;
         }
         if self.allocated[class] >= self.congestion_on && !self.congested[class] {
             self.congested[class] = true;
+            if class == SYNC {
+                self.read_congested_since = now;
+            }
             if class == ASYNC {
                 self.stats.congested += 1;
             }
@@ -306,9 +316,12 @@ impl DeviceQueue {
     /// `congestion_wait(BLK_RW_ASYNC)` wakes at the first write request freed (completed, or
     /// merged away at insertion) while fewer than the off threshold are allocated, not only
     /// when a congested queue clears.
-    fn free_request(&mut self, class: usize) {
+    fn free_request(&mut self, class: usize, now: u64) {
         self.allocated[class] -= 1;
         if self.allocated[class] < self.congestion_off {
+            if class == SYNC && self.congested[SYNC] {
+                self.stats.read_congested_ns += now - self.read_congested_since;
+            }
             self.congested[class] = false;
             if class == ASYNC {
                 self.congestion_wakeup = true;
@@ -377,6 +390,12 @@ impl DeviceQueue {
         self.stats.busy_ns + ongoing
     }
 
+    /// `read_congested_ns` up to `now`, counting a congested period still going on.
+    pub fn read_congested_ns_at(&self, now: u64) -> u64 {
+        let ongoing = if self.congested[SYNC] { now.saturating_sub(self.read_congested_since) } else { 0 };
+        self.stats.read_congested_ns + ongoing
+    }
+
     /// Requests queued or in service.
     pub fn depth(&self) -> usize {
         self.nr_queued + self.busy_channels as usize
@@ -401,10 +420,10 @@ impl DeviceQueue {
         let mut tags = self.spare.pop().unwrap_or_default();
         tags.push(tag);
         let mut r = Request { dir, q, offset, len, tags, start_ns: now, insert_ns: 0, seq: 0 };
-        if self.merge_queued(&mut r) {
+        if self.merge_queued(&mut r, now) {
             return;
         }
-        self.alloc_request(r.class());
+        self.alloc_request(r.class(), now);
         if self.plug.len() >= BLK_MAX_REQUEST_COUNT {
             self.unplug(now, out);
         }
@@ -429,7 +448,7 @@ impl DeviceQueue {
         self.free_rids.push(rid);
         tags.extend_from_slice(&r.tags);
         r.tags.clear();
-        self.free_request(r.class());
+        self.free_request(r.class(), now);
         if let Sched::Cfq(c) = &mut self.sched {
             let armed = c.timer_at().is_some();
             c.completed(r.q, r.start_ns, now, &self.pending);
@@ -461,7 +480,7 @@ impl DeviceQueue {
     /// merge) or precedes (front merge), coalescing the grown request with its new
     /// neighbour (`elv_merge`, `attempt_back_merge`, `attempt_front_merge`). Returns false
     /// (and leaves `r` alone) when no queued request touches it.
-    fn merge_queued(&mut self, r: &mut Request) -> bool {
+    fn merge_queued(&mut self, r: &mut Request, now: u64) -> bool {
         let d = r.q as usize;
         // Back merge: the queued request just before r in sector order ends where r starts.
         let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, rid)| rid);
@@ -473,7 +492,7 @@ impl DeviceQueue {
             self.count_merge(r.dir);
             let next = self.pending.sorted[d].range((self.req(rid).end(), 0)..).next().map(|&(_, n)| n);
             if let Some(n) = next.filter(|&n| self.mergeable(rid, self.req(n).offset, self.req(n).len)) {
-                self.absorb(rid, n);
+                self.absorb(rid, n, now);
             }
             return true;
         }
@@ -493,7 +512,7 @@ impl DeviceQueue {
                 self.count_merge(r.dir);
                 let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, p)| p);
                 if let Some(p) = prev.filter(|&p| self.mergeable(p, r.offset, self.req(rid).len)) {
-                    self.absorb(p, rid);
+                    self.absorb(p, rid, now);
                 }
                 return true;
             }
@@ -517,13 +536,13 @@ impl DeviceQueue {
             q.tags.append(&mut r.tags);
             self.spare.push(r.tags);
             self.count_merge(r.dir);
-            self.free_request(class);
+            self.free_request(class, now);
             loop {
                 let (start, len) = (self.req(cur).offset, self.req(cur).len);
                 let before = self.pending.sorted[d].range(..(start, 0)).next_back().map(|&(_, rid)| rid);
                 match before.filter(|&b| self.mergeable(b, start, len)) {
                     Some(b) => {
-                        self.absorb(b, cur);
+                        self.absorb(b, cur, now);
                         cur = b;
                     }
                     None => break,
@@ -559,11 +578,11 @@ impl DeviceQueue {
 
     /// Queued request `keep` absorbs the queued request `gone` that follows it on disk; `keep`
     /// inherits the older FIFO position (`dd_merged_requests`).
-    fn absorb(&mut self, keep: u32, gone: u32) {
+    fn absorb(&mut self, keep: u32, gone: u32, now: u64) {
         let mut g = self.unqueue(gone);
         self.slab[gone as usize] = None;
         self.free_rids.push(gone);
-        self.free_request(g.class());
+        self.free_request(g.class(), now);
         let d = g.q as usize;
         let k = self.slab[keep as usize].as_mut().expect("queued");
         k.len += g.len;
@@ -838,6 +857,34 @@ mod tests {
         assert!(s.read_wait_ns >= s.read_service_ns / 4, "later requests wait for earlier ones");
         assert_eq!(s.busy_ns, s.read_service_ns, "one channel, always busy until drained");
         assert_eq!(q.depth(), 0);
+    }
+
+    #[test]
+    fn read_congestion_time_runs_from_7_8_of_nr_requests_until_below_the_off_threshold() {
+        // nr_requests 16: congested at 16 - 2 + 1 = 15 allocated, cleared below 16 - 2 - 1 - 1 = 12.
+        let mut q = queue("model = \"hdd\"\nnr_requests = 16");
+        let mut out = Vec::new();
+        for i in 0..14u64 {
+            q.add(IoDir::Read, i * 100_000 * PAGE, PAGE, i as u32, 1_000, &mut Vec::new());
+        }
+        assert!(!q.read_congested(), "14 allocated: below the on threshold");
+        q.add(IoDir::Read, 14 * 100_000 * PAGE, PAGE, 14, 1_000, &mut Vec::new());
+        assert!(q.read_congested());
+        q.unplug(1_000, &mut out);
+        assert_eq!(q.stats().read_congested_ns, 0, "the period is still running");
+        assert_eq!(q.read_congested_ns_at(5_000), 4_000);
+        // Completions free requests: 14, 13, 12 allocated keep it congested, 11 clears it.
+        let mut tags = Vec::new();
+        let mut cleared_at = 0;
+        for k in 0..4 {
+            out.sort_by_key(|d| (d.done_ns, d.rid));
+            let d = out.remove(0);
+            q.complete(d.done_ns, d.rid, &mut tags, &mut out);
+            assert_eq!(q.read_congested(), k < 3, "after {} completions", k + 1);
+            cleared_at = d.done_ns;
+        }
+        assert_eq!(q.stats().read_congested_ns, cleared_at - 1_000);
+        assert_eq!(q.read_congested_ns_at(u64::MAX / 2), cleared_at - 1_000, "no period running");
     }
 
     #[test]

@@ -174,6 +174,9 @@ pub struct DeviceReport {
     /// Times CFQ left the disk idle for a process's next request.
     pub idle_arms: u64,
     pub busy_ns: u64,
+    /// Time the read queue was congested (7/8 of `nr_requests` reads allocated), ns: the
+    /// kernel skips non-blocking readahead meanwhile.
+    pub read_congested_ns: u64,
     /// Sums over dispatched requests of the time from unplug to dispatch, ns (iostat's
     /// `r_await`/`w_await` less the service time): divide by `reads`/`writes`.
     pub read_wait_ns: u64,
@@ -280,6 +283,7 @@ impl Report {
                     congested: s.congested,
                     idle_arms: s.idle_arms,
                     busy_ns: d.busy_ns_at(sim.now),
+                    read_congested_ns: d.read_congested_ns_at(sim.now),
                     read_wait_ns: s.read_wait_ns,
                     write_wait_ns: s.write_wait_ns,
                     read_service_ns: s.read_service_ns,
