@@ -196,7 +196,9 @@ pub struct KswapdReport {
     pub wakeups: u64,
 }
 
-/// iostat's `r_await`/`w_await`: mean time from unplug to completion, ms (0 with no requests).
+/// iostat's `r_await`/`w_await`, ms (0 with no requests): mean scheduler wait plus service
+/// time per request. On a disk that queues commands this leaves out the time a command
+/// waits in the drive's own queue, so it is a lower bound there.
 fn await_ms(total_ns: u64, requests: u64) -> f64 {
     total_ns.checked_div(requests).map_or(0.0, |ns| ns as f64 / 1e6)
 }
