@@ -80,7 +80,8 @@ pub struct DeviceStats {
     /// Requests started in the other direction than the previous one: on a disk each is
     /// a move of the head between the read and the write streams.
     pub dir_switches: u64,
-    /// Time with at least one request in service, nanoseconds.
+    /// Time with at least one request in service, nanoseconds. Closed periods only;
+    /// [`DeviceQueue::busy_ns_at`] adds the one still running.
     pub busy_ns: u64,
     /// Dispatched request sizes: bucket k counts sizes in (2^(k-1), 2^k] pages, k = 0..15.
     pub size_hist: [u64; 16],
@@ -303,8 +304,7 @@ impl DeviceQueue {
             self.congested[class] = true;
             if class == SYNC {
                 self.read_congested_since = now;
-            }
-            if class == ASYNC {
+            } else {
                 self.stats.congested += 1;
             }
         }
