@@ -1,6 +1,6 @@
 //! Behaviour tests: each runs a small scenario and asserts what the modelled mechanism
-//! must produce. Debug test builds also run the invariant checker after every event
-//! (machines of up to 65536 frames).
+//! must produce. Debug test builds also run the invariant checker as they go (after every
+//! event on the smallest machines, every hundred or so events on these).
 
 use pagesim::{run_toml, Report, RunOptions};
 
