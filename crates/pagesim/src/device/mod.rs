@@ -302,6 +302,13 @@ impl DeviceModel {
         self.queue_params().read_ahead_kb / 4
     }
 
+    /// The bdi's `io_pages`: the largest request in pages (`max_sectors_kb` / 4), which
+    /// 4.10+ readahead lets an oversize read use instead of `ra_pages`
+    /// (`blk_queue_max_hw_sectors` and `queue_max_sectors_store` set it).
+    pub fn io_pages(&self) -> u64 {
+        self.queue_params().max_sectors_kb / 4
+    }
+
     /// Largest request after merging (`max_sectors_kb`), in bytes.
     pub fn max_request_bytes(&self) -> u64 {
         self.queue_params().max_sectors_kb * 1024

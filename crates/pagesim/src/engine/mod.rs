@@ -382,8 +382,11 @@ impl Sim {
                 file_ids.insert(name.clone(), id);
             }
         }
-        let bdi_ra_pages =
-            |files: &Vec<AddressSpace>, fi: u32| devices[files[fi as usize].dev as usize].model().ra_pages();
+        // A new open file's readahead state: the bdi's `ra_pages` and `io_pages`.
+        let new_ra = |files: &Vec<AddressSpace>, fi: u32| {
+            let m = devices[files[fi as usize].dev as usize].model();
+            FileRaState::new(m.ra_pages(), m.io_pages())
+        };
         let mut ra_states: Vec<FileRaState> = Vec::new();
         let mut rng = Rng::new(seed);
         let mut vmas: Vec<Vma> = Vec::new();
@@ -421,7 +424,7 @@ impl Sim {
                             let ra = match shared_ra[j] {
                                 Some(ra) if st.shared_fd => ra,
                                 _ => {
-                                    ra_states.push(FileRaState::new(bdi_ra_pages(&files, fi), 0));
+                                    ra_states.push(new_ra(&files, fi));
                                     let ra = (ra_states.len() - 1) as u32;
                                     if st.shared_fd {
                                         shared_ra[j] = Some(ra);
@@ -444,7 +447,7 @@ impl Sim {
                                 let mut ra = NIL;
                                 if let Some(fi) = file {
                                     files[fi as usize].mappers.push(id);
-                                    ra_states.push(FileRaState::new(bdi_ra_pages(&files, fi), 0));
+                                    ra_states.push(new_ra(&files, fi));
                                     ra = (ra_states.len() - 1) as u32;
                                 }
                                 vmas.push(Vma {
