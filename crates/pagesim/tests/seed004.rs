@@ -57,10 +57,10 @@ fn readahead_thrashing_ondemand_rereads_thrashed_pages_with_readahead() {
         rb.counter("file_read_single")
     );
     // The seed's table: max throughput 5 -> 15 MB/s, min average I/O size 16 -> 140 KB.
-    // pagesim gets 11 -> 19.1 MiB/s and 14 -> 134 KiB (docs/model.md, "Seed 004": the
-    // throughput ratio is below the seed's because legacy's late streams keep up, and the
-    // disk's command reordering serves legacy's single-page reads faster). What is pinned
-    // here is the direction: ondemand well ahead, not the seed's factor of 3.
+    // pagesim gets 10.0 -> 19.1 MiB/s and 8 -> 134 KiB (docs/model.md, "Seed 004": the
+    // throughput ratio is below the seed's because from 130 s on the read queue congests,
+    // 2.6.20 then skips its non-blocking ahead windows and legacy's late streams keep up).
+    // What is pinned here is the direction: ondemand well ahead, not the seed's factor of 3.
     assert_eq!(thr.metric.name(), "max_read_mibps");
     assert!(b.value >= 1.5 * a.value, "max throughput: legacy {} ondemand {}", a.value, b.value);
     let io = tables().into_iter().find(|t| t.metric.name() == "min_avg_read_kib").expect("io-size table");
@@ -70,15 +70,16 @@ fn readahead_thrashing_ondemand_rereads_thrashed_pages_with_readahead() {
 }
 
 #[test]
-fn oltp_ondemand_is_at_or_above_legacy_with_one_and_several_threads() {
+fn oltp_ondemand_is_at_or_above_legacy_at_every_thread_count() {
     // The seed: "The on-demand readahead leaves many lookahead pages (flagged PG_readahead)
-    // there. Many of them will be hit, and trigger more readahead pages." Rows 1 and 4
-    // threads of the table, 10,000 transactions each.
+    // there. Many of them will be hit, and trigger more readahead pages." Every row of the
+    // table (1 to 64 threads), 10,000 transactions each.
     let t = table("oltp");
     let (legacy, ondemand) = (col(&t, "legacy"), col(&t, "ondemand"));
-    for (row, threads) in [(0, 1), (2, 4)] {
+    assert_eq!(t.rows.len(), 7, "rows 1, 2, 4, 8, 16, 32 and 64 threads");
+    for (row, r) in t.rows.iter().enumerate() {
         let a = t.run_cell(row, legacy, &[]).unwrap();
         let b = t.run_cell(row, ondemand, &[]).unwrap();
-        assert!(b.value >= a.value, "{threads} threads: legacy {} tps, ondemand {} tps", a.value, b.value);
+        assert!(b.value >= a.value, "{}: legacy {} tps, ondemand {} tps", r.name, a.value, b.value);
     }
 }
