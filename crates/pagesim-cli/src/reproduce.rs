@@ -80,7 +80,10 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
         let cells = table.run_all(&a.sets, a.jobs, &progress).map_err(|e| e.0)?;
         if a.json {
             for c in &cells {
-                println!("{}", serde_json::to_string(&cell_json(table, c, &cells)).expect("JSON of plain values"));
+                println!(
+                    "{}",
+                    serde_json::to_string(&cell_json(table, c, &cells, &a.sets)).expect("JSON of plain values")
+                );
             }
         } else {
             if ti > 0 {
@@ -110,7 +113,7 @@ fn reference_value(table: &Table, cells: &[Cell], row: usize) -> f64 {
     cells[row * table.columns.len() + table.reference].value
 }
 
-fn cell_json(table: &Table, c: &Cell, cells: &[Cell]) -> serde_json::Value {
+fn cell_json(table: &Table, c: &Cell, cells: &[Cell], extra: &[String]) -> serde_json::Value {
     let row = &table.rows[c.row];
     let col = &table.columns[c.column];
     let mut o = serde_json::Map::new();
@@ -119,6 +122,9 @@ fn cell_json(table: &Table, c: &Cell, cells: &[Cell]) -> serde_json::Value {
     }
     o.insert("row".into(), row.name.clone().into());
     o.insert("column".into(), col.name.clone().into());
+    // Exactly what this cell changed in the table's scenario: a label such as
+    // policy = "ondemand-2.6.23" names the seed's column, the settings say what ran.
+    o.insert("set".into(), table.sets(c.row, c.column, extra).into());
     let metric = table.metric.name();
     o.insert("metric".into(), metric.into());
     o.insert("value".into(), num(c.value));

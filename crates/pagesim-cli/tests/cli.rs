@@ -79,3 +79,116 @@ fn validate_needs_root_and_says_so_with_exit_code_2() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("needs root"), "{err}");
 }
+
+/// One JSON object per line of stdout.
+fn json_lines(out: &str) -> Vec<serde_json::Value> {
+    out.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}"))).collect()
+}
+
+const SEED_000_TENTH: &[&str] = &[
+    "--set",
+    "machine.ram=90MB",
+    "--set",
+    "machine.kernel_reserved=5MB",
+    "--set",
+    "region.map.size=100MB",
+    "--set",
+    "swap.0.size=100MB",
+];
+
+#[test]
+fn reproduce_seed_000_json_gives_one_object_per_cell_in_the_issue_s_shape() {
+    let args: Vec<&str> =
+        ["reproduce", "seed-000", "--json", "--quiet"].iter().chain(SEED_000_TENTH).copied().collect();
+    let (code, out, err) = pagesim(&args);
+    assert_eq!(code, 0, "{err}");
+    let cells = json_lines(&out);
+    assert_eq!(cells.len(), 48, "8 rows x 6 columns");
+    let mut seen = std::collections::BTreeSet::new();
+    for c in &cells {
+        let key = (c["device"].as_str(), c["pattern"].as_str(), c["mapping"].as_str(), c["column"].as_str());
+        assert!(matches!(key.0, Some("hdd" | "ssd")), "{c}");
+        assert!(matches!(key.1, Some("seq" | "rand")), "{c}");
+        assert!(matches!(key.2, Some("anon" | "shmem")), "{c}");
+        let column = key.3.expect("column");
+        assert!(["Vanilla", "Shaohua", "HughNew", "HughPC4", "HughPC0", "vma"].contains(&column), "{c}");
+        assert!(seen.insert(key), "cell {key:?} twice");
+        assert!(c["elapsed_cs"].as_u64().is_some_and(|v| v > 0), "{c}");
+        // The seed has no vma column; every other cell has its published time.
+        assert_eq!(c["published_cs"].is_null(), column == "vma", "{c}");
+        for k in ["pswpin", "pswpout", "swap_ra", "swap_ra_hit", "pgmajfault"] {
+            assert!(c["counters"][k].is_u64(), "counter {k} missing: {c}");
+        }
+        assert!(c["counters"]["pswpin"].as_u64().unwrap() > 0, "every cell swaps in: {c}");
+        // The settings of the cell, ending with the command line's.
+        let set: Vec<&str> = c["set"].as_array().expect("set").iter().map(|v| v.as_str().unwrap()).collect();
+        assert!(set.ends_with(&SEED_000_TENTH[1..].iter().step_by(2).copied().collect::<Vec<_>>()), "{c}");
+    }
+    // HughPC0 reads every page by itself: swap_ra stays zero, pswpin equals the major faults.
+    for c in cells.iter().filter(|c| c["column"] == "HughPC0") {
+        assert_eq!(c["counters"]["swap_ra"], 0, "{c}");
+        assert_eq!(c["counters"]["pswpin"], c["counters"]["pgmajfault"], "{c}");
+    }
+}
+
+#[test]
+fn reproduce_prints_the_table_with_published_numbers_and_ratios_beside_pagesim_s() {
+    let args: Vec<&str> = ["reproduce", "seed-000", "--quiet"].iter().chain(SEED_000_TENTH).copied().collect();
+    let (code, out, err) = pagesim(&args);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    let header = lines.iter().find(|l| l.contains("Vanilla") && l.contains("HughPC0")).expect("column header");
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(cols, ["Vanilla", "Shaohua", "HughNew", "HughPC4", "HughPC0", "vma"]);
+    // "HDD Seq Anon" then its ratio line; the seed's figures in parentheses beside pagesim's.
+    let i = lines.iter().position(|l| l.starts_with("HDD Seq Anon")).expect("HDD Seq Anon row");
+    let fields: Vec<&str> = lines[i]["HDD Seq Anon".len()..].split_whitespace().collect();
+    assert_eq!(fields.len(), 12, "{}", lines[i]);
+    assert_eq!(
+        &fields[1..10].iter().step_by(2).copied().collect::<Vec<_>>(),
+        &["(73921)", "(76210)", "(76904)", "(78191)", "(121542)"]
+    );
+    assert_eq!(fields[11], "(-)", "the seed has no vma column");
+    let ratios: Vec<&str> = lines[i + 1].split_whitespace().collect();
+    assert_eq!(&ratios[..2], &["/", "HughNew"]);
+    assert_eq!(ratios[6], "1.00", "HughNew against itself");
+    assert_eq!(ratios[7], "(1.00)");
+    assert_eq!(ratios[11], "(1.58)", "the seed's HughPC0 / HughNew: 121542 / 76904");
+    // pagesim's ratio is its own cells divided.
+    let v = |k: usize| fields[2 * k].parse::<f64>().unwrap();
+    let pc0: f64 = ratios[10].parse().unwrap();
+    assert!((pc0 - v(4) / v(2)).abs() < 0.006, "{pc0} vs {} / {}", v(4), v(2));
+    assert!(out.contains("per-cell counters:") && out.contains("pswpin"), "counters table");
+}
+
+#[test]
+fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
+    let (code, out, err) = pagesim(&[
+        "reproduce",
+        &scenario("seed-004-readahead/1-iozone"),
+        "--json",
+        "--quiet",
+        "--set",
+        "file.iozone.size=128MiB",
+        "--set",
+        "machine.ram=64MB",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let cells = json_lines(&out);
+    assert_eq!(cells.len(), 6 * 3, "six iozone cases, three policies");
+    for c in &cells {
+        assert_eq!(c["experiment"], "iozone", "{c}");
+        assert!(c["case"].is_string(), "{c}");
+        assert!(matches!(c["policy"].as_str(), Some("legacy-2.6.20" | "ondemand-2.6.23" | "modern")), "{c}");
+        assert_eq!(c["metric"], "read_kibps", "{c}");
+        assert!(c["value"].as_f64().is_some_and(|v| v > 0.0), "{c}");
+        assert_eq!(c["published"].is_null(), c["policy"] == "modern", "{c}");
+        // The label names the seed's column; `set` says which policy actually ran.
+        let set = c["set"].to_string();
+        match c["policy"].as_str().unwrap() {
+            "legacy-2.6.20" => assert!(set.contains("kernel.profile=linux-2.6.20"), "{c}"),
+            "ondemand-2.6.23" => assert!(set.contains("kernel.file_readahead=ondemand-2.6.22-mm1"), "{c}"),
+            _ => assert!(set.contains("kernel.file_readahead=modern"), "{c}"),
+        }
+    }
+}
