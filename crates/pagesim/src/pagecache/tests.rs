@@ -94,6 +94,21 @@ fn a_second_pass_hits_the_cache_and_activates_the_pages() {
 }
 
 #[test]
+fn a_read_of_the_page_the_previous_read_ended_in_does_not_mark_it_accessed_again() {
+    // Two passes of 4 KiB reads. Over a one-page file the second read starts in the page
+    // the first ended in (filemap_read's pos_same_folio): the page stays inactive, only
+    // referenced. Over two pages every read starts in another page, so each page is
+    // marked twice and activated.
+    let passes = "[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\nrecord = \"4KB\"\npasses = 2\n";
+    let one = run(&scenario("", passes), &["file.f.size=4KB"]);
+    assert_eq!(one.counter("file_read_pages"), 2);
+    assert_eq!((one.counter("pgactivate"), one.counter("nr_inactive_file")), (0, 1));
+    let two = run(&scenario("", passes), &["file.f.size=8KB"]);
+    assert_eq!(two.counter("file_read_pages"), 4);
+    assert_eq!((two.counter("pgactivate"), two.counter("nr_active_file")), (2, 2));
+}
+
+#[test]
 fn clean_file_pages_are_reclaimed_without_io_and_refault_with_workingset_detection() {
     // A 96 MiB file read twice through 56 MiB of page cache.
     let big = |profile: &str| {
@@ -155,6 +170,36 @@ fn madv_willneed_reads_the_mapping_ahead() {
     assert_eq!(w.counter("pgmajfault"), 0);
     let n = run(&scenario(&region("normal"), touch), &["kernel.profile=linux-2.6.23"]);
     assert!(n.counter("pgmajfault") > 10, "random faults without the hint miss: {}", n.counter("pgmajfault"));
+}
+
+#[test]
+fn fadvise_and_madvise_sequential_and_random_change_readahead() {
+    let counters = |profile: &str, fadvise: &str| {
+        let r = run(
+            &scenario("", SEQ_READ),
+            &[&format!("kernel.profile={profile}"), &format!("task.0.step.0.fadvise={fadvise}")],
+        );
+        assert_eq!(r.counter("pgpgin"), 4096, "{profile} {fadvise}: each page read once");
+        (r.counter("file_ra_windows"), r.counter("file_read_single"))
+    };
+    for profile in ["linux-2.6.20", "linux-2.6.23", "linux-6.6"] {
+        // POSIX_FADV_SEQUENTIAL doubles ra_pages: 64-page windows instead of 32.
+        assert_eq!(counters(profile, "normal"), (1024 / 32, 0), "{profile}");
+        let (seq, single) = counters(profile, "sequential");
+        assert!(seq <= 1024 / 64 + 2 && single == 0, "{profile}: {seq} windows");
+        // POSIX_FADV_RANDOM: 2.6.2x sets ra_pages to 0 and reads page by page; since
+        // 2.6.33 (FMODE_RANDOM) a read gets exactly what it asked for, 16 pages.
+        let want = if profile == "linux-6.6" { (1024 / 16, 0) } else { (0, 1024) };
+        assert_eq!(counters(profile, "random"), want, "{profile}");
+    }
+    // MADV_SEQUENTIAL on a mapping: 2.6.23's fault path reads ahead instead of around, so
+    // one major fault starts the stream and the rest find their pages in the cache.
+    let touch = "[[task.step]]\nregion = \"m\"\npattern = \"seq\"\nop = \"read\"\n";
+    let region = |madvise: &str| format!("[region.m]\nkind = \"file\"\nfile = \"f\"\nmadvise = \"{madvise}\"\n");
+    let majors =
+        |madvise: &str| run(&scenario(&region(madvise), touch), &["kernel.profile=linux-2.6.23"]).counter("pgmajfault");
+    let (normal, seq) = (majors("normal"), majors("sequential"));
+    assert!(normal >= 1024 / 32 && seq <= 2, "major faults: read-around {normal}, MADV_SEQUENTIAL {seq}");
 }
 
 #[test]
