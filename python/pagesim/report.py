@@ -71,6 +71,13 @@ class Result:
         return self._report.get("devices", [])
 
     @property
+    def ra_window_hist(self) -> list[list[int]]:
+        """File readahead windows by the size the policy gave them, as [pages, count] pairs:
+        pages is a power of two, the bucket's upper bound; the counts add up to the
+        ``file_ra_windows`` counter."""
+        return self._report.get("ra_window_hist", [])
+
+    @property
     def timeline(self) -> list[dict[str, Any]]:
         """Per ``sample_interval`` of the run (empty without one): t_ns (end of the interval),
         read_bytes, dev_reads, dev_read_bytes, pgmajfault, pswpin, pswpout, ra_evicted_unused."""

@@ -28,6 +28,7 @@ REPORT = {
                       "buckets": [[128, 900], [131072, 100]]},
     "devices": [{"name": "ssd0", "reads": 3, "writes": 5, "read_bytes": 12288, "write_bytes": 20480,
                  "busy_ns": 50_000, "io_size_hist": [[4096, 8]]}],
+    "ra_window_hist": [[32, 4]],
     "timeline": [{"t_ns": 1_000_000_000, "read_bytes": 4096, "dev_reads": 1, "dev_read_bytes": 4096,
                   "pgmajfault": 0, "pswpin": 0, "pswpout": 0, "ra_evicted_unused": 0}],
 }
@@ -101,6 +102,8 @@ def test_result_attributes_follow_the_report() -> None:
     assert r.tasks[0]["name"] == "t0"
     assert r.fault_latency["buckets"][0] == [128, 900]
     assert r.devices[0]["io_size_hist"] == [[4096, 8]]
+    assert r.ra_window_hist == [[32, 4]]
+    assert pagesim.Result({}).ra_window_hist == []
     assert r.timeline[0]["t_ns"] == 1_000_000_000
     assert pagesim.Result({}).timeline == []
 

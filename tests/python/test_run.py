@@ -122,3 +122,16 @@ def test_unknown_profile_is_named(quickstart_path: Path, quickstart_dict: dict[s
     key = find_key(quickstart_dict, ("profile",)) or "profile"
     with pytest.raises(pagesim.ScenarioError, match="linux-0.01-nonexistent|profile"):
         pagesim.run(quickstart_path, set={key: "linux-0.01-nonexistent"})
+
+
+def test_readahead_windows_by_size_add_up_to_the_counter() -> None:
+    # 4 MiB read in 64 KiB records from a device with read_ahead_kb 128: 32-page windows.
+    scenario = {
+        "machine": {"ram": "64MB", "kernel_reserved": "8MB"},
+        "device": {"d": {"model": "nvme", "read_ahead_kb": 128}},
+        "file": {"f": {"device": "d", "size": "4MB"}},
+        "task": [{"name": "t", "step": [{"file": "f", "op": "read", "pattern": "seq", "record": "64KB"}]}],
+    }
+    r = pagesim.run(scenario)
+    assert r.ra_window_hist == [[32, 32]]
+    assert sum(c for _, c in r.ra_window_hist) == r.counters["file_ra_windows"]

@@ -77,6 +77,10 @@ pub mod pte {
 /// itself: with 4096 per event, checking took 25 of the 26 seconds of the seed-000 test.
 const VERIFY_ITEMS_PER_EVENT: u64 = 256;
 
+/// Buckets of [`Sim::ra_window_hist`]: windows of 1 page up to 2^15 pages (128 MiB) and
+/// more in the last.
+pub const RA_WINDOW_BUCKETS: usize = 16;
+
 /// HZ of the modelled kernel (CONFIG_HZ=250, Debian's default): one jiffy is 4 ms.
 pub const JIFFY_NS: u64 = 4_000_000;
 
@@ -252,6 +256,8 @@ pub struct Sim {
     /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
     pub next_stats_flush: u64,
     pub fault_hist: Histogram,
+    /// File readahead windows by size: bucket k counts windows of up to 2^k pages.
+    pub ra_window_hist: [u64; RA_WINDOW_BUCKETS],
     pub ops_done: u64,
     pub ops_total: u64,
     scratch_dispatch: Vec<Dispatched>,
@@ -543,6 +549,7 @@ impl Sim {
             pgdat_writeback: false,
             next_stats_flush: profile.memcg_stats_flush_ns / 2,
             fault_hist: Histogram::default(),
+            ra_window_hist: [0; RA_WINDOW_BUCKETS],
             ops_done: 0,
             ops_total,
             scratch_dispatch: Vec::new(),

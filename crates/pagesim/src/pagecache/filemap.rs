@@ -106,6 +106,9 @@ impl Sim {
         let dev = self.files[fi as usize].dev;
         'windows: for r in dec.ranges() {
             self.count(Counter::FileRaWindows, memcg, 1);
+            // The window as the policy sized it, cached pages included.
+            let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
+            self.ra_window_hist[k.min(crate::engine::RA_WINDOW_BUCKETS - 1)] += 1;
             for i in r.start..r.end() {
                 if self.files[fi as usize].slots[i as usize] != 0 {
                     continue;

@@ -66,20 +66,23 @@ fn read_ahead_kb_sizes_the_windows_and_max_sectors_kb_the_oversize_reads_of_4_10
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         let r = run(&scenario("", SEQ_READ), &all);
         assert_eq!(r.counter("file_ra_pages"), 1024, "{profile} {sets:?}: readahead brings every page");
-        r.counter("file_ra_windows")
+        let by_size: u64 = r.ra_window_hist.iter().map(|&(_, c)| c).sum();
+        assert_eq!(by_size, r.counter("file_ra_windows"), "{profile} {sets:?}: the histogram holds every window");
+        (r.counter("file_ra_windows"), r.ra_window_hist)
     };
     for profile in ["linux-2.6.20", "linux-2.6.23", "linux-6.6"] {
-        assert_eq!(windows(profile, &["device.d.read_ahead_kb=128"]), 1024 / 32, "{profile}");
-        let big = windows(profile, &["device.d.read_ahead_kb=512"]);
+        assert_eq!(windows(profile, &["device.d.read_ahead_kb=128"]), (1024 / 32, vec![(32, 1024 / 32)]), "{profile}");
+        let (big, hist) = windows(profile, &["device.d.read_ahead_kb=512"]);
         assert!((1024 / 128..=1024 / 128 + 3).contains(&big), "{profile}: {big} windows of up to 128 pages");
+        assert_eq!(hist.last(), Some(&(128, 1024 / 128 - 1)), "{profile}: after the ramp-up, 128-page windows");
     }
     // A 1 MiB read is larger than ra_pages (32). Since 4.10 readahead may then read up to
     // the bdi's io_pages (max_sectors_kb / 4) at once; 2.6 stays at ra_pages.
     let oversize = |profile: &str, max_sectors_kb: u32| {
         windows(profile, &["task.0.step.0.record=1MB", &format!("device.d.max_sectors_kb={max_sectors_kb}")])
     };
-    assert_eq!(oversize("linux-6.6", 128), 1024 / 32, "io_pages 32: no larger than ra_pages");
-    assert_eq!(oversize("linux-6.6", 512), 1024 / 128, "io_pages 128: 128-page windows");
+    assert_eq!(oversize("linux-6.6", 128).0, 1024 / 32, "io_pages 32: no larger than ra_pages");
+    assert_eq!(oversize("linux-6.6", 512), (1024 / 128, vec![(128, 1024 / 128)]), "io_pages 128: 128-page windows");
     assert_eq!(oversize("linux-2.6.23", 512), oversize("linux-2.6.23", 128), "2.6 has no io_pages");
 }
 

@@ -218,6 +218,9 @@ pub struct Report {
     pub kswapd: KswapdReport,
     pub fault_latency: LatencyReport,
     pub devices: Vec<DeviceReport>,
+    /// File readahead windows by the size the policy gave them: (upper bound in pages, a
+    /// power of two; count), empty buckets left out. `file_ra_windows` is their total.
+    pub ra_window_hist: Vec<(u64, u64)>,
     /// Per-interval activity when the scenario sets `sample_interval`.
     pub timeline: Vec<Sample>,
 }
@@ -322,6 +325,13 @@ impl Report {
                 buckets: h.buckets(),
             },
             devices,
+            ra_window_hist: sim
+                .ra_window_hist
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(k, &c)| (1u64 << k, c))
+                .collect(),
             timeline: sim.timeline.windows(2).map(|w| w[1].since(&w[0])).collect(),
         }
     }
@@ -388,6 +398,10 @@ impl Report {
                 await_ms(d.read_wait_ns + d.read_service_ns, d.reads),
                 await_ms(d.write_wait_ns + d.write_service_ns, d.writes),
             );
+        }
+        if !self.ra_window_hist.is_empty() {
+            let sizes: Vec<String> = self.ra_window_hist.iter().map(|(p, c)| format!("<={p}p {c}")).collect();
+            let _ = writeln!(s, "readahead windows by size (pages): {}", sizes.join("  "));
         }
         let _ = writeln!(s, "/proc/vmstat:");
         for (k, v) in &self.counters {
