@@ -81,5 +81,10 @@ fn oltp_ondemand_is_at_or_above_legacy_at_every_thread_count() {
         let a = t.run_cell(row, legacy, &[]).unwrap();
         let b = t.run_cell(row, ondemand, &[]).unwrap();
         assert!(b.value >= a.value, "{}: legacy {} tps, ondemand {} tps", r.name, a.value, b.value);
+        // The seed's gain is 3% to 9%. The threads share one open file; a 2.6.2x read
+        // decides on its own copy of the readahead state, so another thread's read in
+        // flight does not break its sequential detection (with the state shared live,
+        // ondemand came out 28% to 35% ahead from 2 threads on).
+        assert!(b.value <= 1.15 * a.value, "{}: legacy {} tps, ondemand {} tps", r.name, a.value, b.value);
     }
 }

@@ -234,6 +234,9 @@ pub struct Sim {
     pub ra_states: Vec<FileRaState>,
     /// Per readahead state: the last page its previous read returned (`u64::MAX` none).
     pub ra_last_page: Vec<u64>,
+    /// `ra_states[ra_read_copies + tid]` is task `tid`'s copy of the state its read(2)
+    /// works on, where the profile has `ra_read_copy` (≤2.6.23).
+    pub ra_read_copies: u32,
     pub tasks: Vec<Task>,
     pub kswapd: Kswapd,
     pub devices: Vec<DeviceQueue>,
@@ -509,6 +512,12 @@ impl Sim {
                 });
             }
         }
+        // One working copy of a readahead state per task, for kernels whose read(2) works
+        // on a copy (`Profile::ra_read_copy`); overwritten at the start of each read.
+        let ra_read_copies = ra_states.len() as u32;
+        if profile.ra_read_copy && !ra_states.is_empty() {
+            ra_states.extend(tasks.iter().map(|_| FileRaState::new(0, 0)));
+        }
         let fra_name = f.kernel.file_readahead.as_deref().unwrap_or(profile.file_readahead);
         let file_ra = (crate::pagecache::readahead::find(fra_name).expect("validated").build)();
         // The tasks, kswapd, zswap's shrink worker.
@@ -533,6 +542,7 @@ impl Sim {
             files,
             file_ra,
             ra_last_page: vec![u64::MAX; ra_states.len()],
+            ra_read_copies,
             ra_states,
             tasks,
             kswapd: Kswapd { sleeping: true, ..Default::default() },

@@ -38,7 +38,11 @@ pub const FAULT_AROUND_PAGES: u64 = 16;
 #[derive(Clone, Copy, Debug)]
 pub struct FileRead {
     pub file: u32,
+    /// The open file's readahead state.
     pub ra: u32,
+    /// The state this read decides with: `ra` itself, or the task's copy of it where
+    /// the kernel's read path works on a copy (`Profile::ra_read_copy`).
+    pub work: u32,
     pub start: u64,
     pub end: u64,
     pub index: u64,
@@ -190,10 +194,18 @@ impl Sim {
         let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
         let same_page = self.ra_last_page[ra as usize] == index;
+        // do_generic_mapping_read (≤2.6.23): `ra = *_ra` here, `*_ra = ra` on return.
+        let work = if self.profile.ra_read_copy {
+            let w = self.ra_read_copies + tid;
+            self.ra_states[w as usize] = self.ra_states[ra as usize];
+            w
+        } else {
+            ra
+        };
         let Sim { file_ra, ra_states, .. } = self;
-        file_ra.read_begin(&mut ra_states[ra as usize], index, end - index);
+        file_ra.read_begin(&mut ra_states[work as usize], index, end - index);
         self.tasks[tid as usize].read =
-            Some(FileRead { file: fi, ra, start: index, end, index, ra_done: false, waited: false, same_page });
+            Some(FileRead { file: fi, ra, work, start: index, end, index, ra_done: false, waited: false, same_page });
     }
 
     /// Runs task `tid`'s read(2) until it is done, blocks, needs reclaim, or the burst
@@ -204,7 +216,8 @@ impl Sim {
             let Some(mut r) = self.tasks[tid as usize].read else { return ReadStep::Done };
             if r.index >= r.end {
                 let Sim { file_ra, ra_states, .. } = self;
-                file_ra.read_end(&mut ra_states[r.ra as usize], r.start, r.end - r.start);
+                file_ra.read_end(&mut ra_states[r.work as usize], r.start, r.end - r.start);
+                ra_states[r.ra as usize] = ra_states[r.work as usize];
                 self.ra_last_page[r.ra as usize] = r.end.wrapping_sub(1);
                 self.tasks[tid as usize].read = None;
                 return ReadStep::Done;
@@ -228,7 +241,7 @@ impl Sim {
                         mapping: &files[fi as usize],
                         congested: devices[files[fi as usize].dev as usize].read_congested(),
                     };
-                    file_ra.read_page(&mut ra_states[r.ra as usize], &view, i, r.end - i, found)
+                    file_ra.read_page(&mut ra_states[r.work as usize], &view, i, r.end - i, found)
                 };
                 if dec.clear_mark {
                     if let Some(f) = self.files[fi as usize].frame(i) {

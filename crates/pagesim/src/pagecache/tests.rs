@@ -355,3 +355,32 @@ accesses = 2000
     assert_eq!(a.elapsed_ns, b.elapsed_ns);
     assert!(a.counter("pgsteal_file") > 0, "the run was under memory pressure");
 }
+
+#[test]
+fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
+    // Two threads reading one open file (shared_fd). Thread 0's read starts its readahead
+    // and sleeps on the first page. Up to 2.6.23, do_generic_mapping_read worked on a copy
+    // (`ra = *_ra`) and stored it back on return (`*_ra = ra`): the file's state is still
+    // what thread 1's read will start from. 2.6.24 on, the read updates it in place.
+    let text = scenario(
+        "",
+        "count = 2\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\nrecord = \"16KB\"\nshared_fd = true\n",
+    )
+    .replace("model = \"nvme\"", "model = \"ram\"\nrequest_ns = \"1s\"");
+    for (profile, copy) in [("linux-2.6.20", true), ("linux-2.6.23", true), ("linux-6.6", false)] {
+        let sc = Scenario::from_toml(&text, "t.toml", &[format!("kernel.profile={profile}")]).unwrap();
+        let mut sim = Sim::new(&sc, 1).unwrap();
+        let ra = sim.tasks[0].step_ra[0];
+        assert_eq!(ra, sim.tasks[1].step_ra[0], "one open file");
+        let before = sim.ra_states[ra as usize];
+        sim.file_read_begin(0, 0, ra, 0, 4);
+        assert!(matches!(sim.file_read_step(0, 0, u64::MAX), crate::pagecache::filemap::ReadStep::Blocked));
+        assert!(sim.files[0].nrpages >= 4, "{profile}: the first window was submitted");
+        let shared = sim.ra_states[ra as usize];
+        assert_eq!(shared == before, copy, "{profile}: the open file's state while the read sleeps");
+        if copy {
+            let work = sim.ra_states[sim.ra_read_copies as usize]; // task 0's copy
+            assert_ne!(work, before, "{profile}: the read's own copy holds the new window");
+        }
+    }
+}

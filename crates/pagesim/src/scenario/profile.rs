@@ -56,6 +56,11 @@ pub struct Profile {
     /// slot: `reuse_swap_page` deletes it from the swap cache (2.6.29–5.x), as
     /// `should_try_to_free_swap` does in 6.x. The next swap-out allocates a fresh slot.
     pub free_swap_on_write_fault: bool,
+    /// `do_generic_mapping_read` works on a copy of the file's `file_ra_state` and stores it
+    /// back when the read returns (≤2.6.23; 2.6.24 made the read path use the file's state
+    /// in place). Threads reading one open file at once each decide from the state as their
+    /// read found it, and the last read to return overwrites the others' updates.
+    pub ra_read_copy: bool,
     /// VMA readahead falls back to cluster readahead while rotational swap is active (≥4.15).
     pub vma_ra_needs_nonrotational: bool,
     /// Readahead skips slots whose swap count is 0 (≥4.11 with the slots cache).
@@ -141,6 +146,7 @@ const LINUX_3_14: Profile = Profile {
     min_free_kbytes_max: 65_536,
     swappiness_max: 100,
     free_swap_on_write_fault: true,
+    ra_read_copy: false,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: false,
     swap_ra_marks_cached: true,
@@ -184,6 +190,7 @@ const LINUX_6_6: Profile = Profile {
     min_free_kbytes_max: 262_144,
     swappiness_max: 200,
     free_swap_on_write_fault: true,
+    ra_read_copy: false,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: true,
     swap_ra_marks_cached: false,
@@ -227,6 +234,7 @@ pub const PROFILES: &[Profile] = &[
         description: "Linux 2.6.23 (seed 004's on-demand kernel): on-demand file readahead; reclaim, kswapd and \
                       swap as linux-3.6 (see docs/model.md: one LRU for anon and file in 2.6.23)",
         file_readahead: "ondemand-2.6.23",
+        ra_read_copy: true,
         ..LINUX_3_6
     },
     Profile {
@@ -234,6 +242,7 @@ pub const PROFILES: &[Profile] = &[
         description: "Linux 2.6.20 (seed 004's baseline): current/ahead window file readahead; otherwise as \
                       linux-2.6.23",
         file_readahead: "legacy-2.6.20",
+        ra_read_copy: true,
         ..LINUX_3_6
     },
 ];
