@@ -485,12 +485,14 @@ impl Sim {
         if self.balanced() {
             return;
         }
-        let troubled = sc.nr_scanned > 0 && sc.priority + 2 < DEF_PRIORITY;
-        let under_min = self.nr_free() < self.tun.wmark.min;
-        if troubled && under_min {
-            self.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
-        }
-        let nap = troubled && !under_min;
+        let nap = match kswapd_nap_pre_3_11(&sc, self.nr_free(), self.tun.wmark.min) {
+            NapDecision::Naps => true,
+            NapDecision::SkippedUnderMin => {
+                self.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
+                false
+            }
+            NapDecision::NotTroubled => false,
+        };
         if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
             // loop_again: a fresh scan control at DEF_PRIORITY.
         } else if sc.priority > 0 {
@@ -1387,5 +1389,46 @@ impl Sim {
             }
         }
         self.verify_compressed()
+    }
+}
+
+/// Whether pre-3.11 kswapd takes its `congestion_wait` nap at the end of a priority pass.
+#[derive(Debug, PartialEq, Eq)]
+enum NapDecision {
+    /// Priority still at DEF_PRIORITY - 2 or above, or nothing scanned: no nap.
+    NotTroubled,
+    Naps,
+    /// Troubled, but a zone is under its min watermark (`has_under_min_watermark_zone`):
+    /// kswapd keeps reclaiming (`kswapd_skip_congestion_wait`).
+    SkippedUnderMin,
+}
+
+/// `balance_pgdat` (3.6): after a pass below DEF_PRIORITY - 2 that scanned something,
+/// kswapd naps unless free memory fails the min watermark, which `__zone_watermark_ok`
+/// does at `free <= min` already.
+fn kswapd_nap_pre_3_11(sc: &ScanControl, free: u64, min: u64) -> NapDecision {
+    if sc.nr_scanned == 0 || sc.priority + 2 >= DEF_PRIORITY {
+        NapDecision::NotTroubled
+    } else if free <= min {
+        NapDecision::SkippedUnderMin
+    } else {
+        NapDecision::Naps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pre_3_11_kswapd_naps_below_priority_10_unless_free_memory_fails_the_min_watermark() {
+        let sc = |priority, nr_scanned| ScanControl { priority, nr_scanned, ..ScanControl::new(32, None, true) };
+        // DEF_PRIORITY 12: passes at 12, 11 and 10 never nap, nor one that scanned nothing.
+        assert_eq!(kswapd_nap_pre_3_11(&sc(10, 100), 500, 1000), NapDecision::NotTroubled);
+        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 0), 5000, 1000), NapDecision::NotTroubled);
+        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 100), 1001, 1000), NapDecision::Naps);
+        // At exactly the min watermark the zone already fails it.
+        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 100), 1000, 1000), NapDecision::SkippedUnderMin);
+        assert_eq!(kswapd_nap_pre_3_11(&sc(0, 100), 10, 1000), NapDecision::SkippedUnderMin);
     }
 }
