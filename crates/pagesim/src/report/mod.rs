@@ -196,6 +196,12 @@ pub struct KswapdReport {
     pub wakeups: u64,
 }
 
+/// The non-empty buckets of a histogram whose bucket k counts values up to `unit << k`,
+/// as (that upper bound, count).
+fn power_of_two_buckets(counts: &[u64], unit: u64) -> Vec<(u64, u64)> {
+    counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(k, &c)| (unit << k, c)).collect()
+}
+
 /// iostat's `r_await`/`w_await`, ms (0 with no requests): mean scheduler wait plus service
 /// time per request. On a disk that queues commands this leaves out the time a command
 /// waits in the drive's own queue, so it is a lower bound there.
@@ -293,13 +299,7 @@ impl Report {
                     write_wait_ns: s.write_wait_ns,
                     read_service_ns: s.read_service_ns,
                     write_service_ns: s.write_service_ns,
-                    io_size_hist: s
-                        .size_hist
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &c)| c > 0)
-                        .map(|(k, &c)| (4096u64 << k, c))
-                        .collect(),
+                    io_size_hist: power_of_two_buckets(&s.size_hist, 4096),
                 }
             })
             .collect();
@@ -325,13 +325,7 @@ impl Report {
                 buckets: h.buckets(),
             },
             devices,
-            ra_window_hist: sim
-                .ra_window_hist
-                .iter()
-                .enumerate()
-                .filter(|(_, &c)| c > 0)
-                .map(|(k, &c)| (1u64 << k, c))
-                .collect(),
+            ra_window_hist: power_of_two_buckets(&sim.ra_window_hist, 1),
             timeline: sim.timeline.windows(2).map(|w| w[1].since(&w[0])).collect(),
         }
     }
