@@ -1397,6 +1397,7 @@ impl Sim {
 enum NapDecision {
     /// Priority still at DEF_PRIORITY - 2 or above, or nothing scanned: no nap.
     NotTroubled,
+    /// Troubled and free memory above min: `congestion_wait(BLK_RW_ASYNC, HZ/10)`.
     Naps,
     /// Troubled, but a zone is under its min watermark (`has_under_min_watermark_zone`):
     /// kswapd keeps reclaiming (`kswapd_skip_congestion_wait`).
