@@ -2,40 +2,15 @@
 //! mechanisms must produce in a small thrashing run. Debug builds run the invariant checker
 //! (frames, swap map, zswap entries, zsmalloc frames) along the way.
 
+mod common;
+
+use common::{run, step};
 use pagesim::{run_toml, Report, RunOptions};
 
 /// 36 MB of RAM (32 MB managed), a 40 MB anon region written in `passes` sequential passes,
-/// swap on `dev`; `extra` is appended (zswap table, profile, region keys).
-fn scenario(dev: &str, passes: u32, extra: &str) -> String {
-    format!(
-        r#"
-[machine]
-ram = "36MB"
-cpus = 2
-kernel_reserved = "4MB"
-[device.d]
-model = "{dev}"
-[[swap]]
-device = "d"
-size = "64MB"
-[region.buf]
-kind = "anon"
-size = "40MB"
-[[task]]
-name = "t"
-[[task.step]]
-region = "buf"
-pattern = "seq"
-passes = {passes}
-op = "write"
-{extra}
-"#
-    )
-}
-
-fn run(text: &str, sets: &[&str]) -> Report {
-    let opts = RunOptions { sets: sets.iter().map(|s| s.to_string()).collect(), ..Default::default() };
-    run_toml(text, "test.toml", opts).unwrap_or_else(|e| panic!("{e}"))
+/// swap on `dev`; `extra` is added (the zswap table).
+fn scenario(dev: &str, passes: u64, extra: &str) -> String {
+    common::scenario(36, dev, 64, "anon", 40, &step("seq", passes, "write"), extra)
 }
 
 fn err(text: &str, sets: &[&str]) -> String {
