@@ -9,6 +9,7 @@
 //! * file-thrash: sequential read(2) passes over a file 1.1x memory on a `ram` device, so
 //!   every page is read through readahead and reclaimed again.
 
+use pagesim::Counter;
 use std::time::Instant;
 
 /// One core with `ram` and a large `ram` block device, `ram0`, for swap or files.
@@ -64,7 +65,7 @@ fn timed(label: &str, text: &str) -> Result<(pagesim::Report, f64), String> {
 
 fn one(label: &str, text: &str) -> Result<(), String> {
     let (r, wall) = timed(label, text)?;
-    let faults = r.counter("pgfault");
+    let faults = r.counter(Counter::PgFault);
     let ops = accesses_of(text);
     println!(
         "{label:<8} {:>12} accesses in {wall:>7.2} s = {:>8.2} M accesses/s; {faults} faults = {:.2} M faults/s; \
@@ -72,8 +73,8 @@ fn one(label: &str, text: &str) -> Result<(), String> {
         ops,
         ops as f64 / wall / 1e6,
         faults as f64 / wall / 1e6,
-        r.counter("pswpin"),
-        r.counter("pswpout"),
+        r.counter(Counter::PswpIn),
+        r.counter(Counter::PswpOut),
         peak_rss_kb() / 1024
     );
     Ok(())
@@ -106,13 +107,13 @@ passes = {passes}
 
 fn one_file(label: &str, text: &str) -> Result<(), String> {
     let (r, wall) = timed(label, text)?;
-    let pages = r.counter("file_read_pages");
+    let pages = r.counter(Counter::FileReadPages);
     println!(
         "{label:<11} {pages:>12} pages read in {wall:>7.2} s = {:>8.2} M pages/s; pgpgin {} KiB, \
          pgsteal_file {}; peak RSS {} MiB",
         pages as f64 / wall / 1e6,
-        r.counter("pgpgin"),
-        r.counter("pgsteal_file"),
+        r.counter(Counter::PgpgIn),
+        r.counter(Counter::PgStealFile),
         peak_rss_kb() / 1024
     );
     Ok(())

@@ -210,7 +210,7 @@ fn print_table(table: &Table, cells: &[Cell]) {
     for c in cells {
         print!("{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name);
         for k in &table.counters {
-            print!(" {:>13}", c.report.counter(k));
+            print!(" {:>13}", c.report.value(k).unwrap_or(0));
         }
         let (r, w, b) = c
             .report

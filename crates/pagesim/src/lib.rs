@@ -16,6 +16,7 @@ pub mod scenario;
 pub mod swap;
 pub mod workload;
 
+pub use mm::vmstat::{Counter, Gauge};
 pub use report::Report;
 pub use scenario::Scenario;
 

@@ -9,7 +9,7 @@
 //! The library runs cells and returns reports; formatting (tables, ratios, JSON lines)
 //! belongs to the front ends.
 
-use crate::{engine, Error, Report, RunOptions, Scenario};
+use crate::{engine, Counter, Error, Gauge, Report, RunOptions, Scenario};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -304,6 +304,14 @@ impl Table {
             }
             rows.push(Row { name: r.name, labels: r.labels, set: r.set, published });
         }
+        if let Some(names) = &f.counters {
+            if let Some(bad) = names.iter().find(|n| Counter::from_name(n).is_none() && Gauge::from_name(n).is_none()) {
+                return Err(err(
+                    "counters",
+                    format!("\"{bad}\" is not a counter or gauge of the report (see `pagesim run --json`)"),
+                ));
+            }
+        }
         let table = Table {
             title: f.title,
             source: f.source,
@@ -444,8 +452,8 @@ published = { B = 7 }
         assert_eq!(cells.len(), 2);
         assert_eq!((cells[1].row, cells[1].column), (0, 1));
         assert!(cells.iter().all(|c| c.value > 0.0));
-        assert!(cells[0].report.counter("swap_ra") > 0, "page_cluster 3 reads ahead");
-        assert_eq!(cells[1].report.counter("swap_ra"), 0, "page_cluster 0 does not");
+        assert!(cells[0].report.counter(Counter::SwapRa) > 0, "page_cluster 3 reads ahead");
+        assert_eq!(cells[1].report.counter(Counter::SwapRa), 0, "page_cluster 0 does not");
 
         write(&d, "reproduce.toml", &std::fs::read_to_string(d.join("reproduce.toml")).unwrap().replace("{ B", "{ C"));
         let e = Table::load(&d).unwrap_err().0;
@@ -461,6 +469,13 @@ published = { B = 7 }
         );
         let e = Table::load(&d).unwrap_err().0;
         assert!(e.contains("page-cluster") && e.contains("cell r / B"), "{e}");
+        // A counter the report does not have is named, not shown as 0 in every cell.
+        let good = std::fs::read_to_string(d.join("reproduce.toml")).unwrap().replace("=lots", "=0");
+        write(&d, "reproduce.toml", &format!("counters = [\"pswpin\", \"nr_free_pages\"]\n{good}"));
+        assert!(Table::load(&d).is_ok());
+        write(&d, "reproduce.toml", &format!("counters = [\"pswpin\", \"pswapin\"]\n{good}"));
+        let e = Table::load(&d).unwrap_err().0;
+        assert!(e.contains("counters") && e.contains("\"pswapin\""), "{e}");
         let e = find("no-such-seed", std::slice::from_ref(&d)).unwrap_err().0;
         assert!(e.contains("no-such-seed"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();

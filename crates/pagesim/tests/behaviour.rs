@@ -5,7 +5,7 @@
 mod common;
 
 use common::{run, scenario, step};
-use pagesim::Report;
+use pagesim::{Counter, Report};
 
 /// Usable pages of a `ram_mb` machine with 4 MiB reserved.
 fn managed(ram_mb: u64) -> u64 {
@@ -34,28 +34,32 @@ fn cyclic_scan_of_more_than_memory_faults_on_every_access_without_workingset_pro
     let s = scenario(36, "sata-ssd", 64, "anon", region_mb, &step("seq", 4, "write"), "");
     let old = run(&s, &["vm.page-cluster=0", "kernel.profile=linux-3.14"]);
     let pages = region_mb * 256;
-    let later = old.counter("pgfault") - pages;
+    let later = old.counter(Counter::PgFault) - pages;
     assert!(later >= 3 * pages * 70 / 100, "faults after the first pass {later} of {} accesses", 3 * pages);
-    let maj = old.counter("pgmajfault");
+    let maj = old.counter(Counter::PgMajFault);
     assert!(maj >= 3 * pages * 40 / 100, "major faults {maj}");
-    assert_eq!(old.counter("pswpin"), maj, "without readahead every swap-in is a major fault");
-    assert_eq!(old.counter("swap_ra"), 0);
+    assert_eq!(old.counter(Counter::PswpIn), maj, "without readahead every swap-in is a major fault");
+    assert_eq!(old.counter(Counter::SwapRa), 0);
     // 6.6 activates refaulting pages whose refault distance (about the 10% overshoot) fits
     // in the workingset: part of the loop stays resident and major faults drop.
     let new = run(&s, &["vm.page-cluster=0"]);
-    assert!(new.counter("workingset_activate_anon") > 0);
-    assert!(new.counter("pgmajfault") < maj * 3 / 4, "6.6 {} vs 3.14 {maj}", new.counter("pgmajfault"));
+    assert!(new.counter(Counter::WorkingsetActivateAnon) > 0);
+    assert!(new.counter(Counter::PgMajFault) < maj * 3 / 4, "6.6 {} vs 3.14 {maj}", new.counter(Counter::PgMajFault));
 }
 
 #[test]
 fn vma_readahead_serves_seven_of_eight_sequential_swapins() {
     let s = scenario(36, "sata-ssd", 64, "anon", 40, &step("seq", 4, "write"), "");
     let r = run(&s, &[]);
-    let (pswpin, hits) = (r.counter("pswpin"), r.counter("swap_ra_hit"));
+    let (pswpin, hits) = (r.counter(Counter::PswpIn), r.counter(Counter::SwapRaHit));
     let ratio = hits as f64 / pswpin as f64;
     assert!((0.80..0.90).contains(&ratio), "swap_ra_hit/pswpin = {ratio:.3} ({hits}/{pswpin}), expected about 7/8");
     // Readahead turns most swap-ins into minor faults.
-    assert!(r.counter("pgmajfault") * 6 < pswpin, "{} major faults for {pswpin} pages read", r.counter("pgmajfault"));
+    assert!(
+        r.counter(Counter::PgMajFault) * 6 < pswpin,
+        "{} major faults for {pswpin} pages read",
+        r.counter(Counter::PgMajFault)
+    );
 }
 
 #[test]
@@ -67,9 +71,9 @@ fn random_touches_of_twice_memory_fault_half_the_time_and_readahead_turns_off() 
     let steps = format!("{}{}", step("seq", 1, "write"), step("random", 4, "write"));
     let s = scenario(36, "sata-ssd", 128, "anon", region_mb, &steps, "");
     let r = run(&s, &[]);
-    let maj = r.counter("pgmajfault") as f64 / (4 * pages) as f64;
+    let maj = r.counter(Counter::PgMajFault) as f64 / (4 * pages) as f64;
     assert!((0.45..0.60).contains(&maj), "major faults per random access {maj:.3}, expected about one half");
-    let ra = r.counter("swap_ra") as f64 / r.counter("pswpin") as f64;
+    let ra = r.counter(Counter::SwapRa) as f64 / r.counter(Counter::PswpIn) as f64;
     assert!(ra < 0.1, "readahead should have turned itself off: swap_ra/pswpin = {ra:.3}");
 }
 
@@ -80,7 +84,7 @@ fn blind_cluster_readahead_keeps_reading_on_random_faults() {
     let s = scenario(36, "sata-ssd", 128, "anon", region_mb, &step("random", 3, "write"), "");
     let blind = run(&s, &["kernel.swap_readahead=cluster"]);
     let adaptive = run(&s, &["kernel.swap_readahead=adaptive"]);
-    let per_fault = |r: &Report| r.counter("pswpin") as f64 / r.counter("pgmajfault") as f64;
+    let per_fault = |r: &Report| r.counter(Counter::PswpIn) as f64 / r.counter(Counter::PgMajFault) as f64;
     assert!(per_fault(&blind) > 4.0, "blind cluster reads about 8 slots per fault: {:.2}", per_fault(&blind));
     assert!(per_fault(&adaptive) < 1.5, "adaptive narrows to 1: {:.2}", per_fault(&adaptive));
     assert!(blind.elapsed_ns > adaptive.elapsed_ns, "wasted readahead must cost time on the SSD");
@@ -94,16 +98,16 @@ fn clean_swap_cache_pages_are_dropped_without_rewriting() {
     let s = scenario(36, "sata-ssd", 256, "anon", 40, &steps, "");
     let r = run(&s, &["vm.page-cluster=0"]);
     let pages = 40 * 256;
-    let pswpout = r.counter("pswpout");
-    assert!(r.counter("pswpin") >= pages / 2, "read passes swap in: {}", r.counter("pswpin"));
+    let pswpout = r.counter(Counter::PswpOut);
+    assert!(r.counter(Counter::PswpIn) >= pages / 2, "read passes swap in: {}", r.counter(Counter::PswpIn));
     assert!(pswpout <= pages, "each page is written once at most: pswpout {pswpout} for {pages} pages");
     // With writes instead, every eviction is a rewrite.
     let s = scenario(36, "sata-ssd", 256, "anon", 40, &step("seq", 4, "write"), "");
     let w = run(&s, &["vm.page-cluster=0"]);
     assert!(
-        w.counter("pswpout") > pages && w.counter("pswpout") >= w.counter("pswpin"),
+        w.counter(Counter::PswpOut) > pages && w.counter(Counter::PswpOut) >= w.counter(Counter::PswpIn),
         "rewrites: pswpout {}",
-        w.counter("pswpout")
+        w.counter(Counter::PswpOut)
     );
 }
 
@@ -111,22 +115,26 @@ fn clean_swap_cache_pages_are_dropped_without_rewriting() {
 fn reading_untouched_anon_memory_maps_the_zero_page() {
     let s = scenario(36, "sata-ssd", 64, "anon", 100, &step("seq", 2, "read"), "");
     let r = run(&s, &[]);
-    assert_eq!(r.counter("pgfault"), 100 * 256, "one fault per page on the first pass only");
-    assert_eq!(r.counter("pgalloc_normal"), 0);
-    assert_eq!(r.counter("pswpout"), 0);
+    assert_eq!(r.counter(Counter::PgFault), 100 * 256, "one fault per page on the first pass only");
+    assert_eq!(r.counter(Counter::PgAlloc), 0);
+    assert_eq!(r.counter(Counter::PswpOut), 0);
 }
 
 #[test]
 fn shmem_swaps_through_the_cluster_path_and_drops_the_swap_copy() {
     let s = scenario(36, "sata-ssd", 64, "shmem", 40, &step("seq", 4, "write"), "");
     let r = run(&s, &[]);
-    assert!(r.counter("pswpin") > 40 * 256 / 2, "shmem pages come back from swap: {}", r.counter("pswpin"));
+    assert!(
+        r.counter(Counter::PswpIn) > 40 * 256 / 2,
+        "shmem pages come back from swap: {}",
+        r.counter(Counter::PswpIn)
+    );
     // Shmem has no page tables to walk: the VMA policy falls back to cluster readahead,
     // whose hits still count.
-    assert!(r.counter("swap_ra_hit") > r.counter("pswpin") / 2);
+    assert!(r.counter(Counter::SwapRaHit) > r.counter(Counter::PswpIn) / 2);
     // shmem_swapin_folio frees the slot: nothing read back keeps its swap copy, so every
     // eviction is a write.
-    assert!(r.counter("pswpout") >= r.counter("pswpin"));
+    assert!(r.counter(Counter::PswpOut) >= r.counter(Counter::PswpIn));
 }
 
 #[test]
@@ -135,12 +143,16 @@ fn memcg_limit_reclaim_counts_in_memcg_and_type_counters_only() {
     let text = scenario(128, "sata-ssd", 64, "anon", 30, &step("seq", 3, "write"), extra)
         .replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
     let r = run(&text, &[]);
-    assert_eq!(r.counter("pgscan_kswapd") + r.counter("pgscan_direct"), 0, "limit reclaim is not global reclaim");
-    assert!(r.counter("pgscan_anon") > 0 && r.counter("pgsteal_anon") > 0);
+    assert_eq!(
+        r.counter(Counter::PgScanKswapd) + r.counter(Counter::PgScanDirect),
+        0,
+        "limit reclaim is not global reclaim"
+    );
+    assert!(r.counter(Counter::PgScanAnon) > 0 && r.counter(Counter::PgStealAnon) > 0);
     let m = &r.memcg["box"];
     assert!(m["counters"]["pgscan_direct"].as_u64().unwrap() > 0, "memory.stat counts the memcg's reclaim");
     assert!(m["usage_bytes"].as_u64().unwrap() <= 20 << 20);
-    assert!(r.counter("pswpout") > 0);
+    assert!(r.counter(Counter::PswpOut) > 0);
 }
 
 #[test]
@@ -155,7 +167,7 @@ fn a_memcg_at_its_limit_reclaims_for_readahead_pages_too() {
     let text =
         scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
     let r = run(&text, &[]);
-    let (maj, pswpin) = (r.counter("pgmajfault"), r.counter("pswpin"));
+    let (maj, pswpin) = (r.counter(Counter::PgMajFault), r.counter(Counter::PswpIn));
     assert!(pswpin > 30 * 256, "most pages are read back in each pass: {pswpin}");
     // A few windows lose a page to the target's reclaim before it is used (the disk serves
     // a window's reads in its own order): allow 2% more faults than one per window.
@@ -176,9 +188,13 @@ fn cgroup_v1_limit_reclaim_waits_for_writeback_instead_of_activating() {
         scenario(128, "hdd", 64, "anon", 30, &steps, extra).replace("name = \"t\"", "name = \"t\"\nmemcg = \"box\"");
     let v2 = run(&text, &["kernel.cgroup_version=2"]);
     let v1 = run(&text, &["kernel.cgroup_version=1"]);
-    assert!(v2.counter("pgactivate") > 100, "v2 activates pages under writeback: {}", v2.counter("pgactivate"));
-    assert_eq!(v1.counter("pgactivate"), 0, "v1 waits for them instead");
-    assert!(v1.counter("pgsteal_anon") > 0 && v1.counter("pswpout") > 0);
+    assert!(
+        v2.counter(Counter::PgActivate) > 100,
+        "v2 activates pages under writeback: {}",
+        v2.counter(Counter::PgActivate)
+    );
+    assert_eq!(v1.counter(Counter::PgActivate), 0, "v1 waits for them instead");
+    assert!(v1.counter(Counter::PgStealAnon) > 0 && v1.counter(Counter::PswpOut) > 0);
     assert!(v1.memcg["box"]["usage_bytes"].as_u64().unwrap() <= 20 << 20, "the limit holds");
 }
 
@@ -197,12 +213,12 @@ fn on_6_18_reclaim_sees_memcg_stats_only_as_of_the_last_periodic_flush() {
     let v66 = run(&text, &["kernel.profile=linux-6.6"]);
     let v618 = run(&text, &["kernel.profile=linux-6.18"]);
     assert!(v618.elapsed_ns < 1_000_000_000, "the run ends before the first flush: {}", v618.elapsed_ns);
-    assert!(v66.counter("workingset_activate_anon") > 0 && v66.counter("pgdeactivate") > 0);
-    assert_eq!(v618.counter("workingset_activate_anon") + v618.counter("pgdeactivate"), 0);
+    assert!(v66.counter(Counter::WorkingsetActivateAnon) > 0 && v66.counter(Counter::PgDeactivate) > 0);
+    assert_eq!(v618.counter(Counter::WorkingsetActivateAnon) + v618.counter(Counter::PgDeactivate), 0);
     let slow = run(&text, &["kernel.profile=linux-6.18", "task.0.step.1.think=\"1ms\""]);
     assert!(slow.elapsed_ns > 10_000_000_000, "several flushes: {}", slow.elapsed_ns);
-    assert!(slow.counter("workingset_activate_anon") > 0, "after a flush the workingset size is seen");
-    assert!(slow.counter("pgdeactivate") > 0, "and the refault activations");
+    assert!(slow.counter(Counter::WorkingsetActivateAnon) > 0, "after a flush the workingset size is seen");
+    assert!(slow.counter(Counter::PgDeactivate) > 0, "and the refault activations");
 }
 
 #[test]
@@ -222,7 +238,7 @@ pattern = "seq"
 passes = 2
 "#;
     let r = run(text, &[]);
-    assert_eq!(r.counter("oom_kill"), 1);
+    assert_eq!(r.counter(Counter::OomKill), 1);
     assert!(r.tasks[0].oom_killed);
 }
 
@@ -231,16 +247,16 @@ fn linux_3_14_has_no_anon_workingset_and_starts_anon_active() {
     let s = scenario(36, "sata-ssd", 64, "anon", 40, &step("seq", 3, "write"), "");
     let old = run(&s, &["kernel.profile=linux-3.14"]);
     let new = run(&s, &[]);
-    assert_eq!(old.counter("workingset_refault_anon"), 0);
-    assert!(new.counter("workingset_refault_anon") > 0);
+    assert_eq!(old.counter(Counter::WorkingsetRefaultAnon), 0);
+    assert!(new.counter(Counter::WorkingsetRefaultAnon) > 0);
     assert_eq!(
-        new.counter("workingset_refault_anon"),
-        new.counter("pswpin"),
+        new.counter(Counter::WorkingsetRefaultAnon),
+        new.counter(Counter::PswpIn),
         "every swap-in of an evicted page is a refault"
     );
     assert_eq!(old.profile, "linux-3.14");
     // 3.14 uses adaptive cluster readahead, which also follows a sequential stream.
-    assert!(old.counter("swap_ra_hit") > old.counter("pswpin") / 2);
+    assert!(old.counter(Counter::SwapRaHit) > old.counter(Counter::PswpIn) / 2);
 }
 
 #[test]
@@ -249,7 +265,7 @@ fn hdd_swap_disables_vma_readahead_and_is_slower() {
     let hdd = run(&s, &[]);
     let ssd = run(&s.replace("model = \"hdd\"", "model = \"sata-ssd\""), &[]);
     assert!(hdd.elapsed_ns > ssd.elapsed_ns);
-    assert!(hdd.counter("swap_ra") > 0, "rotational swap: cluster readahead");
+    assert!(hdd.counter(Counter::SwapRa) > 0, "rotational swap: cluster readahead");
     assert_eq!(hdd.devices[0].model, "hdd");
 }
 
@@ -260,15 +276,15 @@ fn linux_3_6_kswapd_naps_below_priority_10_and_the_task_reclaims_for_itself() {
     let s = scenario(36, "hdd", 64, "anon", 40, &step("seq", 3, "write"), "");
     let old = run(&s, &["kernel.profile=linux-3.6"]);
     let newer = run(&s, &["kernel.profile=linux-3.14"]);
-    assert!(old.counter("kswapd_congestion_wait") > 0);
-    assert_eq!(newer.counter("kswapd_congestion_wait"), 0);
+    assert!(old.counter(Counter::KswapdCongestionWait) > 0);
+    assert_eq!(newer.counter(Counter::KswapdCongestionWait), 0);
     assert!(
-        old.counter("pgsteal_direct") > newer.counter("pgsteal_direct"),
+        old.counter(Counter::PgStealDirect) > newer.counter(Counter::PgStealDirect),
         "while kswapd sleeps the faulting task reclaims: {} vs {}",
-        old.counter("pgsteal_direct"),
-        newer.counter("pgsteal_direct")
+        old.counter(Counter::PgStealDirect),
+        newer.counter(Counter::PgStealDirect)
     );
-    assert!(old.counter("swap_ra_hit") > 0, "3.6 reads blind clusters");
+    assert!(old.counter(Counter::SwapRaHit) > 0, "3.6 reads blind clusters");
 }
 
 #[test]
@@ -281,7 +297,7 @@ fn swap_out_waits_for_free_requests_and_cfq_idles_for_the_reader() {
     assert_eq!(unbounded.devices[0].queue_full, 0);
     assert!(small.devices[0].congested > 0);
     // Every page still goes out and comes back.
-    assert!(small.counter("pswpout") > 0 && small.counter("pswpin") > 0);
+    assert!(small.counter(Counter::PswpOut) > 0 && small.counter(Counter::PswpIn) > 0);
     // CFQ keeps the disk idle for the faulting task's next read; mq-deadline never idles.
     let deadline = run(&s, &["device.d.scheduler=mq-deadline"]);
     assert!(unbounded.devices[0].idle_arms > 0);
@@ -297,8 +313,8 @@ fn linux_3_6_kswapd_nap_ends_at_a_write_completion_without_congestion() {
     let s = scenario(36, "hdd", 64, "anon", 40, &step("seq", 3, "write"), "").replace("model = \"hdd\"", dev);
     let r = run(&s, &["kernel.profile=linux-3.6"]);
     assert_eq!(r.devices[0].congested, 0, "the queue never congests");
-    let naps = r.counter("kswapd_congestion_wait");
-    let woken = r.counter("kswapd_congestion_wait_woken");
+    let naps = r.counter(Counter::KswapdCongestionWait);
+    let woken = r.counter(Counter::KswapdCongestionWaitWoken);
     assert!(naps > 0);
     assert!(woken > 0 && woken <= naps, "{woken} of {naps} naps ended by a write completion");
 }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{run, step};
-use pagesim::{run_toml, Report, RunOptions};
+use pagesim::{run_toml, Counter, Gauge, Report, RunOptions};
 
 /// 36 MB of RAM (32 MB managed), a 40 MB anon region written in `passes` sequential passes,
 /// swap on `dev`; `extra` is added (the zswap table).
@@ -25,17 +25,17 @@ fn zswap_in_front_of_a_disk_replaces_most_swap_io_with_compression() {
     let s = scenario("hdd", 3, ZSWAP);
     let with = run(&s, &[]);
     let without = run(&s, &["zswap.enabled=false"]);
-    assert!(with.counter("zswpout") > 10_000, "zswpout {}", with.counter("zswpout"));
-    assert!(with.counter("zswpin") > 5_000, "zswpin {}", with.counter("zswpin"));
+    assert!(with.counter(Counter::Zswpout) > 10_000, "zswpout {}", with.counter(Counter::Zswpout));
+    assert!(with.counter(Counter::Zswpin) > 5_000, "zswpin {}", with.counter(Counter::Zswpin));
     assert!(
-        with.counter("pswpout") * 20 < without.counter("pswpout"),
+        with.counter(Counter::PswpOut) * 20 < without.counter(Counter::PswpOut),
         "pswpout with zswap {} vs without {}",
-        with.counter("pswpout"),
-        without.counter("pswpout")
+        with.counter(Counter::PswpOut),
+        without.counter(Counter::PswpOut)
     );
     // Word pages compress to 44 bytes: the pool never fills, nothing is written back.
-    assert_eq!(with.counter("zswpwb"), 0);
-    assert_eq!(with.counter("zswap_written_back_pages"), 0);
+    assert_eq!(with.counter(Counter::Zswpwb), 0);
+    assert_eq!(with.gauge(Gauge::ZswapWrittenBackPages).unwrap(), 0);
     assert!(
         with.elapsed_ns * 5 < without.elapsed_ns,
         "elapsed with zswap {} ms, without {} ms",
@@ -43,9 +43,9 @@ fn zswap_in_front_of_a_disk_replaces_most_swap_io_with_compression() {
         without.elapsed_ns / 1_000_000
     );
     // Stores and loads do no block I/O at all.
-    assert_eq!(with.counter("pswpin"), 0);
+    assert_eq!(with.counter(Counter::PswpIn), 0);
     assert_eq!(with.devices[0].reads + with.devices[0].writes, 0);
-    assert!(with.counter("zswap_stored_pages") > 0 && with.counter("nr_zspages") > 0);
+    assert!(with.gauge(Gauge::ZswapStoredPages).unwrap() > 0 && with.gauge(Gauge::NrZspages).unwrap() > 0);
 }
 
 #[test]
@@ -54,17 +54,17 @@ fn a_full_pool_sends_pages_to_the_disk_and_the_worker_writes_old_entries_back() 
     // is back under 90% of that, and the shrink worker writes the oldest entries back.
     let s = scenario("sata-ssd", 4, &format!("{ZSWAP}max_pool_percent = 10\n"));
     let r = run(&s, &["region.buf.compress_ratio=2.6", "region.buf.compress_sigma=0.3"]);
-    assert!(r.counter("zswap_pool_limit_hit") > 0);
-    assert!(r.counter("zswpwb") > 0, "no writeback");
-    assert_eq!(r.counter("zswpwb"), r.counter("zswap_written_back_pages"));
+    assert!(r.gauge(Gauge::ZswapPoolLimitHit).unwrap() > 0);
+    assert!(r.counter(Counter::Zswpwb) > 0, "no writeback");
+    assert_eq!(r.counter(Counter::Zswpwb), r.gauge(Gauge::ZswapWrittenBackPages).unwrap());
     // pswpout counts the refused stores and the written-back entries; zswpout the others.
-    assert!(r.counter("pswpout") >= r.counter("zswpwb"));
-    assert!(r.counter("zswpout") > 0);
+    assert!(r.counter(Counter::PswpOut) >= r.counter(Counter::Zswpwb));
+    assert!(r.counter(Counter::Zswpout) > 0);
     let max_pool = 32 * 256 / 10;
     assert!(
-        r.counter("zswap_pool_total_size") / 4096 <= max_pool,
+        r.gauge(Gauge::ZswapPoolTotalSize).unwrap() / 4096 <= max_pool,
         "pool {} pages over its limit {max_pool}",
-        r.counter("zswap_pool_total_size") / 4096
+        r.gauge(Gauge::ZswapPoolTotalSize).unwrap() / 4096
     );
 }
 
@@ -72,17 +72,17 @@ fn a_full_pool_sends_pages_to_the_disk_and_the_worker_writes_old_entries_back() 
 fn swap_on_zram_skips_the_swap_cache_and_readahead() {
     let s = scenario("zram", 3, "");
     let r = run(&s, &[]);
-    assert!(r.counter("pswpin") > 10_000);
-    assert_eq!(r.counter("swap_ra"), 0);
-    assert_eq!(r.counter("swap_ra_hit"), 0);
-    assert_eq!(r.counter("pgmajfault"), r.counter("pswpin"), "every swap-in a synchronous major fault");
-    assert_eq!(r.counter("nr_swapcached"), 0);
+    assert!(r.counter(Counter::PswpIn) > 10_000);
+    assert_eq!(r.counter(Counter::SwapRa), 0);
+    assert_eq!(r.counter(Counter::SwapRaHit), 0);
+    assert_eq!(r.counter(Counter::PgMajFault), r.counter(Counter::PswpIn), "every swap-in a synchronous major fault");
+    assert_eq!(r.gauge(Gauge::NrSwapCached).unwrap(), 0);
     // A slot read back is freed: the page is compressed again when it is next reclaimed.
-    assert!(r.counter("pswpout") > r.counter("pswpin"));
-    assert!(r.counter("zram_orig_data_size") / 4096 <= r.counter("nr_swap_used"));
+    assert!(r.counter(Counter::PswpOut) > r.counter(Counter::PswpIn));
+    assert!(r.gauge(Gauge::ZramOrigDataSize).unwrap() / 4096 <= r.gauge(Gauge::NrSwapUsed).unwrap());
     // 3.14 predates SWP_SYNCHRONOUS_IO: readahead through the swap cache.
     let old = run(&s, &["kernel.profile=linux-3.14"]);
-    assert!(old.counter("swap_ra") > 0);
+    assert!(old.counter(Counter::SwapRa) > 0);
 }
 
 #[test]
@@ -93,19 +93,19 @@ fn the_zram_pool_takes_memory_from_the_task() {
     let managed = 32 * 256;
     for r in [&words, &data] {
         // Every frame is free, on an LRU list, or a zsmalloc page.
-        let used = r.counter("nr_free_pages")
-            + r.counter("nr_inactive_anon")
-            + r.counter("nr_active_anon")
-            + r.counter("nr_zspages");
+        let used = r.gauge(Gauge::NrFreePages).unwrap()
+            + r.gauge(Gauge::NrInactiveAnon).unwrap()
+            + r.gauge(Gauge::NrActiveAnon).unwrap()
+            + r.gauge(Gauge::NrZspages).unwrap();
         assert_eq!(used, managed);
-        assert_eq!(r.counter("nr_zspages") * 4096, r.counter("zram_mem_used_total"));
+        assert_eq!(r.gauge(Gauge::NrZspages).unwrap() * 4096, r.gauge(Gauge::ZramMemUsedTotal).unwrap());
     }
     // Half-size objects: the pool holds about half a page per stored page.
-    let stored = data.counter("zram_orig_data_size") / 4096;
-    let pool = data.counter("nr_zspages");
+    let stored = data.gauge(Gauge::ZramOrigDataSize).unwrap() / 4096;
+    let pool = data.gauge(Gauge::NrZspages).unwrap();
     assert!(pool * 100 >= stored * 48 && pool * 100 <= stored * 56, "pool {pool} pages for {stored} stored");
-    assert!(words.counter("nr_zspages") * 30 < stored, "word pages take almost nothing");
-    let resident = |r: &Report| r.counter("nr_inactive_anon") + r.counter("nr_active_anon");
+    assert!(words.gauge(Gauge::NrZspages).unwrap() * 30 < stored, "word pages take almost nothing");
+    let resident = |r: &Report| r.gauge(Gauge::NrInactiveAnon).unwrap() + r.gauge(Gauge::NrActiveAnon).unwrap();
     assert!(
         resident(&data) + pool / 2 < resident(&words),
         "the pool's {pool} pages come out of the task's memory: resident {} vs {}",
@@ -128,7 +128,7 @@ fn same_scenario_same_numbers_with_compressed_swap() {
         let a = run(&s, &content);
         let b = run(&s, &content);
         assert_eq!(a.to_json(), b.to_json(), "{dev}: two runs of one scenario and seed differ");
-        assert!(a.counter("swpout_zero") > 0, "{dev}: zero pages reach the zeromap");
+        assert!(a.counter(Counter::SwpoutZero) > 0, "{dev}: zero pages reach the zeromap");
         let mut other = content.to_vec();
         other.push("seed=2");
         assert_ne!(run(&s, &other).counters, a.counters, "{dev}: the seed draws the page contents");
@@ -162,11 +162,11 @@ fn the_example_scenarios_run_and_show_what_they_describe() {
     let small = ["machine.ram=64MB", "region.buf.size=80MB"];
     let opts = || RunOptions { sets: small.iter().map(|s| s.to_string()).collect(), ..Default::default() };
     let z = pagesim::run_file(&dir.join("zswap.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
-    assert!(z.counter("zswpout") > 0 && z.counter("zswpin") > 0);
-    assert_eq!(z.counter("pswpout"), 0, "word pages all fit in the pool");
+    assert!(z.counter(Counter::Zswpout) > 0 && z.counter(Counter::Zswpin) > 0);
+    assert_eq!(z.counter(Counter::PswpOut), 0, "word pages all fit in the pool");
     let r = pagesim::run_file(&dir.join("zram.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
-    assert!(r.counter("pswpout") > 0 && r.counter("zram_mem_used_total") > 0);
-    assert_eq!(r.counter("swap_ra"), 0);
+    assert!(r.counter(Counter::PswpOut) > 0 && r.gauge(Gauge::ZramMemUsedTotal).unwrap() > 0);
+    assert_eq!(r.counter(Counter::SwapRa), 0);
 }
 
 #[test]

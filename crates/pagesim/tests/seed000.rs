@@ -3,6 +3,7 @@
 //! published table, and at one tenth of its size against the mechanisms behind them.
 
 use pagesim::reproduce::{Cell, Table};
+use pagesim::Counter;
 use std::path::Path;
 
 /// One tenth: 100MB mapping in 90MB of RAM, 100MB of swap.
@@ -93,7 +94,10 @@ fn full_size_table_meets_the_acceptance_ratios() {
     // Why Vanilla loses on random faults: most of what it reads ahead is never used.
     for row in ["SSD Rand Anon", "SSD Rand Shmem"] {
         let c = &g.get(row, "Vanilla").report;
-        assert!(c.counter("swap_ra") > 3 * c.counter("swap_ra_hit"), "{row}: Vanilla's readahead was mostly used");
+        assert!(
+            c.counter(Counter::SwapRa) > 3 * c.counter(Counter::SwapRaHit),
+            "{row}: Vanilla's readahead was mostly used"
+        );
     }
 }
 
@@ -127,13 +131,19 @@ fn tenth_size_table_shows_the_mechanisms() {
         assert_eq!(g.v(row, "Shaohua"), g.v(row, "Vanilla"), "{row}");
         // Readahead hits are what keeps the adaptive window open.
         let c = g.get(row, "HughNew");
-        assert!(c.report.counter("swap_ra_hit") * 2 > c.report.counter("pswpin"), "{row}: few readahead hits");
+        assert!(
+            c.report.counter(Counter::SwapRaHit) * 2 > c.report.counter(Counter::PswpIn),
+            "{row}: few readahead hits"
+        );
     }
     for row in ["HDD Rand Anon", "HDD Rand Shmem", "SSD Rand Anon", "SSD Rand Shmem"] {
         // The hit-rate detector turns readahead off on random faults: as page_cluster 0.
         let (new, pc0) = (g.v(row, "HughNew"), g.v(row, "HughPC0"));
         assert!((new - pc0).abs() < 0.1 * pc0, "{row}: HughNew {new} vs HughPC0 {pc0}");
-        assert!(g.get(row, "HughNew").report.counter("swap_ra") * 50 < g.get(row, "Vanilla").report.counter("swap_ra"));
+        assert!(
+            g.get(row, "HughNew").report.counter(Counter::SwapRa) * 50
+                < g.get(row, "Vanilla").report.counter(Counter::SwapRa)
+        );
         // Blind readahead reads garbage and evicts useful pages (the seed: 6% on HDD Rand
         // Anon, 38% to 87% on the other rows).
         let min = if row == "HDD Rand Anon" { 1.03 } else { 1.1 };

@@ -3,6 +3,7 @@
 //! two rows of the OLTP table (they run in seconds), asserting the seed's conclusions.
 
 use pagesim::reproduce::{load_all, Table};
+use pagesim::Counter;
 use std::path::Path;
 
 fn tables() -> Vec<Table> {
@@ -35,7 +36,7 @@ fn iozone_patterns_are_the_same_under_both_policies_and_sequential_runs_at_the_d
             // reviews, not from that figure.
             let kibps = 62_085.61;
             assert!((a.value - kibps).abs() <= 0.25 * kibps, "sequential read {} KiB/s", a.value);
-            assert_eq!(a.report.counter("file_read_single"), 0, "readahead brings every page");
+            assert_eq!(a.report.counter(Counter::FileReadSingle), 0, "readahead brings every page");
         }
     }
 }
@@ -48,13 +49,13 @@ fn readahead_thrashing_ondemand_rereads_thrashed_pages_with_readahead() {
     let b = thr.run_cell(0, ondemand, &[]).unwrap();
     let (ra, rb) = (&a.report, &b.report);
     // Both thrash: readahead pages are evicted before their stream reaches them.
-    assert!(ra.counter("ra_evicted_unused") > 10_000 && rb.counter("ra_evicted_unused") > 10_000);
+    assert!(ra.counter(Counter::RaEvictedUnused) > 10_000 && rb.counter(Counter::RaEvictedUnused) > 10_000);
     // 2.6.20 never turns back for them: the read path fetches them one page at a time.
     assert!(
-        ra.counter("file_read_single") > 5 * rb.counter("file_read_single"),
+        ra.counter(Counter::FileReadSingle) > 5 * rb.counter(Counter::FileReadSingle),
         "single-page reads: legacy {} ondemand {}",
-        ra.counter("file_read_single"),
-        rb.counter("file_read_single")
+        ra.counter(Counter::FileReadSingle),
+        rb.counter(Counter::FileReadSingle)
     );
     // The seed's table: max throughput 5 -> 15 MB/s, min average I/O size 16 -> 140 KB.
     // pagesim gets 10.0 -> 19.1 MiB/s and 8 -> 134 KiB (docs/model.md, "Seed 004": the

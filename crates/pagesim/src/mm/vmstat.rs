@@ -15,7 +15,77 @@ macro_rules! counters {
 
         /// The /proc/vmstat name of each counter, in enum order.
         pub const COUNTER_NAMES: [&str; NR_COUNTERS] = [$($name),*];
+
+        impl Counter {
+            /// Every counter, in enum order.
+            pub const ALL: [Counter; NR_COUNTERS] = [$(Counter::$variant),*];
+        }
     };
+}
+
+impl Counter {
+    /// The /proc/vmstat name.
+    pub fn name(self) -> &'static str {
+        COUNTER_NAMES[self as usize]
+    }
+
+    /// The counter of that /proc/vmstat name.
+    pub fn from_name(name: &str) -> Option<Counter> {
+        COUNTER_NAMES.iter().position(|&n| n == name).map(|i| Counter::ALL[i])
+    }
+}
+
+/// A state value read at the end of a run (a /proc/vmstat `nr_*` item, or a zswap/zram
+/// statistic under its debugfs or sysfs name), reported beside the event counters.
+macro_rules! gauges {
+    ($($variant:ident => $name:literal),* $(,)?) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Gauge { $($variant),* }
+
+        impl Gauge {
+            /// Every gauge, in enum order.
+            pub const ALL: [Gauge; [$($name),*].len()] = [$(Gauge::$variant),*];
+
+            /// Its name in the report (the kernel's where it has one).
+            pub fn name(self) -> &'static str {
+                match self { $(Gauge::$variant => $name),* }
+            }
+
+            /// The gauge of that name.
+            pub fn from_name(name: &str) -> Option<Gauge> {
+                Gauge::ALL.iter().copied().find(|g| g.name() == name)
+            }
+        }
+    };
+}
+
+gauges! {
+    NrFreePages => "nr_free_pages",
+    NrSwapCached => "nr_swapcached",
+    NrInactiveAnon => "nr_inactive_anon",
+    NrActiveAnon => "nr_active_anon",
+    NrInactiveFile => "nr_inactive_file",
+    NrActiveFile => "nr_active_file",
+    NrFilePages => "nr_file_pages",
+    // pagesim's: swap slots in use (SwapTotal - SwapFree of /proc/meminfo, in pages).
+    NrSwapUsed => "nr_swap_used",
+    // Reported only when zswap or a zram device is configured.
+    NrZspages => "nr_zspages",
+    // zswap's debugfs statistics; reported only when zswap is enabled.
+    ZswapPoolTotalSize => "zswap_pool_total_size",
+    ZswapStoredPages => "zswap_stored_pages",
+    ZswapSameFilledPages => "zswap_same_filled_pages",
+    ZswapPoolLimitHit => "zswap_pool_limit_hit",
+    ZswapWrittenBackPages => "zswap_written_back_pages",
+    ZswapRejectCompressPoor => "zswap_reject_compress_poor",
+    ZswapRejectAllocFail => "zswap_reject_alloc_fail",
+    ZswapRejectReclaimFail => "zswap_reject_reclaim_fail",
+    // zram's mm_stat, summed over the zram devices; reported only when one is configured.
+    ZramOrigDataSize => "zram_orig_data_size",
+    ZramComprDataSize => "zram_compr_data_size",
+    ZramMemUsedTotal => "zram_mem_used_total",
+    ZramSamePages => "zram_same_pages",
+    ZramHugePages => "zram_huge_pages",
 }
 
 counters! {
@@ -102,5 +172,25 @@ impl Counters {
     /// Name/value pairs in the kernel's order.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         COUNTER_NAMES.iter().copied().zip(self.0.iter().copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_round_trip() {
+        let mut seen = std::collections::BTreeSet::new();
+        for c in Counter::ALL {
+            assert!(seen.insert(c.name()), "{} twice", c.name());
+            assert_eq!(Counter::from_name(c.name()), Some(c));
+        }
+        for g in Gauge::ALL {
+            assert!(seen.insert(g.name()), "{} is both a counter and a gauge, or twice", g.name());
+            assert_eq!(Gauge::from_name(g.name()), Some(g));
+        }
+        assert_eq!(Counter::from_name("pgfualt"), None);
+        assert_eq!(Counter::PswpIn.name(), "pswpin");
     }
 }

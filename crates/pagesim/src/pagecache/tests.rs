@@ -2,7 +2,7 @@
 //! the counters a run reports (the invariant checker runs throughout in test builds).
 
 use crate::engine::Sim;
-use crate::{Report, RunOptions, Scenario};
+use crate::{Counter, Gauge, Report, RunOptions, Scenario};
 
 /// A machine with one 4 MiB file on a fast device (so runs are short) and one task whose
 /// steps are `steps` (TOML of `[[task.step]]` tables).
@@ -42,14 +42,14 @@ record = "64KB"
 fn a_sequential_read_reads_each_page_once_in_large_requests() {
     for profile in ["linux-2.6.20", "linux-2.6.23", "linux-6.6"] {
         let r = run(&scenario("", SEQ_READ), &[&format!("kernel.profile={profile}")]);
-        assert_eq!(r.counter("file_read_pages"), 1024, "{profile}");
-        assert_eq!(r.counter("pgpgin"), 4096, "{profile}: every page read once, in KiB");
-        assert_eq!(r.counter("file_read_single"), 0, "{profile}: readahead brought every page");
-        assert_eq!(r.counter("pgmajfault"), 0, "{profile}: read(2) misses are not faults");
+        assert_eq!(r.counter(Counter::FileReadPages), 1024, "{profile}");
+        assert_eq!(r.counter(Counter::PgpgIn), 4096, "{profile}: every page read once, in KiB");
+        assert_eq!(r.counter(Counter::FileReadSingle), 0, "{profile}: readahead brought every page");
+        assert_eq!(r.counter(Counter::PgMajFault), 0, "{profile}: read(2) misses are not faults");
         let d = &r.devices[0];
         assert!(d.reads * 16 <= 1024, "{profile}: {} requests for 1024 pages: windows must merge", d.reads);
-        assert_eq!(r.counter("nr_file_pages"), 1024);
-        assert_eq!(r.counter("nr_inactive_file"), 1024, "{profile}: one access leaves pages inactive");
+        assert_eq!(r.gauge(Gauge::NrFilePages).unwrap(), 1024);
+        assert_eq!(r.gauge(Gauge::NrInactiveFile).unwrap(), 1024, "{profile}: one access leaves pages inactive");
         let step = &r.tasks[0].steps[0];
         assert_eq!((step.ops, step.read_bytes), (64, 4 << 20));
         assert!(step.read_bytes_per_s().unwrap() > 0.0);
@@ -65,10 +65,10 @@ fn read_ahead_kb_sizes_the_windows_and_max_sectors_kb_the_oversize_reads_of_4_10
         all.extend(sets.iter().map(|s| s.to_string()));
         let all: Vec<&str> = all.iter().map(String::as_str).collect();
         let r = run(&scenario("", SEQ_READ), &all);
-        assert_eq!(r.counter("file_ra_pages"), 1024, "{profile} {sets:?}: readahead brings every page");
+        assert_eq!(r.counter(Counter::FileRaPages), 1024, "{profile} {sets:?}: readahead brings every page");
         let by_size: u64 = r.ra_window_hist.iter().map(|&(_, c)| c).sum();
-        assert_eq!(by_size, r.counter("file_ra_windows"), "{profile} {sets:?}: the histogram holds every window");
-        (r.counter("file_ra_windows"), r.ra_window_hist)
+        assert_eq!(by_size, r.counter(Counter::FileRaWindows), "{profile} {sets:?}: the histogram holds every window");
+        (r.counter(Counter::FileRaWindows), r.ra_window_hist)
     };
     for profile in ["linux-2.6.20", "linux-2.6.23", "linux-6.6"] {
         assert_eq!(windows(profile, &["device.d.read_ahead_kb=128"]), (1024 / 32, vec![(32, 1024 / 32)]), "{profile}");
@@ -89,11 +89,11 @@ fn read_ahead_kb_sizes_the_windows_and_max_sectors_kb_the_oversize_reads_of_4_10
 #[test]
 fn a_second_pass_hits_the_cache_and_activates_the_pages() {
     let r = run(&scenario("", &format!("{SEQ_READ}{SEQ_READ}")), &[]);
-    assert_eq!(r.counter("pgpgin"), 4096, "the second pass reads nothing from the device");
-    assert_eq!(r.counter("file_read_pages"), 2048);
+    assert_eq!(r.counter(Counter::PgpgIn), 4096, "the second pass reads nothing from the device");
+    assert_eq!(r.counter(Counter::FileReadPages), 2048);
     // folio_mark_accessed: referenced on the first read, active on the second.
-    assert_eq!(r.counter("nr_active_file"), 1024);
-    assert_eq!(r.counter("pgactivate"), 1024);
+    assert_eq!(r.gauge(Gauge::NrActiveFile).unwrap(), 1024);
+    assert_eq!(r.counter(Counter::PgActivate), 1024);
 }
 
 #[test]
@@ -104,11 +104,11 @@ fn a_read_of_the_page_the_previous_read_ended_in_does_not_mark_it_accessed_again
     // marked twice and activated.
     let passes = "[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\nrecord = \"4KB\"\npasses = 2\n";
     let one = run(&scenario("", passes), &["file.f.size=4KB"]);
-    assert_eq!(one.counter("file_read_pages"), 2);
-    assert_eq!((one.counter("pgactivate"), one.counter("nr_inactive_file")), (0, 1));
+    assert_eq!(one.counter(Counter::FileReadPages), 2);
+    assert_eq!((one.counter(Counter::PgActivate), one.gauge(Gauge::NrInactiveFile).unwrap()), (0, 1));
     let two = run(&scenario("", passes), &["file.f.size=8KB"]);
-    assert_eq!(two.counter("file_read_pages"), 4);
-    assert_eq!((two.counter("pgactivate"), two.counter("nr_active_file")), (2, 2));
+    assert_eq!(two.counter(Counter::FileReadPages), 4);
+    assert_eq!((two.counter(Counter::PgActivate), two.gauge(Gauge::NrActiveFile).unwrap()), (2, 2));
 }
 
 #[test]
@@ -121,16 +121,16 @@ fn clean_file_pages_are_reclaimed_without_io_and_refault_with_workingset_detecti
         )
     };
     let r = big("linux-6.6");
-    assert!(r.counter("pgsteal_file") > 10_000, "pgsteal_file {}", r.counter("pgsteal_file"));
-    assert_eq!(r.counter("pgpgout"), 0, "clean pages are dropped, not written");
-    assert_eq!(r.counter("pgsteal_anon"), 0);
-    assert_eq!(r.counter("pgpgin"), 2 * 96 * 1024, "the second pass misses: LRU order evicts the start first");
-    let refaults = r.counter("workingset_refault_file");
+    assert!(r.counter(Counter::PgStealFile) > 10_000, "pgsteal_file {}", r.counter(Counter::PgStealFile));
+    assert_eq!(r.counter(Counter::PgpgOut), 0, "clean pages are dropped, not written");
+    assert_eq!(r.counter(Counter::PgStealAnon), 0);
+    assert_eq!(r.counter(Counter::PgpgIn), 2 * 96 * 1024, "the second pass misses: LRU order evicts the start first");
+    let refaults = r.counter(Counter::WorkingsetRefaultFile);
     assert!(refaults > 20_000, "second-pass misses find shadow entries: {refaults}");
     // 3.14 has no workingset detection: no shadows, no refaults.
     let old = big("linux-3.14");
-    assert_eq!(old.counter("workingset_refault_file"), 0);
-    assert!(old.counter("pgsteal_file") > 10_000);
+    assert_eq!(old.counter(Counter::WorkingsetRefaultFile), 0);
+    assert!(old.counter(Counter::PgStealFile) > 10_000);
 }
 
 #[test]
@@ -144,20 +144,20 @@ op = "read"
     let region = |madvise: &str| format!("[region.m]\nkind = \"file\"\nfile = \"f\"\nmadvise = \"{madvise}\"\n");
     for profile in ["linux-2.6.23", "linux-3.14", "linux-6.6"] {
         let seq = run(&scenario(&region("normal"), touch), &[&format!("kernel.profile={profile}")]);
-        assert_eq!(seq.counter("pgpgin"), 4096, "{profile}");
-        let maj = seq.counter("pgmajfault");
+        assert_eq!(seq.counter(Counter::PgpgIn), 4096, "{profile}");
+        let maj = seq.counter(Counter::PgMajFault);
         assert!((1..=1024 / 16).contains(&maj), "{profile}: read-around: {maj} major faults for 1024 pages");
         let rnd = run(&scenario(&region("random"), touch), &[&format!("kernel.profile={profile}")]);
-        assert_eq!(rnd.counter("pgmajfault"), 1024, "{profile}: MADV_RANDOM reads each page alone");
-        assert_eq!(rnd.counter("file_read_single"), 1024, "{profile}");
+        assert_eq!(rnd.counter(Counter::PgMajFault), 1024, "{profile}: MADV_RANDOM reads each page alone");
+        assert_eq!(rnd.counter(Counter::FileReadSingle), 1024, "{profile}");
         // Fault-around (3.15+) maps 16 cached pages per fault; before, every page faults.
-        let faults = rnd.counter("pgfault");
+        let faults = rnd.counter(Counter::PgFault);
         if profile == "linux-6.6" {
             // Pages still being read or carrying PG_readahead are left to real faults.
-            assert!(seq.counter("pgfault") <= 1024 / 8, "{profile}: {} faults", seq.counter("pgfault"));
+            assert!(seq.counter(Counter::PgFault) <= 1024 / 8, "{profile}: {} faults", seq.counter(Counter::PgFault));
         } else {
             assert_eq!(faults, 1024, "{profile}");
-            assert_eq!(seq.counter("pgfault"), 1024, "{profile}");
+            assert_eq!(seq.counter(Counter::PgFault), 1024, "{profile}");
         }
     }
 }
@@ -168,11 +168,15 @@ fn madv_willneed_reads_the_mapping_ahead() {
     let region = |madvise: &str| format!("[region.m]\nkind = \"file\"\nfile = \"f\"\nmadvise = \"{madvise}\"\n");
     // 2.6 reads the whole range (5.x+ caps a WILLNEED at max(io_pages, ra_pages) pages).
     let w = run(&scenario(&region("willneed"), touch), &["kernel.profile=linux-2.6.23"]);
-    assert_eq!(w.counter("pgpgin"), 4096, "the whole file is read at the first fault");
+    assert_eq!(w.counter(Counter::PgpgIn), 4096, "the whole file is read at the first fault");
     // The first fault finds its page in the cache (being read): no fault is major.
-    assert_eq!(w.counter("pgmajfault"), 0);
+    assert_eq!(w.counter(Counter::PgMajFault), 0);
     let n = run(&scenario(&region("normal"), touch), &["kernel.profile=linux-2.6.23"]);
-    assert!(n.counter("pgmajfault") > 10, "random faults without the hint miss: {}", n.counter("pgmajfault"));
+    assert!(
+        n.counter(Counter::PgMajFault) > 10,
+        "random faults without the hint miss: {}",
+        n.counter(Counter::PgMajFault)
+    );
 }
 
 #[test]
@@ -182,8 +186,8 @@ fn fadvise_and_madvise_sequential_and_random_change_readahead() {
             &scenario("", SEQ_READ),
             &[&format!("kernel.profile={profile}"), &format!("task.0.step.0.fadvise={fadvise}")],
         );
-        assert_eq!(r.counter("pgpgin"), 4096, "{profile} {fadvise}: each page read once");
-        (r.counter("file_ra_windows"), r.counter("file_read_single"))
+        assert_eq!(r.counter(Counter::PgpgIn), 4096, "{profile} {fadvise}: each page read once");
+        (r.counter(Counter::FileRaWindows), r.counter(Counter::FileReadSingle))
     };
     for profile in ["linux-2.6.20", "linux-2.6.23", "linux-6.6"] {
         // POSIX_FADV_SEQUENTIAL doubles ra_pages: 64-page windows instead of 32.
@@ -199,8 +203,9 @@ fn fadvise_and_madvise_sequential_and_random_change_readahead() {
     // one major fault starts the stream and the rest find their pages in the cache.
     let touch = "[[task.step]]\nregion = \"m\"\npattern = \"seq\"\nop = \"read\"\n";
     let region = |madvise: &str| format!("[region.m]\nkind = \"file\"\nfile = \"f\"\nmadvise = \"{madvise}\"\n");
-    let majors =
-        |madvise: &str| run(&scenario(&region(madvise), touch), &["kernel.profile=linux-2.6.23"]).counter("pgmajfault");
+    let majors = |madvise: &str| {
+        run(&scenario(&region(madvise), touch), &["kernel.profile=linux-2.6.23"]).counter(Counter::PgMajFault)
+    };
     let (normal, seq) = (majors("normal"), majors("sequential"));
     assert!(normal >= 1024 / 32 && seq <= 2, "major faults: read-around {normal}, MADV_SEQUENTIAL {seq}");
 }
@@ -285,7 +290,7 @@ fn per_task_files_get_their_own_extents_and_must_fit_the_device() {
     let offs: Vec<u64> = sim.files.iter().map(|f| f.dev_offset).collect();
     assert_eq!(offs, [0, 4 << 20, 8 << 20]);
     let r = run(&text, &[]);
-    assert_eq!(r.counter("pgpgin"), 3 * 4096, "three files, each read once");
+    assert_eq!(r.counter(Counter::PgpgIn), 3 * 4096, "three files, each read once");
     let small = Scenario::from_toml(&text, "t.toml", &["device.d.capacity=\"10MB\"".into()]).unwrap();
     let e = Sim::new(&small, 1).err().expect("12 MB of files do not fit in 10 MB").0;
     assert!(e.contains("file.f") && e.contains("device \"d\""), "{e}");
@@ -353,7 +358,7 @@ accesses = 2000
     let b = run(&text, &["file.f.size=32MB", "machine.ram=32MB"]);
     assert_eq!(a.counters, b.counters);
     assert_eq!(a.elapsed_ns, b.elapsed_ns);
-    assert!(a.counter("pgsteal_file") > 0, "the run was under memory pressure");
+    assert!(a.counter(Counter::PgStealFile) > 0, "the run was under memory pressure");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! formats for the front ends (table, JSON).
 
 use crate::engine::Sim;
-use crate::mm::vmstat::{Counter, COUNTER_NAMES};
+use crate::mm::vmstat::{Counter, Gauge};
 use crate::scenario::Scenario;
 use serde::Serialize;
 
@@ -238,14 +238,14 @@ impl Report {
             counters.insert(name.to_string(), v.into());
         }
         let swapcached = sim.swap.areas.iter().map(|a| a.cache.iter().filter(|&&c| c != 0).count() as u64).sum::<u64>();
-        counters.insert("nr_free_pages".into(), sim.nr_free().into());
-        counters.insert("nr_swapcached".into(), swapcached.into());
-        counters.insert("nr_inactive_anon".into(), sim.node_lru(crate::mm::LruList::InactiveAnon).into());
-        counters.insert("nr_active_anon".into(), sim.node_lru(crate::mm::LruList::ActiveAnon).into());
-        counters.insert("nr_swap_used".into(), (sim.swap.total_pages() - sim.swap.free_pages()).into());
-        counters.insert("nr_inactive_file".into(), sim.node_lru(crate::mm::LruList::InactiveFile).into());
-        counters.insert("nr_active_file".into(), sim.node_lru(crate::mm::LruList::ActiveFile).into());
-        counters.insert("nr_file_pages".into(), sim.files.iter().map(|a| a.nrpages).sum::<u64>().into());
+        counters.insert(Gauge::NrFreePages.name().into(), sim.nr_free().into());
+        counters.insert(Gauge::NrSwapCached.name().into(), swapcached.into());
+        counters.insert(Gauge::NrInactiveAnon.name().into(), sim.node_lru(crate::mm::LruList::InactiveAnon).into());
+        counters.insert(Gauge::NrActiveAnon.name().into(), sim.node_lru(crate::mm::LruList::ActiveAnon).into());
+        counters.insert(Gauge::NrSwapUsed.name().into(), (sim.swap.total_pages() - sim.swap.free_pages()).into());
+        counters.insert(Gauge::NrInactiveFile.name().into(), sim.node_lru(crate::mm::LruList::InactiveFile).into());
+        counters.insert(Gauge::NrActiveFile.name().into(), sim.node_lru(crate::mm::LruList::ActiveFile).into());
+        counters.insert(Gauge::NrFilePages.name().into(), sim.files.iter().map(|a| a.nrpages).sum::<u64>().into());
         sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();
         for m in sim.memcgs.iter().skip(1) {
@@ -334,14 +334,19 @@ impl Report {
         serde_json::to_value(self).expect("report serializes")
     }
 
-    /// A counter by its /proc/vmstat name.
-    pub fn counter(&self, name: &str) -> u64 {
-        self.counters.get(name).and_then(|v| v.as_u64()).unwrap_or(0)
+    /// An event counter (every run reports all of them).
+    pub fn counter(&self, c: Counter) -> u64 {
+        self.value(c.name()).expect("every counter is reported")
     }
 
-    /// A counter by enum.
-    pub fn get(&self, c: Counter) -> u64 {
-        self.counter(COUNTER_NAMES[c as usize])
+    /// A gauge, `None` where the run has none (zswap's without zswap, zram's without zram).
+    pub fn gauge(&self, g: Gauge) -> Option<u64> {
+        self.value(g.name())
+    }
+
+    /// A counter or gauge by its report name, `None` for a name the run did not report.
+    pub fn value(&self, name: &str) -> Option<u64> {
+        self.counters.get(name).and_then(|v| v.as_u64())
     }
 
     /// The human table.

@@ -35,7 +35,7 @@ use super::{Entry, Swap};
 use crate::device::{DeviceModel, DeviceQueue, IoDir, Stored};
 use crate::engine::{pte, Sim};
 use crate::mm::fault::Fault;
-use crate::mm::vmstat::Counter;
+use crate::mm::vmstat::{Counter, Gauge};
 use crate::mm::{pg, Owner};
 use crate::scenario::{Profile, ScenarioFile};
 
@@ -376,16 +376,16 @@ impl Sim {
         if !z.enabled && !any_zram {
             return;
         }
-        out.insert("nr_zspages".into(), self.zs_pool_pages().into());
+        out.insert(Gauge::NrZspages.name().into(), self.zs_pool_pages().into());
         if z.enabled {
-            out.insert("zswap_pool_total_size".into(), (z.pool.pages * compress::PAGE as u64).into());
-            out.insert("zswap_stored_pages".into(), z.stored_pages.into());
-            out.insert("zswap_same_filled_pages".into(), z.same_filled_pages.into());
-            out.insert("zswap_pool_limit_hit".into(), z.pool_limit_hit.into());
-            out.insert("zswap_written_back_pages".into(), z.written_back_pages.into());
-            out.insert("zswap_reject_compress_poor".into(), z.reject_compress_poor.into());
-            out.insert("zswap_reject_alloc_fail".into(), z.reject_alloc_fail.into());
-            out.insert("zswap_reject_reclaim_fail".into(), z.reject_reclaim_fail.into());
+            out.insert(Gauge::ZswapPoolTotalSize.name().into(), (z.pool.pages * compress::PAGE as u64).into());
+            out.insert(Gauge::ZswapStoredPages.name().into(), z.stored_pages.into());
+            out.insert(Gauge::ZswapSameFilledPages.name().into(), z.same_filled_pages.into());
+            out.insert(Gauge::ZswapPoolLimitHit.name().into(), z.pool_limit_hit.into());
+            out.insert(Gauge::ZswapWrittenBackPages.name().into(), z.written_back_pages.into());
+            out.insert(Gauge::ZswapRejectCompressPoor.name().into(), z.reject_compress_poor.into());
+            out.insert(Gauge::ZswapRejectAllocFail.name().into(), z.reject_alloc_fail.into());
+            out.insert(Gauge::ZswapRejectReclaimFail.name().into(), z.reject_reclaim_fail.into());
         }
         if any_zram {
             let (mut orig, mut compr, mut used, mut same, mut huge) = (0u64, 0u64, 0u64, 0u64, 0u64);
@@ -398,11 +398,11 @@ impl Sim {
                     huge += z.huge_pages;
                 }
             }
-            out.insert("zram_orig_data_size".into(), orig.into());
-            out.insert("zram_compr_data_size".into(), compr.into());
-            out.insert("zram_mem_used_total".into(), used.into());
-            out.insert("zram_same_pages".into(), same.into());
-            out.insert("zram_huge_pages".into(), huge.into());
+            out.insert(Gauge::ZramOrigDataSize.name().into(), orig.into());
+            out.insert(Gauge::ZramComprDataSize.name().into(), compr.into());
+            out.insert(Gauge::ZramMemUsedTotal.name().into(), used.into());
+            out.insert(Gauge::ZramSamePages.name().into(), same.into());
+            out.insert(Gauge::ZramHugePages.name().into(), huge.into());
         }
     }
 }
