@@ -12,8 +12,10 @@ pub mod pagecache;
 pub mod reclaim;
 pub mod report;
 pub mod reproduce;
+pub mod rng;
 pub mod scenario;
 pub mod swap;
+pub mod units;
 pub mod workload;
 
 pub use mm::vmstat::{Counter, Gauge};

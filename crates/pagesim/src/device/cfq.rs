@@ -32,7 +32,7 @@
 //! (a device that queues commands, NCQ or NVMe, counts as queueing from the start).
 
 use super::queue::Pending;
-use crate::engine::JIFFY_NS;
+use crate::units::JIFFY_NS;
 use std::collections::BTreeSet;
 
 /// One second (`HZ` jiffies), ns.

@@ -25,7 +25,7 @@
 
 use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, ParamDoc, QueueParams};
 use super::{IoschedParams, Scheduler, NR_REQUESTS};
-use crate::scenario::units::{de_bytes, de_duration_ns};
+use crate::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 use std::marker::PhantomData;
 

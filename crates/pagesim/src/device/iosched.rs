@@ -10,7 +10,7 @@
 
 use super::cfq::CfqParams;
 use super::{de_flag, fmt_ns, DeadlineParams, ParamDoc, Scheduler};
-use crate::scenario::units::de_duration_ns;
+use crate::units::de_duration_ns;
 use serde::{Deserialize, Deserializer};
 
 fn de_opt_ns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {

@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn formatting_helpers_round_trip_through_the_unit_parsers() {
-        use crate::scenario::units::{parse_bytes, parse_duration_ns};
+        use crate::units::{parse_bytes, parse_duration_ns};
         for ns in [500_000_000, 5_000_000_000, 8_500_000, 80_000, 1_200, 7, 1_234_567, 833_333] {
             assert_eq!(parse_duration_ns(&fmt_ns(ns)).unwrap(), ns, "{}", fmt_ns(ns));
         }

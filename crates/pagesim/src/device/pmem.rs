@@ -15,7 +15,7 @@
 use super::{
     fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
 };
-use crate::scenario::units::{de_bytes, de_duration_ns};
+use crate::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 
 pub(super) const DESCRIPTION: &str =

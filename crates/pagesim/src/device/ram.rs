@@ -14,10 +14,10 @@ pub(super) const DESCRIPTION: &str = "RAM-backed block device (brd): software co
 #[serde(default, deny_unknown_fields)]
 pub struct RamParams {
     /// Device size in bytes (accepts units, e.g. "16GiB"). Default 64 GiB.
-    #[serde(deserialize_with = "crate::scenario::units::de_bytes")]
+    #[serde(deserialize_with = "crate::units::de_bytes")]
     pub capacity: u64,
     /// Per-request block-layer and driver cost, nanoseconds. Default 1000 (B.4: L0 about 1 us).
-    #[serde(deserialize_with = "crate::scenario::units::de_duration_ns")]
+    #[serde(deserialize_with = "crate::units::de_duration_ns")]
     pub request_ns: u64,
     /// Copy bandwidth, bytes per second. Default 8e9 (one core's memcpy).
     pub bandwidth: u64,

@@ -35,12 +35,12 @@ pub(super) const DESCRIPTION: &str =
 #[serde(default, deny_unknown_fields)]
 pub struct ZramParams {
     /// `disksize`, bytes (accepts units). Default 64 GiB; a swap area on it may be smaller.
-    #[serde(deserialize_with = "crate::scenario::units::de_bytes")]
+    #[serde(deserialize_with = "crate::units::de_bytes")]
     pub capacity: u64,
     /// `comp_algorithm`. Default "lzo-rle" (the kernel's default since 5.1).
     pub comp_algorithm: String,
     /// `mem_limit`: most memory the pool may take, bytes; 0 = none. Default 0.
-    #[serde(deserialize_with = "crate::scenario::units::de_bytes")]
+    #[serde(deserialize_with = "crate::units::de_bytes")]
     pub mem_limit: u64,
 }
 

@@ -11,17 +11,17 @@
 //! (`mm::fault`, `reclaim`), each naming the kernel functions it models.
 
 pub mod event;
-pub mod rng;
 
 use crate::device::{DeviceModel, DeviceQueue, Dispatched, IoDir};
 use crate::mm::vmstat::{Counter, Counters};
-use crate::mm::{self, pg, Frames, Memcg, Watermarks, NIL};
+use crate::mm::{self, pg, pte, Frames, Memcg, Watermarks, NIL};
 use crate::pagecache::filemap::{FileRead, ReadStep};
 use crate::pagecache::readahead::{Advice, FileRa, FileRaState, VmHint};
-use crate::pagecache::AddressSpace;
+use crate::pagecache::{AddressSpace, RA_WINDOW_BUCKETS};
 use crate::reclaim::scan_balance::ScanBalance;
 use crate::reclaim::ScanControl;
 use crate::report::{Histogram, Report};
+use crate::rng::Rng;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
 use crate::scenario::{Fadvise, Pace};
 use crate::swap::readahead::SwapRa;
@@ -29,7 +29,6 @@ use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use crate::{Error, Progress, RunOptions};
 use event::{Event, EventQueue};
-use rng::Rng;
 
 /// What the hit loop stopped at.
 enum Next {
@@ -41,48 +40,12 @@ enum Next {
     Stop,
 }
 
-/// Page-table entry encoding (u32): 0 = none; bit 31 = swap entry in the low 31 bits;
-/// otherwise present, with YOUNG/DIRTY/WRITE bits and frame + 1 in bits 0-27 (frame field
-/// 0 = the shared zero page).
-pub mod pte {
-    pub const NONE: u32 = 0;
-    pub const SWAP: u32 = 1 << 31;
-    pub const YOUNG: u32 = 1 << 30;
-    pub const DIRTY: u32 = 1 << 29;
-    pub const WRITE: u32 = 1 << 28;
-    pub const FRAME: u32 = (1 << 28) - 1;
-    /// Read fault on never-written anon memory maps the zero page.
-    pub const ZERO_PAGE: u32 = YOUNG;
-
-    #[inline]
-    pub fn present(f: u32, flags: u32) -> u32 {
-        (f + 1) | flags
-    }
-    #[inline]
-    pub fn is_present(e: u32) -> bool {
-        e != NONE && e & SWAP == 0
-    }
-    /// Frame of a present entry (`None` for the zero page).
-    #[inline]
-    pub fn frame(e: u32) -> Option<u32> {
-        let v = e & FRAME;
-        (v != 0).then(|| v - 1)
-    }
-}
-
 /// Debug builds check every invariant of the model (`Sim::verify`) as they run, spending
 /// about this many item checks per event on average. What a bug breaks (a frame on two
 /// lists, a count that disagrees with its map) mostly stays broken, so a check every few
 /// thousand events of a large run still catches it, at a cost comparable to the simulation
 /// itself: with 4096 per event, checking took 25 of the 26 seconds of the seed-000 test.
 const VERIFY_ITEMS_PER_EVENT: u64 = 256;
-
-/// Buckets of [`Sim::ra_window_hist`]: windows of 1 page up to 2^15 pages (128 MiB) and
-/// more in the last.
-pub const RA_WINDOW_BUCKETS: usize = 16;
-
-/// HZ of the modelled kernel (CONFIG_HZ=250, Debian's default): one jiffy is 4 ms.
-pub const JIFFY_NS: u64 = 4_000_000;
 
 /// A virtual memory area: one region instance mapped by one task.
 #[derive(Debug)]

@@ -9,7 +9,8 @@
 //! (`swap_cluster_readahead`'s and `swap_vma_readahead`'s loops, `__read_swap_cache_async`).
 
 use crate::device::IoDir;
-use crate::engine::{pte, Sim, TaskState};
+use crate::engine::{Sim, TaskState};
+use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, Owner};
 use crate::swap::readahead::{FaultCtx, Window};
@@ -369,7 +370,7 @@ impl Sim {
 
     /// Waits for a page's writeback to end (polled by the throttle wakeup).
     fn wait_writeback(&mut self, tid: u32, _f: u32) -> Fault {
-        self.throttle(tid, crate::engine::JIFFY_NS);
+        self.throttle(tid, crate::units::JIFFY_NS);
         Fault::Blocked
     }
 }

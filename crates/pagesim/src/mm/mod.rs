@@ -19,6 +19,7 @@
 
 pub mod fault;
 pub mod lru;
+pub mod pte;
 pub mod vmstat;
 pub mod zsmalloc;
 

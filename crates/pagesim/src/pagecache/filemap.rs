@@ -24,8 +24,9 @@
 use super::readahead::{Advice, Lookup, Readahead, VmHint};
 use super::{file_pte, CacheView};
 use crate::device::IoDir;
-use crate::engine::{pte, Sim, TaskState};
+use crate::engine::{Sim, TaskState};
 use crate::mm::fault::Fault;
+use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, LruList, Owner};
 use crate::scenario::profile::WorkingsetMode;
@@ -112,7 +113,7 @@ impl Sim {
             self.count(Counter::FileRaWindows, memcg, 1);
             // The window as the policy sized it, cached pages included.
             let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
-            self.ra_window_hist[k.min(crate::engine::RA_WINDOW_BUCKETS - 1)] += 1;
+            self.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
             for i in r.start..r.end() {
                 if self.files[fi as usize].slots[i as usize] != 0 {
                     continue;

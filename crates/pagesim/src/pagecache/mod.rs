@@ -20,10 +20,14 @@
 pub mod filemap;
 pub mod readahead;
 
-use crate::engine::pte;
+use crate::mm::pte;
 use crate::mm::{pg, Frames};
 use crate::swap::Shadow;
 use readahead::{Lookup, PageCacheView};
+
+/// Buckets of `Sim::ra_window_hist`: windows of 1 page up to 2^15 pages (128 MiB) and
+/// more in the last.
+pub const RA_WINDOW_BUCKETS: usize = 16;
 
 /// One file: its place on a device and its page cache.
 #[derive(Debug)]

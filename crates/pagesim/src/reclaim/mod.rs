@@ -21,11 +21,13 @@
 
 pub mod scan_balance;
 
-use crate::engine::{pte, Sim, TaskState, JIFFY_NS};
+use crate::engine::{Sim, TaskState};
+use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, LruList, Owner};
 use crate::scenario::profile::{InactiveRule, WorkingsetMode};
 use crate::swap::{Entry, Shadow};
+use crate::units::JIFFY_NS;
 use scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
 
 /// `DEF_PRIORITY`.

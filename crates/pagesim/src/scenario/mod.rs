@@ -33,13 +33,12 @@
 //! ```
 
 pub mod profile;
-pub mod units;
 
 use crate::device::DeviceConfig;
+use crate::units::{de_bytes, de_duration_ns, de_opt_bytes};
 use crate::Error;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use units::{de_bytes, de_duration_ns, de_opt_bytes};
 
 pub use profile::{Profile, PROFILES};
 

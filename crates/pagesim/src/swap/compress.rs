@@ -23,7 +23,7 @@
 //! spend their time per token, and the anchors are the two ends of what pagesim's contents
 //! produce. Sources per compressor in [`COMPRESSORS`] and docs/model.md.
 
-use crate::engine::rng::Rng;
+use crate::rng::Rng;
 
 /// PAGE_SIZE.
 pub const PAGE: u32 = 4096;

@@ -46,12 +46,13 @@
 
 use super::compress::{self, Compressor, Content, PAGE};
 use super::Entry;
-use crate::engine::{Sim, JIFFY_NS};
+use crate::engine::Sim;
 use crate::mm::vmstat::Counter;
 use crate::mm::zsmalloc::ZsPool;
 use crate::mm::{pg, NIL};
 use crate::reclaim::MAX_RECLAIM_RETRIES;
 use crate::scenario::profile::ZswapRules;
+use crate::units::JIFFY_NS;
 use serde::Deserialize;
 
 /// The `[zswap]` table: /sys/module/zswap/parameters.
@@ -537,8 +538,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::pte;
     use crate::mm::fault::Fault;
+    use crate::mm::pte;
     use crate::swap::compress::{PageContent, RegionContent};
     use crate::swap::page_io::tests::{evict, sim, swapcache_page, writeout};
 

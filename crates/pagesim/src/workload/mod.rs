@@ -5,7 +5,7 @@
 //! [`Cursor::next`] yields one page index at a time with no allocation, so the engine's
 //! hit loop stays tight.
 
-use crate::engine::rng::Rng;
+use crate::rng::Rng;
 use crate::scenario::{AccessOp, Fadvise, Pattern, Scenario, Step};
 
 /// A step bound to a region instance of `pages` pages, or to a file.

@@ -2,9 +2,12 @@
 //!
 //! Sizes use the kernel's convention (`mem=900M`, `/proc/meminfo` kB): K, M, G, T and their
 //! `B`/`iB` spellings are all powers of 1024. A bare integer is bytes. Durations take
-//! ns, us, ms, s; a bare integer is nanoseconds.
+//! ns, us, ms, s; a bare integer is nanoseconds. Also the kernel's unit of time, the jiffy.
 
 use serde::de::{self, Deserializer, Visitor};
+
+/// HZ of the modelled kernel (CONFIG_HZ=250, Debian's default): one jiffy is 4 ms.
+pub const JIFFY_NS: u64 = 4_000_000;
 use std::fmt;
 
 /// Parses a size into bytes.
