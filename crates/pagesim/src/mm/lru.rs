@@ -4,7 +4,8 @@
 //! The links live in [`Frames`]'s `next`/`prev` arrays, so a frame is on at most one list
 //! and moving it costs two array writes. `Frames::lru` records which list holds it.
 
-use super::{Frames, NIL};
+use crate::engine::Sim;
+use crate::mm::{self, pg, Frames, NIL};
 
 /// The five lists of an lruvec, in the kernel's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,6 +152,40 @@ impl Lru {
             cur = fr.next[f as usize];
             Some(f)
         })
+    }
+}
+
+impl Sim {
+    /// Adds a frame to its memcg's LRU (`folio_add_lru`).
+    pub fn lru_add(&mut self, f: u32, active: bool) {
+        let m = self.frames.memcg[f as usize] as usize;
+        let l = mm::LruList::of(false, active);
+        if active {
+            self.frames.set(f, pg::ACTIVE);
+        }
+        let Sim { memcgs, frames, .. } = self;
+        memcgs[m].lru.add_head(frames, f, l);
+        // 3.x reclaim_stat: every add counts as scanned, an active add as rotated.
+        let st = &mut memcgs[m].stat;
+        st.recent_scanned[0] += 1;
+        if active {
+            st.recent_rotated[0] += 1;
+        }
+    }
+
+    /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).
+    pub fn lru_add_file(&mut self, f: u32, active: bool) {
+        let m = self.frames.memcg[f as usize] as usize;
+        if active {
+            self.frames.set(f, pg::ACTIVE);
+        }
+        let Sim { memcgs, frames, .. } = self;
+        memcgs[m].lru.add_head(frames, f, mm::LruList::of(true, active));
+        let st = &mut memcgs[m].stat;
+        st.recent_scanned[1] += 1;
+        if active {
+            st.recent_rotated[1] += 1;
+        }
     }
 }
 

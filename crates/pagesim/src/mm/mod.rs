@@ -1,9 +1,13 @@
 //! Memory: page frames, LRU lists, lruvecs, memory cgroups, the zone and its watermarks.
 //!
-//! Models include/linux/mm_types.h / page-flags.h (the per-frame state), mm/swap.c (LRU
-//! insertion and `folio_mark_accessed`), include/linux/mmzone.h (lruvecs, watermarks),
-//! mm/page_alloc.c (`__setup_per_zone_wmarks`, `init_per_zone_wmark_min`) and the memcg
-//! page counter of mm/memcontrol.c.
+//! Models include/linux/mm_types.h / page-flags.h (the per-frame state),
+//! include/linux/mmzone.h (lruvecs, watermarks), mm/page_alloc.c's watermark set-up
+//! (`__setup_per_zone_wmarks`, `init_per_zone_wmark_min`) and the memcg page counter of
+//! mm/memcontrol.c. The kernel paths have a file each, named after the kernel's:
+//! memory.rs (faults), shmem.rs, page_alloc.rs (allocation and freeing), rmap.rs,
+//! memcontrol.rs, oom_kill.rs, mmap.rs (`exit_mmap`), lru.rs (the lists and LRU insertion,
+//! the kernel's mm/swap.c), vmstat.rs (counters), pte.rs (the packed page-table entry),
+//! zsmalloc.rs.
 //!
 //! Frames live in flat arrays indexed by a `u32` frame number (struct-of-arrays): the
 //! flags, the LRU links, the owner (which VMA or shmem object maps it, and at which page
@@ -17,9 +21,15 @@
 //! Simplifications (docs/model.md): one NUMA node with one zone; per-CPU LRU add batches
 //! (pagevecs) are not modelled, pages reach their list at once; order-0 pages only.
 
-pub mod fault;
 pub mod lru;
+pub mod memcontrol;
+pub mod memory;
+pub mod mmap;
+pub mod oom_kill;
+pub mod page_alloc;
 pub mod pte;
+pub mod rmap;
+pub mod shmem;
 pub mod vmstat;
 pub mod zsmalloc;
 

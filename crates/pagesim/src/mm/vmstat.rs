@@ -3,6 +3,9 @@
 //!
 //! The model only bumps [`Counter`]s; formatting lives in the report and the front ends.
 
+use crate::engine::Sim;
+use crate::mm::{self};
+
 macro_rules! counters {
     ($($variant:ident => $name:literal),* $(,)?) => {
         /// A /proc/vmstat event counter (or memory.stat counter for a memcg).
@@ -172,6 +175,13 @@ impl Counters {
     /// Name/value pairs in the kernel's order.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
         COUNTER_NAMES.iter().copied().zip(self.0.iter().copied())
+    }
+}
+
+impl Sim {
+    /// Total of one LRU list over all memcgs (the node's view).
+    pub fn node_lru(&self, l: mm::LruList) -> u64 {
+        self.memcgs.iter().map(|m| m.lru.size(l)).sum()
     }
 }
 

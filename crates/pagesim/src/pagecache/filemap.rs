@@ -25,7 +25,7 @@ use super::readahead::{Advice, Lookup, Readahead, VmHint};
 use super::{file_pte, CacheView};
 use crate::device::IoDir;
 use crate::engine::{Sim, TaskState};
-use crate::mm::fault::Fault;
+use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, LruList, Owner};
@@ -94,7 +94,7 @@ impl Sim {
             let a = &self.files[fi as usize];
             (a.dev, a.offset_of(index))
         };
-        self.submit_page_io(dev, off, f, IoDir::Read);
+        self.submit_bio(dev, off, f, IoDir::Read);
         self.count(Counter::PgpgIn, memcg, 4);
         self.charge(self.cost.pagecache_read_ns);
     }
@@ -185,7 +185,7 @@ impl Sim {
             WorkingsetMode::AnonAndFile => true,
         };
         if ages {
-            self.age_nonresident(m, 1);
+            self.workingset_age_nonresident(m, 1);
         }
     }
 

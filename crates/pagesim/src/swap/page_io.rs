@@ -34,7 +34,7 @@ use super::zswap::Zswap;
 use super::{Entry, Swap};
 use crate::device::{DeviceModel, DeviceQueue, IoDir, Stored};
 use crate::engine::Sim;
-use crate::mm::fault::Fault;
+use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::{Counter, Gauge};
 use crate::mm::{pg, Owner};
@@ -198,7 +198,7 @@ impl Sim {
         if !self.swap_dev_sync(entry) {
             self.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
             self.nr_writeback += 1;
-            self.submit_page_io(dev as u32, off, f, IoDir::Write);
+            self.submit_bio(dev as u32, off, f, IoDir::Write);
             return;
         }
         let c = self.content.get(entry);
@@ -406,6 +406,28 @@ impl Sim {
             out.insert(Gauge::ZramHugePages.name().into(), huge.into());
         }
     }
+
+    /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
+    pub(crate) fn swap_writepage(&mut self, f: u32) {
+        let entry = Entry(self.frames.swap[f as usize]);
+        self.frames.clear(f, pg::DIRTY);
+        // Zeromap, zswap, synchronous devices (swap/page_io.rs).
+        if self.swap_writepage_sync(f, entry) {
+            return;
+        }
+        self.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
+        self.nr_writeback += 1;
+        let (dev, off) = {
+            let a = self.swap.area_ref(entry);
+            (a.dev, a.offset_of(entry.slot()))
+        };
+        self.submit_bio(dev, off, f, crate::device::IoDir::Write);
+        let m = self.frames.memcg[f as usize];
+        self.count(Counter::PswpOut, m, 1);
+        self.count(Counter::PgpgOut, m, 4);
+        self.count(Counter::NrVmscanWrite, m, 1);
+        self.charge(self.cost.swapout_ns);
+    }
 }
 
 #[cfg(test)]
@@ -494,7 +516,7 @@ pub(crate) mod tests {
         s.verify().unwrap();
         let e = pages[1];
         assert!(s.swap_sync_bypass(e));
-        assert!(matches!(s.handle_fault(0, 0, 0, 5, false), Fault::Done));
+        assert!(matches!(s.handle_mm_fault(0, 0, 0, 5, false), Fault::Done));
         let p = s.vmas[0].pte[5];
         let f = pte::frame(p).expect("mapped");
         assert!(pte::is_present(p) && p & pte::WRITE != 0, "exclusive: mapped writable");
@@ -520,7 +542,7 @@ pub(crate) mod tests {
             evict(&mut s, f, e, idx);
         }
         assert!(!s.swap_sync_bypass(Entry(s.vmas[0].pte[5] & !pte::SWAP)));
-        assert!(matches!(s.handle_fault(0, 0, 0, 5, false), Fault::Done));
+        assert!(matches!(s.handle_mm_fault(0, 0, 0, 5, false), Fault::Done));
         let f = pte::frame(s.vmas[0].pte[5]).unwrap();
         assert!(s.frames.test(f, pg::SWAPCACHE));
         assert!(s.vmstat.get(Counter::SwapRa) > 0, "the readahead window was read");
@@ -541,7 +563,7 @@ pub(crate) mod tests {
         assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY));
         assert_eq!(s.devices[0].stats().writes, 1);
         evict(&mut s, f, e, 9);
-        assert!(matches!(s.handle_fault(0, 0, 0, 9, true), Fault::Done), "bypass read, no wait");
+        assert!(matches!(s.handle_mm_fault(0, 0, 0, 9, true), Fault::Done), "bypass read, no wait");
         assert_eq!((s.vmstat.get(Counter::PswpIn), s.devices[0].stats().reads), (1, 1));
         s.verify().unwrap();
     }
@@ -564,7 +586,7 @@ pub(crate) mod tests {
             assert_eq!(z.same_pages, !zeromap as u64, "{profile}");
             assert_eq!(s.zs_pool_pages(), 0, "a zero page takes no pool memory");
             evict(&mut s, f, e, 3);
-            assert!(matches!(s.handle_fault(0, 0, 0, 3, false), Fault::Done));
+            assert!(matches!(s.handle_mm_fault(0, 0, 0, 3, false), Fault::Done));
             assert_eq!(s.vmstat.get(Counter::SwpinZero), zeromap as u64, "{profile}");
             assert_eq!(s.vmstat.get(Counter::PswpIn), !zeromap as u64, "{profile}");
             s.verify().unwrap();

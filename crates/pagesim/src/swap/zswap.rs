@@ -538,7 +538,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::fault::Fault;
+    use crate::mm::memory::Fault;
     use crate::mm::pte;
     use crate::swap::compress::{PageContent, RegionContent};
     use crate::swap::page_io::tests::{evict, sim, swapcache_page, writeout};
@@ -566,7 +566,7 @@ mod tests {
         assert_eq!(s.zswap.stored_len(e), Some(44), "lzo, word page");
         assert_eq!(s.devices[0].stats().writes, 0);
         evict(&mut s, f, e, 7);
-        assert!(matches!(s.handle_fault(0, 0, 0, 7, false), Fault::Done), "loaded synchronously");
+        assert!(matches!(s.handle_mm_fault(0, 0, 0, 7, false), Fault::Done), "loaded synchronously");
         assert_eq!((s.vmstat.get(Counter::Zswpin), s.vmstat.get(Counter::PswpIn)), (1, 0));
         assert_eq!(s.vmstat.get(Counter::PgMajFault), 1, "a zswap load is still a major fault");
         assert_eq!(s.devices[0].stats().reads, 0);
@@ -581,7 +581,7 @@ mod tests {
             assert!(writeout(&mut s, f, e));
             evict(&mut s, f, e, 2);
             // A read fault: the page is mapped read-only from the swap cache.
-            assert!(matches!(s.handle_fault(0, 0, 0, 2, false), Fault::Done));
+            assert!(matches!(s.handle_mm_fault(0, 0, 0, 2, false), Fault::Done));
             let g = pte::frame(s.vmas[0].pte[2]).unwrap();
             assert!(s.frames.test(g, pg::SWAPCACHE), "{profile}");
             assert_eq!(s.zswap.has(e), !exclusive, "{profile}");

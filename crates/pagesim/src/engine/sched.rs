@@ -1,0 +1,266 @@
+//! The threads of a run on the simulated CPUs: waking and blocking a thread (a token per
+//! thread makes stale wakeups no-ops), a thread burst on the CPU that frees up first, and
+//! a task's burst: its reclaim job, its read(2) in progress, then the hit loop, which
+//! executes accesses that hit (present PTE with the needed permission) with no event and
+//! no allocation until one faults, a file step needs a read call, or the burst ends. The
+//! fault itself is mm/memory.rs.
+
+use crate::engine::event::Event;
+use crate::engine::{Sim, TaskState};
+use crate::mm::pte;
+use crate::pagecache::filemap::ReadStep;
+use crate::pagecache::readahead::Advice;
+use crate::scenario::{Fadvise, Pace};
+
+/// What the hit loop stopped at.
+enum Next {
+    /// An access that faults: (vma, page, write).
+    Fault(u32, u32, bool),
+    /// A file step's next read call, of this record.
+    Read(u32),
+    /// The task ended or the burst is over.
+    Stop,
+}
+
+impl Sim {
+    /// Makes thread `th` runnable at `at` (superseding any earlier wakeup).
+    pub fn wake(&mut self, th: u32, at: u64) {
+        let tok = &mut self.tokens[th as usize];
+        *tok = tok.wrapping_add(1);
+        let token = *tok;
+        self.events.push(at, Event::Run { thread: th, token });
+    }
+
+    /// Invalidates pending wakeups of `th` (it blocks).
+    pub fn block(&mut self, th: u32) {
+        let tok = &mut self.tokens[th as usize];
+        *tok = tok.wrapping_add(1);
+    }
+
+    /// Dispatches one thread burst on the CPU that frees up first.
+    pub(crate) fn run_thread(&mut self, th: u32) {
+        let (cpu, free_at) =
+            self.cpu_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("at least one CPU");
+        if free_at > self.now {
+            self.wake(th, free_at);
+            return;
+        }
+        let start = self.now;
+        self.io_ctx = th;
+        if th == self.kswapd_thread() {
+            self.balance_pgdat(cpu as u32);
+            self.kswapd.cpu_ns += self.now - start;
+        } else if th == self.zswap_worker_thread() {
+            self.run_zswap_shrink_worker();
+            self.zswap.worker_cpu_ns += self.now - start;
+        } else {
+            let t = &mut self.tasks[th as usize];
+            if t.state == TaskState::NotStarted {
+                t.state = TaskState::Runnable;
+            }
+            if t.state == TaskState::Done {
+                return;
+            }
+            self.run_task(th, cpu as u32);
+            self.tasks[th as usize].cpu_ns += self.now - start;
+        }
+        self.cpu_free[cpu] = self.now;
+    }
+
+    /// The end of this burst: the next event, or one time slice. A burst always gets to
+    /// make one step, so two threads woken at the same instant cannot yield to each other
+    /// forever without time advancing.
+    #[inline]
+    pub fn burst_limit(&self, start: u64) -> u64 {
+        self.events.next_time().max(start + 1).min(start + self.cost.timeslice_ns)
+    }
+
+    /// Runs task `tid` until it blocks, finishes or its burst ends.
+    fn run_task(&mut self, tid: u32, cpu: u32) {
+        let limit = self.burst_limit(self.now);
+        loop {
+            if self.now >= limit {
+                self.wake(tid, self.now);
+                return;
+            }
+            // A reclaim job in progress runs first; the access is retried after it.
+            if self.tasks[tid as usize].reclaim.is_some() {
+                match self.do_try_to_free_pages(tid, cpu) {
+                    crate::reclaim::Step::Continue => continue,
+                    crate::reclaim::Step::Blocked => return,
+                    crate::reclaim::Step::Finished => {}
+                }
+            }
+            if self.tasks[tid as usize].read.is_some() {
+                match self.file_read_step(tid, cpu, limit) {
+                    ReadStep::Done => {
+                        if self.finish_access(tid) {
+                            return;
+                        }
+                        continue;
+                    }
+                    ReadStep::Blocked => return,
+                    ReadStep::Retry => continue,
+                    ReadStep::Yield => {
+                        self.wake(tid, self.now);
+                        return;
+                    }
+                }
+            }
+            let (vma, idx, write) = match self.tasks[tid as usize].pending {
+                Some(p) => p,
+                None => {
+                    // The hit loop: no event, no allocation per access.
+                    match self.hit_loop(tid, limit) {
+                        Next::Fault(vma, idx, write) => (vma, idx, write),
+                        Next::Read(unit) => {
+                            self.start_read(tid, cpu, unit);
+                            continue;
+                        }
+                        Next::Stop => {
+                            if self.tasks[tid as usize].state == TaskState::Done || self.now >= limit {
+                                if self.tasks[tid as usize].state != TaskState::Done {
+                                    self.wake(tid, self.now);
+                                }
+                                return;
+                            }
+                            continue;
+                        }
+                    }
+                }
+            };
+            let t = &mut self.tasks[tid as usize];
+            if t.pending.is_none() {
+                t.pending = Some((vma, idx, write));
+                t.fault_counted = false;
+                t.fault_tried = false;
+                t.ra_done = false;
+                t.fault_room_reclaimed = false;
+                t.fault_start = self.now;
+            }
+            match self.handle_mm_fault(tid, cpu, vma, idx, write) {
+                crate::mm::memory::Fault::Done => {
+                    let t = &mut self.tasks[tid as usize];
+                    t.pending = None;
+                    let lat = self.now - t.fault_start;
+                    self.fault_hist.record(lat);
+                    if self.finish_access(tid) {
+                        return;
+                    }
+                }
+                crate::mm::memory::Fault::Blocked => return,
+                crate::mm::memory::Fault::Retry => continue,
+                crate::mm::memory::Fault::Killed => return,
+            }
+        }
+    }
+
+    /// Starts the read(2) of record `unit` of the task's current file step; the step's
+    /// first read opens the file (its `posix_fadvise` is given then).
+    fn start_read(&mut self, tid: u32, cpu: u32, unit: u32) {
+        let t = &self.tasks[tid as usize];
+        let si = t.cur.step;
+        let step = &t.steps[si];
+        let (fi, ra) = (t.step_vma[si], t.step_ra[si]);
+        let nr = step.record_pages as u64;
+        if t.cur.done == 0 {
+            if let Some(a) = step.fadvise {
+                let nr_pages = self.files[fi as usize].nr_pages;
+                let advice = match a {
+                    Fadvise::Normal => Advice::Normal,
+                    Fadvise::Sequential => Advice::Sequential,
+                    Fadvise::Random => Advice::Random,
+                    Fadvise::Willneed => Advice::WillNeed { index: 0, nr: nr_pages },
+                };
+                self.file_fadvise(tid, cpu, fi, ra, advice);
+            }
+        }
+        self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr);
+    }
+
+    /// Executes accesses that hit until one faults, a file step needs a read call, the
+    /// task ends, or the burst limit is reached.
+    #[inline]
+    fn hit_loop(&mut self, tid: u32, limit: u64) -> Next {
+        let access_ns = self.cost.access_ns;
+        let Sim { tasks, vmas, now, ops_done, .. } = self;
+        let t = &mut tasks[tid as usize];
+        loop {
+            if *now >= limit {
+                return Next::Stop;
+            }
+            let Some(step) = t.steps.get(t.cur.step) else {
+                t.state = TaskState::Done;
+                t.end_ns = *now;
+                return Next::Stop;
+            };
+            if t.cur.done >= step.total {
+                t.step_end_ns[t.cur.step] = *now;
+                t.cur.step += 1;
+                t.cur.done = 0;
+                t.cur.step_start_ns = *now;
+                continue;
+            }
+            let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
+            t.cur.last = idx;
+            if step.file {
+                return Next::Read(idx);
+            }
+            let vma = t.step_vma[t.cur.step];
+            let write = step.write;
+            let think = step.think_ns;
+            let ptes = &mut vmas[vma as usize].pte;
+            let e = ptes[idx as usize];
+            let ok = pte::is_present(e) && (!write || e & pte::WRITE != 0);
+            if !ok {
+                return Next::Fault(vma, idx, write);
+            }
+            ptes[idx as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            t.cur.done += 1;
+            *ops_done += 1;
+            *now += access_ns + think;
+        }
+    }
+
+    /// Accounts the access (or read call) that just completed outside the hit loop. A
+    /// step with a `rate` then sleeps until its bytes are due; returns whether the task
+    /// went to sleep.
+    fn finish_access(&mut self, tid: u32) -> bool {
+        let t = &mut self.tasks[tid as usize];
+        let step = &t.steps[t.cur.step];
+        let think = step.think_ns;
+        let rate = step.rate;
+        let bytes = step.record_pages as u64 * 4096;
+        t.cur.done += 1;
+        self.ops_done += 1;
+        self.now += self.cost.access_ns + think;
+        if rate == 0 {
+            return false;
+        }
+        let interval = |n: u64| ((n as u128 * bytes as u128 * 1_000_000_000) / rate as u128) as u64;
+        let due = match step.pace {
+            Pace::CatchUp => t.cur.step_start_ns + interval(t.cur.done),
+            Pace::Steady => {
+                // The call just finished began when its interval was due, or when the
+                // previous call ended if that was later (step start for the first call).
+                let began =
+                    if t.cur.done == 1 { t.cur.step_start_ns } else { t.cur.next_due_ns.max(t.cur.last_end_ns) };
+                t.cur.next_due_ns = began + interval(1);
+                t.cur.last_end_ns = self.now;
+                t.cur.next_due_ns
+            }
+        };
+        if due <= self.now {
+            return false;
+        }
+        self.block(tid);
+        self.wake(tid, due);
+        true
+    }
+
+    /// Charges CPU time to the running thread.
+    #[inline]
+    pub fn charge(&mut self, ns: u64) {
+        self.now += ns;
+    }
+}

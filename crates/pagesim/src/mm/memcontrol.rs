@@ -1,0 +1,41 @@
+//! Models the parts of mm/memcontrol.c that reclaim and the counters read: event counting
+//! into a memcg and the node at once (`count_memcg_events` + `count_vm_events`), and the
+//! rstat flush of memcg statistics (`mem_cgroup_flush_stats`) on the profiles whose
+//! reclaim reads flushed rather than exact values. The memcg itself (`struct mem_cgroup`:
+//! its LRU lists, usage, limit, reclaim statistics) is [`crate::mm::Memcg`] in mm/mod.rs;
+//! charging is in mm/page_alloc.rs.
+
+use crate::engine::Sim;
+use crate::mm::vmstat::Counter;
+
+impl Sim {
+    /// The periodic memcg stats flush (mm/memcontrol.c `flush_memcg_stats_dwork`): every
+    /// `memcg_stats_flush_ns` the values reclaim reads are brought up to date. The flusher
+    /// runs on its own clock, so its phase relative to a workload's start is arbitrary: the
+    /// first flush comes at half a period, its expected time. Run lazily by the readers:
+    /// the first read after a flush time takes the values of that moment (reads happen at
+    /// every reclaim step, so that is soon after it). Before the first flush they read zero,
+    /// as for a memcg created just before the workload.
+    pub fn mem_cgroup_flush_stats(&mut self) {
+        let period = self.profile.memcg_stats_flush_ns;
+        if period == 0 || self.now < self.next_stats_flush {
+            return;
+        }
+        let phase = period / 2;
+        self.next_stats_flush = phase + ((self.now - phase) / period + 1) * period;
+        for m in 0..self.memcgs.len() {
+            let lru = self.lru_exact(m as u16);
+            let (a, f) = self.ws_activate_exact(m);
+            self.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
+        }
+    }
+
+    /// Counts an event globally and in a memcg.
+    #[inline]
+    pub fn count(&mut self, c: Counter, memcg: u16, n: u64) {
+        self.vmstat.add(c, n);
+        if memcg != 0 {
+            self.memcgs[memcg as usize].events.add(c, n);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Models mm/memory.c: page faults on anonymous mappings and the dispatch of every fault.
+//!
+//! `handle_mm_fault` sends a fault to `do_anonymous_page` (first touch; a read maps the
+//! shared zero page), `do_wp_page` (write to a read-only PTE: copy the zero page, or reuse
+//! an exclusive page and free its swap slot), `do_swap_page` (swap-cache lookup, readahead
+//! on a miss, `swap_free`, `should_try_to_free_swap`), mm/shmem.rs `shmem_fault` or
+//! pagecache/filemap.rs `filemap_fault`. The swap-in readahead window comes from the
+//! policy in swap/readahead/ and is read by swap/swap_state.rs `swapin_readahead`; the
+//! synchronous-device bypass of `do_swap_page` is in swap/page_io.rs.
+
+use crate::engine::{Sim, TaskState};
+use crate::mm::vmstat::Counter;
+use crate::mm::{pg, pte, Owner};
+use crate::swap::readahead::FaultCtx;
+use crate::swap::Entry;
+
+/// Outcome of a fault.
+pub enum Fault {
+    /// The access can complete.
+    Done,
+    /// The task waits (page read in flight, throttled).
+    Blocked,
+    /// Run the task's reclaim job, then retry the access.
+    Retry,
+    /// The task was killed.
+    Killed,
+}
+
+impl Sim {
+    /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
+    pub fn handle_mm_fault(&mut self, tid: u32, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
+        let memcg = self.tasks[tid as usize].memcg;
+        if !self.tasks[tid as usize].fault_counted {
+            self.tasks[tid as usize].fault_counted = true;
+            self.tasks[tid as usize].faults += 1;
+            self.count(Counter::PgFault, memcg, 1);
+            self.charge(self.cost.fault_ns);
+        }
+        let e = self.vmas[vma as usize].pte[idx as usize];
+        if pte::is_present(e) {
+            return self.do_wp_page(tid, vma, idx, e);
+        }
+        if let Some(fi) = self.vmas[vma as usize].file {
+            return self.filemap_fault(tid, cpu, vma, fi, idx);
+        }
+        match self.vmas[vma as usize].shmem {
+            Some(obj) => self.shmem_fault(tid, vma, obj, idx, write),
+            None if e == pte::NONE => self.do_anonymous_page(tid, vma, idx, write),
+            None => self.do_swap_page(tid, vma, idx, write, Entry(e & !pte::SWAP)),
+        }
+    }
+
+    /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed page.
+    fn do_anonymous_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool) -> Fault {
+        if !write {
+            self.vmas[vma as usize].pte[idx as usize] = pte::ZERO_PAGE;
+            return Fault::Done;
+        }
+        let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
+        self.charge(self.cost.zero_page_ns);
+        self.frames.set(f, pg::SWAPBACKED);
+        self.frames.set_owner(f, Owner::Anon(vma), idx);
+        self.lru_add(f, self.profile.anon_starts_active);
+        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        Fault::Done
+    }
+
+    /// `do_wp_page`: write to a present read-only PTE.
+    fn do_wp_page(&mut self, tid: u32, vma: u32, idx: u32, e: u32) -> Fault {
+        match pte::frame(e) {
+            // Copy-on-write of the zero page.
+            None => {
+                self.vmas[vma as usize].pte[idx as usize] = pte::NONE;
+                self.do_anonymous_page(tid, vma, idx, true)
+            }
+            Some(f) => {
+                // wp_can_reuse_anon_folio: the page is exclusive; its swap copy is stale
+                // now, so it leaves the swap cache unless writeback still holds it.
+                if self.frames.test(f, pg::SWAPCACHE) && !self.frames.test(f, pg::WRITEBACK) {
+                    self.delete_from_swap_cache(f);
+                }
+                self.vmas[vma as usize].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
+                Fault::Done
+            }
+        }
+    }
+
+    pub(crate) fn fault_ctx(&self, tid: u32, anon: bool, owner: u32, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
+        FaultCtx {
+            anon,
+            owner,
+            index: idx,
+            vma_pages: pages,
+            slot: entry.slot(),
+            area_slots: self.swap.area_ref(entry).nslots,
+            page_cluster: self.tun.page_cluster,
+            rotational_swap: self.swap.any_rotational(),
+            vma_ra_enabled: self.tun.vma_ra_enabled,
+            vma_ra_needs_nonrotational: self.profile.vma_ra_needs_nonrotational,
+            tried: self.tasks[tid as usize].fault_tried,
+        }
+    }
+
+    /// `do_swap_page`.
+    fn do_swap_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+        let pages = self.vmas[vma as usize].pages;
+        let ctx = self.fault_ctx(tid, true, vma, idx, pages, entry);
+        match self.swap_cache_get_folio(tid, &ctx, entry) {
+            Some(Ok(f)) => {
+                self.map_swapped_anon(tid, vma, idx, write, f, entry);
+                return Fault::Done;
+            }
+            Some(Err(b)) => return b,
+            None => {}
+        }
+        // A synchronous device's swap-in reads the target alone, bypassing the swap cache.
+        let bypass = self.swap_sync_bypass(entry);
+        if self.swapin_charge_room(tid, if bypass { 1 } else { 1 << self.tun.page_cluster }) {
+            return Fault::Retry;
+        }
+        if bypass {
+            return self.do_swap_page_sync(tid, vma, idx, write, entry);
+        }
+        let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
+        self.major_fault(tid);
+        let win = self.swap_ra.window(&ctx);
+        self.swapin_readahead(tid, &ctx, win, entry, target, Some(vma));
+        if !self.frames.test(target, pg::LOCKED) {
+            // Read synchronously (zswap, zeromap, a synchronous device): map it now.
+            self.map_swapped_anon(tid, vma, idx, write, target, entry);
+            return Fault::Done;
+        }
+        self.wait_page(tid, target)
+    }
+
+    /// Makes room in the task's memcg for the pages a swap fault reads. The kernel charges
+    /// every page it reads, the target and each readahead page
+    /// (`mem_cgroup_swapin_charge_folio`), and a charge at the limit reclaims
+    /// (`try_charge_memcg` → `try_to_free_mem_cgroup_pages`, SWAP_CLUSTER_MAX pages) before
+    /// it succeeds. pagesim reclaims once per fault, before the target is allocated, when
+    /// the target and a full window (2^page_cluster pages) would not fit, so that the
+    /// reclaim runs as the task's reclaim job (priority by priority, yielding to I/O
+    /// completions as the kernel's reclaim is interrupted by them). The same pages are
+    /// reclaimed as in the kernel, up to a window's worth earlier. `window` is the number
+    /// of pages the fault will read (1 when a synchronous device bypasses the swap cache).
+    /// Returns true when a reclaim job was started (the access is retried after it).
+    pub(crate) fn swapin_charge_room(&mut self, tid: u32, window: u64) -> bool {
+        let t = &self.tasks[tid as usize];
+        let m = &self.memcgs[t.memcg as usize];
+        if t.fault_room_reclaimed || m.usage + window <= m.max {
+            return false;
+        }
+        let memcg = t.memcg;
+        let t = &mut self.tasks[tid as usize];
+        t.fault_room_reclaimed = true;
+        t.reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
+        true
+    }
+
+    pub(crate) fn major_fault(&mut self, tid: u32) {
+        let m = self.tasks[tid as usize].memcg;
+        self.tasks[tid as usize].major_faults += 1;
+        self.count(Counter::PgMajFault, m, 1);
+    }
+
+    pub(crate) fn wait_page(&mut self, tid: u32, f: u32) -> Fault {
+        let t = &mut self.tasks[tid as usize];
+        t.state = TaskState::WaitPage;
+        t.wait_frame = f;
+        t.fault_tried = true;
+        self.block(tid);
+        Fault::Blocked
+    }
+
+    /// Maps a swap-cache page into an anon VMA after a swap fault (the end of
+    /// `do_swap_page`).
+    fn map_swapped_anon(&mut self, tid: u32, vma: u32, idx: u32, write: bool, f: u32, entry: Entry) {
+        self.charge(self.cost.swapin_ns / 4);
+        self.frames.set_owner(f, Owner::Anon(vma), idx);
+        // swap_free: the PTE no longer references the slot; the swap cache keeps it.
+        self.swap.area(entry).put(entry.slot());
+        let m = self.tasks[tid as usize].memcg;
+        self.memcgs[m as usize].swap_usage = self.memcgs[m as usize].swap_usage.saturating_sub(1);
+        let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
+        if free_swap && self.frames.test(f, pg::SWAPCACHE) && !self.frames.test(f, pg::WRITEBACK) {
+            self.delete_from_swap_cache(f);
+        }
+        let flags = if write { pte::YOUNG | pte::WRITE | pte::DIRTY } else { pte::YOUNG };
+        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+    }
+
+    /// Waits for a page's writeback to end (polled by the throttle wakeup).
+    pub(crate) fn wait_writeback(&mut self, tid: u32, _f: u32) -> Fault {
+        self.reclaim_throttle(tid, crate::units::JIFFY_NS);
+        Fault::Blocked
+    }
+}

@@ -1,0 +1,104 @@
+//! Models mm/page_alloc.c: taking a page from the zone against its watermarks and freeing
+//! it, with the memcg charge of mm/memcontrol.c (`mem_cgroup_charge` / `uncharge`).
+//!
+//! - [`Sim::alloc_page`]: `__alloc_pages` for a faulting task. Below the low watermark it
+//!   wakes kswapd (`wakeup_kswapd`); at or under the min watermark, or at the memcg limit,
+//!   it starts a reclaim job in the task (`__alloc_pages_direct_reclaim`,
+//!   `try_charge_memcg`), which `reclaim/vmscan.rs` runs one priority level per step.
+//! - [`Sim::alloc_page_atomic`]: an allocation that never reclaims (swap readahead pages).
+//! - [`Sim::alloc_page_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
+//!   reclaim pass, then give up.
+//! - [`Sim::free_frame`]: `free_unref_folios` and the memcg uncharge.
+//!
+//! One zone (ZONE_NORMAL) and order-0 pages only: pagesim has no zone fallback, no
+//! fragmentation and no compaction (docs/model.md).
+
+use crate::engine::Sim;
+use crate::mm::vmstat::Counter;
+use crate::reclaim::ScanControl;
+
+impl Sim {
+    fn take_frame(&mut self, memcg: u16) -> u32 {
+        let f = self.frames.alloc(memcg).expect("free frame present");
+        self.memcgs[memcg as usize].usage += 1;
+        self.vmstat.add(Counter::PgAlloc, 1);
+        f
+    }
+
+    /// Allocates a page for task `tid` (`alloc_pages` + `mem_cgroup_charge`). When memory
+    /// or the memcg limit is short, starts a reclaim job in the task and returns `None`:
+    /// the caller retries the access once the job has run.
+    pub fn alloc_page(&mut self, tid: u32) -> Option<u32> {
+        let memcg = self.tasks[tid as usize].memcg;
+        let m = &self.memcgs[memcg as usize];
+        if m.usage >= m.max {
+            self.tasks[tid as usize].reclaim = Some(ScanControl::memcg(memcg));
+            return None;
+        }
+        let free = self.nr_free();
+        if free <= self.tun.wmark.low {
+            self.wake_kswapd();
+        }
+        if free > self.tun.wmark.min {
+            return Some(self.take_frame(memcg));
+        }
+        self.count(Counter::AllocStall, 0, 1);
+        self.tasks[tid as usize].reclaim = Some(ScanControl::direct());
+        None
+    }
+
+    /// Allocates a readahead page: never reclaims, fails below the min watermark or at
+    /// the memcg limit.
+    pub fn alloc_page_atomic(&mut self, memcg: u16) -> Option<u32> {
+        let m = &self.memcgs[memcg as usize];
+        if m.usage >= m.max {
+            return None;
+        }
+        let free = self.nr_free();
+        if free <= self.tun.wmark.low {
+            self.wake_kswapd();
+        }
+        (free > self.tun.wmark.min).then(|| self.take_frame(memcg))
+    }
+
+    /// Allocates a page-cache readahead page (`readahead_gfp_mask`: __GFP_NORETRY). Below
+    /// the min watermark or at the memcg limit it reclaims once, synchronously (one
+    /// `try_to_free_pages` pass down the priorities until SWAP_CLUSTER_MAX pages are
+    /// freed), and tries again; then it gives up, and the readahead window ends there. The
+    /// caller's own page is allocated with [`Sim::alloc_page`], which may block in reclaim.
+    pub fn alloc_page_noretry(&mut self, memcg: u16, cpu: u32) -> Option<u32> {
+        if let Some(f) = self.alloc_page_atomic(memcg) {
+            return Some(f);
+        }
+        let limited = self.memcgs[memcg as usize].usage >= self.memcgs[memcg as usize].max;
+        let mut sc = if limited { ScanControl::memcg(memcg) } else { ScanControl::direct() };
+        if !limited {
+            self.count(Counter::AllocStall, 0, 1);
+        }
+        loop {
+            sc.nr_scanned = 0;
+            self.shrink_node(&mut sc, cpu);
+            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+                break;
+            }
+            sc.priority -= 1;
+        }
+        self.snapshot_refaults(sc.target_memcg);
+        self.alloc_page_atomic(memcg)
+    }
+
+    /// Free pages of the zone.
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.frames.nr_free()
+    }
+
+    /// Frees a frame that is off every list and unmapped; uncharges its memcg.
+    pub fn free_frame(&mut self, f: u32) {
+        let m = self.frames.memcg[f as usize];
+        self.memcgs[m as usize].usage -= 1;
+        self.frames.free(f);
+        self.pages_scanned = 0;
+        self.vmstat.add(Counter::PgFree, 1);
+    }
+}

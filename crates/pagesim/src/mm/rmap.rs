@@ -1,0 +1,100 @@
+//! Models mm/rmap.c: `folio_referenced` (test and clear the accessed bits of every PTE
+//! that maps a page), `folio_mapped`, and `try_to_unmap` (replace each PTE by the page's
+//! swap entry, or clear it for a clean file page), for the reclaim code of
+//! reclaim/vmscan.rs. A page is found from its owner (`Owner`: the anon VMA and index,
+//! the shmem object, or the file and its mapping VMAs) instead of the kernel's anon_vma
+//! and i_mmap trees.
+
+use crate::engine::Sim;
+use crate::mm::{pg, pte, Owner};
+use crate::swap::Entry;
+
+impl Sim {
+    /// `folio_referenced`: test-and-clear the young bit of every PTE mapping `f`; returns
+    /// the number of mappings that were young.
+    pub(crate) fn folio_referenced(&mut self, f: u32) -> u32 {
+        let idx = self.frames.index[f as usize] as usize;
+        let mut n = 0;
+        let mut check = |ptes: &mut Vec<u32>| {
+            let e = ptes[idx];
+            if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
+                ptes[idx] = e & !pte::YOUNG;
+                n += 1;
+            }
+        };
+        match self.frames.owner(f) {
+            Owner::None => {}
+            Owner::Anon(v) => check(&mut self.vmas[v as usize].pte),
+            Owner::Shmem(o) => {
+                for &v in &self.shmem[o as usize].mappers {
+                    check(&mut self.vmas[v as usize].pte);
+                }
+            }
+            Owner::File(a) => {
+                for &v in &self.files[a as usize].mappers {
+                    check(&mut self.vmas[v as usize].pte);
+                }
+            }
+        }
+        n
+    }
+
+    pub(crate) fn folio_mapped(&self, f: u32) -> bool {
+        let idx = self.frames.index[f as usize] as usize;
+        let maps = |v: u32| {
+            let e = self.vmas[v as usize].pte[idx];
+            pte::is_present(e) && pte::frame(e) == Some(f)
+        };
+        match self.frames.owner(f) {
+            Owner::None => false,
+            Owner::Anon(v) => maps(v),
+            Owner::Shmem(o) => self.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
+            Owner::File(a) => self.files[a as usize].mappers.iter().any(|&v| maps(v)),
+        }
+    }
+
+    /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
+    /// shmem and file PTEs are cleared. PTE dirty bits move to the page.
+    pub(crate) fn try_to_unmap(&mut self, f: u32) {
+        let idx = self.frames.index[f as usize] as usize;
+        match self.frames.owner(f) {
+            Owner::File(a) => {
+                // Read-only mappings: no dirty bit to carry over.
+                for i in 0..self.files[a as usize].mappers.len() {
+                    let v = self.files[a as usize].mappers[i] as usize;
+                    let e = self.vmas[v].pte[idx];
+                    if pte::is_present(e) && pte::frame(e) == Some(f) {
+                        self.vmas[v].pte[idx] = pte::NONE;
+                    }
+                }
+            }
+            Owner::None => {}
+            Owner::Anon(v) => {
+                let e = self.vmas[v as usize].pte[idx];
+                if pte::is_present(e) && pte::frame(e) == Some(f) {
+                    if e & pte::DIRTY != 0 {
+                        self.frames.set(f, pg::DIRTY);
+                    }
+                    let entry = Entry(self.frames.swap[f as usize]);
+                    self.vmas[v as usize].pte[idx] = pte::SWAP | entry.0;
+                    self.swap.area(entry).dup(entry.slot());
+                    let m = self.frames.memcg[f as usize];
+                    self.memcgs[m as usize].swap_usage += 1;
+                }
+                self.frames.set_owner(f, Owner::None, 0);
+            }
+            Owner::Shmem(o) => {
+                for i in 0..self.shmem[o as usize].mappers.len() {
+                    let v = self.shmem[o as usize].mappers[i] as usize;
+                    let e = self.vmas[v].pte[idx];
+                    if pte::is_present(e) && pte::frame(e) == Some(f) {
+                        if e & pte::DIRTY != 0 {
+                            self.frames.set(f, pg::DIRTY);
+                        }
+                        self.vmas[v].pte[idx] = pte::NONE;
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Models mm/shmem.c `shmem_fault` and `shmem_swapin_folio`: a fault on a shmem (tmpfs)
+//! mapping finds the page in the object's page cache, in the swap cache, or swapped out.
+//! A swap-in always drops the swap copy (`delete_from_swap_cache` + `swap_free`), so a
+//! shmem page is written again at every eviction. The synchronous-device bypass is in
+//! swap/page_io.rs (`shmem_swapin_sync`).
+
+use crate::engine::Sim;
+use crate::mm::memory::Fault;
+use crate::mm::{pg, pte, Owner};
+use crate::swap::Entry;
+
+impl Sim {
+    /// `shmem_fault`: page-cache hit, first touch, or swap-in.
+    pub(crate) fn shmem_fault(&mut self, tid: u32, vma: u32, obj: u32, idx: u32, write: bool) -> Fault {
+        let s = self.shmem[obj as usize].slots[idx as usize];
+        let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
+        if s == 0 {
+            let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
+            self.charge(self.cost.zero_page_ns);
+            // A tmpfs page has no backing copy: it is dirty from birth.
+            self.frames.set(f, pg::SWAPBACKED | pg::DIRTY);
+            self.frames.set_owner(f, Owner::Shmem(obj), idx);
+            self.lru_add(f, false);
+            self.shmem[obj as usize].slots[idx as usize] = f + 1;
+            self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+            return Fault::Done;
+        }
+        if s & pte::SWAP == 0 {
+            let f = s - 1;
+            self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+            return Fault::Done;
+        }
+        let entry = Entry(s & !pte::SWAP);
+        let ctx = self.fault_ctx(tid, false, obj, idx, self.vmas[vma as usize].pages, entry);
+        match self.swap_cache_get_folio(tid, &ctx, entry) {
+            Some(Ok(f)) => {
+                self.charge(self.cost.swapin_ns / 4);
+                // shmem_swapin_folio: the page moves back into the shmem page cache and the
+                // swap copy is dropped (delete_from_swap_cache + swap_free).
+                if self.frames.test(f, pg::WRITEBACK) {
+                    // The copy is still being written: wait as folio_wait_writeback does.
+                    return self.wait_writeback(tid, f);
+                }
+                self.delete_from_swap_cache(f);
+                self.swap.area(entry).put(entry.slot());
+                let m = self.frames.memcg[f as usize];
+                self.memcgs[m as usize].swap_usage = self.memcgs[m as usize].swap_usage.saturating_sub(1);
+                self.frames.set_owner(f, Owner::Shmem(obj), idx);
+                self.shmem[obj as usize].slots[idx as usize] = f + 1;
+                self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+                Fault::Done
+            }
+            Some(Err(b)) => b,
+            None => {
+                let bypass = self.profile.shmem_sync_bypass && self.swap_sync_bypass(entry);
+                if self.swapin_charge_room(tid, if bypass { 1 } else { 1 << self.tun.page_cluster }) {
+                    return Fault::Retry;
+                }
+                if bypass {
+                    return self.shmem_swapin_sync(tid, vma, obj, idx, write, entry);
+                }
+                let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
+                self.major_fault(tid);
+                let win = self.swap_ra.window(&ctx);
+                self.swapin_readahead(tid, &ctx, win, entry, target, None);
+                if !self.frames.test(target, pg::LOCKED) {
+                    // Read synchronously: the retry finds it in the swap cache.
+                    return Fault::Retry;
+                }
+                self.wait_page(tid, target)
+            }
+        }
+    }
+}

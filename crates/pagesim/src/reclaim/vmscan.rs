@@ -1,0 +1,942 @@
+//! Models mm/vmscan.c: the LRU scanning of kswapd, direct reclaim and memcg limit reclaim.
+//!
+//! `wakeup_kswapd`, `do_try_to_free_pages`, `balance_pgdat`, `shrink_node`,
+//! `prepare_scan_count`, `snapshot_refaults`, `shrink_lruvec`, `shrink_list`,
+//! `shrink_active_list`, `shrink_inactive_list` / `shrink_folio_list`,
+//! `folio_check_references`, `inactive_is_low`, `lru_note_cost`, `reclaim_throttle`.
+//! What reclaim calls elsewhere: mm/rmap.rs (`folio_referenced`, `try_to_unmap`),
+//! reclaim/workingset.rs (shadow entries), swap/swap_state.rs and swap/page_io.rs (swap
+//! slot, swap cache, `swap_writepage`), mm/oom_kill.rs (when reclaim fails).
+//!
+//! ```text
+//!  active list ──(shrink_active_list: deactivate, referenced or not)──▶ inactive head
+//!  inactive tail ─(shrink_folio_list)─▶ referenced twice / in use ─▶ active head
+//!                                    ─▶ referenced once ─────────▶ inactive head (KEEP)
+//!                                    ─▶ dirty: swap slot, unmap, write ─▶ inactive head,
+//!                                          PG_reclaim; at write end ─▶ inactive tail
+//!                                    ─▶ clean: shadow entry, freed
+//! ```
+//!
+//! Reclaim runs in steps of one priority level (one `shrink_node`), so a reclaiming thread
+//! yields to I/O completions between steps, as the kernel's reclaim overlaps with the
+//! interrupts that end writeback. The get_scan_count variants are in
+//! [`super::scan_balance`].
+
+use crate::engine::{Sim, TaskState};
+use crate::mm::vmstat::Counter;
+use crate::mm::{int_sqrt, pg, pte, LruList, Owner};
+use crate::reclaim::scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
+use crate::scenario::profile::{InactiveRule, WorkingsetMode};
+use crate::swap::Entry;
+use crate::units::JIFFY_NS;
+
+/// `DEF_PRIORITY`.
+pub const DEF_PRIORITY: u32 = 12;
+/// `MAX_RECLAIM_RETRIES`.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+/// `struct scan_control`.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub nr_reclaimed: u64,
+    pub nr_scanned: u64,
+    pub priority: u32,
+    /// Memcg limit reclaim of this memcg, or global reclaim.
+    pub target_memcg: Option<u16>,
+    pub kswapd: bool,
+    pub may_deactivate: [bool; 2],
+    pub force_deactivate: bool,
+    pub skipped_deactivate: bool,
+    pub cache_trim_mode: bool,
+    pub file_is_tiny: bool,
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    // Per shrink_node batch statistics (`sc->nr`).
+    pub nr_taken: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
+    /// limit reclaim, `shrink_folio_list` case 3), last found last.
+    pub waited: Vec<u32>,
+    /// A write found its device's request queue full (`get_request_wait`): the reclaimer
+    /// stops here and sleeps until that device frees a request, then resumes at the same
+    /// priority.
+    pub wait_request: Option<u32>,
+}
+
+impl ScanControl {
+    fn new(nr_to_reclaim: u64, target_memcg: Option<u16>, kswapd: bool) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            nr_reclaimed: 0,
+            nr_scanned: 0,
+            priority: DEF_PRIORITY,
+            target_memcg,
+            kswapd,
+            may_deactivate: [true, true],
+            force_deactivate: false,
+            skipped_deactivate: false,
+            cache_trim_mode: false,
+            file_is_tiny: false,
+            anon_cost: 0,
+            file_cost: 0,
+            nr_taken: 0,
+            nr_writeback: 0,
+            nr_immediate: 0,
+            waited: Vec::new(),
+            wait_request: None,
+        }
+    }
+    /// `try_to_free_pages`: global direct reclaim of 32 pages.
+    pub fn direct() -> Self {
+        Self::new(SWAP_CLUSTER_MAX, None, false)
+    }
+    /// `try_to_free_mem_cgroup_pages`.
+    pub fn memcg(m: u16) -> Self {
+        Self::new(SWAP_CLUSTER_MAX, Some(m), false)
+    }
+    fn global(&self) -> bool {
+        self.target_memcg.is_none()
+    }
+}
+
+/// Outcome of one reclaim step of a task.
+pub enum Step {
+    Continue,
+    Blocked,
+    Finished,
+}
+
+enum Verdict {
+    Activate,
+    Keep,
+    Freed,
+    /// Back to the inactive list until the reclaimer has waited for its writeback.
+    Wait,
+}
+
+impl Sim {
+    /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
+    pub fn wake_kswapd(&mut self) {
+        if self.kswapd.failures >= MAX_RECLAIM_RETRIES
+            || !self.kswapd.sleeping
+            || self.kswapd.throttled
+            || self.kswapd.napping
+        {
+            return;
+        }
+        self.kswapd.sleeping = false;
+        self.kswapd.wakeups += 1;
+        self.kswapd.awake_since = self.now;
+        let k = self.kswapd_thread();
+        self.wake(k, self.now);
+    }
+
+    /// Tells the swap allocator which of the reclaimers running at this moment thread
+    /// `th` is: kswapd while it reclaims, then the tasks in direct or memcg reclaim, in id
+    /// order, at most one per CPU. Before the per-CPU slots cache (4.11) they all allocate
+    /// from one cursor, so their slots interleave ([`crate::swap::SwapArea::set_lane`]).
+    fn set_swap_lane(&mut self, th: u32) {
+        if self.profile.swap_slots_cache {
+            return;
+        }
+        let k = self.kswapd_thread();
+        let (mut lane, mut lanes) = (0, 0);
+        if th == k || (!self.kswapd.sleeping && !self.kswapd.napping && !self.kswapd.throttled) {
+            lanes += 1;
+        }
+        for (tid, t) in self.tasks.iter().enumerate() {
+            let tid = tid as u32;
+            if tid == th || (t.reclaim.is_some() && t.state == TaskState::Runnable) {
+                if tid == th {
+                    lane = lanes;
+                }
+                lanes += 1;
+            }
+        }
+        let lanes = lanes.min(self.cpu_free.len() as u32).max(1);
+        self.swap.set_lane(lane, lanes);
+    }
+
+    /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
+    pub fn do_try_to_free_pages(&mut self, tid: u32, cpu: u32) -> Step {
+        let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");
+        if sc.waited.is_empty() {
+            sc.nr_scanned = 0;
+            self.set_swap_lane(tid);
+            self.shrink_node(&mut sc, cpu);
+        }
+        if let Some(dev) = sc.wait_request.take() {
+            self.tasks[tid as usize].reclaim = Some(sc);
+            self.get_request_wait(tid, dev);
+            return Step::Blocked;
+        }
+        if let Some(f) = self.retry_waited(&mut sc, cpu) {
+            // folio_wait_writeback: the task sleeps until this page is written.
+            self.tasks[tid as usize].reclaim = Some(sc);
+            let t = &mut self.tasks[tid as usize];
+            t.state = crate::engine::TaskState::WaitPage;
+            t.wait_frame = f;
+            self.block(tid);
+            return Step::Blocked;
+        }
+        if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
+            sc.priority -= 1;
+            self.tasks[tid as usize].reclaim = Some(sc);
+            return Step::Continue;
+        }
+        self.snapshot_refaults(sc.target_memcg);
+        if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
+            // The inactive:active decision was made at the root; a cgroup may have all its
+            // pages active. Retry with deactivation forced.
+            sc.priority = DEF_PRIORITY;
+            sc.force_deactivate = true;
+            sc.skipped_deactivate = false;
+            self.tasks[tid as usize].reclaim = Some(sc);
+            return Step::Continue;
+        }
+        let t = &mut self.tasks[tid as usize];
+        if sc.nr_reclaimed > 0 {
+            t.no_progress = 0;
+            return Step::Finished;
+        }
+        t.no_progress += 1;
+        if self.writeback_in_flight() {
+            // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK): wait for writeback progress.
+            self.reclaim_throttle(tid, 25 * JIFFY_NS);
+            return Step::Blocked;
+        }
+        if self.tasks[tid as usize].no_progress > MAX_RECLAIM_RETRIES {
+            self.tasks[tid as usize].no_progress = 0;
+            let victim = self.oom_kill(sc.target_memcg);
+            if victim == Some(tid) || victim.is_none() {
+                if victim.is_none() {
+                    // Nothing to kill: the task cannot make progress.
+                    self.kill_task(tid);
+                }
+                return Step::Blocked;
+            }
+        }
+        Step::Finished
+    }
+
+    /// The end of `folio_wait_writeback` in cgroup v1 limit reclaim (`shrink_folio_list`
+    /// case 3): each waited page whose writeback has ended is tried again, as the kernel
+    /// retries the same folio. Returns a page still under writeback, to wait for next.
+    /// The waited pages were left at the head of their inactive list (in the kernel they stay
+    /// isolated), so nothing else scans them meanwhile unless the list is very short.
+    fn retry_waited(&mut self, sc: &mut ScanControl, cpu: u32) -> Option<u32> {
+        while let Some(&f) = sc.waited.last() {
+            if self.frames.test(f, pg::WRITEBACK) {
+                return Some(f);
+            }
+            sc.waited.pop();
+            let l = self.frames.lru[f as usize];
+            if self.frames.is_free(f) || (l != LruList::InactiveAnon as u8 && l != LruList::InactiveFile as u8) {
+                continue; // freed or moved by someone else meanwhile
+            }
+            let list = if l == LruList::InactiveAnon as u8 { LruList::InactiveAnon } else { LruList::InactiveFile };
+            let m = self.frames.memcg[f as usize];
+            {
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.del(frames, f);
+            }
+            let mut pageout = 0;
+            let verdict = self.shrink_folio(f, sc, cpu, &mut pageout);
+            self.put_back(m, list, f, verdict, sc);
+        }
+        None
+    }
+
+    /// `move_folios_to_lru` / `free_unref_folios` for one page `shrink_folio` decided on,
+    /// with the counters of that decision. Returns 1 if the page was freed.
+    fn put_back(&mut self, m: u16, l: LruList, f: u32, verdict: Verdict, sc: &mut ScanControl) -> u64 {
+        let t = l.type_idx();
+        match verdict {
+            Verdict::Freed => {
+                self.free_frame(f);
+                sc.nr_reclaimed += 1;
+                let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
+                if sc.global() {
+                    self.vmstat.add(steal_item, 1);
+                }
+                if m != 0 {
+                    self.memcgs[m as usize].events.add(steal_item, 1);
+                }
+                self.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, 1);
+                return 1;
+            }
+            Verdict::Activate => {
+                self.frames.set(f, pg::ACTIVE);
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
+                self.count(Counter::PgActivate, m, 1);
+                self.memcgs[m as usize].stat.recent_rotated[t] += 1;
+                if !self.profile.reclaim_3x {
+                    self.workingset_age_nonresident(m, 1);
+                }
+            }
+            Verdict::Keep | Verdict::Wait => {
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.add_head(frames, f, l);
+            }
+        }
+        0
+    }
+
+    /// `snapshot_refaults`: remember WORKINGSET_ACTIVATE at the end of reclaim.
+    pub(crate) fn snapshot_refaults(&mut self, target: Option<u16>) {
+        let m = target.unwrap_or(0) as usize;
+        self.mem_cgroup_flush_stats();
+        let (a, f) = self.ws_activate(m);
+        self.memcgs[m].stat.refaults_snapshot = [a, f];
+    }
+
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` as reclaim reads them
+    /// (`lruvec_page_state`): flushed values when the profile flushes periodically.
+    fn ws_activate(&self, m: usize) -> (u64, u64) {
+        if self.profile.memcg_stats_flush_ns > 0 {
+            let w = self.memcgs[m].flushed.ws_activate;
+            return (w[0], w[1]);
+        }
+        self.ws_activate_exact(m)
+    }
+
+    pub(crate) fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
+        if m == 0 {
+            (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
+        } else {
+            let e = &self.memcgs[m].events;
+            (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
+        }
+    }
+
+    // ---- kswapd ---------------------------------------------------------------------
+
+    fn balanced(&self) -> bool {
+        self.nr_free() > self.tun.wmark.high
+    }
+
+    fn kswapd_sleep(&mut self) {
+        self.kswapd.sleeping = true;
+        self.kswapd.awake_ns += self.now - self.kswapd.awake_since;
+        // clear_pgdat_congested
+        self.pgdat_writeback = false;
+    }
+
+    /// kswapd's thread: `balance_pgdat` one priority level at a time.
+    pub fn balance_pgdat(&mut self, cpu: u32) {
+        self.kswapd.throttled = false;
+        self.kswapd.napping = false;
+        let limit = self.burst_limit(self.now);
+        loop {
+            if self.now >= limit {
+                let k = self.kswapd_thread();
+                self.wake(k, self.now);
+                return;
+            }
+            let mut sc = match self.kswapd.sc.take() {
+                Some(sc) => sc,
+                None => {
+                    if self.balanced() || self.kswapd.failures >= MAX_RECLAIM_RETRIES {
+                        self.kswapd_sleep();
+                        return;
+                    }
+                    self.vmstat.add(Counter::PageOutRun, 1);
+                    // Before 3.11 kswapd reclaims with no target (ULONG_MAX) and ends a
+                    // priority loop as soon as it has freed SWAP_CLUSTER_MAX pages.
+                    let w =
+                        if self.profile.kswapd_pre_3_11 { u64::MAX } else { self.tun.wmark.high.max(SWAP_CLUSTER_MAX) };
+                    ScanControl::new(w, None, true)
+                }
+            };
+            if self.balanced() {
+                self.kswapd.failures = 0;
+                continue;
+            }
+            // kswapd_age_node: background aging of anon lists.
+            if self.swap.free_pages() > 0 {
+                self.mem_cgroup_flush_stats();
+                for m in 0..self.memcgs.len() as u16 {
+                    if self.inactive_is_low(m, false) {
+                        self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
+                    }
+                }
+            }
+            sc.nr_scanned = 0;
+            let before = sc.nr_reclaimed;
+            let k = self.kswapd_thread();
+            self.set_swap_lane(k);
+            self.shrink_node(&mut sc, cpu);
+            if let Some(dev) = sc.wait_request.take() {
+                self.kswapd.sc = Some(sc);
+                let k = self.kswapd_thread();
+                self.get_request_wait(k, dev);
+                return;
+            }
+            if self.profile.kswapd_pre_3_11 {
+                self.kswapd_priority_step_pre_3_11(sc);
+                if self.kswapd.napping {
+                    return;
+                }
+                continue;
+            }
+            let raise = sc.nr_scanned < sc.nr_to_reclaim;
+            if raise || sc.nr_reclaimed == before {
+                sc.priority = sc.priority.saturating_sub(1);
+            }
+            let immediate = sc.nr_immediate > 0;
+            if sc.priority < 1 {
+                self.snapshot_refaults(None);
+                if sc.nr_reclaimed == 0 {
+                    self.kswapd.failures += 1;
+                }
+            } else {
+                self.kswapd.sc = Some(sc);
+            }
+            if immediate && self.writeback_in_flight() {
+                let k = self.kswapd_thread();
+                self.reclaim_throttle(k, 25 * JIFFY_NS);
+                return;
+            }
+        }
+    }
+
+    /// The end of one priority pass of `balance_pgdat` before 3.11 (3.6).
+    ///
+    /// Once the pass has freed SWAP_CLUSTER_MAX pages kswapd starts over at DEF_PRIORITY
+    /// ("so kswapd doesn't build up large priorities"): each restart is a small
+    /// shrink_lruvec and so a small block plug, and swap-out goes to the disk in batches of
+    /// tens of pages. Below DEF_PRIORITY - 2 with no zone under its min watermark, kswapd
+    /// "takes a nap": `congestion_wait(BLK_RW_ASYNC, HZ/10)`, which sleeps 100 ms unless a
+    /// congested device queue clears first (the engine wakes it then). Meanwhile allocations
+    /// fall to the min watermark and the faulting task reclaims for itself.
+    fn kswapd_priority_step_pre_3_11(&mut self, mut sc: ScanControl) {
+        if self.balanced() {
+            return;
+        }
+        let nap = match kswapd_nap_pre_3_11(&sc, self.nr_free(), self.tun.wmark.min) {
+            NapDecision::Naps => true,
+            NapDecision::SkippedUnderMin => {
+                self.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
+                false
+            }
+            NapDecision::NotTroubled => false,
+        };
+        if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
+            // loop_again: a fresh scan control at DEF_PRIORITY.
+        } else if sc.priority > 0 {
+            sc.priority -= 1;
+            self.kswapd.sc = Some(sc);
+        } else if sc.nr_reclaimed == 0 {
+            self.kswapd.failures += 1;
+        }
+        if nap {
+            self.vmstat.add(Counter::KswapdCongestionWait, 1);
+            self.kswapd.napping = true;
+            let k = self.kswapd_thread();
+            self.block(k);
+            // HZ/10 with HZ = 250.
+            self.wake(k, self.now + 25 * JIFFY_NS);
+        }
+    }
+
+    // ---- shrink_node / shrink_lruvec ------------------------------------------------
+
+    /// Lists of memcg `m` as the reclaim root sees them (`lruvec_page_state`): the node
+    /// totals for the root (hierarchical stats), the memcg's own lists otherwise; as of the
+    /// last stats flush when the profile flushes periodically.
+    pub(crate) fn lru_view(&self, m: u16) -> [u64; 4] {
+        if self.profile.memcg_stats_flush_ns > 0 {
+            return self.memcgs[m as usize].flushed.lru;
+        }
+        self.lru_exact(m)
+    }
+
+    pub(crate) fn lru_exact(&self, m: u16) -> [u64; 4] {
+        let mut s = [0u64; 4];
+        for (i, l) in LruList::EVICTABLE.iter().enumerate() {
+            s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
+        }
+        s
+    }
+
+    /// `inactive_is_low` for memcg `m`'s lruvec (hierarchical view at the root).
+    pub fn inactive_is_low(&self, m: u16, file: bool) -> bool {
+        let s = self.lru_view(m);
+        let (inactive, active) = if file { (s[2], s[3]) } else { (s[0], s[1]) };
+        match self.profile.inactive_rule {
+            InactiveRule::Legacy => {
+                if file {
+                    return active > inactive;
+                }
+                if self.swap.total_pages() == 0 {
+                    return false;
+                }
+                let gb = (inactive + active) >> 18;
+                let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+                inactive * ratio < active
+            }
+            InactiveRule::SqrtWithRefaults => {
+                let gb = (inactive + active) >> 18;
+                let ratio = if gb > 0 { int_sqrt(10 * gb) } else { 1 };
+                inactive * ratio < active
+            }
+        }
+    }
+
+    /// `prepare_scan_count` (≥5.5): balance inputs computed once at the reclaim root.
+    fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
+        let root = sc.target_memcg.unwrap_or(0);
+        let st = &self.memcgs[root as usize].stat;
+        sc.anon_cost = st.cost[0];
+        sc.file_cost = st.cost[1];
+        let snap = st.refaults_snapshot;
+        if sc.force_deactivate {
+            sc.may_deactivate = [true, true];
+        } else {
+            let (ra, rf) = self.ws_activate(root as usize);
+            sc.may_deactivate[0] = ra != snap[0] || self.inactive_is_low(root, false);
+            sc.may_deactivate[1] = rf != snap[1] || self.inactive_is_low(root, true);
+        }
+        let s = self.lru_view(root);
+        sc.cache_trim_mode = (s[2] >> sc.priority) > 0 && !sc.may_deactivate[1];
+        sc.file_is_tiny = if sc.global() {
+            let file = self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile);
+            file + self.nr_free() <= self.tun.wmark.high
+                && !sc.may_deactivate[0]
+                && (self.node_lru(LruList::InactiveAnon) >> sc.priority) > 0
+        } else {
+            false
+        };
+    }
+
+    /// `shrink_node`: every lruvec in the reclaim scope.
+    pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
+        self.mem_cgroup_flush_stats();
+        if self.scan_balance.cost_based() {
+            self.prepare_scan_count(sc);
+        }
+        sc.nr_taken = 0;
+        sc.nr_writeback = 0;
+        sc.nr_immediate = 0;
+        let before = sc.nr_reclaimed;
+        match sc.target_memcg {
+            Some(m) => self.shrink_lruvec(m, sc, cpu),
+            None => {
+                for m in 0..self.memcgs.len() as u16 {
+                    self.shrink_lruvec(m, sc, cpu);
+                    if sc.wait_request.is_some() {
+                        break;
+                    }
+                }
+            }
+        }
+        if sc.nr_reclaimed > before {
+            self.kswapd.failures = 0;
+        }
+        if sc.kswapd && sc.nr_writeback > 0 && sc.nr_writeback == sc.nr_taken {
+            self.pgdat_writeback = true;
+        }
+    }
+
+    /// `shrink_lruvec`: scan the lists of memcg `m` in batches of 32 toward the targets of
+    /// get_scan_count, then rebalance active/inactive anon.
+    fn shrink_lruvec(&mut self, m: u16, sc: &mut ScanControl, cpu: u32) {
+        let lru = &self.memcgs[m as usize].lru;
+        let sizes = [
+            lru.size(LruList::InactiveAnon),
+            lru.size(LruList::ActiveAnon),
+            lru.size(LruList::InactiveFile),
+            lru.size(LruList::ActiveFile),
+        ];
+        let file_low = self.inactive_is_low(m, true);
+        let inp = ScanInput {
+            sizes,
+            priority: sc.priority,
+            swappiness: self.tun.swappiness,
+            can_swap: self.swap.free_pages() > 0,
+            global: sc.global(),
+            kswapd: sc.kswapd,
+            zone_reclaimable: self.pages_scanned
+                < 6 * (self.node_lru(LruList::InactiveAnon)
+                    + self.node_lru(LruList::ActiveAnon)
+                    + self.node_lru(LruList::InactiveFile)
+                    + self.node_lru(LruList::ActiveFile)),
+            free: self.nr_free(),
+            high_wmark: self.tun.wmark.high,
+            node_file: self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile),
+            inactive_file_low: file_low,
+            anon_cost: sc.anon_cost,
+            file_cost: sc.file_cost,
+            may_deactivate_anon: sc.may_deactivate[0],
+            may_deactivate_file: sc.may_deactivate[1],
+            cache_trim_mode: sc.cache_trim_mode,
+            file_is_tiny: sc.file_is_tiny,
+        };
+        let sb = self.scan_balance;
+        let mut nr = sb.get_scan_count(&inp, &mut self.memcgs[m as usize].stat);
+        let targets = nr;
+        let legacy = self.profile.reclaim_3x;
+        let proportional = !legacy && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+        let mut scan_adjusted = false;
+        let mut reclaimed = 0u64;
+        'scan: while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
+            for (li, l) in LruList::EVICTABLE.iter().enumerate() {
+                if nr[li] > 0 {
+                    let k = nr[li].min(SWAP_CLUSTER_MAX);
+                    nr[li] -= k;
+                    reclaimed += self.shrink_list(m, *l, k, sc, cpu);
+                    if sc.wait_request.is_some() {
+                        break 'scan;
+                    }
+                }
+            }
+            if reclaimed < sc.nr_to_reclaim || scan_adjusted || proportional {
+                continue;
+            }
+            if legacy && sc.global() && !sc.kswapd {
+                break;
+            }
+            let nr_file = nr[2] + nr[3];
+            let nr_anon = nr[0] + nr[1];
+            if nr_file == 0 || nr_anon == 0 {
+                break;
+            }
+            // Stop the type with less work left; scale the other by the same fraction.
+            let (small, big, pct) = if nr_file > nr_anon {
+                (0, 2, nr_anon * 100 / (targets[0] + targets[1] + 1))
+            } else {
+                (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
+            };
+            nr[small] = 0;
+            nr[small + 1] = 0;
+            for l in [big, big + 1] {
+                let scanned = targets[l] - nr[l];
+                nr[l] = targets[l] * (100 - pct) / 100;
+                nr[l] -= nr[l].min(scanned);
+            }
+            scan_adjusted = true;
+        }
+        sc.nr_reclaimed += reclaimed;
+        if self.swap.free_pages() > 0 && self.inactive_is_low(m, false) {
+            self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, sc);
+        }
+        // The block plug of shrink_lruvec ends here: queued swap writes go out merged.
+        self.unplug_all();
+    }
+
+    /// `shrink_list`.
+    fn shrink_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
+        if l.is_active() {
+            let t = l.type_idx();
+            let deactivate = if self.scan_balance.cost_based() {
+                sc.may_deactivate[t]
+            } else {
+                self.inactive_is_low(m, l.is_file())
+            };
+            if deactivate {
+                self.shrink_active_list(m, l, k, sc);
+            } else {
+                sc.skipped_deactivate = true;
+            }
+            return 0;
+        }
+        self.shrink_inactive_list(m, l, k, sc, cpu)
+    }
+
+    // ---- the lists ------------------------------------------------------------------
+
+    /// `shrink_active_list`: deactivate up to `k` pages from the tail of an active list.
+    /// A referenced page is counted as rotated but still deactivated (only exec-mapped
+    /// file pages, which pagesim does not have, stay active).
+    pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, _sc: &mut ScanControl) {
+        let t = l.type_idx();
+        let inactive = LruList::of(l.is_file(), false);
+        let mut taken = 0u64;
+        let mut rotated = 0u64;
+        for _ in 0..k {
+            let Some(f) = ({
+                let crate::engine::Sim { memcgs, frames, .. } = self;
+                memcgs[m as usize].lru.pop_tail(frames, l)
+            }) else {
+                break;
+            };
+            taken += 1;
+            if self.folio_referenced(f) > 0 {
+                rotated += 1;
+            }
+            self.frames.clear(f, pg::ACTIVE);
+            if !self.profile.reclaim_3x {
+                self.frames.set(f, pg::WORKINGSET);
+            }
+            let crate::engine::Sim { memcgs, frames, .. } = self;
+            memcgs[m as usize].lru.add_head(frames, f, inactive);
+        }
+        self.charge(taken * self.cost.scan_ns);
+        self.count(Counter::PgRefill, m, taken);
+        self.count(Counter::PgDeactivate, m, taken);
+        let st = &mut self.memcgs[m as usize].stat;
+        st.recent_scanned[t] += taken;
+        st.recent_rotated[t] += rotated;
+    }
+
+    /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail and
+    /// decide each one. Returns the pages freed.
+    fn shrink_inactive_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
+        let t = l.type_idx();
+        let mut isolated = std::mem::take(&mut self.isolate_buf);
+        isolated.clear();
+        {
+            let crate::engine::Sim { memcgs, frames, .. } = self;
+            for _ in 0..k {
+                match memcgs[m as usize].lru.pop_tail(frames, l) {
+                    Some(f) => isolated.push(f),
+                    None => break,
+                }
+            }
+        }
+        let nr_taken = isolated.len() as u64;
+        sc.nr_scanned += nr_taken;
+        sc.nr_taken += nr_taken;
+        self.pages_scanned += nr_taken;
+        let scan_item = if sc.kswapd { Counter::PgScanKswapd } else { Counter::PgScanDirect };
+        if sc.global() {
+            self.vmstat.add(scan_item, nr_taken);
+        }
+        if m != 0 {
+            self.memcgs[m as usize].events.add(scan_item, nr_taken);
+        }
+        self.vmstat.add(if t == 1 { Counter::PgScanFile } else { Counter::PgScanAnon }, nr_taken);
+        self.memcgs[m as usize].stat.recent_scanned[t] += nr_taken;
+        self.charge(nr_taken * self.cost.scan_ns);
+
+        let mut reclaimed = 0u64;
+        let mut pageout = 0u64;
+        let mut activated = 0u64;
+        for &f in &isolated {
+            match self.shrink_folio(f, sc, cpu, &mut pageout) {
+                Verdict::Freed => {
+                    reclaimed += 1;
+                    self.free_frame(f);
+                }
+                Verdict::Activate => {
+                    activated += 1;
+                    self.frames.set(f, pg::ACTIVE);
+                    let crate::engine::Sim { memcgs, frames, .. } = self;
+                    memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
+                    if !self.profile.reclaim_3x {
+                        // move_folios_to_lru: activations age the workingset clock.
+                        self.workingset_age_nonresident(m, 1);
+                    }
+                }
+                Verdict::Keep | Verdict::Wait => {
+                    let crate::engine::Sim { memcgs, frames, .. } = self;
+                    memcgs[m as usize].lru.add_head(frames, f, l);
+                }
+            }
+        }
+        self.isolate_buf = isolated;
+        if pageout > 0 {
+            // get_request_wait: a write found its queue full; sleep before the next batch.
+            sc.wait_request = self.write_full_device();
+        }
+        self.count(Counter::PgActivate, m, activated);
+        self.memcgs[m as usize].stat.recent_rotated[t] += activated;
+        let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
+        if sc.global() {
+            self.vmstat.add(steal_item, reclaimed);
+        }
+        if m != 0 {
+            self.memcgs[m as usize].events.add(steal_item, reclaimed);
+        }
+        self.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, reclaimed);
+        if self.scan_balance.cost_based() {
+            self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
+        }
+        reclaimed
+    }
+
+    /// `shrink_folio_list` for one isolated page.
+    fn shrink_folio(&mut self, f: u32, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
+        let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
+        if self.frames.test(f, pg::WRITEBACK) {
+            if sc.kswapd && self.frames.test(f, pg::RECLAIM) && self.pgdat_writeback {
+                sc.nr_immediate += 1;
+            } else if !sc.global() && self.tun.memcg_v1 && self.frames.test(f, pg::RECLAIM) {
+                // Case 3: limit reclaim on cgroup v1 has no writeback throttling
+                // (!writeback_throttling_sane), so it waits for the writeback of a page it
+                // wrote itself and tries the page again, rather than activating it.
+                sc.waited.push(f);
+                return Verdict::Wait;
+            } else {
+                self.frames.set(f, pg::RECLAIM);
+                sc.nr_writeback += 1;
+            }
+            return keep_or_activate;
+        }
+        if self.frames.test(f, pg::LOCKED) {
+            return Verdict::Keep;
+        }
+        // folio_check_references
+        let rp = self.folio_referenced(f);
+        let rf = self.frames.test_clear(f, pg::REFERENCED);
+        if rp > 0 {
+            if self.profile.swapbacked_activate_on_first_ref && self.frames.test(f, pg::SWAPBACKED) {
+                return Verdict::Activate;
+            }
+            self.frames.set(f, pg::REFERENCED);
+            if rf || rp > 1 {
+                return Verdict::Activate;
+            }
+            return Verdict::Keep;
+        }
+        let owner = self.frames.owner(f);
+        // add_to_swap for anonymous pages not yet in the swap cache.
+        if matches!(owner, Owner::Anon(_)) && !self.frames.test(f, pg::SWAPCACHE) {
+            let Some(entry) = self.swap.alloc(cpu) else {
+                return Verdict::Activate;
+            };
+            self.add_to_swap_cache(f, entry);
+            self.frames.set(f, pg::DIRTY);
+        }
+        if self.folio_mapped(f) {
+            self.try_to_unmap(f);
+        }
+        self.charge(self.cost.reclaim_ns);
+        if self.frames.test(f, pg::DIRTY) {
+            if let Owner::Shmem(o) = owner {
+                // shmem_writepage: move the page from the shmem page cache to swap.
+                if !self.frames.test(f, pg::SWAPCACHE) {
+                    let Some(entry) = self.swap.alloc(cpu) else {
+                        return Verdict::Activate;
+                    };
+                    self.add_to_swap_cache(f, entry);
+                    let idx = self.frames.index[f as usize] as usize;
+                    self.shmem[o as usize].slots[idx] = pte::SWAP | entry.0;
+                    self.swap.area(entry).dup(entry.slot());
+                    let mc = self.frames.memcg[f as usize];
+                    self.memcgs[mc as usize].swap_usage += 1;
+                    self.frames.set_owner(f, Owner::None, 0);
+                }
+            }
+            self.swap_writepage(f);
+            *pageout += 1;
+            // A write that completed at once (zswap, zeromap, a synchronous device) leaves
+            // the page clean: it is freed below, in this pass.
+            if self.frames.test(f, pg::WRITEBACK | pg::DIRTY) {
+                return Verdict::Keep;
+            }
+        }
+        // Clean: __remove_mapping.
+        if self.frames.test(f, pg::SWAPCACHE) {
+            let entry = Entry(self.frames.swap[f as usize]);
+            if self.profile.workingset == WorkingsetMode::AnonAndFile {
+                let s = self.workingset_eviction(f);
+                self.swap.area(entry).set_shadow(entry.slot(), s);
+            }
+            self.frames.clear(f, pg::SWAPCACHE);
+            self.frames.swap[f as usize] = 0;
+            self.swap.area(entry).clear_cache_bit(entry.slot());
+        } else if let Owner::Shmem(o) = owner {
+            let idx = self.frames.index[f as usize] as usize;
+            self.shmem[o as usize].slots[idx] = 0;
+        } else if let Owner::File(a) = owner {
+            self.page_cache_delete(f, a);
+        }
+        Verdict::Freed
+    }
+
+    /// `lru_note_cost`: add reclaim cost to `m` and its ancestors, halving both costs when
+    /// they exceed a quarter of the lruvec.
+    pub(crate) fn lru_note_cost(&mut self, m: u16, t: usize, cost: u64) {
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let size: u64 = self.lru_view(c).iter().sum();
+            let st = &mut self.memcgs[c as usize].stat;
+            st.cost[t] += cost;
+            if st.cost[0] + st.cost[1] > size / 4 {
+                st.cost[0] /= 2;
+                st.cost[1] /= 2;
+            }
+            cur = if c == 0 { None } else { Some(0) };
+        }
+    }
+
+    /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more
+    /// pages are written back or `timeout_ns` passes.
+    pub fn reclaim_throttle(&mut self, th: u32, timeout_ns: u64) {
+        self.throttle_target = self.throttle_target.min(self.nr_written + 32);
+        if th == self.kswapd_thread() {
+            self.kswapd.throttled = true;
+        } else {
+            self.tasks[th as usize].state = TaskState::Throttled;
+        }
+        self.block(th);
+        let at = self.now + timeout_ns;
+        self.wake(th, at);
+    }
+
+    pub(crate) fn release_throttled(&mut self) {
+        self.throttle_target = u64::MAX;
+        for tid in 0..self.tasks.len() {
+            if self.tasks[tid].state == TaskState::Throttled {
+                self.tasks[tid].state = TaskState::Runnable;
+                self.wake(tid as u32, self.now);
+            }
+        }
+        if self.kswapd.throttled {
+            self.kswapd.throttled = false;
+            let k = self.kswapd_thread();
+            self.wake(k, self.now);
+        }
+    }
+
+    /// Whether pages are in flight that reclaim could wait for.
+    pub fn writeback_in_flight(&self) -> bool {
+        self.nr_writeback > 0
+    }
+}
+
+/// Whether pre-3.11 kswapd takes its `congestion_wait` nap at the end of a priority pass.
+#[derive(Debug, PartialEq, Eq)]
+enum NapDecision {
+    /// Priority still at DEF_PRIORITY - 2 or above, or nothing scanned: no nap.
+    NotTroubled,
+    /// Troubled and free memory above min: `congestion_wait(BLK_RW_ASYNC, HZ/10)`.
+    Naps,
+    /// Troubled, but a zone is under its min watermark (`has_under_min_watermark_zone`):
+    /// kswapd keeps reclaiming (`kswapd_skip_congestion_wait`).
+    SkippedUnderMin,
+}
+
+/// `balance_pgdat` (3.6): after a pass below DEF_PRIORITY - 2 that scanned something,
+/// kswapd naps unless free memory fails the min watermark, which `__zone_watermark_ok`
+/// does at `free <= min` already.
+fn kswapd_nap_pre_3_11(sc: &ScanControl, free: u64, min: u64) -> NapDecision {
+    if sc.nr_scanned == 0 || sc.priority + 2 >= DEF_PRIORITY {
+        NapDecision::NotTroubled
+    } else if free <= min {
+        NapDecision::SkippedUnderMin
+    } else {
+        NapDecision::Naps
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pre_3_11_kswapd_naps_below_priority_10_unless_free_memory_fails_the_min_watermark() {
+        let sc = |priority, nr_scanned| ScanControl { priority, nr_scanned, ..ScanControl::new(32, None, true) };
+        // DEF_PRIORITY 12: passes at 12, 11 and 10 never nap, nor one that scanned nothing.
+        assert_eq!(kswapd_nap_pre_3_11(&sc(10, 100), 500, 1000), NapDecision::NotTroubled);
+        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 0), 5000, 1000), NapDecision::NotTroubled);
+        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 100), 1001, 1000), NapDecision::Naps);
+        // At exactly the min watermark the zone already fails it.
+        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 100), 1000, 1000), NapDecision::SkippedUnderMin);
+        assert_eq!(kswapd_nap_pre_3_11(&sc(0, 100), 10, 1000), NapDecision::SkippedUnderMin);
+    }
+}

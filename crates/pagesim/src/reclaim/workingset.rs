@@ -1,0 +1,80 @@
+//! Models mm/workingset.c: the shadow entry a page leaves behind when it is evicted
+//! (`workingset_eviction`: the memcg and the nonresident age at eviction), the refault
+//! distance when it comes back (`workingset_refault`: activate if it is smaller than the
+//! workingset, count `workingset_refault_*`, `_activate_*`, `_restore_*`), and the
+//! nonresident age clock (`workingset_age_nonresident`). Which rule decides activation
+//! depends on the profile (`WorkingsetMode`).
+
+use crate::engine::Sim;
+use crate::mm::pg;
+use crate::mm::vmstat::Counter;
+use crate::reclaim::scan_balance::SWAP_CLUSTER_MAX;
+use crate::scenario::profile::WorkingsetMode;
+use crate::swap::Shadow;
+
+impl Sim {
+    /// `workingset_age_nonresident`: advance the clock of `m` and its ancestors.
+    pub fn workingset_age_nonresident(&mut self, m: u16, n: u64) {
+        self.memcgs[m as usize].stat.nonresident_age += n;
+        if m != 0 {
+            self.memcgs[0].stat.nonresident_age += n;
+        }
+    }
+
+    /// `workingset_eviction`: the shadow of an evicted page.
+    pub(crate) fn workingset_eviction(&mut self, f: u32) -> Shadow {
+        let m = self.frames.memcg[f as usize];
+        let age = self.memcgs[m as usize].stat.nonresident_age;
+        self.workingset_age_nonresident(m, 1);
+        Shadow { memcg: m, age, workingset: self.frames.test(f, pg::WORKINGSET) }
+    }
+
+    /// `workingset_refault` for a page read into frame `f` at a swap slot (`file` false)
+    /// or page-cache index (`file` true) that held `shadow`: counts the refault, and
+    /// activates the page if its refault distance fits in the workingset.
+    pub fn workingset_refault(&mut self, f: u32, shadow: Shadow, file: bool) {
+        let tracked = match self.profile.workingset {
+            WorkingsetMode::Off => false,
+            WorkingsetMode::FileOnly => file,
+            WorkingsetMode::AnonAndFile => true,
+        };
+        if !tracked {
+            return;
+        }
+        let m = self.frames.memcg[f as usize];
+        let (refault, activate, restore) = if file {
+            (Counter::WorkingsetRefaultFile, Counter::WorkingsetActivateFile, Counter::WorkingsetRestoreFile)
+        } else {
+            (Counter::WorkingsetRefaultAnon, Counter::WorkingsetActivateAnon, Counter::WorkingsetRestoreAnon)
+        };
+        self.count(refault, m, 1);
+        self.mem_cgroup_flush_stats();
+        let em = if (shadow.memcg as usize) < self.memcgs.len() { shadow.memcg } else { 0 };
+        let distance = self.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
+        // [inactive_anon, active_anon, inactive_file, active_file]
+        let s = self.lru_view(em);
+        let ws = if self.profile.workingset == WorkingsetMode::FileOnly {
+            // 3.15-5.8: the refault fits if it is within the active file list.
+            s[3]
+        } else {
+            // >=5.9 workingset_test_recent: the other type's inactive list counts too,
+            // and anon lists only while swap has room.
+            let mut ws = s[3] + if file { 0 } else { s[2] };
+            if self.swap.free_pages() > 0 {
+                ws += s[1] + if file { s[0] } else { 0 };
+            }
+            ws
+        };
+        if distance > ws {
+            return;
+        }
+        self.frames.set(f, pg::ACTIVE);
+        self.workingset_age_nonresident(m, 1);
+        self.count(activate, m, 1);
+        if shadow.workingset {
+            self.frames.set(f, pg::WORKINGSET);
+            self.count(restore, m, 1);
+            self.lru_note_cost(m, file as usize, SWAP_CLUSTER_MAX);
+        }
+    }
+}

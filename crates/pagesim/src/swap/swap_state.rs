@@ -1,0 +1,168 @@
+//! Models mm/swap_state.c: the swap cache (`add_to_swap_cache`, `delete_from_swap_cache`,
+//! `swap_cache_get_folio` with its readahead-hit accounting) and the reading side of
+//! swap-in readahead: `swapin_readahead` reads the window the policy gave
+//! (`swap_cluster_readahead`'s slots or `swap_vma_readahead`'s PTEs) under one block
+//! plug, one `read_swap_cache_async` per page. Which window to read is decided by the
+//! policies of swap/readahead/. The swap cache is a per-slot array in each area
+//! (`SwapArea::cache`), not the kernel's xarray split into 64 MB trees.
+
+use crate::device::IoDir;
+use crate::engine::Sim;
+use crate::mm::memory::Fault;
+use crate::mm::vmstat::Counter;
+use crate::mm::{pg, pte, Owner};
+use crate::swap::readahead::{FaultCtx, Window};
+use crate::swap::{Entry, BAD};
+
+impl Sim {
+    /// `add_to_swap_cache` at a freshly allocated slot.
+    pub fn add_to_swap_cache(&mut self, f: u32, entry: Entry) {
+        let a = self.swap.area(entry);
+        a.cache[entry.slot() as usize] = f + 1;
+        self.frames.set(f, pg::SWAPCACHE);
+        self.frames.swap[f as usize] = entry.0;
+        self.swap_note_content(f, entry);
+    }
+
+    /// The swap-in half of `__read_swap_cache_async`: new page `f` takes SWAP_HAS_CACHE at
+    /// `entry` and enters the swap cache with `flags` (PG_swapbacked and the caller's), its
+    /// shadow entry, if any, is tested for a refault, and it goes on the LRU (active when
+    /// the refault says so).
+    pub fn swap_cache_add_new(&mut self, f: u32, entry: Entry, flags: u16) {
+        let slot = entry.slot();
+        let ok = self.swap.area(entry).prepare_cache(slot);
+        debug_assert!(ok, "slot {slot} could not take SWAP_HAS_CACHE");
+        self.add_to_swap_cache(f, entry);
+        self.frames.set(f, pg::SWAPBACKED | flags);
+        self.frames.set_owner(f, Owner::None, 0);
+        if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
+            self.workingset_refault(f, shadow, false);
+        }
+        let active = self.frames.test(f, pg::ACTIVE);
+        self.frames.clear(f, pg::ACTIVE);
+        self.lru_add(f, active);
+    }
+
+    /// `folio_free_swap`: drop a page from the swap cache; the page becomes the only copy.
+    pub fn delete_from_swap_cache(&mut self, f: u32) {
+        let entry = Entry(self.frames.swap[f as usize]);
+        self.frames.clear(f, pg::SWAPCACHE);
+        self.frames.swap[f as usize] = 0;
+        self.frames.set(f, pg::DIRTY);
+        self.swap.area(entry).clear_cache_bit(entry.slot());
+    }
+
+    /// Swap-cache lookup with readahead-hit accounting (`swap_cache_get_folio`).
+    /// Returns the frame, or `Err(Blocked)` when its read is still in flight.
+    pub(crate) fn swap_cache_get_folio(&mut self, tid: u32, ctx: &FaultCtx, entry: Entry) -> Option<Result<u32, Fault>> {
+        let f = self.swap.area_ref(entry).cached(entry.slot())?;
+        let was_ra = self.frames.test_clear(f, pg::READAHEAD);
+        if was_ra {
+            let m = self.tasks[tid as usize].memcg;
+            self.count(Counter::SwapRaHit, m, 1);
+        }
+        self.swap_ra.on_cache_hit(ctx, was_ra);
+        if self.frames.test(f, pg::LOCKED) {
+            return Some(Err(self.wait_page(tid, f)));
+        }
+        Some(Ok(f))
+    }
+
+    /// Reads the readahead window and the target (`swap_cluster_readahead`,
+    /// `swap_vma_readahead`), under one block plug.
+    pub(crate) fn swapin_readahead(
+        &mut self,
+        tid: u32,
+        ctx: &FaultCtx,
+        win: Window,
+        entry: Entry,
+        target: u32,
+        vma: Option<u32>,
+    ) {
+        let memcg = self.tasks[tid as usize].memcg;
+        let area = entry.area();
+        let mut target_read = false;
+        match win {
+            Window::Target => {}
+            Window::Slots { lo, hi } => {
+                for s in lo..=hi {
+                    if s == entry.slot() {
+                        self.read_swap_cache_async(Entry::new(area as u32, s), memcg, Some(target));
+                        target_read = true;
+                    } else {
+                        self.read_swap_cache_async(Entry::new(area as u32, s), memcg, None);
+                    }
+                }
+            }
+            Window::VmaPages { start, end } => {
+                let v = vma.expect("VMA window for an anon fault") as usize;
+                for i in start..end {
+                    let e = self.vmas[v].pte[i as usize];
+                    if e & pte::SWAP == 0 {
+                        continue;
+                    }
+                    let en = Entry(e & !pte::SWAP);
+                    if i == ctx.index {
+                        self.read_swap_cache_async(en, memcg, Some(target));
+                        target_read = true;
+                    } else {
+                        self.read_swap_cache_async(en, memcg, None);
+                    }
+                }
+            }
+        }
+        if !target_read {
+            self.read_swap_cache_async(entry, memcg, Some(target));
+        }
+        self.unplug_all();
+    }
+
+    /// `__read_swap_cache_async` + `swap_read_folio` for one slot. `target` is the
+    /// pre-allocated frame of the faulting page; readahead pages are allocated here
+    /// without reclaim, flagged PG_readahead and counted in `swap_ra`.
+    fn read_swap_cache_async(&mut self, entry: Entry, memcg: u16, target: Option<u32>) {
+        let slot = entry.slot();
+        let a = self.swap.area_ref(entry);
+        if let Some(f) = a.cached(slot) {
+            // The fault's own lookup missed just before, so only readahead slots get here.
+            debug_assert!(target.is_none(), "target slot {slot} already cached");
+            // 3.14–4.13 (and Hugh's 2012 patch) flag every page of the window that
+            // read_swap_cache_async returns, including ones already in the swap cache.
+            if self.profile.swap_ra_marks_cached {
+                self.frames.set(f, pg::READAHEAD);
+            }
+            return;
+        }
+        let b = a.map[slot as usize];
+        if b == 0 || b == BAD {
+            return;
+        }
+        if target.is_none() && self.profile.ra_skip_unreferenced && a.count(slot) == 0 {
+            return;
+        }
+        let f = match target {
+            Some(t) => t,
+            None => match self.alloc_page_atomic(memcg) {
+                Some(f) => f,
+                None => return,
+            },
+        };
+        self.swap_cache_add_new(f, entry, pg::LOCKED);
+        if self.swap_read_folio_sync(f, entry, memcg) {
+            self.frames.clear(f, pg::LOCKED);
+        } else {
+            let (dev, off) = {
+                let a = self.swap.area_ref(entry);
+                (a.dev, a.offset_of(slot))
+            };
+            self.submit_bio(dev, off, f, IoDir::Read);
+            self.count(Counter::PswpIn, memcg, 1);
+            self.count(Counter::PgpgIn, memcg, 4);
+            self.charge(self.cost.swapin_ns);
+        }
+        if target.is_none() {
+            self.frames.set(f, pg::READAHEAD);
+            self.count(Counter::SwapRa, memcg, 1);
+        }
+    }
+}

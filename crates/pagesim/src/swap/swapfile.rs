@@ -1,0 +1,564 @@
+//! Models mm/swapfile.c: swap areas, their `swap_map` and the slot allocator.
+//!
+//! Models mm/swapfile.c (`swap_info_struct`, `swap_map`, `get_swap_pages`,
+//! `scan_swap_map_slots`, `scan_swap_map_try_ssd_cluster`, `swap_duplicate`, `swap_free`,
+//! `vm_swap_full`),
+//! plus the per-area swap-cache and shadow arrays that swap_state.rs fills.
+//!
+//! A swap slot is free iff its `swap_map` byte is 0. The byte holds the number of
+//! references (page-table entries or shmem slots that point at the slot, bits 0-5) and
+//! SWAP_HAS_CACHE (0x40) while a swap-cache page exists for it. The swap cache is a flat
+//! array per area (slot -> frame + 1), the shadow of an evicted swap-cache page another
+//! (slot -> workingset shadow).
+//!
+//! Slot allocation, before 6.14 (spec readahead_swap.md §3.3):
+//! * non-rotational areas: 256-slot clusters; each CPU owns a current cluster and fills it
+//!   in order; a CPU without one takes the head of the FIFO list of free clusters; with no
+//!   free cluster left it falls back to a linear scan.
+//! * rotational areas (`scan_swap_map`): runs of 256 slots allocated in order from
+//!   `cluster_next`; a new run starts at the lowest free run of 256 slots, else the first
+//!   free slot.
+//!
+//! Areas are used by priority, round-robin among equal priorities.
+//!
+//! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
+//! count continuation pages (counts are small integers here), no THP swap.
+
+use super::{Entry, Shadow};
+use crate::mm::NIL;
+use std::collections::VecDeque;
+
+/// `SWAPFILE_CLUSTER`: slots per cluster.
+pub const CLUSTER: u32 = 256;
+/// SWAP_HAS_CACHE bit of a swap_map byte.
+pub const HAS_CACHE: u8 = 0x40;
+/// Reference-count mask of a swap_map byte.
+pub const COUNT_MASK: u8 = 0x3f;
+/// SWAP_MAP_BAD (slot 0 holds the swap header).
+pub const BAD: u8 = 0x3f;
+
+/// One swap area (`swap_info_struct`) on a block device.
+#[derive(Debug)]
+pub struct SwapArea {
+    /// Index of the block device in the engine's device table.
+    pub dev: u32,
+    /// Byte offset of slot 0 on the device.
+    pub base: u64,
+    pub prio: i32,
+    pub rotational: bool,
+    /// Slots come from per-CPU clusters (`scan_swap_map_try_ssd_cluster`).
+    pub cluster_alloc: bool,
+    /// Slots including the header (`si->max`).
+    pub nslots: u32,
+    pub map: Vec<u8>,
+    /// Swap cache: frame + 1, or 0.
+    pub cache: Vec<u32>,
+    /// Shadow entries (packed + 1), or 0.
+    shadow: Vec<u64>,
+    /// Slots in use (map != 0), header excluded.
+    pub inuse: u32,
+    // Non-rotational allocator.
+    cluster_used: Vec<u16>,
+    free_clusters: VecDeque<u32>,
+    cluster_on_free_list: Vec<bool>,
+    cpu_cluster: Vec<(u32, u32)>,
+    /// Log the slots freed into `released` (zswap or zram keep data per slot).
+    pub track_release: bool,
+    /// Slots freed since the owner of per-slot data last looked (`swap_range_free`).
+    pub released: Vec<u32>,
+    // Rotational allocator (scan_swap_map) and the non-rotational fallback scan.
+    cluster_next: u32,
+    cluster_nr: u32,
+    /// Allocators sharing `cluster_next` at this moment, and which of them allocates.
+    lanes: u32,
+    lane: u32,
+    /// Per lane, where its next slot is looked for while several allocate at once.
+    lane_next: Vec<u32>,
+}
+
+impl SwapArea {
+    /// `cluster_alloc`: use the per-CPU cluster allocator (non-rotational, ≥3.12) rather
+    /// than `scan_swap_map`'s runs.
+    pub fn new(
+        dev: u32,
+        base: u64,
+        size_bytes: u64,
+        prio: i32,
+        rotational: bool,
+        cluster_alloc: bool,
+        ncpus: u32,
+    ) -> Self {
+        let nslots = (size_bytes / 4096) as u32;
+        let nclusters = nslots.div_ceil(CLUSTER);
+        let mut map = vec![0u8; nslots as usize];
+        map[0] = BAD;
+        let mut cluster_used = vec![0u16; nclusters as usize];
+        cluster_used[0] = 1;
+        // A partial last cluster is never handed out whole; its slots come from the scan.
+        let full = nslots / CLUSTER;
+        let free_clusters: VecDeque<u32> = (1..full).collect();
+        let mut cluster_on_free_list = vec![false; nclusters as usize];
+        for &c in &free_clusters {
+            cluster_on_free_list[c as usize] = true;
+        }
+        SwapArea {
+            dev,
+            base,
+            prio,
+            rotational,
+            cluster_alloc,
+            nslots,
+            map,
+            cache: vec![0; nslots as usize],
+            shadow: vec![0; nslots as usize],
+            inuse: 0,
+            cluster_used,
+            free_clusters,
+            cluster_on_free_list,
+            cpu_cluster: vec![(NIL, 0); ncpus as usize],
+            track_release: false,
+            released: Vec::new(),
+            cluster_next: 1,
+            cluster_nr: 0,
+            lanes: 1,
+            lane: 0,
+            lane_next: vec![1],
+        }
+    }
+
+    /// Usable slots (header excluded).
+    pub fn pages(&self) -> u32 {
+        self.nslots - 1
+    }
+
+    pub fn nr_free(&self) -> u32 {
+        self.pages() - self.inuse
+    }
+
+    #[inline]
+    pub fn count(&self, slot: u32) -> u8 {
+        self.map[slot as usize] & COUNT_MASK
+    }
+
+    #[inline]
+    pub fn has_cache(&self, slot: u32) -> bool {
+        self.map[slot as usize] & HAS_CACHE != 0
+    }
+
+    /// Byte offset of a slot on the device.
+    pub fn offset_of(&self, slot: u32) -> u64 {
+        self.base + slot as u64 * 4096
+    }
+
+    /// Allocates one slot for a page about to enter the swap cache (the slot gets
+    /// SWAP_HAS_CACHE and no references yet).
+    pub fn alloc(&mut self, cpu: u32) -> Option<u32> {
+        if self.inuse >= self.pages() {
+            return None;
+        }
+        let slot = if self.cluster_alloc { self.alloc_cluster(cpu) } else { self.alloc_rotational() }?;
+        debug_assert_eq!(self.map[slot as usize], 0);
+        self.map[slot as usize] = HAS_CACHE;
+        self.inuse += 1;
+        let c = (slot / CLUSTER) as usize;
+        self.cluster_used[c] += 1;
+        if self.cluster_on_free_list[c] {
+            // The linear scan took a slot of a free cluster: it is no longer free.
+            self.cluster_on_free_list[c] = false;
+            self.free_clusters.retain(|&x| x as usize != c);
+        }
+        Some(slot)
+    }
+
+    /// `scan_swap_map_try_ssd_cluster`: fill this CPU's cluster in order.
+    fn alloc_cluster(&mut self, cpu: u32) -> Option<u32> {
+        let cpu = cpu as usize % self.cpu_cluster.len();
+        loop {
+            let (mut c, mut next) = self.cpu_cluster[cpu];
+            if c == NIL {
+                let Some(fc) = self.free_clusters.pop_front() else { break };
+                self.cluster_on_free_list[fc as usize] = false;
+                c = fc;
+                next = fc * CLUSTER;
+            }
+            let end = ((c + 1) * CLUSTER).min(self.nslots);
+            while next < end {
+                if self.map[next as usize] == 0 {
+                    self.cpu_cluster[cpu] = (c, next + 1);
+                    return Some(next);
+                }
+                next += 1;
+            }
+            self.cpu_cluster[cpu] = (NIL, 0);
+        }
+        self.scan_from_next()
+    }
+
+    /// Sets how many allocators share the cursor now and which one allocates next
+    /// (before 3.12 every CPU allocates from the one `cluster_next` under `swap_lock`).
+    /// When their number changes, every lane restarts from the cursor.
+    pub fn set_lane(&mut self, lane: u32, lanes: u32) {
+        let lanes = lanes.max(1);
+        if lanes != self.lanes {
+            if self.lanes > 1 {
+                // Slots the other lanes did not get to are still free: the cursor goes on
+                // from the lowest lane position, filling them first.
+                self.cluster_next = self.lane_next.iter().copied().min().unwrap_or(self.cluster_next);
+            }
+            self.lanes = lanes;
+            self.lane_next = (0..lanes).map(|k| self.cluster_next + k).collect();
+        }
+        self.lane = lane.min(lanes - 1);
+    }
+
+    /// `scan_swap_map`: runs of [`CLUSTER`] slots allocated in order from `cluster_next`.
+    /// When a run is used up, a rotational area looks for the lowest free run of CLUSTER
+    /// slots (from `lowest_bit`), a non-rotational one for the next free run after the
+    /// cursor, wrapping ("we let swap pages go all over an SSD partition"); without one,
+    /// allocation goes on from the first free slot (rotational: from the lowest).
+    ///
+    /// Several reclaimers running at once on different CPUs take slots from the shared
+    /// cursor in turn, so each one's pages land in every n-th slot ("if multiple tasks are
+    /// doing swap, this will cause interleave disk access", Shaohua Li's 2013 per-CPU
+    /// cluster patch, merged in 3.12 for SSDs): lane k of n takes the first free slot
+    /// from its own position, which then moves n slots on.
+    fn alloc_rotational(&mut self) -> Option<u32> {
+        if self.cluster_nr == 0 {
+            self.cluster_nr = CLUSTER - 1;
+            if self.nr_free() >= CLUSTER {
+                let from = if self.rotational { 1 } else { self.cluster_next };
+                match self.find_free_run(from) {
+                    Some(run) => self.cluster_next = run,
+                    None if self.rotational => self.cluster_next = 1,
+                    None => {}
+                }
+                for (k, next) in self.lane_next.iter_mut().enumerate() {
+                    *next = self.cluster_next + k as u32;
+                }
+            }
+        } else {
+            self.cluster_nr -= 1;
+        }
+        if self.lanes == 1 {
+            let found = self.first_free_from(self.cluster_next)?;
+            self.cluster_next = found + 1;
+            return Some(found);
+        }
+        let k = self.lane as usize;
+        let found = self.first_free_from(self.lane_next[k])?;
+        self.lane_next[k] = found + self.lanes;
+        self.cluster_next = self.cluster_next.max(found + 1);
+        Some(found)
+    }
+
+    /// First run of CLUSTER free slots (unaligned) at or after `from`, wrapping to slot 1.
+    fn find_free_run(&self, from: u32) -> Option<u32> {
+        let from = from.clamp(1, self.nslots - 1);
+        let mut run = 0u32;
+        for s in (from..self.nslots).chain(1..from) {
+            if s == 1 {
+                run = 0;
+            }
+            if self.map[s as usize] == 0 {
+                run += 1;
+                if run == CLUSTER {
+                    return Some(s + 1 - CLUSTER);
+                }
+            } else {
+                run = 0;
+            }
+        }
+        None
+    }
+
+    /// First free slot at or after `from`, wrapping to slot 1.
+    fn first_free_from(&self, from: u32) -> Option<u32> {
+        let n = self.nslots;
+        let start = from.clamp(1, n - 1);
+        (start..n).chain(1..start).find(|&s| self.map[s as usize] == 0)
+    }
+
+    /// The non-rotational fallback scan: first free slot at or after `cluster_next`.
+    fn scan_from_next(&mut self) -> Option<u32> {
+        let found = self.first_free_from(self.cluster_next)?;
+        self.cluster_next = found + 1;
+        Some(found)
+    }
+
+    /// `swap_duplicate`: one more reference (a PTE or shmem slot now points at the slot).
+    pub fn dup(&mut self, slot: u32) {
+        let b = &mut self.map[slot as usize];
+        debug_assert!(*b != 0 && *b & COUNT_MASK < COUNT_MASK - 1, "dup of slot {slot} with map {b:#x}");
+        *b += 1;
+    }
+
+    /// `swap_free`: drops one reference; frees the slot when nothing is left.
+    pub fn put(&mut self, slot: u32) {
+        let b = &mut self.map[slot as usize];
+        debug_assert!(*b & COUNT_MASK > 0, "put of slot {slot} with no references");
+        *b -= 1;
+        if *b == 0 {
+            self.release(slot);
+        }
+    }
+
+    /// Clears SWAP_HAS_CACHE (`put_swap_folio` after `delete_from_swap_cache`); frees the
+    /// slot when no reference is left.
+    pub fn clear_cache_bit(&mut self, slot: u32) {
+        let b = &mut self.map[slot as usize];
+        debug_assert!(*b & HAS_CACHE != 0);
+        *b &= !HAS_CACHE;
+        self.cache[slot as usize] = 0;
+        if *b == 0 {
+            self.release(slot);
+        }
+    }
+
+    /// Sets SWAP_HAS_CACHE for a page entering the swap cache at an allocated slot
+    /// (`swapcache_prepare`). Returns false if the slot is free or already cached.
+    pub fn prepare_cache(&mut self, slot: u32) -> bool {
+        let b = &mut self.map[slot as usize];
+        if *b == 0 || *b == BAD || *b & HAS_CACHE != 0 {
+            return false;
+        }
+        *b |= HAS_CACHE;
+        true
+    }
+
+    /// A slot's map byte reached 0: back to the allocator (`swap_range_free`); the shadow
+    /// goes with it.
+    fn release(&mut self, slot: u32) {
+        self.inuse -= 1;
+        if self.track_release {
+            self.released.push(slot);
+        }
+        self.shadow[slot as usize] = 0;
+        let c = slot / CLUSTER;
+        let cu = &mut self.cluster_used[c as usize];
+        *cu -= 1;
+        let whole = (c + 1) * CLUSTER <= self.nslots;
+        if *cu == 0 && whole && !self.cluster_on_free_list[c as usize] {
+            // A CPU still pointing into it lets go: the cluster goes back to the free list.
+            for cc in self.cpu_cluster.iter_mut() {
+                if cc.0 == c {
+                    *cc = (NIL, 0);
+                }
+            }
+            self.cluster_on_free_list[c as usize] = true;
+            self.free_clusters.push_back(c);
+        }
+    }
+
+    pub fn set_shadow(&mut self, slot: u32, s: Shadow) {
+        self.shadow[slot as usize] = s.pack() + 1;
+    }
+
+    /// Takes the shadow of a slot, if any (a refault consumes it).
+    pub fn take_shadow(&mut self, slot: u32) -> Option<Shadow> {
+        let v = std::mem::take(&mut self.shadow[slot as usize]);
+        (v != 0).then(|| Shadow::unpack(v - 1))
+    }
+
+    /// The frame caching `slot`, if any.
+    #[inline]
+    pub fn cached(&self, slot: u32) -> Option<u32> {
+        let v = self.cache[slot as usize];
+        (v != 0).then(|| v - 1)
+    }
+}
+
+/// All swap areas and the order in which they are used.
+#[derive(Debug, Default)]
+pub struct Swap {
+    pub areas: Vec<SwapArea>,
+    /// Round-robin cursor among equal priorities.
+    rr: usize,
+}
+
+impl Swap {
+    pub fn total_pages(&self) -> u64 {
+        self.areas.iter().map(|a| a.pages() as u64).sum()
+    }
+
+    pub fn free_pages(&self) -> u64 {
+        self.areas.iter().map(|a| a.nr_free() as u64).sum()
+    }
+
+    /// `vm_swap_full`: more than half of swap is in use.
+    pub fn full(&self) -> bool {
+        self.free_pages() * 2 < self.total_pages()
+    }
+
+    pub fn any_rotational(&self) -> bool {
+        self.areas.iter().any(|a| a.rotational)
+    }
+
+    /// The allocating thread is lane `lane` of `lanes` concurrent allocators
+    /// ([`SwapArea::set_lane`]).
+    pub fn set_lane(&mut self, lane: u32, lanes: u32) {
+        for a in &mut self.areas {
+            a.set_lane(lane, lanes);
+        }
+    }
+
+    /// `folio_alloc_swap` for one page: highest priority area with room, round-robin
+    /// among equal priorities.
+    pub fn alloc(&mut self, cpu: u32) -> Option<Entry> {
+        let n = self.areas.len();
+        if n == 0 {
+            return None;
+        }
+        let best = self.areas.iter().filter(|a| a.nr_free() > 0).map(|a| a.prio).max()?;
+        for k in 0..n {
+            let i = (self.rr + k) % n;
+            if self.areas[i].prio == best && self.areas[i].nr_free() > 0 {
+                if let Some(slot) = self.areas[i].alloc(cpu) {
+                    self.rr = (i + 1) % n;
+                    return Some(Entry::new(i as u32, slot));
+                }
+            }
+        }
+        None
+    }
+
+    #[inline]
+    pub fn area(&mut self, e: Entry) -> &mut SwapArea {
+        &mut self.areas[e.area()]
+    }
+
+    #[inline]
+    pub fn area_ref(&self, e: Entry) -> &SwapArea {
+        &self.areas[e.area()]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entry_roundtrip() {
+        let e = Entry::new(3, 12345);
+        assert_eq!((e.area(), e.slot()), (3, 12345));
+        assert_ne!(e.0, 0);
+    }
+
+    #[test]
+    fn ssd_allocator_fills_per_cpu_clusters_in_order() {
+        let mut a = SwapArea::new(0, 0, 4 * 256 * 4096, -1, false, true, 2);
+        // CPU 0 takes cluster 1, CPU 1 cluster 2; each fills its own in order.
+        assert_eq!(a.alloc(0), Some(256));
+        assert_eq!(a.alloc(1), Some(512));
+        assert_eq!(a.alloc(0), Some(257));
+        assert_eq!(a.alloc(1), Some(513));
+        // Freeing a whole cluster puts it back at the tail of the free list.
+        a.clear_cache_bit(256);
+        a.clear_cache_bit(257);
+        assert_eq!(a.inuse, 2);
+        for _ in 0..254 {
+            a.alloc(1);
+        }
+        // CPU 1's cluster 2 is full: it moves on to cluster 3, then to the recycled 1.
+        assert_eq!(a.alloc(1), Some(768));
+    }
+
+    #[test]
+    fn ssd_allocator_falls_back_to_a_scan_when_clusters_run_out() {
+        let mut a = SwapArea::new(0, 0, 2 * 256 * 4096, -1, false, true, 1);
+        let mut got = Vec::new();
+        while let Some(s) = a.alloc(0) {
+            got.push(s);
+        }
+        assert_eq!(got.len(), 511);
+        assert_eq!(a.nr_free(), 0);
+        got.sort();
+        got.dedup();
+        assert_eq!(got.len(), 511, "no slot handed out twice");
+        assert!(!got.contains(&0), "the header slot is never allocated");
+    }
+
+    #[test]
+    fn rotational_allocator_allocates_runs_in_order() {
+        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
+        let v: Vec<u32> = (0..300).map(|i| a.alloc(i % 2).unwrap()).collect();
+        assert_eq!(v, (1..301).collect::<Vec<_>>(), "sequential whatever the CPU");
+    }
+
+    #[test]
+    fn a_new_run_starts_at_the_lowest_free_run_on_disks_and_after_the_cursor_on_ssds() {
+        for (rotational, want) in [(true, 1), (false, 513)] {
+            // scan_swap_map on both (3.6 has no SSD clusters yet).
+            let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, rotational, false, 1);
+            for _ in 0..512 {
+                a.alloc(0);
+            }
+            for s in 1..=300 {
+                a.clear_cache_bit(s);
+            }
+            // The 513th allocation used up the second run of 256: a new run is looked for.
+            assert_eq!(a.alloc(0), Some(want), "rotational {rotational}");
+        }
+        // With no free run of 256 left (slots 769-1023 are 255), a disk goes on from the
+        // lowest free slot, an SSD from the cursor.
+        for (rotational, want) in [(true, [2, 4]), (false, [769, 770])] {
+            let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, rotational, false, 1);
+            for _ in 0..768 {
+                a.alloc(0);
+            }
+            for s in (2..=600).step_by(2) {
+                a.clear_cache_bit(s);
+            }
+            assert_eq!([a.alloc(0).unwrap(), a.alloc(0).unwrap()], want, "rotational {rotational}");
+        }
+    }
+
+    #[test]
+    fn concurrent_allocators_interleave_on_the_shared_cursor() {
+        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
+        a.set_lane(0, 2);
+        let first: Vec<u32> = (0..3).map(|_| a.alloc(0).unwrap()).collect();
+        a.set_lane(1, 2);
+        let second: Vec<u32> = (0..3).map(|_| a.alloc(1).unwrap()).collect();
+        assert_eq!((first, second), (vec![1, 3, 5], vec![2, 4, 6]), "every other slot each");
+        // One allocator left: it goes on after the last slot handed out.
+        a.set_lane(0, 1);
+        assert_eq!(a.alloc(0), Some(7));
+        // Slots a lane did not get to are taken up first when the interleaving ends.
+        a.set_lane(0, 2);
+        assert_eq!((a.alloc(0), a.alloc(0)), (Some(8), Some(10)));
+        a.set_lane(0, 1);
+        assert_eq!((a.alloc(0), a.alloc(0), a.alloc(0)), (Some(9), Some(11), Some(12)));
+    }
+
+    #[test]
+    fn references_and_cache_bit_free_the_slot_together() {
+        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, false, true, 1);
+        let s = a.alloc(0).unwrap();
+        a.dup(s); // the PTE now points at it
+        assert_eq!((a.count(s), a.has_cache(s)), (1, true));
+        a.set_shadow(s, Shadow { memcg: 2, age: 77, workingset: true });
+        a.clear_cache_bit(s); // page reclaimed, slot keeps the data
+        assert_eq!(a.inuse, 1);
+        assert_eq!(a.take_shadow(s), Some(Shadow { memcg: 2, age: 77, workingset: true }));
+        assert!(a.prepare_cache(s));
+        a.clear_cache_bit(s);
+        a.put(s); // the PTE is gone
+        assert_eq!(a.inuse, 0);
+        assert_eq!(a.map[s as usize], 0);
+    }
+
+    #[test]
+    fn priorities_and_round_robin() {
+        let mut sw = Swap::default();
+        sw.areas.push(SwapArea::new(0, 0, 64 * 4096, -1, true, false, 1));
+        sw.areas.push(SwapArea::new(1, 0, 64 * 4096, 5, true, false, 1));
+        sw.areas.push(SwapArea::new(2, 0, 64 * 4096, 5, true, false, 1));
+        let a: Vec<usize> = (0..4).map(|_| sw.alloc(0).unwrap().area()).collect();
+        assert_eq!(a, vec![1, 2, 1, 2]);
+        while sw.areas[1].nr_free() + sw.areas[2].nr_free() > 0 {
+            assert_ne!(sw.alloc(0).unwrap().area(), 0, "lower priority only when higher ones are full");
+        }
+        assert_eq!(sw.alloc(0).unwrap().area(), 0);
+        assert!(!sw.full() || sw.free_pages() * 2 < sw.total_pages());
+    }
+}
