@@ -1,5 +1,6 @@
 //! The `pagesim` command: run, check and describe scenarios; benchmark the engine.
 
+use out::{Out, Stop};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
@@ -21,9 +22,10 @@ usage:
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match dispatch(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    let mut out = Out::stdout();
+    match dispatch(&args, &mut out).and_then(|()| out.flush()) {
+        Ok(()) | Err(Stop::ClosedPipe) => ExitCode::SUCCESS,
+        Err(Stop::Error(e)) => {
             eprintln!("pagesim: {e}");
             ExitCode::from(2)
         }
@@ -67,57 +69,58 @@ fn parse_run_args(cmd: &str, args: &[String]) -> Result<RunArgs, String> {
     Ok(RunArgs { file, sets, seed, json, quiet })
 }
 
-fn dispatch(args: &[String]) -> Result<(), String> {
-    let Some(cmd) = args.first() else { return Err(format!("missing command\n{USAGE}")) };
+fn dispatch(args: &[String], out: &mut Out) -> Result<(), Stop> {
+    let Some(cmd) = args.first() else { return Err(format!("missing command\n{USAGE}").into()) };
     let rest = &args[1..];
     match cmd.as_str() {
-        "run" => cmd_run(parse_run_args("run", rest)?),
+        "run" => cmd_run(parse_run_args("run", rest)?, out),
         "check" => {
             let a = parse_run_args("check", rest)?;
             let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
-            println!("{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name);
+            writeln!(out, "{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name)?;
             Ok(())
         }
         "describe" => {
-            println!("{:<40} {:<24} {:<22} description", "key", "unit", "default");
+            writeln!(out, "{:<40} {:<24} {:<22} description", "key", "unit", "default")?;
             for t in pagesim::scenario::describe() {
-                println!("{:<40} {:<24} {:<22} {}", t.key, t.unit, t.default, t.doc);
+                writeln!(out, "{:<40} {:<24} {:<22} {}", t.key, t.unit, t.default, t.doc)?;
             }
-            println!("\nswap_readahead policies:");
+            writeln!(out, "\nswap_readahead policies:")?;
             for r in pagesim::swap::readahead::REGISTRY {
-                println!("  {:<16} {}", r.name, r.description);
+                writeln!(out, "  {:<16} {}", r.name, r.description)?;
             }
-            println!("\nscan_balance policies:");
+            writeln!(out, "\nscan_balance policies:")?;
             for r in pagesim::reclaim::scan_balance::REGISTRY {
-                println!("  {:<16} {}", r.name, r.description);
+                writeln!(out, "  {:<16} {}", r.name, r.description)?;
             }
-            println!("\ndevice models:");
+            writeln!(out, "\ndevice models:")?;
             for (m, d) in pagesim::device::MODELS {
-                println!("  {m:<16} {d}");
+                writeln!(out, "  {m:<16} {d}")?;
             }
             Ok(())
         }
         "profiles" => {
             for p in pagesim::scenario::PROFILES {
-                println!(
+                writeln!(
+                    out,
                     "{:<12} swap_readahead={:<9} scan_balance={:<14} {}",
                     p.name, p.swap_readahead, p.scan_balance, p.description
-                );
+                )?;
             }
             Ok(())
         }
-        "bench" => bench::run(rest),
-        "reproduce" => reproduce::run(rest, USAGE),
-        "validate" => validate::run(rest, USAGE),
+        "bench" => bench::run(rest, out),
+        "reproduce" => reproduce::run(rest, USAGE, out),
+        "validate" => validate::run(rest, USAGE, out),
         "help" | "--help" | "-h" => {
-            print!("{USAGE}");
+            write!(out, "{USAGE}")?;
             Ok(())
         }
-        other => Err(format!("unknown command \"{other}\"\n{USAGE}")),
+        other => Err(format!("unknown command \"{other}\"\n{USAGE}").into()),
     }
 }
 
-fn cmd_run(a: RunArgs) -> Result<(), String> {
+fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
     let started = Instant::now();
     let mut last = Instant::now();
     let quiet = a.quiet;
@@ -138,13 +141,14 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
     let opts = pagesim::RunOptions { seed: a.seed, sets: a.sets, progress: Some(Box::new(progress)) };
     let r = pagesim::run_file(&a.file, opts).map_err(|e| e.0)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r.to_json()).expect("json"));
+        writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).expect("json"))?;
     } else {
-        print!("{}", r.to_table());
+        write!(out, "{}", r.to_table())?;
     }
     Ok(())
 }
 
 mod bench;
+mod out;
 mod reproduce;
 mod validate;

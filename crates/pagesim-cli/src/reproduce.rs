@@ -1,6 +1,7 @@
 //! `pagesim reproduce NAME`: runs a seed's table (see `pagesim::reproduce`) and prints it
 //! beside the published numbers, with each cell's ratio to the reference column.
 
+use crate::out::{Out, Stop};
 use pagesim::reproduce::{find, load_all, Cell, Table};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -52,7 +53,7 @@ fn roots() -> Vec<PathBuf> {
     v
 }
 
-pub fn run(args: &[String], usage: &str) -> Result<(), String> {
+pub fn run(args: &[String], usage: &str, out: &mut Out) -> Result<(), Stop> {
     let a = parse(args, usage)?;
     let dir = find(&a.name, &roots()).map_err(|e| e.0)?;
     let tables = load_all(&dir).map_err(|e| e.0)?;
@@ -80,16 +81,17 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
         let cells = table.run_all(&a.sets, a.jobs, &progress).map_err(|e| e.0)?;
         if a.json {
             for c in &cells {
-                println!(
+                writeln!(
+                    out,
                     "{}",
                     serde_json::to_string(&cell_json(table, c, &cells, &a.sets)).expect("JSON of plain values")
-                );
+                )?;
             }
         } else {
             if ti > 0 {
-                println!("\n");
+                writeln!(out, "\n")?;
             }
-            print_table(table, &cells);
+            print_table(table, &cells, out)?;
         }
     }
     if !a.quiet {
@@ -158,65 +160,67 @@ fn fmt_val(v: f64) -> String {
     }
 }
 
-fn print_table(table: &Table, cells: &[Cell]) {
+fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop> {
     let ncol = table.columns.len();
     let refname = &table.columns[table.reference].name;
-    println!("{}", table.title);
-    println!("source: {}", table.source);
-    println!(
+    writeln!(out, "{}", table.title)?;
+    writeln!(out, "source: {}", table.source)?;
+    writeln!(
+        out,
         "each cell: pagesim (published), {}; second line: ratio to {refname}, pagesim (published)\n",
         table.metric.name()
-    );
+    )?;
     let w = 20;
-    print!("{:<16}", "");
+    write!(out, "{:<16}", "")?;
     for c in &table.columns {
-        print!("{:>w$}", c.name);
+        write!(out, "{:>w$}", c.name)?;
     }
-    println!();
+    writeln!(out)?;
     for (ri, row) in table.rows.iter().enumerate() {
         let r = reference_value(table, cells, ri);
         let pr = row.published[table.reference];
-        print!("{:<16}", row.name);
+        write!(out, "{:<16}", row.name)?;
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match c.published {
                 Some(p) => format!("{} ({})", fmt_val(c.value), fmt_val(p)),
                 None => format!("{} (-)", fmt_val(c.value)),
             };
-            print!("{s:>w$}");
+            write!(out, "{s:>w$}")?;
         }
-        println!();
-        print!("{:<16}", format!("  / {refname}"));
+        writeln!(out)?;
+        write!(out, "{:<16}", format!("  / {refname}"))?;
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match (c.published, pr) {
                 (Some(p), Some(q)) => format!("{:.2} ({:.2})", c.value / r, p / q),
                 _ => format!("{:.2} (-)", c.value / r),
             };
-            print!("{s:>w$}");
+            write!(out, "{s:>w$}")?;
         }
-        println!();
+        writeln!(out)?;
     }
-    println!("\ncolumns:");
+    writeln!(out, "\ncolumns:")?;
     for c in &table.columns {
-        println!("  {:<10} {}  [{}]", c.name, c.about, c.set.join(" "));
+        writeln!(out, "  {:<10} {}  [{}]", c.name, c.about, c.set.join(" "))?;
     }
-    println!("\nper-cell counters:");
-    print!("{:<16} {:<16}", "row", "column");
+    writeln!(out, "\nper-cell counters:")?;
+    write!(out, "{:<16} {:<16}", "row", "column")?;
     for k in &table.counters {
-        print!(" {k:>13}");
+        write!(out, " {k:>13}")?;
     }
-    println!(" {:>11} {:>11} {:>9}", "dev_reads", "dev_writes", "avg_io_KiB");
+    writeln!(out, " {:>11} {:>11} {:>9}", "dev_reads", "dev_writes", "avg_io_KiB")?;
     for c in cells {
-        print!("{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name);
+        write!(out, "{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name)?;
         for k in &table.counters {
-            print!(" {:>13}", c.report.counter(k));
+            write!(out, " {:>13}", c.report.counter(k))?;
         }
         let (r, w, b) = c
             .report
             .devices
             .iter()
             .fold((0, 0, 0), |(r, w, b), d| (r + d.reads, w + d.writes, b + d.read_bytes + d.write_bytes));
-        println!(" {r:>11} {w:>11} {:>9}", (b / 1024).checked_div(r + w).unwrap_or(0));
+        writeln!(out, " {r:>11} {w:>11} {:>9}", (b / 1024).checked_div(r + w).unwrap_or(0))?;
     }
+    Ok(())
 }

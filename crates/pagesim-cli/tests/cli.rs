@@ -1,6 +1,8 @@
-//! The pagesim binary: exit codes and messages on bad input, and a real run.
+//! The pagesim binary: exit codes and messages on bad input, output into a closed pipe, and
+//! real runs.
 
-use std::process::Command;
+use std::io::BufRead;
+use std::process::{Command, Stdio};
 
 fn pagesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_pagesim")).args(args).output().expect("runs");
@@ -191,4 +193,55 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
             _ => assert!(set.contains("kernel.file_readahead=modern"), "{c}"),
         }
     }
+}
+
+#[test]
+fn describe_into_a_reader_that_stops_after_one_line_exits_0_without_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .arg("describe")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("key"), "{first}");
+    // The reader is dropped here, as `head -1` exits.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+}
+
+/// Runs pagesim with stdout a pipe whose reader has already exited, so that its first
+/// write fails with EPIPE (reading a line first, as above, races the writer: describe's
+/// 40 KB fit in the pipe). Returns the exit code and stderr.
+fn pagesim_into_a_closed_pipe(args: &[&str]) -> (i32, String) {
+    let mut reader = Command::new("true").stdin(Stdio::piped()).spawn().expect("true runs");
+    let pipe = reader.stdin.take().unwrap();
+    reader.wait().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim")).args(args).stdout(pipe).output().expect("runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly_with_exit_0() {
+    let quickstart = scenario("quickstart.toml");
+    let seed_004 = scenario("seed-004-readahead/1-iozone");
+    let runs: [&[&str]; 4] = [
+        &["describe"],
+        &["profiles"],
+        &["run", &quickstart, "--json", "--quiet"],
+        &["reproduce", &seed_004, "--json", "--quiet", "--set", "file.iozone.size=32MiB", "--set", "machine.ram=64MB"],
+    ];
+    for args in runs {
+        let (code, err) = pagesim_into_a_closed_pipe(args);
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+    }
+    // A failing write other than EPIPE is an error.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim")).arg("describe").stdout(full).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("pagesim: stdout: "), "{err}");
 }
