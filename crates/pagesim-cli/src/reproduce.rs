@@ -6,44 +6,38 @@ use pagesim::reproduce::{find, load_all, Cell, Table};
 use std::path::PathBuf;
 use std::time::Instant;
 
-struct Args {
+/// `pagesim reproduce`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The seed (seed-000, seed-004), or a directory holding a reproduce.toml
+    ///
+    /// A seed is looked for as scenarios/NAME-*/ in the current directory, then in the source
+    /// tree pagesim was built from. A directory may also hold one reproduce.toml per
+    /// experiment in its subdirectories.
     name: String,
-    sets: Vec<String>,
+    /// Print one JSON object per cell and line instead of the tables
+    ///
+    /// Each object has the table's, row's and column's labels, `row`, `column`, `set` (the
+    /// overrides that made the cell), `metric`, `value`, `published` (null where the seed has
+    /// no figure), `ratio` and `published_ratio` to the reference column, the run's vmstat
+    /// `counters` and its `devices`.
+    #[arg(long)]
     json: bool,
+    /// Cells run at once, each on its own thread [default: the number of CPUs]
+    #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Override a field of every cell's scenario: KEY=VALUE, may be repeated
+    ///
+    /// As `pagesim run --set`, applied after the row's and the column's overrides, for
+    /// example a scaled-down table: --set machine.ram=90MB --set region.map.size=100MB.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Print no progress on stderr
+    ///
+    /// By default each table prints its cell count, each finished cell a line, and the end
+    /// the total time.
+    #[arg(long, short)]
     quiet: bool,
-    jobs: usize,
-}
-
-fn parse(args: &[String], usage: &str) -> Result<Args, String> {
-    let mut name = None;
-    let mut sets = Vec::new();
-    let (mut json, mut quiet) = (false, false);
-    let mut jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--set" => sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
-            s if s.starts_with("--set=") => sets.push(s["--set=".len()..].to_string()),
-            "--json" => json = true,
-            "--quiet" | "-q" => quiet = true,
-            "--jobs" | "-j" => {
-                let v = it.next().ok_or("--jobs needs a number")?;
-                jobs = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("--jobs: expected a positive integer, got \"{v}\""))?;
-            }
-            s if s.starts_with('-') => return Err(format!("reproduce: unknown option {s}\n{usage}")),
-            s => {
-                if name.replace(s.to_string()).is_some() {
-                    return Err(format!("reproduce: one table at a time\n{usage}"));
-                }
-            }
-        }
-    }
-    let name = name.ok_or_else(|| format!("reproduce: missing NAME (for example seed-000)\n{usage}"))?;
-    Ok(Args { name, sets, json, quiet, jobs })
 }
 
 /// Where tables are looked for: ./scenarios, then the source tree the binary was built from.
@@ -53,8 +47,8 @@ fn roots() -> Vec<PathBuf> {
     v
 }
 
-pub fn run(args: &[String], usage: &str, out: &mut Out) -> Result<(), Stop> {
-    let a = parse(args, usage)?;
+pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
+    let jobs = a.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
     let dir = find(&a.name, &roots()).map_err(|e| e.0)?;
     let tables = load_all(&dir).map_err(|e| e.0)?;
     let start = Instant::now();
@@ -62,7 +56,7 @@ pub fn run(args: &[String], usage: &str, out: &mut Out) -> Result<(), Stop> {
     for (ti, table) in tables.iter().enumerate() {
         let n = table.rows.len() * table.columns.len();
         if !a.quiet {
-            eprintln!("{}: {} cells on {} threads", table.title, n, a.jobs.min(n));
+            eprintln!("{}: {} cells on {} threads", table.title, n, jobs.min(n));
         }
         let done = std::sync::atomic::AtomicUsize::new(0);
         let progress = |c: &Cell| {
@@ -78,7 +72,7 @@ pub fn run(args: &[String], usage: &str, out: &mut Out) -> Result<(), Stop> {
                 );
             }
         };
-        let cells = table.run_all(&a.sets, a.jobs, &progress).map_err(|e| e.0)?;
+        let cells = table.run_all(&a.sets, jobs, &progress).map_err(|e| e.0)?;
         if a.json {
             for c in &cells {
                 writeln!(

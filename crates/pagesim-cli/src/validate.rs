@@ -88,48 +88,47 @@ pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
     ("iops_max", "65000"),
 ];
 
-#[derive(Debug)]
-struct Args {
+/// `pagesim validate`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario files to run on the host and in pagesim (at least one, unless --probe)
+    #[arg(value_name = "SCENARIO", required_unless_present = "probe")]
     files: Vec<PathBuf>,
+    /// Runs of each scenario on the host, each from a cold state
+    ///
+    /// The table shows the kernel's median, minimum and maximum over them.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeats: u32,
+    /// Also write everything to FILE as JSON
+    ///
+    /// The host's tunables and disk, each scenario's overrides, host runs, pagesim report and
+    /// comparison, the acceptance statistic, and whether the machine was left as found.
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Override a scenario field: KEY=VALUE, may be repeated
+    ///
+    /// As `pagesim run --set`. Applied to the host run, and in pagesim after the host's
+    /// settings, so it wins over them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Seed of the host runs' random accesses, which pagesim then uses too [default: the
+    /// scenario's]
+    #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Exit with status 1 when the acceptance statistic is below 80%
+    ///
+    /// The statistic: the fraction of (scenario, counter) pairs with a kernel median above
+    /// 1000 for which pagesim is within 15% of the median.
+    #[arg(long)]
     check: bool,
+    /// Measure the disk that holds the swap files first, and print its latencies and IOPS
+    ///
+    /// O_DIRECT requests at random offsets of a 1 GiB file in the temp directory: 4 KiB reads
+    /// at queue depths 1, 4 and 16, reads and writes of 4 KiB to 1 MiB at depth 1. The
+    /// measurement behind pagesim's model of the validation host's disk (docs/model.md).
+    /// Without SCENARIOs only this runs.
+    #[arg(long)]
     probe: bool,
-}
-
-fn parse(args: &[String], usage: &str) -> Result<Args, String> {
-    let mut a =
-        Args { files: Vec::new(), repeats: 3, json: None, sets: Vec::new(), seed: None, check: false, probe: false };
-    let mut it = args.iter();
-    while let Some(s) = it.next() {
-        match s.as_str() {
-            "--repeats" | "-n" => {
-                let v = it.next().ok_or("--repeats needs a number")?;
-                a.repeats = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("--repeats: expected a positive integer, got \"{v}\""))?;
-            }
-            "--json" => a.json = Some(PathBuf::from(it.next().ok_or("--json needs a FILE")?)),
-            "--set" => a.sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
-            s if s.starts_with("--set=") => a.sets.push(s["--set=".len()..].to_string()),
-            "--seed" => {
-                let v = it.next().ok_or("--seed needs a number")?;
-                a.seed = Some(v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got \"{v}\""))?);
-            }
-            "--check" => a.check = true,
-            "--probe" => a.probe = true,
-            s if s.starts_with('-') => return Err(format!("validate: unknown option {s}\n{usage}")),
-            s => a.files.push(PathBuf::from(s)),
-        }
-    }
-    if a.files.is_empty() && !a.probe {
-        return Err(format!("validate: missing SCENARIO\n{usage}"));
-    }
-    Ok(a)
 }
 
 /// The kernel profile for a host kernel release (`6.18.44-fc` → the newest `linux-X.Y[.Z]`
@@ -492,8 +491,7 @@ fn disk_queue(dir: &Path) -> BTreeMap<String, String> {
     q
 }
 
-pub fn run(args: &[String], usage: &str, out: &mut Out) -> Result<(), Stop> {
-    let a = parse(args, usage)?;
+pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     if !pagesim_host::is_root() {
         return Err("validate: needs root (it creates swap files and memory cgroups and changes vm tunables); \
                     run it with sudo"
@@ -788,13 +786,40 @@ mod tests {
         assert!(t.contains("+10.0% ok") && t.contains("+50.0% OUT"), "{t}");
     }
 
+    /// `pagesim validate ARGS...` as clap parses it.
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        use clap::Parser;
+        let cli = crate::Cli::try_parse_from(["pagesim", "validate"].iter().chain(args))?;
+        match cli.command {
+            crate::Command::Validate(a) => Ok(a),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
     #[test]
     fn arguments() {
-        let a = parse(&["a.toml".into(), "--repeats".into(), "5".into(), "b.toml".into()], "u").unwrap();
+        use clap::error::ErrorKind;
+        let a = parse(&["a.toml", "--repeats", "5", "b.toml"]).unwrap();
         assert_eq!((a.files.len(), a.repeats), (2, 5));
-        assert!(parse(&["--repeats".into(), "0".into(), "a.toml".into()], "u").is_err());
-        assert!(parse(&[], "u").unwrap_err().contains("missing SCENARIO"));
-        assert!(parse(&["--probe".into()], "u").is_ok());
-        assert!(parse(&["--frob".into()], "u").unwrap_err().contains("--frob"));
+        assert_eq!(parse(&["a.toml"]).unwrap().repeats, 3, "the default");
+        assert_eq!(parse(&["-n", "0", "a.toml"]).unwrap_err().kind(), ErrorKind::ValueValidation);
+        assert_eq!(parse(&[]).unwrap_err().kind(), ErrorKind::MissingRequiredArgument);
+        let a = parse(&["--probe"]).unwrap();
+        assert!(a.probe && a.files.is_empty());
+        let e = parse(&["--frob"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownArgument);
+        assert!(e.to_string().contains("--frob"), "{e}");
+        let a = parse(&["--set", "vm.swappiness=10", "--set=machine.ram=1GB", "a.toml"]).unwrap();
+        assert_eq!(a.sets, ["vm.swappiness=10", "machine.ram=1GB"]);
+    }
+
+    #[test]
+    fn the_check_help_states_the_acceptance_thresholds() {
+        use clap::CommandFactory;
+        let mut cmd = crate::Cli::command();
+        let help = cmd.find_subcommand_mut("validate").unwrap().render_long_help().to_string();
+        for n in [REQUIRED_FRACTION * 100.0, TOLERANCE * 100.0, MIN_KERNEL_VALUE] {
+            assert!(help.contains(&format!("{n:.0}")), "{n} is not in\n{help}");
+        }
     }
 }

@@ -1,5 +1,5 @@
-//! The pagesim binary: exit codes and messages on bad input, output into a closed pipe, and
-//! real runs.
+//! The pagesim binary: exit codes and messages on bad input, help, output into a closed
+//! pipe, and real runs.
 
 use std::io::BufRead;
 use std::process::{Command, Stdio};
@@ -30,7 +30,7 @@ fn bad_input_exits_2_with_a_message_naming_the_problem() {
     assert!(err.contains("--seed"), "{err}");
     let (code, _, err) = pagesim(&["frobnicate"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown command") && err.contains("usage"), "{err}");
+    assert!(err.contains("unrecognized subcommand 'frobnicate'") && err.contains("Usage:"), "{err}");
     let dir = std::env::temp_dir().join(format!("pagesim-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.toml");
@@ -67,7 +67,7 @@ fn describe_and_profiles_list_the_registries() {
 fn validate_needs_root_and_says_so_with_exit_code_2() {
     let (code, _, err) = pagesim(&["validate"]);
     assert_eq!(code, 2);
-    assert!(err.contains("missing SCENARIO"), "{err}");
+    assert!(err.contains("required arguments were not provided") && err.contains("<SCENARIO>"), "{err}");
     // Run as an unprivileged user: as root the test drops to uid/gid 65534 (nobody) for the
     // child; otherwise it already is one.
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pagesim"));
@@ -192,6 +192,86 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
             "ondemand-2.6.23" => assert!(set.contains("kernel.file_readahead=ondemand-2.6.22-mm1"), "{c}"),
             _ => assert!(set.contains("kernel.file_readahead=modern"), "{c}"),
         }
+    }
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "check", "describe", "profiles", "reproduce", "bench", "validate"];
+
+#[test]
+fn version_is_the_crate_s() {
+    let (code, out, _) = pagesim(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, format!("pagesim {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_lists_every_subcommand_and_no_subcommand_prints_it_with_exit_2() {
+    let (code, out, _) = pagesim(&["--help"]);
+    assert_eq!(code, 0);
+    let commands: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for c in SUBCOMMANDS {
+        assert!(commands.contains(c), "{c} is not under Commands:\n{out}");
+    }
+    for c in SUBCOMMANDS {
+        let (code, out, err) = pagesim(&[c, "--help"]);
+        assert_eq!(code, 0, "{c} --help: {err}");
+        assert!(out.contains(&format!("Usage: pagesim {c}")), "{c} --help:\n{out}");
+    }
+    let (code, out, err) = pagesim(&[]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty() && err.contains("Usage: pagesim <COMMAND>") && err.contains("reproduce"), "{err}");
+}
+
+#[test]
+fn run_help_explains_every_option() {
+    let (code, out, _) = pagesim(&["run", "--help"]);
+    assert_eq!(code, 0);
+    // Each option, and a word of its explanation on the lines below it.
+    for (option, explained) in [
+        ("--set <KEY=VALUE>", "dotted path"),
+        ("--seed <N>", "random number generator"),
+        ("--json", "JSON"),
+        ("-q, --quiet", "progress"),
+    ] {
+        let at = out.find(option).unwrap_or_else(|| panic!("{option} missing:\n{out}"));
+        let entry: String =
+            out[at..].lines().take_while(|l| !l.trim().starts_with('-') || l.contains(option)).collect();
+        assert!(entry.contains(explained), "{option} is not explained:\n{out}");
+    }
+}
+
+#[test]
+fn usage_errors_are_clap_s_and_exit_2() {
+    let quickstart = scenario("quickstart.toml");
+    let (code, _, err) = pagesim(&["run", &quickstart, "--frob"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unexpected argument '--frob'"), "{err}");
+    let (code, _, err) = pagesim(&["validate", "--repeats", "0", &quickstart]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value '0' for '--repeats <N>'"), "{err}");
+    let (code, _, err) = pagesim(&["reproduce", "seed-000", "-j", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value '0' for '--jobs <N>'"), "{err}");
+}
+
+#[test]
+fn set_takes_its_value_after_a_space_or_an_equals_sign_and_repeats() {
+    let quickstart = scenario("quickstart.toml");
+    let (code, out, err) =
+        pagesim(&["check", &quickstart, "--set", "vm.swappiness=3", "--set=vm.page-cluster=0", "--set=seed=7"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ok"), "{out}");
+    // Each form reaches the scenario: a misspelt key fails, named.
+    for args in [["--set", "vm.swapiness=3"].as_slice(), &["--set=vm.swapiness=3"]] {
+        let (code, _, err) = pagesim(&[&["check", quickstart.as_str()], args].concat());
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains("swapiness"), "{args:?}: {err}");
     }
 }
 
