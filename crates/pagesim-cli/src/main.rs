@@ -6,7 +6,7 @@
 //! `--help` prints. Usage errors are clap's (exit status 2); a runtime error prints
 //! `pagesim: <message>` and exits with 2 too. Results go to stdout through [`out::Out`].
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use out::{Out, Stop};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -68,6 +68,16 @@ enum Command {
     /// acceptance statistic (see --check). Exit status 1 when a host run failed or the machine
     /// was not left as found.
     Validate(validate::Args),
+    /// Print a shell completion script to stdout
+    ///
+    /// For example, bash: `pagesim completions bash > ~/.local/share/bash-completion/completions/pagesim`;
+    /// zsh: `pagesim completions zsh > ~/.zfunc/_pagesim` with ~/.zfunc on $fpath;
+    /// fish: `pagesim completions fish > ~/.config/fish/completions/pagesim.fish`.
+    Completions {
+        /// The shell to write the script for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 /// A scenario file with overrides: what `run` and `check` load.
@@ -158,6 +168,13 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
         Command::Bench(a) => bench::run(a, out),
         Command::Reproduce(a) => reproduce::run(a, out),
         Command::Validate(a) => validate::run(a, out),
+        Command::Completions { shell } => {
+            // clap_complete panics when a write fails: the script is built in memory and
+            // written like any other output.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "pagesim", &mut script);
+            out.write_all(&script)
+        }
     }
 }
 

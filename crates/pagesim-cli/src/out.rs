@@ -45,6 +45,10 @@ impl Out {
         self.0.write_fmt(args).map_err(stop)
     }
 
+    pub fn write_all(&mut self, bytes: &[u8]) -> Result<(), Stop> {
+        self.0.write_all(bytes).map_err(stop)
+    }
+
     /// Writes out what is buffered (a last line without a newline), so that its error,
     /// EPIPE too, is seen here rather than ignored at exit.
     pub fn flush(&mut self) -> Result<(), Stop> {

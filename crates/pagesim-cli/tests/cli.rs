@@ -1,5 +1,5 @@
-//! The pagesim binary: exit codes and messages on bad input, help, output into a closed
-//! pipe, and real runs.
+//! The pagesim binary: exit codes and messages on bad input, help and completions, output
+//! into a closed pipe, and real runs.
 
 use std::io::BufRead;
 use std::process::{Command, Stdio};
@@ -195,7 +195,7 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
     }
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "describe", "profiles", "reproduce", "bench", "validate"];
+const SUBCOMMANDS: &[&str] = &["run", "check", "describe", "profiles", "reproduce", "bench", "validate", "completions"];
 
 #[test]
 fn version_is_the_crate_s() {
@@ -276,6 +276,21 @@ fn set_takes_its_value_after_a_space_or_an_equals_sign_and_repeats() {
 }
 
 #[test]
+fn completions_are_a_script_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = pagesim(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        // validate's --repeats (fish spells it `-l repeats`).
+        assert!(out.contains("reproduce") && out.contains("repeats"), "{shell}:\n{out}");
+    }
+    let (_, bash, _) = pagesim(&["completions", "bash"]);
+    assert!(bash.contains("complete -F _pagesim"), "{bash}");
+    let (code, _, err) = pagesim(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'tcsh'"), "{err}");
+}
+
+#[test]
 fn describe_into_a_reader_that_stops_after_one_line_exits_0_without_a_panic() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pagesim"))
         .arg("describe")
@@ -308,10 +323,11 @@ fn pagesim_into_a_closed_pipe(args: &[&str]) -> (i32, String) {
 fn output_into_a_closed_pipe_ends_quietly_with_exit_0() {
     let quickstart = scenario("quickstart.toml");
     let seed_004 = scenario("seed-004-readahead/1-iozone");
-    let runs: [&[&str]; 4] = [
+    let runs: [&[&str]; 5] = [
         &["describe"],
         &["profiles"],
         &["run", &quickstart, "--json", "--quiet"],
+        &["completions", "bash"],
         &["reproduce", &seed_004, "--json", "--quiet", "--set", "file.iozone.size=32MiB", "--set", "machine.ram=64MB"],
     ];
     for args in runs {
