@@ -9,8 +9,17 @@
 //! * file-thrash: sequential read(2) passes over a file 1.1x memory on a `ram` device, so
 //!   every page is read through readahead and reclaimed again.
 
+use crate::out::{Out, Stop};
 use pagesim::Counter;
 use std::time::Instant;
+
+/// `pagesim bench`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// A shorter run for a quick look: fewer passes, and no `big` case (16 GiB of RAM)
+    #[arg(long)]
+    quick: bool,
+}
 
 /// One core with `ram` and a large `ram` block device, `ram0`, for swap or files.
 fn machine(ram: &str) -> String {
@@ -63,11 +72,12 @@ fn timed(label: &str, text: &str) -> Result<(pagesim::Report, f64), String> {
     Ok((r, t.elapsed().as_secs_f64()))
 }
 
-fn one(label: &str, text: &str) -> Result<(), String> {
+fn one(label: &str, text: &str, out: &mut Out) -> Result<(), Stop> {
     let (r, wall) = timed(label, text)?;
     let faults = r.counter(Counter::PgFault);
     let ops = accesses_of(text);
-    println!(
+    writeln!(
+        out,
         "{label:<8} {:>12} accesses in {wall:>7.2} s = {:>8.2} M accesses/s; {faults} faults = {:.2} M faults/s; \
          pswpin {} pswpout {}; peak RSS {} MiB",
         ops,
@@ -76,8 +86,7 @@ fn one(label: &str, text: &str) -> Result<(), String> {
         r.counter(Counter::PswpIn),
         r.counter(Counter::PswpOut),
         peak_rss_kb() / 1024
-    );
-    Ok(())
+    )
 }
 
 fn accesses_of(text: &str) -> u64 {
@@ -105,38 +114,33 @@ passes = {passes}
         )
 }
 
-fn one_file(label: &str, text: &str) -> Result<(), String> {
+fn one_file(label: &str, text: &str, out: &mut Out) -> Result<(), Stop> {
     let (r, wall) = timed(label, text)?;
     let pages = r.counter(Counter::FileReadPages);
-    println!(
+    writeln!(
+        out,
         "{label:<11} {pages:>12} pages read in {wall:>7.2} s = {:>8.2} M pages/s; pgpgin {} KiB, \
          pgsteal_file {}; peak RSS {} MiB",
         pages as f64 / wall / 1e6,
         r.counter(Counter::PgpgIn),
         r.counter(Counter::PgStealFile),
         peak_rss_kb() / 1024
-    );
-    Ok(())
+    )
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let quick = args.iter().any(|a| a == "--quick");
-    for a in args {
-        if a != "--quick" {
-            return Err(format!("bench: unknown option {a}"));
-        }
-    }
-    println!("pagesim bench (one core; simulated accesses per wall-clock second)");
+pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
+    let quick = a.quick;
+    writeln!(out, "pagesim bench (one core; simulated accesses per wall-clock second)")?;
     // 256 MiB = 65536 pages; 100M touches = 1526 passes.
     let passes = if quick { 100 } else { 1526 };
-    one("hits", &scenario("1GiB", "256MiB", "64MiB", passes, "seq"))?;
+    one("hits", &scenario("1GiB", "256MiB", "64MiB", passes, "seq"), out)?;
     let (ram, region, p) = if quick { ("256MiB", "282MiB", 3) } else { ("2GiB", "2253MiB", 10) };
-    one("thrash", &scenario(ram, region, "4GiB", p, "seq"))?;
+    one("thrash", &scenario(ram, region, "4GiB", p, "seq"), out)?;
     if !quick {
-        one("big", &scenario("16GiB", "20GiB", "8GiB", 1, "seq"))?;
+        one("big", &scenario("16GiB", "20GiB", "8GiB", 1, "seq"), out)?;
     }
-    one_file("cached-read", &file_scenario("1GiB", "256MiB", if quick { 10 } else { 100 }))?;
+    one_file("cached-read", &file_scenario("1GiB", "256MiB", if quick { 10 } else { 100 }), out)?;
     let (ram, file, p) = if quick { ("256MiB", "282MiB", 3) } else { ("2GiB", "2253MiB", 10) };
-    one_file("file-thrash", &file_scenario(ram, file, p))?;
+    one_file("file-thrash", &file_scenario(ram, file, p), out)?;
     Ok(())
 }

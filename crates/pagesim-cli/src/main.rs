@@ -1,123 +1,184 @@
-//! The `pagesim` command: run, check and describe scenarios; benchmark the engine.
+//! The `pagesim` command: run, check and describe scenarios; reproduce the seeds' tables;
+//! validate against the host kernel; benchmark the engine.
+//!
+//! The command line is clap's derive API: [`Cli`] and the subcommands' argument structs (in
+//! their own modules for `reproduce`, `validate` and `bench`). Their doc comments are what
+//! `--help` prints. Usage errors are clap's (exit status 2); a runtime error prints
+//! `pagesim: <message>` and exits with 2 too. Results go to stdout through [`out::Out`].
 
+use clap::{CommandFactory, Parser, Subcommand};
+use out::{Out, Stop};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-const USAGE: &str = "\
-usage:
-  pagesim run FILE [--set KEY=VALUE ...] [--seed N] [--json] [--quiet]
-  pagesim check FILE [--set KEY=VALUE ...]
-  pagesim describe
-  pagesim profiles
-  pagesim reproduce NAME [--json] [--jobs N] [--set KEY=VALUE ...] [--quiet]
-      NAME: seed-000, or a directory holding a reproduce.toml
-  pagesim bench [--quick]
-  pagesim validate SCENARIO... [--repeats N] [--json FILE] [--set KEY=VALUE ...] [--seed N] [--check]
-  pagesim validate --probe
-      runs each scenario on this machine's kernel (root) and in pagesim configured like it,
-      and compares the counters; --probe measures the disk that holds the swap files
-";
+mod bench;
+mod out;
+mod reproduce;
+mod validate;
+
+/// pagesim simulates the Linux kernel's memory-management subsystem: page cache and
+/// readahead, anonymous and shmem memory, swap, reclaim and writeback, over timed block
+/// devices.
+///
+/// A scenario (a TOML file, see scenarios/) describes the machine, its devices and swap, the
+/// memory cgroups and the tasks' accesses; `pagesim run` runs it and reports what the kernel
+/// would: /proc/vmstat counters under their kernel names, elapsed times, latency histograms
+/// and device I/O. The same scenario and seed always give the same result.
+///
+/// Every subcommand explains its options with `pagesim SUBCOMMAND --help`.
+#[derive(Debug, Parser)]
+#[command(name = "pagesim", version, about, long_about, arg_required_else_help = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a scenario and print its report
+    ///
+    /// The report: simulated elapsed time, each task's time and faults, kswapd's activity, the
+    /// fault latency, each device's I/O and the /proc/vmstat counters. Progress goes to stderr.
+    Run(RunArgs),
+    /// Load and validate a scenario without running it
+    ///
+    /// Prints the number of tasks and the kernel profile; an error names the file, the line
+    /// or key, and what was expected.
+    Check(Scenario),
+    /// List every scenario key with its unit and default, and the policies and device models
+    Describe,
+    /// List the kernel profiles and the policies each one selects
+    Profiles,
+    /// Run a seed's tables and print them beside the published numbers
+    ///
+    /// Reads scenarios/NAME-*/reproduce.toml (or one reproduce.toml per experiment in its
+    /// subdirectories): a base scenario, rows and columns as lists of overrides, the metric and
+    /// each cell's published value. Every cell is a `pagesim run` of the base scenario with
+    /// the row's and the column's --sets. The tables go to stdout, progress to stderr.
+    Reproduce(reproduce::Args),
+    /// Time the simulator itself: simulated accesses per wall-clock second, peak RSS
+    Bench(bench::Args),
+    /// Run scenarios on this machine's kernel and in pagesim configured like it; compare
+    ///
+    /// Needs root: it creates swap files and memory cgroups and changes vm tunables, and
+    /// leaves the machine as it found it. Each scenario runs --repeats times from a cold
+    /// state on the host, then once in pagesim with the host's kernel profile, tunables and
+    /// disk; a table per scenario compares the counters, and the last lines give the
+    /// acceptance statistic (see --check). Exit status 1 when a host run failed or the machine
+    /// was not left as found.
+    Validate(validate::Args),
+    /// Print a shell completion script to stdout
+    ///
+    /// For example, bash: `pagesim completions bash > ~/.local/share/bash-completion/completions/pagesim`;
+    /// zsh: `pagesim completions zsh > ~/.zfunc/_pagesim` with ~/.zfunc on $fpath;
+    /// fish: `pagesim completions fish > ~/.config/fish/completions/pagesim.fish`.
+    Completions {
+        /// The shell to write the script for
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+/// A scenario file with overrides: what `run` and `check` load.
+#[derive(Debug, clap::Args)]
+struct Scenario {
+    /// The scenario file (TOML; `pagesim describe` lists its keys)
+    file: PathBuf,
+    /// Override a scenario field: KEY=VALUE, may be repeated
+    ///
+    /// KEY is the field's dotted path (vm.swappiness, task.0.step.0.passes, device.ssd.model);
+    /// VALUE is a TOML value, or else a bare string. Applied in order after the file is read,
+    /// so a later --set of the same key wins.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    #[command(flatten)]
+    scenario: Scenario,
+    /// Seed of the simulation's random number generator [default: the scenario's `seed`, or 1]
+    ///
+    /// The same scenario and seed give the same report.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Print the report as one JSON document instead of tables
+    ///
+    /// Every counter, the per-task, device and memcg statistics, the fault-latency and
+    /// readahead-window histograms and the timeline; units are in the key names (elapsed_ns).
+    #[arg(long)]
+    json: bool,
+    /// Print no progress on stderr
+    ///
+    /// By default a run that takes longer than a second prints wall time, simulated time and
+    /// accesses done every half second.
+    #[arg(long, short)]
+    quiet: bool,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    match dispatch(&args) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+    let cli = Cli::parse();
+    let mut out = Out::stdout();
+    match dispatch(cli.command, &mut out).and_then(|()| out.flush()) {
+        Ok(()) | Err(Stop::ClosedPipe) => ExitCode::SUCCESS,
+        Err(Stop::Error(e)) => {
             eprintln!("pagesim: {e}");
             ExitCode::from(2)
         }
     }
 }
 
-struct RunArgs {
-    file: PathBuf,
-    sets: Vec<String>,
-    seed: Option<u64>,
-    json: bool,
-    quiet: bool,
-}
-
-fn parse_run_args(cmd: &str, args: &[String]) -> Result<RunArgs, String> {
-    let mut file = None;
-    let mut sets = Vec::new();
-    let mut seed = None;
-    let mut json = false;
-    let mut quiet = false;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--set" => sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
-            "--seed" => {
-                let v = it.next().ok_or("--seed needs a number")?;
-                seed = Some(v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got \"{v}\""))?);
-            }
-            "--json" => json = true,
-            "--quiet" | "-q" => quiet = true,
-            s if s.starts_with("--set=") => sets.push(s["--set=".len()..].to_string()),
-            s if s.starts_with('-') => return Err(format!("{cmd}: unknown option {s}\n{USAGE}")),
-            s => {
-                if file.replace(PathBuf::from(s)).is_some() {
-                    return Err(format!("{cmd}: one scenario file at a time\n{USAGE}"));
-                }
-            }
-        }
-    }
-    let file = file.ok_or_else(|| format!("{cmd}: missing scenario FILE\n{USAGE}"))?;
-    Ok(RunArgs { file, sets, seed, json, quiet })
-}
-
-fn dispatch(args: &[String]) -> Result<(), String> {
-    let Some(cmd) = args.first() else { return Err(format!("missing command\n{USAGE}")) };
-    let rest = &args[1..];
-    match cmd.as_str() {
-        "run" => cmd_run(parse_run_args("run", rest)?),
-        "check" => {
-            let a = parse_run_args("check", rest)?;
+fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
+    match command {
+        Command::Run(a) => cmd_run(a, out),
+        Command::Check(a) => {
             let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
-            println!("{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name);
-            Ok(())
+            writeln!(out, "{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name)
         }
-        "describe" => {
-            println!("{:<40} {:<24} {:<22} description", "key", "unit", "default");
+        Command::Describe => {
+            writeln!(out, "{:<40} {:<24} {:<22} description", "key", "unit", "default")?;
             for t in pagesim::scenario::describe() {
-                println!("{:<40} {:<24} {:<22} {}", t.key, t.unit, t.default, t.doc);
+                writeln!(out, "{:<40} {:<24} {:<22} {}", t.key, t.unit, t.default, t.doc)?;
             }
-            println!("\nswap_readahead policies:");
+            writeln!(out, "\nswap_readahead policies:")?;
             for r in pagesim::swap::readahead::REGISTRY {
-                println!("  {:<16} {}", r.name, r.description);
+                writeln!(out, "  {:<16} {}", r.name, r.description)?;
             }
-            println!("\nscan_balance policies:");
+            writeln!(out, "\nscan_balance policies:")?;
             for r in pagesim::reclaim::scan_balance::REGISTRY {
-                println!("  {:<16} {}", r.name, r.description);
+                writeln!(out, "  {:<16} {}", r.name, r.description)?;
             }
-            println!("\ndevice models:");
+            writeln!(out, "\ndevice models:")?;
             for (m, d) in pagesim::device::MODELS {
-                println!("  {m:<16} {d}");
+                writeln!(out, "  {m:<16} {d}")?;
             }
             Ok(())
         }
-        "profiles" => {
+        Command::Profiles => {
             for p in pagesim::scenario::PROFILES {
-                println!(
+                writeln!(
+                    out,
                     "{:<12} swap_readahead={:<9} scan_balance={:<14} {}",
                     p.name, p.swap_readahead, p.scan_balance, p.description
-                );
+                )?;
             }
             Ok(())
         }
-        "bench" => bench::run(rest),
-        "reproduce" => reproduce::run(rest, USAGE),
-        "validate" => validate::run(rest, USAGE),
-        "help" | "--help" | "-h" => {
-            print!("{USAGE}");
-            Ok(())
+        Command::Bench(a) => bench::run(a, out),
+        Command::Reproduce(a) => reproduce::run(a, out),
+        Command::Validate(a) => validate::run(a, out),
+        Command::Completions { shell } => {
+            // clap_complete panics when a write fails: the script is built in memory and
+            // written like any other output.
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "pagesim", &mut script);
+            out.write_all(&script)
         }
-        other => Err(format!("unknown command \"{other}\"\n{USAGE}")),
     }
 }
 
-fn cmd_run(a: RunArgs) -> Result<(), String> {
+fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
     let started = Instant::now();
     let mut last = Instant::now();
     let quiet = a.quiet;
@@ -135,16 +196,11 @@ fn cmd_run(a: RunArgs) -> Result<(), String> {
             pct.unwrap_or_default()
         );
     };
-    let opts = pagesim::RunOptions { seed: a.seed, sets: a.sets, progress: Some(Box::new(progress)) };
-    let r = pagesim::run_file(&a.file, opts).map_err(|e| e.0)?;
+    let opts = pagesim::RunOptions { seed: a.seed, sets: a.scenario.sets, progress: Some(Box::new(progress)) };
+    let r = pagesim::run_file(&a.scenario.file, opts).map_err(|e| e.0)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&r.to_json()).expect("json"));
+        writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).expect("json"))
     } else {
-        print!("{}", r.to_table());
+        write!(out, "{}", r.to_table())
     }
-    Ok(())
 }
-
-mod bench;
-mod reproduce;
-mod validate;

@@ -1,48 +1,43 @@
 //! `pagesim reproduce NAME`: runs a seed's table (see `pagesim::reproduce`) and prints it
 //! beside the published numbers, with each cell's ratio to the reference column.
 
+use crate::out::{Out, Stop};
 use pagesim::reproduce::{find, load_all, Cell, Table};
 use std::path::PathBuf;
 use std::time::Instant;
 
-struct Args {
+/// `pagesim reproduce`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The seed (seed-000, seed-004), or a directory holding a reproduce.toml
+    ///
+    /// A seed is looked for as scenarios/NAME-*/ in the current directory, then in the source
+    /// tree pagesim was built from. A directory may also hold one reproduce.toml per
+    /// experiment in its subdirectories.
     name: String,
-    sets: Vec<String>,
+    /// Print one JSON object per cell and line instead of the tables
+    ///
+    /// Each object has the table's, row's and column's labels, `row`, `column`, `set` (the
+    /// overrides that made the cell), `metric`, `value`, `published` (null where the seed has
+    /// no figure), `ratio` and `published_ratio` to the reference column, the run's vmstat
+    /// `counters` and its `devices`.
+    #[arg(long)]
     json: bool,
+    /// Cells run at once, each on its own thread [default: the number of CPUs]
+    #[arg(long, short, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Override a field of every cell's scenario: KEY=VALUE, may be repeated
+    ///
+    /// As `pagesim run --set`, applied after the row's and the column's overrides, for
+    /// example a scaled-down table: --set machine.ram=90MB --set region.map.size=100MB.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Print no progress on stderr
+    ///
+    /// By default each table prints its cell count, each finished cell a line, and the end
+    /// the total time.
+    #[arg(long, short)]
     quiet: bool,
-    jobs: usize,
-}
-
-fn parse(args: &[String], usage: &str) -> Result<Args, String> {
-    let mut name = None;
-    let mut sets = Vec::new();
-    let (mut json, mut quiet) = (false, false);
-    let mut jobs = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--set" => sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
-            s if s.starts_with("--set=") => sets.push(s["--set=".len()..].to_string()),
-            "--json" => json = true,
-            "--quiet" | "-q" => quiet = true,
-            "--jobs" | "-j" => {
-                let v = it.next().ok_or("--jobs needs a number")?;
-                jobs = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("--jobs: expected a positive integer, got \"{v}\""))?;
-            }
-            s if s.starts_with('-') => return Err(format!("reproduce: unknown option {s}\n{usage}")),
-            s => {
-                if name.replace(s.to_string()).is_some() {
-                    return Err(format!("reproduce: one table at a time\n{usage}"));
-                }
-            }
-        }
-    }
-    let name = name.ok_or_else(|| format!("reproduce: missing NAME (for example seed-000)\n{usage}"))?;
-    Ok(Args { name, sets, json, quiet, jobs })
 }
 
 /// Where tables are looked for: ./scenarios, then the source tree the binary was built from.
@@ -52,8 +47,8 @@ fn roots() -> Vec<PathBuf> {
     v
 }
 
-pub fn run(args: &[String], usage: &str) -> Result<(), String> {
-    let a = parse(args, usage)?;
+pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
+    let jobs = a.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
     let dir = find(&a.name, &roots()).map_err(|e| e.0)?;
     let tables = load_all(&dir).map_err(|e| e.0)?;
     let start = Instant::now();
@@ -61,7 +56,7 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
     for (ti, table) in tables.iter().enumerate() {
         let n = table.rows.len() * table.columns.len();
         if !a.quiet {
-            eprintln!("{}: {} cells on {} threads", table.title, n, a.jobs.min(n));
+            eprintln!("{}: {} cells on {} threads", table.title, n, jobs.min(n));
         }
         let done = std::sync::atomic::AtomicUsize::new(0);
         let progress = |c: &Cell| {
@@ -77,19 +72,20 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
                 );
             }
         };
-        let cells = table.run_all(&a.sets, a.jobs, &progress).map_err(|e| e.0)?;
+        let cells = table.run_all(&a.sets, jobs, &progress).map_err(|e| e.0)?;
         if a.json {
             for c in &cells {
-                println!(
+                writeln!(
+                    out,
                     "{}",
                     serde_json::to_string(&cell_json(table, c, &cells, &a.sets)).expect("JSON of plain values")
-                );
+                )?;
             }
         } else {
             if ti > 0 {
-                println!("\n");
+                writeln!(out, "\n")?;
             }
-            print_table(table, &cells);
+            print_table(table, &cells, out)?;
         }
     }
     if !a.quiet {
@@ -158,65 +154,67 @@ fn fmt_val(v: f64) -> String {
     }
 }
 
-fn print_table(table: &Table, cells: &[Cell]) {
+fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop> {
     let ncol = table.columns.len();
     let refname = &table.columns[table.reference].name;
-    println!("{}", table.title);
-    println!("source: {}", table.source);
-    println!(
+    writeln!(out, "{}", table.title)?;
+    writeln!(out, "source: {}", table.source)?;
+    writeln!(
+        out,
         "each cell: pagesim (published), {}; second line: ratio to {refname}, pagesim (published)\n",
         table.metric.name()
-    );
+    )?;
     let w = 20;
-    print!("{:<16}", "");
+    write!(out, "{:<16}", "")?;
     for c in &table.columns {
-        print!("{:>w$}", c.name);
+        write!(out, "{:>w$}", c.name)?;
     }
-    println!();
+    writeln!(out)?;
     for (ri, row) in table.rows.iter().enumerate() {
         let r = reference_value(table, cells, ri);
         let pr = row.published[table.reference];
-        print!("{:<16}", row.name);
+        write!(out, "{:<16}", row.name)?;
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match c.published {
                 Some(p) => format!("{} ({})", fmt_val(c.value), fmt_val(p)),
                 None => format!("{} (-)", fmt_val(c.value)),
             };
-            print!("{s:>w$}");
+            write!(out, "{s:>w$}")?;
         }
-        println!();
-        print!("{:<16}", format!("  / {refname}"));
+        writeln!(out)?;
+        write!(out, "{:<16}", format!("  / {refname}"))?;
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match (c.published, pr) {
                 (Some(p), Some(q)) => format!("{:.2} ({:.2})", c.value / r, p / q),
                 _ => format!("{:.2} (-)", c.value / r),
             };
-            print!("{s:>w$}");
+            write!(out, "{s:>w$}")?;
         }
-        println!();
+        writeln!(out)?;
     }
-    println!("\ncolumns:");
+    writeln!(out, "\ncolumns:")?;
     for c in &table.columns {
-        println!("  {:<10} {}  [{}]", c.name, c.about, c.set.join(" "));
+        writeln!(out, "  {:<10} {}  [{}]", c.name, c.about, c.set.join(" "))?;
     }
-    println!("\nper-cell counters:");
-    print!("{:<16} {:<16}", "row", "column");
+    writeln!(out, "\nper-cell counters:")?;
+    write!(out, "{:<16} {:<16}", "row", "column")?;
     for k in &table.counters {
-        print!(" {k:>13}");
+        write!(out, " {k:>13}")?;
     }
-    println!(" {:>11} {:>11} {:>9}", "dev_reads", "dev_writes", "avg_io_KiB");
+    writeln!(out, " {:>11} {:>11} {:>9}", "dev_reads", "dev_writes", "avg_io_KiB")?;
     for c in cells {
-        print!("{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name);
+        write!(out, "{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name)?;
         for k in &table.counters {
-            print!(" {:>13}", c.report.value(k).unwrap_or(0));
+            write!(out, " {:>13}", c.report.value(k).unwrap_or(0))?;
         }
         let (r, w, b) = c
             .report
             .devices
             .iter()
             .fold((0, 0, 0), |(r, w, b), d| (r + d.reads, w + d.writes, b + d.read_bytes + d.write_bytes));
-        println!(" {r:>11} {w:>11} {:>9}", (b / 1024).checked_div(r + w).unwrap_or(0));
+        writeln!(out, " {r:>11} {w:>11} {:>9}", (b / 1024).checked_div(r + w).unwrap_or(0))?;
     }
+    Ok(())
 }

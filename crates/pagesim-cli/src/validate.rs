@@ -18,6 +18,7 @@
 //! docs/model.md (`pagesim validate --probe` repeats it). Tunables the scenario sets itself
 //! are set on the host by pagesim-host and stay as they are; the others come from the host.
 
+use crate::out::{Out, Stop};
 use pagesim_host::probe::DeviceProbe;
 use pagesim_host::{HostOptions, HostRuns, HostTunables};
 use serde_json::{json, Value};
@@ -87,48 +88,47 @@ pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
     ("iops_max", "65000"),
 ];
 
-#[derive(Debug)]
-struct Args {
+/// `pagesim validate`'s command line.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Scenario files to run on the host and in pagesim (at least one, unless --probe)
+    #[arg(value_name = "SCENARIO", required_unless_present = "probe")]
     files: Vec<PathBuf>,
+    /// Runs of each scenario on the host, each from a cold state
+    ///
+    /// The table shows the kernel's median, minimum and maximum over them.
+    #[arg(long, short = 'n', value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..))]
     repeats: u32,
+    /// Also write everything to FILE as JSON
+    ///
+    /// The host's tunables and disk, each scenario's overrides, host runs, pagesim report and
+    /// comparison, the acceptance statistic, and whether the machine was left as found.
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
+    /// Override a scenario field: KEY=VALUE, may be repeated
+    ///
+    /// As `pagesim run --set`. Applied to the host run, and in pagesim after the host's
+    /// settings, so it wins over them.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Seed of the host runs' random accesses, which pagesim then uses too [default: the
+    /// scenario's]
+    #[arg(long, value_name = "N")]
     seed: Option<u64>,
+    /// Exit with status 1 when the acceptance statistic is below 80%
+    ///
+    /// The statistic: the fraction of (scenario, counter) pairs with a kernel median above
+    /// 1000 for which pagesim is within 15% of the median.
+    #[arg(long)]
     check: bool,
+    /// Measure the disk that holds the swap files first, and print its latencies and IOPS
+    ///
+    /// O_DIRECT requests at random offsets of a 1 GiB file in the temp directory: 4 KiB reads
+    /// at queue depths 1, 4 and 16, reads and writes of 4 KiB to 1 MiB at depth 1. The
+    /// measurement behind pagesim's model of the validation host's disk (docs/model.md).
+    /// Without SCENARIOs only this runs.
+    #[arg(long)]
     probe: bool,
-}
-
-fn parse(args: &[String], usage: &str) -> Result<Args, String> {
-    let mut a =
-        Args { files: Vec::new(), repeats: 3, json: None, sets: Vec::new(), seed: None, check: false, probe: false };
-    let mut it = args.iter();
-    while let Some(s) = it.next() {
-        match s.as_str() {
-            "--repeats" | "-n" => {
-                let v = it.next().ok_or("--repeats needs a number")?;
-                a.repeats = v
-                    .parse()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| format!("--repeats: expected a positive integer, got \"{v}\""))?;
-            }
-            "--json" => a.json = Some(PathBuf::from(it.next().ok_or("--json needs a FILE")?)),
-            "--set" => a.sets.push(it.next().ok_or("--set needs KEY=VALUE")?.clone()),
-            s if s.starts_with("--set=") => a.sets.push(s["--set=".len()..].to_string()),
-            "--seed" => {
-                let v = it.next().ok_or("--seed needs a number")?;
-                a.seed = Some(v.parse().map_err(|_| format!("--seed: expected a non-negative integer, got \"{v}\""))?);
-            }
-            "--check" => a.check = true,
-            "--probe" => a.probe = true,
-            s if s.starts_with('-') => return Err(format!("validate: unknown option {s}\n{usage}")),
-            s => a.files.push(PathBuf::from(s)),
-        }
-    }
-    if a.files.is_empty() && !a.probe {
-        return Err(format!("validate: missing SCENARIO\n{usage}"));
-    }
-    Ok(a)
 }
 
 /// The kernel profile for a host kernel release (`6.18.44-fc` → the newest `linux-X.Y[.Z]`
@@ -405,9 +405,10 @@ impl HostState {
     }
 }
 
-fn print_host(h: &HostTunables) {
+fn print_host(h: &HostTunables, out: &mut Out) -> Result<(), Stop> {
     let o = |v: Option<String>| v.unwrap_or_else(|| "-".into());
-    println!(
+    writeln!(
+        out,
         "host: Linux {}  cgroup {}  page-cluster {}  swappiness {}  min_free_kbytes {}  watermark_scale_factor {}",
         o(h.kernel_release.clone()),
         o(h.cgroup.usable.map(|v| format!("{v:?}").to_lowercase())),
@@ -415,8 +416,9 @@ fn print_host(h: &HostTunables) {
         o(h.swappiness.map(|v| v.to_string())),
         o(h.min_free_kbytes.map(|v| v.to_string())),
         o(h.watermark_scale_factor.map(|v| v.to_string())),
-    );
-    println!(
+    )?;
+    writeln!(
+        out,
         "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({}, max_pool_percent {}, accept_threshold_percent {}, \
          shrinker_enabled {})  read_ahead_kb {} on {}",
         o(h.vma_ra_enabled.map(|v| v.to_string())),
@@ -429,17 +431,19 @@ fn print_host(h: &HostTunables) {
         o(h.zswap.shrinker_enabled.map(|v| v.to_string())),
         o(h.read_ahead_kb.map(|v| v.to_string())),
         o(h.read_ahead_device.clone()),
-    );
+    )
 }
 
-fn print_probe(p: &DeviceProbe) {
-    println!("device {} queue: {:?}", p.device.as_deref().unwrap_or("?"), p.queue);
-    println!(
+fn print_probe(p: &DeviceProbe, out: &mut Out) -> Result<(), Stop> {
+    writeln!(out, "device {} queue: {:?}", p.device.as_deref().unwrap_or("?"), p.queue)?;
+    writeln!(
+        out,
         "  {:<6} {:>8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>9}",
         "op", "block", "depth", "count", "median", "p10", "p90", "IOPS"
-    );
+    )?;
     for r in &p.results {
-        println!(
+        writeln!(
+            out,
             "  {:<6} {:>8} {:>5} {:>6} {:>8.1}us {:>8.1}us {:>8.1}us {:>9.0}",
             if r.write { "write" } else { "read" },
             r.block,
@@ -449,17 +453,19 @@ fn print_probe(p: &DeviceProbe) {
             r.p10_ns as f64 / 1e3,
             r.p90_ns as f64 / 1e3,
             r.iops
-        );
+        )?;
     }
     for w in [false, true] {
         if let Some(bw) = p.bandwidth(w) {
-            println!(
+            writeln!(
+                out,
                 "  {} bandwidth (extra bytes / extra QD1 time): {:.0} MB/s",
                 if w { "write" } else { "read" },
                 bw / 1e6
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
 /// The queue settings of the disk holding `dir` (rotational, scheduler, max_sectors_kb).
@@ -485,8 +491,7 @@ fn disk_queue(dir: &Path) -> BTreeMap<String, String> {
     q
 }
 
-pub fn run(args: &[String], usage: &str) -> Result<(), String> {
-    let a = parse(args, usage)?;
+pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     if !pagesim_host::is_root() {
         return Err("validate: needs root (it creates swap files and memory cgroups and changes vm tunables); \
                     run it with sudo"
@@ -500,7 +505,7 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
     let work_dir = std::env::temp_dir();
     if a.probe {
         let p = pagesim_host::probe::probe_device(&work_dir, 1 << 30, 2000).map_err(|e| e.0)?;
-        print_probe(&p);
+        print_probe(&p, out)?;
         if a.files.is_empty() {
             return Ok(());
         }
@@ -511,27 +516,28 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
         scenarios.push(pagesim::Scenario::load_file(f, &a.sets).map_err(|e| e.0)?);
     }
     let before = HostState::read(&work_dir);
-    print_host(&before.tunables);
+    print_host(&before.tunables, out)?;
     let queue = disk_queue(&work_dir);
-    println!(
+    writeln!(
+        out,
         "swap files on {} (the disk holding {}): {:?}",
         before.tunables.read_ahead_device.as_deref().unwrap_or("?"),
         work_dir.display(),
         queue
-    );
+    )?;
 
     let meminfo = pagesim_host::measure::meminfo().map_err(|e| e.0)?;
     let mut results = Vec::new();
     let mut all_rows = Vec::new();
     let mut failed = Vec::new();
     for (path, sc) in a.files.iter().zip(&scenarios) {
-        println!("\n== {} ({})  {} repeats", sc.name, path.display(), a.repeats);
+        writeln!(out, "\n== {} ({})  {} repeats", sc.name, path.display(), a.repeats)?;
         let opts =
             HostOptions { repeats: a.repeats, seed: a.seed, work_dir: Some(work_dir.clone()), ..Default::default() };
         let host = match pagesim_host::run_on_host_with(sc, &opts) {
             Ok(h) => h,
             Err(e) => {
-                println!("  host run failed: {e}");
+                writeln!(out, "  host run failed: {e}")?;
                 failed.push(format!("{}: {e}", sc.name));
                 results.push(json!({ "scenario": sc.name, "file": path, "error": e.0 }));
                 continue;
@@ -547,17 +553,18 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
                 .map_err(|e| format!("{}: simulator: {e}", path.display()))?;
         let sim = report.to_json();
         for o in &overrides {
-            println!("  pagesim --set {}   ({})", o.set, o.why);
+            writeln!(out, "  pagesim --set {}   ({})", o.set, o.why)?;
         }
         for n in &notes {
-            println!("  note: {n}");
+            writeln!(out, "  note: {n}")?;
         }
         let rows = compare(sc, &host, &sim);
-        print!("{}", table(&rows));
+        write!(out, "{}", table(&rows))?;
         let wall: Vec<u64> = host.runs.iter().map(|r| r.load.wall_ns).collect();
         let (wm, wlo, whi) = median_min_max(&wall);
         let sim_s = sim["elapsed_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
-        println!(
+        writeln!(
+            out,
             "  {:<26} {:<6} {:>12} {:>25} {:>12} {:>9}",
             "elapsed (s)",
             "load",
@@ -565,17 +572,17 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
             format!("({:.3}-{:.3})", wlo as f64 / 1e9, whi as f64 / 1e9),
             format!("{sim_s:.3}"),
             fmt_err(rel_error(wm / 1e9, sim_s))
-        );
+        )?;
         let incomplete: usize = host.runs.iter().map(|r| r.load.tasks.iter().filter(|t| !t.completed()).count()).sum();
         if incomplete > 0 {
-            println!("  warning: {incomplete} task runs did not complete on the host (OOM or time limit)");
+            writeln!(out, "  warning: {incomplete} task runs did not complete on the host (OOM or time limit)")?;
         }
         let damon: Vec<String> = host
             .runs
             .iter()
             .map(|r| format!("{} -> {} (+{})", r.damon_sz_applied_before, r.damon_sz_applied_after, r.damon_sz_applied))
             .collect();
-        println!("  DAMON sz_applied before -> after, per run: {}", damon.join(", "));
+        writeln!(out, "  DAMON sz_applied before -> after, per run: {}", damon.join(", "))?;
         // Other I/O on the machine during the run: vmstat's pgpgin/pgpgout are machine-wide.
         let noise: Vec<String> = host
             .runs
@@ -585,9 +592,9 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
                 format!("{}/{}", g("pgpgin") - 4 * g("pswpin"), g("pgpgout") - 4 * g("pswpout"))
             })
             .collect();
-        println!("  non-swap block I/O on the machine during each run, KiB in/out: {}", noise.join(", "));
+        writeln!(out, "  non-swap block I/O on the machine during each run, KiB in/out: {}", noise.join(", "))?;
         let (n, w) = acceptance(rows.iter());
-        println!("  {w} of {n} counted pairs within {:.0}%", TOLERANCE * 100.0);
+        writeln!(out, "  {w} of {n} counted pairs within {:.0}%", TOLERANCE * 100.0)?;
         results.push(json!({
             "scenario": sc.name,
             "file": path,
@@ -604,25 +611,27 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
     let restored = before == after;
     let (n, w) = acceptance(all_rows.iter());
     let fraction = if n == 0 { 0.0 } else { w as f64 / n as f64 };
-    println!(
+    writeln!(
+        out,
         "\nacceptance: {w} of {n} (scenario, counter) pairs with kernel median > {MIN_KERNEL_VALUE:.0} are within {:.0}%: \
          {:.1}% (required {:.0}%)",
         TOLERANCE * 100.0,
         fraction * 100.0,
         REQUIRED_FRACTION * 100.0
-    );
+    )?;
     let out_rows: Vec<&Row> = all_rows.iter().filter(|r| r.counted && !r.within).collect();
     if !out_rows.is_empty() {
         let names: Vec<String> = out_rows.iter().map(|r| format!("{} {}", r.counter, fmt_err(r.rel_error))).collect();
-        println!("outside: {}", names.join(", "));
+        writeln!(out, "outside: {}", names.join(", "))?;
     }
     if restored {
-        println!(
+        writeln!(
+        out,
             "machine left as found: no swap areas added, no pagesim cgroups, tunables and zswap as before, zram devices \
              as before"
-        );
+        )?;
     } else {
-        println!("MACHINE NOT AS FOUND: before {before:?}\nafter {after:?}");
+        writeln!(out, "MACHINE NOT AS FOUND: before {before:?}\nafter {after:?}")?;
     }
     if let Some(p) = &a.json {
         let doc = json!({
@@ -647,9 +656,10 @@ pub fn run(args: &[String], usage: &str) -> Result<(), String> {
     }
     let leftovers = pagesim_host::cleanup::take_errors();
     for e in &leftovers {
-        println!("cleanup error: {e}");
+        writeln!(out, "cleanup error: {e}")?;
     }
     if !failed.is_empty() || !restored || !leftovers.is_empty() || (a.check && fraction < REQUIRED_FRACTION) {
+        out.flush()?;
         std::process::exit(1);
     }
     Ok(())
@@ -776,13 +786,40 @@ mod tests {
         assert!(t.contains("+10.0% ok") && t.contains("+50.0% OUT"), "{t}");
     }
 
+    /// `pagesim validate ARGS...` as clap parses it.
+    fn parse(args: &[&str]) -> Result<Args, clap::Error> {
+        use clap::Parser;
+        let cli = crate::Cli::try_parse_from(["pagesim", "validate"].iter().chain(args))?;
+        match cli.command {
+            crate::Command::Validate(a) => Ok(a),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
     #[test]
     fn arguments() {
-        let a = parse(&["a.toml".into(), "--repeats".into(), "5".into(), "b.toml".into()], "u").unwrap();
+        use clap::error::ErrorKind;
+        let a = parse(&["a.toml", "--repeats", "5", "b.toml"]).unwrap();
         assert_eq!((a.files.len(), a.repeats), (2, 5));
-        assert!(parse(&["--repeats".into(), "0".into(), "a.toml".into()], "u").is_err());
-        assert!(parse(&[], "u").unwrap_err().contains("missing SCENARIO"));
-        assert!(parse(&["--probe".into()], "u").is_ok());
-        assert!(parse(&["--frob".into()], "u").unwrap_err().contains("--frob"));
+        assert_eq!(parse(&["a.toml"]).unwrap().repeats, 3, "the default");
+        assert_eq!(parse(&["-n", "0", "a.toml"]).unwrap_err().kind(), ErrorKind::ValueValidation);
+        assert_eq!(parse(&[]).unwrap_err().kind(), ErrorKind::MissingRequiredArgument);
+        let a = parse(&["--probe"]).unwrap();
+        assert!(a.probe && a.files.is_empty());
+        let e = parse(&["--frob"]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::UnknownArgument);
+        assert!(e.to_string().contains("--frob"), "{e}");
+        let a = parse(&["--set", "vm.swappiness=10", "--set=machine.ram=1GB", "a.toml"]).unwrap();
+        assert_eq!(a.sets, ["vm.swappiness=10", "machine.ram=1GB"]);
+    }
+
+    #[test]
+    fn the_check_help_states_the_acceptance_thresholds() {
+        use clap::CommandFactory;
+        let mut cmd = crate::Cli::command();
+        let help = cmd.find_subcommand_mut("validate").unwrap().render_long_help().to_string();
+        for n in [REQUIRED_FRACTION * 100.0, TOLERANCE * 100.0, MIN_KERNEL_VALUE] {
+            assert!(help.contains(&format!("{n:.0}")), "{n} is not in\n{help}");
+        }
     }
 }

@@ -1,6 +1,8 @@
-//! The pagesim binary: exit codes and messages on bad input, and a real run.
+//! The pagesim binary: exit codes and messages on bad input, help and completions, output
+//! into a closed pipe, and real runs.
 
-use std::process::Command;
+use std::io::BufRead;
+use std::process::{Command, Stdio};
 
 fn pagesim(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_pagesim")).args(args).output().expect("runs");
@@ -28,7 +30,7 @@ fn bad_input_exits_2_with_a_message_naming_the_problem() {
     assert!(err.contains("--seed"), "{err}");
     let (code, _, err) = pagesim(&["frobnicate"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown command") && err.contains("usage"), "{err}");
+    assert!(err.contains("unrecognized subcommand 'frobnicate'") && err.contains("Usage:"), "{err}");
     let dir = std::env::temp_dir().join(format!("pagesim-cli-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("bad.toml");
@@ -65,7 +67,7 @@ fn describe_and_profiles_list_the_registries() {
 fn validate_needs_root_and_says_so_with_exit_code_2() {
     let (code, _, err) = pagesim(&["validate"]);
     assert_eq!(code, 2);
-    assert!(err.contains("missing SCENARIO"), "{err}");
+    assert!(err.contains("required arguments were not provided") && err.contains("<SCENARIO>"), "{err}");
     // Run as an unprivileged user: as root the test drops to uid/gid 65534 (nobody) for the
     // child; otherwise it already is one.
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pagesim"));
@@ -191,4 +193,151 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
             _ => assert!(set.contains("kernel.file_readahead=modern"), "{c}"),
         }
     }
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "check", "describe", "profiles", "reproduce", "bench", "validate", "completions"];
+
+#[test]
+fn version_is_the_crate_s() {
+    let (code, out, _) = pagesim(&["--version"]);
+    assert_eq!(code, 0);
+    assert_eq!(out, format!("pagesim {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_lists_every_subcommand_and_no_subcommand_prints_it_with_exit_2() {
+    let (code, out, _) = pagesim(&["--help"]);
+    assert_eq!(code, 0);
+    let commands: Vec<&str> = out
+        .lines()
+        .skip_while(|l| *l != "Commands:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    for c in SUBCOMMANDS {
+        assert!(commands.contains(c), "{c} is not under Commands:\n{out}");
+    }
+    for c in SUBCOMMANDS {
+        let (code, out, err) = pagesim(&[c, "--help"]);
+        assert_eq!(code, 0, "{c} --help: {err}");
+        assert!(out.contains(&format!("Usage: pagesim {c}")), "{c} --help:\n{out}");
+    }
+    let (code, out, err) = pagesim(&[]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty() && err.contains("Usage: pagesim <COMMAND>") && err.contains("reproduce"), "{err}");
+}
+
+#[test]
+fn run_help_explains_every_option() {
+    let (code, out, _) = pagesim(&["run", "--help"]);
+    assert_eq!(code, 0);
+    // Each option, and a word of its explanation on the lines below it.
+    for (option, explained) in [
+        ("--set <KEY=VALUE>", "dotted path"),
+        ("--seed <N>", "random number generator"),
+        ("--json", "JSON"),
+        ("-q, --quiet", "progress"),
+    ] {
+        let at = out.find(option).unwrap_or_else(|| panic!("{option} missing:\n{out}"));
+        let entry: String =
+            out[at..].lines().take_while(|l| !l.trim().starts_with('-') || l.contains(option)).collect();
+        assert!(entry.contains(explained), "{option} is not explained:\n{out}");
+    }
+}
+
+#[test]
+fn usage_errors_are_clap_s_and_exit_2() {
+    let quickstart = scenario("quickstart.toml");
+    let (code, _, err) = pagesim(&["run", &quickstart, "--frob"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unexpected argument '--frob'"), "{err}");
+    let (code, _, err) = pagesim(&["validate", "--repeats", "0", &quickstart]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value '0' for '--repeats <N>'"), "{err}");
+    let (code, _, err) = pagesim(&["reproduce", "seed-000", "-j", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value '0' for '--jobs <N>'"), "{err}");
+}
+
+#[test]
+fn set_takes_its_value_after_a_space_or_an_equals_sign_and_repeats() {
+    let quickstart = scenario("quickstart.toml");
+    let (code, out, err) =
+        pagesim(&["check", &quickstart, "--set", "vm.swappiness=3", "--set=vm.page-cluster=0", "--set=seed=7"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("ok"), "{out}");
+    // Each form reaches the scenario: a misspelt key fails, named.
+    for args in [["--set", "vm.swapiness=3"].as_slice(), &["--set=vm.swapiness=3"]] {
+        let (code, _, err) = pagesim(&[&["check", quickstart.as_str()], args].concat());
+        assert_eq!(code, 2, "{args:?}");
+        assert!(err.contains("swapiness"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn completions_are_a_script_for_each_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let (code, out, err) = pagesim(&["completions", shell]);
+        assert_eq!(code, 0, "{shell}: {err}");
+        // validate's --repeats (fish spells it `-l repeats`).
+        assert!(out.contains("reproduce") && out.contains("repeats"), "{shell}:\n{out}");
+    }
+    let (_, bash, _) = pagesim(&["completions", "bash"]);
+    assert!(bash.contains("complete -F _pagesim"), "{bash}");
+    let (code, _, err) = pagesim(&["completions", "tcsh"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'tcsh'"), "{err}");
+}
+
+#[test]
+fn describe_into_a_reader_that_stops_after_one_line_exits_0_without_a_panic() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .arg("describe")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("runs");
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert!(first.starts_with("key"), "{first}");
+    // The reader is dropped here, as `head -1` exits.
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+}
+
+/// Runs pagesim with stdout a pipe whose reader has already exited, so that its first
+/// write fails with EPIPE (reading a line first, as above, races the writer: describe's
+/// 40 KB fit in the pipe). Returns the exit code and stderr.
+fn pagesim_into_a_closed_pipe(args: &[&str]) -> (i32, String) {
+    let mut reader = Command::new("true").stdin(Stdio::piped()).spawn().expect("true runs");
+    let pipe = reader.stdin.take().unwrap();
+    reader.wait().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim")).args(args).stdout(pipe).output().expect("runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly_with_exit_0() {
+    let quickstart = scenario("quickstart.toml");
+    let seed_004 = scenario("seed-004-readahead/1-iozone");
+    let runs: [&[&str]; 5] = [
+        &["describe"],
+        &["profiles"],
+        &["run", &quickstart, "--json", "--quiet"],
+        &["completions", "bash"],
+        &["reproduce", &seed_004, "--json", "--quiet", "--set", "file.iozone.size=32MiB", "--set", "machine.ram=64MB"],
+    ];
+    for args in runs {
+        let (code, err) = pagesim_into_a_closed_pipe(args);
+        assert_eq!((code, err.as_str()), (0, ""), "{args:?}");
+    }
+    // A failing write other than EPIPE is an error.
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim")).arg("describe").stdout(full).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.starts_with("pagesim: stdout: "), "{err}");
 }
