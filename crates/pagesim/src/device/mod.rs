@@ -48,6 +48,31 @@ pub use zram::{OverLimit, Stored, Zram, ZramParams};
 
 use serde::Deserialize;
 
+/// One page I/O in flight (the tag handed to the device queue).
+#[derive(Clone, Copy, Debug)]
+pub struct PageIo {
+    pub frame: u32,
+    pub dir: IoDir,
+}
+
+/// The block layer of the machine: its device queues and the page I/O in flight.
+pub(crate) struct Io {
+    pub(crate) devices: Vec<DeviceQueue>,
+    /// Device names, in the same order (the scenario's, sorted).
+    pub(crate) names: Vec<String>,
+    /// Page I/O by tag, and the free tags.
+    pub(crate) ios: Vec<PageIo>,
+    pub(crate) free_ios: Vec<u32>,
+    /// Reused buffers for what a queue dispatched and completed.
+    pub(crate) scratch_dispatch: Vec<Dispatched>,
+    pub(crate) scratch_tags: Vec<u32>,
+    /// Per device, the time its scheduler timer event was queued for.
+    pub(crate) dev_timer: Vec<Option<u64>>,
+    /// Threads sleeping for a request of a full device queue: (thread, device), in order.
+    pub(crate) req_waiters: Vec<(u32, u32)>,
+    /// The thread running now: the submitting context of its I/O.
+    pub(crate) ctx: u32,
+}
 /// Direction of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoDir {

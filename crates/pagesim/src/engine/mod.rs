@@ -19,51 +19,27 @@ pub mod event;
 mod sched;
 mod verify;
 
-use crate::device::{DeviceModel, DeviceQueue, Dispatched, IoDir};
+use crate::device::Io;
+use crate::device::{DeviceModel, DeviceQueue};
+use crate::mm::mmap::Vma;
+use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
+use crate::mm::Mm;
 use crate::mm::{self, pte, Frames, Memcg, Watermarks, NIL};
 use crate::pagecache::filemap::FileRead;
-use crate::pagecache::readahead::{FileRa, FileRaState, VmHint};
+use crate::pagecache::readahead::FileRaState;
+use crate::pagecache::PageCache;
 use crate::pagecache::{AddressSpace, RA_WINDOW_BUCKETS};
-use crate::reclaim::scan_balance::ScanBalance;
 use crate::reclaim::ScanControl;
+use crate::reclaim::{Kswapd, Reclaim};
 use crate::report::{Histogram, Report};
 use crate::rng::Rng;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
-use crate::swap::readahead::SwapRa;
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use crate::{Error, Progress, RunOptions};
 use event::{Event, EventQueue};
-
-/// A virtual memory area: one region instance mapped by one task.
-#[derive(Debug)]
-pub struct Vma {
-    pub task: u32,
-    /// The shmem object it maps, or `None` for private anonymous memory.
-    pub shmem: Option<u32>,
-    /// The file it maps (read-only, shared), or `None`.
-    pub file: Option<u32>,
-    /// Readahead state of the mapping's open file (`vmf->file->f_ra`); file VMAs only.
-    pub ra: u32,
-    /// madvise hint of a file VMA.
-    pub hint: VmHint,
-    /// MADV_WILLNEED is still to be applied (at the VMA's first fault).
-    pub willneed: bool,
-    pub pages: u32,
-    pub pte: Vec<u32>,
-    /// Index of its region in the scenario's region order (for the page content model).
-    pub region: u32,
-}
-
-/// A shmem (tmpfs) object: its page cache holds frames or swap entries.
-#[derive(Debug)]
-pub struct ShmemObj {
-    /// frame + 1, or `pte::SWAP | entry`, or 0 (hole).
-    pub slots: Vec<u32>,
-    /// VMAs mapping it.
-    pub mappers: Vec<u32>,
-}
+use sched::Sched;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
@@ -122,29 +98,6 @@ pub struct Task {
     pub step_end_ns: Vec<u64>,
 }
 
-/// kswapd's state.
-#[derive(Debug, Default)]
-pub struct Kswapd {
-    pub running: bool,
-    pub sleeping: bool,
-    pub throttled: bool,
-    /// In `congestion_wait` (pre-3.11 balance_pgdat's nap): wakeups do not reach it.
-    pub napping: bool,
-    pub sc: Option<ScanControl>,
-    pub failures: u32,
-    pub cpu_ns: u64,
-    pub awake_since: u64,
-    pub awake_ns: u64,
-    pub wakeups: u64,
-}
-
-/// One page I/O in flight (the tag handed to the device queue).
-#[derive(Clone, Copy, Debug)]
-pub struct PageIo {
-    pub frame: u32,
-    pub dir: IoDir,
-}
-
 /// Resolved tunables of a run.
 #[derive(Debug, Clone)]
 pub struct Tunables {
@@ -157,91 +110,40 @@ pub struct Tunables {
     pub managed_pages: u64,
 }
 
-/// The whole simulated machine and kernel.
+/// The whole simulated machine and kernel: one state struct per subsystem, and the
+/// configuration they share. A path that crosses subsystems (a fault that allocates,
+/// reclaims and submits I/O) is an `impl Sim` method in the file of the kernel function it
+/// models; each subsystem's own operations are methods of its state.
 pub struct Sim {
-    pub(crate) now: u64,
-    pub(crate) events: EventQueue,
+    /// The kernel profile and the scenario's CPU costs and tunables (read-only in a run).
     pub(crate) profile: &'static Profile,
     pub(crate) cost: CpuCosts,
     pub(crate) tun: Tunables,
-    pub(crate) frames: Frames,
-    pub(crate) memcgs: Vec<Memcg>,
-    pub(crate) vmstat: Counters,
+    /// The clock, the event queue, the CPUs and the threads (engine/sched.rs).
+    pub(crate) sched: Sched,
+    /// Frames, memcgs and their LRU lists, VMAs and shmem objects, counters (mm/).
+    pub(crate) mm: Mm,
+    /// Swap areas, swap cache, swap-in readahead policy, zswap, page content (swap/).
     pub(crate) swap: Swap,
-    pub(crate) swap_ra: SwapRa,
-    pub(crate) scan_balance: ScanBalance,
-    /// zswap (mm/zswap.c), the content of swapped pages, and the frames that zsmalloc pools
-    /// (zswap's, zram's) hold.
-    pub(crate) zswap: crate::swap::zswap::Zswap,
-    pub(crate) content: crate::swap::compress::PageContent,
-    pub(crate) zs_frames: Vec<u32>,
-    pub(crate) vmas: Vec<Vma>,
-    pub(crate) shmem: Vec<ShmemObj>,
-    /// Files and their page caches.
-    pub(crate) files: Vec<AddressSpace>,
-    /// The file readahead policy.
-    pub(crate) file_ra: FileRa,
-    /// Open files' readahead states (`struct file_ra_state`), indexed by `Vma::ra` and
-    /// `Task::step_ra`.
-    pub(crate) ra_states: Vec<FileRaState>,
-    /// Per readahead state: the last page its previous read returned (`u64::MAX` none).
-    pub(crate) ra_last_page: Vec<u64>,
-    /// `ra_states[ra_read_copies + tid]` is task `tid`'s copy of the state its read(2)
-    /// works on, where the profile has `ra_read_copy` (≤2.6.23).
-    pub(crate) ra_read_copies: u32,
-    pub(crate) tasks: Vec<Task>,
-    pub(crate) kswapd: Kswapd,
-    pub(crate) devices: Vec<DeviceQueue>,
-    pub(crate) device_names: Vec<String>,
-    pub(crate) ios: Vec<PageIo>,
-    pub(crate) free_ios: Vec<u32>,
-    /// Per-CPU time at which the CPU is free.
-    pub(crate) cpu_free: Vec<u64>,
-    /// Per-thread wakeup token: an event with a stale token is ignored.
-    pub(crate) tokens: Vec<u32>,
-    /// Pages under writeback, and writebacks completed (for throttling).
-    pub(crate) nr_writeback: u64,
-    pub(crate) nr_written: u64,
-    /// Written count at which throttled threads are released.
-    pub(crate) throttle_target: u64,
-    /// 3.x `zone->pages_scanned`, reset when a page is freed.
-    pub(crate) pages_scanned: u64,
-    /// PGDAT_WRITEBACK.
-    pub(crate) pgdat_writeback: bool,
-    /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
-    pub(crate) next_stats_flush: u64,
-    pub(crate) fault_hist: Histogram,
-    /// File readahead windows by size: bucket k counts windows of up to 2^k pages.
-    pub(crate) ra_window_hist: [u64; RA_WINDOW_BUCKETS],
-    pub(crate) ops_done: u64,
-    pub(crate) ops_total: u64,
-    pub(crate) scratch_dispatch: Vec<Dispatched>,
-    pub(crate) scratch_tags: Vec<u32>,
-    /// Per device, the time its scheduler timer event was queued for.
-    pub(crate) dev_timer: Vec<Option<u64>>,
-    /// Threads sleeping for a request of a full device queue: (thread, device), in order.
-    pub(crate) req_waiters: Vec<(u32, u32)>,
-    /// The thread running now: the submitting context of its I/O.
-    pub(crate) io_ctx: u32,
-    /// Reused buffer for pages isolated by shrink_inactive_list.
-    pub(crate) isolate_buf: Vec<u32>,
-    pub(crate) time_limit: u64,
-    /// Timeline points every `sample_every` ns (none when 0).
-    pub(crate) timeline: Vec<crate::report::TimelinePoint>,
-    pub(crate) sample_every: u64,
+    /// Files' page caches, the file readahead policy and open files' states (pagecache/).
+    pub(crate) pc: PageCache,
+    /// Device queues and the page I/O in flight (device/).
+    pub(crate) io: Io,
+    /// kswapd, the scan-balance policy and reclaim throttling (reclaim/).
+    pub(crate) reclaim: Reclaim,
 }
 
 impl Sim {
     /// Thread id of kswapd (tasks are 0..n).
     #[inline]
     pub fn kswapd_thread(&self) -> u32 {
-        self.tasks.len() as u32
+        self.sched.tasks.len() as u32
     }
 
     /// Thread id of zswap's shrink worker (`zswap_shrink_work`).
     #[inline]
     pub fn zswap_worker_thread(&self) -> u32 {
-        self.tasks.len() as u32 + 1
+        self.sched.tasks.len() as u32 + 1
     }
 
     /// Builds the machine from a validated scenario.
@@ -284,18 +186,18 @@ impl Sim {
             device_names.push(name.clone());
         }
         let ndevices = devices.len();
-        let mut swap = Swap::default();
+        let mut areas = Vec::new();
         let mut dev_used = vec![0u64; devices.len()];
         for (i, s) in f.swap.iter().enumerate() {
             let d = device_names.iter().position(|n| *n == s.device).expect("validated");
             let prio = s.priority.unwrap_or(-1 - i as i32);
             let rot = devices[d].model().rotational();
             let clusters = !rot && profile.ssd_cluster_alloc;
-            swap.areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));
+            areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));
             dev_used[d] += s.size;
         }
         let (zswap, content) =
-            crate::swap::page_io::setup(f, profile, &mut swap, &devices, managed, f.memcg.len() + 1, seed);
+            crate::swap::page_io::setup(f, profile, &mut areas, &devices, managed, f.memcg.len() + 1, seed);
 
         let ra_name = f.kernel.swap_readahead.as_deref().unwrap_or(profile.swap_readahead);
         let swap_ra = (crate::swap::readahead::find(ra_name).expect("validated").build)();
@@ -475,60 +377,67 @@ impl Sim {
         // The tasks, kswapd, zswap's shrink worker.
         let nthreads = tasks.len() + 2;
         let mut sim = Sim {
-            now: 0,
-            events: EventQueue::default(),
             profile,
             cost: f.cpu.clone(),
             tun,
-            frames: Frames::new(nframes),
-            memcgs,
-            vmstat: Counters::default(),
-            swap,
-            swap_ra,
-            scan_balance,
-            zswap,
-            content,
-            zs_frames: Vec::new(),
-            vmas,
-            shmem,
-            files,
-            file_ra,
-            ra_last_page: vec![u64::MAX; ra_states.len()],
-            ra_read_copies,
-            ra_states,
-            tasks,
-            kswapd: Kswapd { sleeping: true, ..Default::default() },
-            devices,
-            device_names,
-            ios: Vec::new(),
-            free_ios: Vec::new(),
-            cpu_free: vec![0; ncpus as usize],
-            tokens: vec![0; nthreads],
-            nr_writeback: 0,
-            nr_written: 0,
-            throttle_target: u64::MAX,
-            pages_scanned: 0,
-            pgdat_writeback: false,
-            next_stats_flush: profile.memcg_stats_flush_ns / 2,
-            fault_hist: Histogram::default(),
-            ra_window_hist: [0; RA_WINDOW_BUCKETS],
-            ops_done: 0,
-            ops_total,
-            scratch_dispatch: Vec::new(),
-            scratch_tags: Vec::new(),
-            dev_timer: vec![None; ndevices],
-            req_waiters: Vec::new(),
-            io_ctx: 0,
-            isolate_buf: Vec::new(),
-            time_limit: f.time_limit.unwrap_or(u64::MAX),
-            timeline: Vec::new(),
-            sample_every: f.sample_interval.unwrap_or(0),
+            sched: Sched {
+                now: 0,
+                events: EventQueue::default(),
+                cpu_free: vec![0; ncpus as usize],
+                tokens: vec![0; nthreads],
+                tasks,
+                time_limit: f.time_limit.unwrap_or(u64::MAX),
+                ops_done: 0,
+                ops_total,
+                fault_hist: Histogram::default(),
+                timeline: Vec::new(),
+                sample_every: f.sample_interval.unwrap_or(0),
+            },
+            mm: Mm {
+                frames: Frames::new(nframes),
+                memcgs,
+                vmstat: Counters::default(),
+                vmas,
+                shmem,
+                zs_frames: Vec::new(),
+                nr_writeback: 0,
+                pages_scanned: 0,
+                pgdat_writeback: false,
+                next_stats_flush: profile.memcg_stats_flush_ns / 2,
+            },
+            swap: Swap::new(areas, swap_ra, zswap, content),
+            pc: PageCache {
+                files,
+                ra: file_ra,
+                ra_last_page: vec![u64::MAX; ra_states.len()],
+                ra_read_copies,
+                ra_states,
+                ra_window_hist: [0; RA_WINDOW_BUCKETS],
+            },
+            io: Io {
+                devices,
+                names: device_names,
+                ios: Vec::new(),
+                free_ios: Vec::new(),
+                scratch_dispatch: Vec::new(),
+                scratch_tags: Vec::new(),
+                dev_timer: vec![None; ndevices],
+                req_waiters: Vec::new(),
+                ctx: 0,
+            },
+            reclaim: Reclaim {
+                kswapd: Kswapd { sleeping: true, ..Default::default() },
+                scan_balance,
+                isolate_buf: Vec::new(),
+                nr_written: 0,
+                throttle_target: u64::MAX,
+            },
         };
-        if sim.sample_every > 0 {
-            sim.timeline.push(crate::report::TimelinePoint::of(&sim, 0));
+        if sim.sched.sample_every > 0 {
+            sim.sched.timeline.push(crate::report::TimelinePoint::of(&sim, 0));
         }
-        for tid in 0..sim.tasks.len() as u32 {
-            let at = sim.tasks[tid as usize].start_ns;
+        for tid in 0..sim.sched.tasks.len() as u32 {
+            let at = sim.sched.tasks[tid as usize].start_ns;
             sim.wake(tid, at);
         }
         Ok(sim)
@@ -538,36 +447,40 @@ impl Sim {
     pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) {
         let mut next_progress = 1u64 << 20;
         let mut verify_countdown = 1u64;
-        while let Some((t, ev)) = self.events.pop() {
-            if t > self.time_limit {
-                self.now = self.time_limit;
+        while let Some((t, ev)) = self.sched.events.pop() {
+            if t > self.sched.time_limit {
+                self.sched.now = self.sched.time_limit;
                 break;
             }
-            while self.sample_every > 0 {
-                let next = self.timeline.last().map_or(0, |p| p.t_ns) + self.sample_every;
+            while self.sched.sample_every > 0 {
+                let next = self.sched.timeline.last().map_or(0, |p| p.t_ns) + self.sched.sample_every;
                 if t < next {
                     break;
                 }
                 let point = crate::report::TimelinePoint::of(self, next);
-                self.timeline.push(point);
+                self.sched.timeline.push(point);
             }
-            self.now = self.now.max(t);
+            self.sched.now = self.sched.now.max(t);
             match ev {
                 Event::Run { thread, token } => {
-                    if token == self.tokens[thread as usize] {
+                    if token == self.sched.tokens[thread as usize] {
                         self.run_thread(thread);
                     }
                 }
                 Event::IoDone { dev, rid } => self.io_done(dev, rid),
                 Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }
-            if self.ops_done >= next_progress {
-                next_progress = self.ops_done + (1 << 20);
+            if self.sched.ops_done >= next_progress {
+                next_progress = self.sched.ops_done + (1 << 20);
                 if let Some(p) = progress.as_mut() {
-                    p(&Progress { sim_ns: self.now, ops_done: self.ops_done, ops_total: Some(self.ops_total) });
+                    p(&Progress {
+                        sim_ns: self.sched.now,
+                        ops_done: self.sched.ops_done,
+                        ops_total: Some(self.sched.ops_total),
+                    });
                 }
             }
-            if self.tasks.iter().all(|t| t.state == TaskState::Done) {
+            if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
                 break;
             }
             if cfg!(debug_assertions) {
@@ -575,7 +488,7 @@ impl Sim {
                 if verify_countdown == 0 {
                     verify_countdown = self.verify_stride();
                     if let Err(e) = self.verify() {
-                        panic!("invariant broken at t={}ns: {e}", self.now);
+                        panic!("invariant broken at t={}ns: {e}", self.sched.now);
                     }
                 }
             }
@@ -589,7 +502,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
     let mut sim = Sim::new(sc, seed)?;
     sim.run(&mut opts.progress);
     if let Some(p) = opts.progress.as_mut() {
-        p(&Progress { sim_ns: sim.now, ops_done: sim.ops_done, ops_total: Some(sim.ops_total) });
+        p(&Progress { sim_ns: sim.sched.now, ops_done: sim.sched.ops_done, ops_total: Some(sim.sched.ops_total) });
     }
     Ok(Report::from_sim(sc, seed, &sim))
 }

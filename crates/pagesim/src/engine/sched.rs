@@ -5,12 +5,36 @@
 //! no allocation until one faults, a file step needs a read call, or the burst ends. The
 //! fault itself is mm/memory.rs.
 
-use crate::engine::event::Event;
-use crate::engine::{Sim, TaskState};
+use crate::engine::event::{Event, EventQueue};
+use crate::engine::{Sim, Task, TaskState};
 use crate::mm::pte;
 use crate::pagecache::filemap::ReadStep;
 use crate::pagecache::readahead::Advice;
+use crate::report::{Histogram, TimelinePoint};
 use crate::scenario::{Fadvise, Pace};
+
+/// The clock, the event queue, the CPUs and the threads of a run. Thread ids: the tasks
+/// are 0..n, then kswapd, then zswap's shrink worker.
+pub(crate) struct Sched {
+    /// Simulated time, ns.
+    pub(crate) now: u64,
+    pub(crate) events: EventQueue,
+    /// Per-CPU time at which the CPU is free.
+    pub(crate) cpu_free: Vec<u64>,
+    /// Per-thread wakeup token: an event with a stale token is ignored.
+    pub(crate) tokens: Vec<u32>,
+    pub(crate) tasks: Vec<Task>,
+    /// The scenario's `time_limit` (`u64::MAX` without one).
+    pub(crate) time_limit: u64,
+    /// Accesses and read calls completed, and the total the workload will make.
+    pub(crate) ops_done: u64,
+    pub(crate) ops_total: u64,
+    /// Fault latencies (start of the fault to the access completing).
+    pub(crate) fault_hist: Histogram,
+    /// Timeline points every `sample_every` ns (none when 0).
+    pub(crate) timeline: Vec<TimelinePoint>,
+    pub(crate) sample_every: u64,
+}
 
 /// What the hit loop stopped at.
 enum Next {
@@ -25,36 +49,36 @@ enum Next {
 impl Sim {
     /// Makes thread `th` runnable at `at` (superseding any earlier wakeup).
     pub fn wake(&mut self, th: u32, at: u64) {
-        let tok = &mut self.tokens[th as usize];
+        let tok = &mut self.sched.tokens[th as usize];
         *tok = tok.wrapping_add(1);
         let token = *tok;
-        self.events.push(at, Event::Run { thread: th, token });
+        self.sched.events.push(at, Event::Run { thread: th, token });
     }
 
     /// Invalidates pending wakeups of `th` (it blocks).
     pub fn block(&mut self, th: u32) {
-        let tok = &mut self.tokens[th as usize];
+        let tok = &mut self.sched.tokens[th as usize];
         *tok = tok.wrapping_add(1);
     }
 
     /// Dispatches one thread burst on the CPU that frees up first.
     pub(crate) fn run_thread(&mut self, th: u32) {
         let (cpu, free_at) =
-            self.cpu_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("at least one CPU");
-        if free_at > self.now {
+            self.sched.cpu_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("at least one CPU");
+        if free_at > self.sched.now {
             self.wake(th, free_at);
             return;
         }
-        let start = self.now;
-        self.io_ctx = th;
+        let start = self.sched.now;
+        self.io.ctx = th;
         if th == self.kswapd_thread() {
             self.balance_pgdat(cpu as u32);
-            self.kswapd.cpu_ns += self.now - start;
+            self.reclaim.kswapd.cpu_ns += self.sched.now - start;
         } else if th == self.zswap_worker_thread() {
             self.run_zswap_shrink_worker();
-            self.zswap.worker_cpu_ns += self.now - start;
+            self.swap.zswap.worker_cpu_ns += self.sched.now - start;
         } else {
-            let t = &mut self.tasks[th as usize];
+            let t = &mut self.sched.tasks[th as usize];
             if t.state == TaskState::NotStarted {
                 t.state = TaskState::Runnable;
             }
@@ -62,9 +86,9 @@ impl Sim {
                 return;
             }
             self.run_task(th, cpu as u32);
-            self.tasks[th as usize].cpu_ns += self.now - start;
+            self.sched.tasks[th as usize].cpu_ns += self.sched.now - start;
         }
-        self.cpu_free[cpu] = self.now;
+        self.sched.cpu_free[cpu] = self.sched.now;
     }
 
     /// The end of this burst: the next event, or one time slice. A burst always gets to
@@ -72,26 +96,26 @@ impl Sim {
     /// forever without time advancing.
     #[inline]
     pub fn burst_limit(&self, start: u64) -> u64 {
-        self.events.next_time().max(start + 1).min(start + self.cost.timeslice_ns)
+        self.sched.events.next_time().max(start + 1).min(start + self.cost.timeslice_ns)
     }
 
     /// Runs task `tid` until it blocks, finishes or its burst ends.
     fn run_task(&mut self, tid: u32, cpu: u32) {
-        let limit = self.burst_limit(self.now);
+        let limit = self.burst_limit(self.sched.now);
         loop {
-            if self.now >= limit {
-                self.wake(tid, self.now);
+            if self.sched.now >= limit {
+                self.wake(tid, self.sched.now);
                 return;
             }
             // A reclaim job in progress runs first; the access is retried after it.
-            if self.tasks[tid as usize].reclaim.is_some() {
+            if self.sched.tasks[tid as usize].reclaim.is_some() {
                 match self.do_try_to_free_pages(tid, cpu) {
                     crate::reclaim::Step::Continue => continue,
                     crate::reclaim::Step::Blocked => return,
                     crate::reclaim::Step::Finished => {}
                 }
             }
-            if self.tasks[tid as usize].read.is_some() {
+            if self.sched.tasks[tid as usize].read.is_some() {
                 match self.file_read_step(tid, cpu, limit) {
                     ReadStep::Done => {
                         if self.finish_access(tid) {
@@ -102,12 +126,12 @@ impl Sim {
                     ReadStep::Blocked => return,
                     ReadStep::Retry => continue,
                     ReadStep::Yield => {
-                        self.wake(tid, self.now);
+                        self.wake(tid, self.sched.now);
                         return;
                     }
                 }
             }
-            let (vma, idx, write) = match self.tasks[tid as usize].pending {
+            let (vma, idx, write) = match self.sched.tasks[tid as usize].pending {
                 Some(p) => p,
                 None => {
                     // The hit loop: no event, no allocation per access.
@@ -118,9 +142,9 @@ impl Sim {
                             continue;
                         }
                         Next::Stop => {
-                            if self.tasks[tid as usize].state == TaskState::Done || self.now >= limit {
-                                if self.tasks[tid as usize].state != TaskState::Done {
-                                    self.wake(tid, self.now);
+                            if self.sched.tasks[tid as usize].state == TaskState::Done || self.sched.now >= limit {
+                                if self.sched.tasks[tid as usize].state != TaskState::Done {
+                                    self.wake(tid, self.sched.now);
                                 }
                                 return;
                             }
@@ -129,21 +153,21 @@ impl Sim {
                     }
                 }
             };
-            let t = &mut self.tasks[tid as usize];
+            let t = &mut self.sched.tasks[tid as usize];
             if t.pending.is_none() {
                 t.pending = Some((vma, idx, write));
                 t.fault_counted = false;
                 t.fault_tried = false;
                 t.ra_done = false;
                 t.fault_room_reclaimed = false;
-                t.fault_start = self.now;
+                t.fault_start = self.sched.now;
             }
             match self.handle_mm_fault(tid, cpu, vma, idx, write) {
                 crate::mm::memory::Fault::Done => {
-                    let t = &mut self.tasks[tid as usize];
+                    let t = &mut self.sched.tasks[tid as usize];
                     t.pending = None;
-                    let lat = self.now - t.fault_start;
-                    self.fault_hist.record(lat);
+                    let lat = self.sched.now - t.fault_start;
+                    self.sched.fault_hist.record(lat);
                     if self.finish_access(tid) {
                         return;
                     }
@@ -158,14 +182,14 @@ impl Sim {
     /// Starts the read(2) of record `unit` of the task's current file step; the step's
     /// first read opens the file (its `posix_fadvise` is given then).
     fn start_read(&mut self, tid: u32, cpu: u32, unit: u32) {
-        let t = &self.tasks[tid as usize];
+        let t = &self.sched.tasks[tid as usize];
         let si = t.cur.step;
         let step = &t.steps[si];
         let (fi, ra) = (t.step_vma[si], t.step_ra[si]);
         let nr = step.record_pages as u64;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
-                let nr_pages = self.files[fi as usize].nr_pages;
+                let nr_pages = self.pc.files[fi as usize].nr_pages;
                 let advice = match a {
                     Fadvise::Normal => Advice::Normal,
                     Fadvise::Sequential => Advice::Sequential,
@@ -183,7 +207,7 @@ impl Sim {
     #[inline]
     fn hit_loop(&mut self, tid: u32, limit: u64) -> Next {
         let access_ns = self.cost.access_ns;
-        let Sim { tasks, vmas, now, ops_done, .. } = self;
+        let (Sched { tasks, now, ops_done, .. }, vmas) = (&mut self.sched, &mut self.mm.vmas);
         let t = &mut tasks[tid as usize];
         loop {
             if *now >= limit {
@@ -226,14 +250,14 @@ impl Sim {
     /// step with a `rate` then sleeps until its bytes are due; returns whether the task
     /// went to sleep.
     fn finish_access(&mut self, tid: u32) -> bool {
-        let t = &mut self.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid as usize];
         let step = &t.steps[t.cur.step];
         let think = step.think_ns;
         let rate = step.rate;
         let bytes = step.record_pages as u64 * 4096;
         t.cur.done += 1;
-        self.ops_done += 1;
-        self.now += self.cost.access_ns + think;
+        self.sched.ops_done += 1;
+        self.sched.now += self.cost.access_ns + think;
         if rate == 0 {
             return false;
         }
@@ -246,11 +270,11 @@ impl Sim {
                 let began =
                     if t.cur.done == 1 { t.cur.step_start_ns } else { t.cur.next_due_ns.max(t.cur.last_end_ns) };
                 t.cur.next_due_ns = began + interval(1);
-                t.cur.last_end_ns = self.now;
+                t.cur.last_end_ns = self.sched.now;
                 t.cur.next_due_ns
             }
         };
-        if due <= self.now {
+        if due <= self.sched.now {
             return false;
         }
         self.block(tid);
@@ -261,6 +285,6 @@ impl Sim {
     /// Charges CPU time to the running thread.
     #[inline]
     pub fn charge(&mut self, ns: u64) {
-        self.now += ns;
+        self.sched.now += ns;
     }
 }

@@ -13,21 +13,21 @@ impl Sim {
     /// and slots agree; every slot's reference count equals the PTEs and shmem slots that
     /// point at it; `inuse` matches the map.
     pub fn verify(&self) -> Result<(), String> {
-        let n = self.frames.len();
+        let n = self.mm.frames.len();
         let mut seen = vec![false; n as usize];
-        let mut charged = vec![0u64; self.memcgs.len()];
+        let mut charged = vec![0u64; self.mm.memcgs.len()];
         // zsmalloc's frames are off the LRU and charged to no memcg (they are in frame
         // memcg 0, taken back out below); zswap charges compressed bytes as pages instead.
-        for &f in &self.zs_frames {
-            if seen[f as usize] || self.frames.memcg[f as usize] != 0 {
+        for &f in &self.mm.zs_frames {
+            if seen[f as usize] || self.mm.frames.memcg[f as usize] != 0 {
                 return Err(format!("zsmalloc frame {f} listed twice or charged to a memcg"));
             }
             seen[f as usize] = true;
         }
         for (mi, c) in charged.iter_mut().enumerate() {
-            *c = self.zswap.memcg_pages(mi);
+            *c = self.swap.zswap.memcg_pages(mi);
         }
-        for (mi, m) in self.memcgs.iter().enumerate() {
+        for (mi, m) in self.mm.memcgs.iter().enumerate() {
             for l in [
                 LruList::InactiveAnon,
                 LruList::ActiveAnon,
@@ -36,16 +36,16 @@ impl Sim {
                 LruList::Unevictable,
             ] {
                 let mut cnt = 0;
-                for f in m.lru.walk(&self.frames, l) {
+                for f in m.lru.walk(&self.mm.frames, l) {
                     if seen[f as usize] {
                         return Err(format!("frame {f} on two lists"));
                     }
                     seen[f as usize] = true;
                     cnt += 1;
-                    if self.frames.lru[f as usize] != l as u8 || self.frames.memcg[f as usize] as usize != mi {
+                    if self.mm.frames.lru[f as usize] != l as u8 || self.mm.frames.memcg[f as usize] as usize != mi {
                         return Err(format!("frame {f}: lru/memcg fields disagree with list {l:?} of memcg {mi}"));
                     }
-                    if self.frames.test(f, pg::ACTIVE) != l.is_active() {
+                    if self.mm.frames.test(f, pg::ACTIVE) != l.is_active() {
                         return Err(format!("frame {f}: PG_active disagrees with list {l:?}"));
                     }
                 }
@@ -56,23 +56,23 @@ impl Sim {
         }
         for f in 0..n {
             let on_list = seen[f as usize];
-            let free = self.frames.is_free(f);
+            let free = self.mm.frames.is_free(f);
             if on_list == free {
                 return Err(format!("frame {f}: free={free} on_list={on_list}"));
             }
             if !free {
-                charged[self.frames.memcg[f as usize] as usize] += 1;
+                charged[self.mm.frames.memcg[f as usize] as usize] += 1;
             }
         }
-        charged[0] -= self.zs_frames.len() as u64;
-        for (mi, m) in self.memcgs.iter().enumerate() {
+        charged[0] -= self.mm.zs_frames.len() as u64;
+        for (mi, m) in self.mm.memcgs.iter().enumerate() {
             if m.usage != charged[mi] {
                 return Err(format!("memcg {mi}: usage {} but {} frames charged", m.usage, charged[mi]));
             }
         }
         // Swap references from page tables and shmem objects.
         let mut refs: Vec<Vec<u8>> = self.swap.areas.iter().map(|a| vec![0u8; a.nslots as usize]).collect();
-        for v in &self.vmas {
+        for v in &self.mm.vmas {
             for &e in &v.pte {
                 if e & pte::SWAP != 0 {
                     let en = Entry(e & !pte::SWAP);
@@ -80,7 +80,7 @@ impl Sim {
                 }
             }
         }
-        for o in &self.shmem {
+        for o in &self.mm.shmem {
             for &e in &o.slots {
                 if e & pte::SWAP != 0 {
                     let en = Entry(e & !pte::SWAP);
@@ -105,8 +105,8 @@ impl Sim {
                 match a.cached(s) {
                     Some(f) => {
                         if !a.has_cache(s)
-                            || !self.frames.test(f, pg::SWAPCACHE)
-                            || self.frames.swap[f as usize] != Entry::new(ai as u32, s).0
+                            || !self.mm.frames.test(f, pg::SWAPCACHE)
+                            || self.mm.frames.swap[f as usize] != Entry::new(ai as u32, s).0
                         {
                             return Err(format!("swap {ai} slot {s}: swap cache and frame {f} disagree"));
                         }
@@ -122,7 +122,7 @@ impl Sim {
                 return Err(format!("swap {ai}: inuse {} but {inuse} slots in use", a.inuse));
             }
         }
-        for (ai, a) in self.files.iter().enumerate() {
+        for (ai, a) in self.pc.files.iter().enumerate() {
             let mut cached = 0;
             for (i, &s) in a.slots.iter().enumerate() {
                 if s == 0 {
@@ -130,14 +130,14 @@ impl Sim {
                 }
                 cached += 1;
                 let f = s - 1;
-                if self.frames.is_free(f)
-                    || self.frames.owner(f) != Owner::File(ai as u32)
-                    || self.frames.index[f as usize] as usize != i
+                if self.mm.frames.is_free(f)
+                    || self.mm.frames.owner(f) != Owner::File(ai as u32)
+                    || self.mm.frames.index[f as usize] as usize != i
                 {
                     return Err(format!("file {ai} page {i}: frame {f} does not point back"));
                 }
-                if self.frames.lru[f as usize] != LruList::InactiveFile as u8
-                    && self.frames.lru[f as usize] != LruList::ActiveFile as u8
+                if self.mm.frames.lru[f as usize] != LruList::InactiveFile as u8
+                    && self.mm.frames.lru[f as usize] != LruList::ActiveFile as u8
                 {
                     return Err(format!("file {ai} page {i}: frame {f} is not on a file LRU list"));
                 }
@@ -147,14 +147,14 @@ impl Sim {
             }
         }
         for f in 0..n {
-            if let Owner::File(a) = self.frames.owner(f) {
-                let i = self.frames.index[f as usize] as usize;
-                if self.files.get(a as usize).is_none_or(|m| m.slots[i] != f + 1) {
+            if let Owner::File(a) = self.mm.frames.owner(f) {
+                let i = self.mm.frames.index[f as usize] as usize;
+                if self.pc.files.get(a as usize).is_none_or(|m| m.slots[i] != f + 1) {
                     return Err(format!("frame {f}: owned by file {a} page {i}, which does not hold it"));
                 }
             }
-            if !self.frames.is_free(f) && self.frames.test(f, pg::SWAPCACHE) {
-                let en = Entry(self.frames.swap[f as usize]);
+            if !self.mm.frames.is_free(f) && self.mm.frames.test(f, pg::SWAPCACHE) {
+                let en = Entry(self.mm.frames.swap[f as usize]);
                 if self.swap.area_ref(en).cached(en.slot()) != Some(f) {
                     return Err(format!("frame {f}: PG_swapcache but slot does not point back"));
                 }
@@ -169,8 +169,8 @@ impl Sim {
     /// machine's size.
     pub(crate) fn verify_stride(&self) -> u64 {
         let slots: u64 = self.swap.areas.iter().map(|a| a.nslots as u64).sum();
-        let file_pages: u64 = self.files.iter().map(|a| a.nr_pages).sum();
-        ((self.frames.len() as u64 + slots + file_pages) / VERIFY_ITEMS_PER_EVENT).max(1)
+        let file_pages: u64 = self.pc.files.iter().map(|a| a.nr_pages).sum();
+        ((self.mm.frames.len() as u64 + slots + file_pages) / VERIFY_ITEMS_PER_EVENT).max(1)
     }
 }
 

@@ -5,7 +5,7 @@
 //! and moving it costs two array writes. `Frames::lru` records which list holds it.
 
 use crate::engine::Sim;
-use crate::mm::{self, pg, Frames, NIL};
+use crate::mm::{self, pg, Frames, Mm, NIL};
 
 /// The five lists of an lruvec, in the kernel's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,12 +158,12 @@ impl Lru {
 impl Sim {
     /// Adds a frame to its memcg's LRU (`folio_add_lru`).
     pub fn lru_add(&mut self, f: u32, active: bool) {
-        let m = self.frames.memcg[f as usize] as usize;
+        let m = self.mm.frames.memcg[f as usize] as usize;
         let l = mm::LruList::of(false, active);
         if active {
-            self.frames.set(f, pg::ACTIVE);
+            self.mm.frames.set(f, pg::ACTIVE);
         }
-        let Sim { memcgs, frames, .. } = self;
+        let Mm { memcgs, frames, .. } = &mut self.mm;
         memcgs[m].lru.add_head(frames, f, l);
         // 3.x reclaim_stat: every add counts as scanned, an active add as rotated.
         let st = &mut memcgs[m].stat;
@@ -175,11 +175,11 @@ impl Sim {
 
     /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).
     pub fn lru_add_file(&mut self, f: u32, active: bool) {
-        let m = self.frames.memcg[f as usize] as usize;
+        let m = self.mm.frames.memcg[f as usize] as usize;
         if active {
-            self.frames.set(f, pg::ACTIVE);
+            self.mm.frames.set(f, pg::ACTIVE);
         }
-        let Sim { memcgs, frames, .. } = self;
+        let Mm { memcgs, frames, .. } = &mut self.mm;
         memcgs[m].lru.add_head(frames, f, mm::LruList::of(true, active));
         let st = &mut memcgs[m].stat;
         st.recent_scanned[1] += 1;

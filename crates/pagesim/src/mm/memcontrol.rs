@@ -18,24 +18,24 @@ impl Sim {
     /// as for a memcg created just before the workload.
     pub fn mem_cgroup_flush_stats(&mut self) {
         let period = self.profile.memcg_stats_flush_ns;
-        if period == 0 || self.now < self.next_stats_flush {
+        if period == 0 || self.sched.now < self.mm.next_stats_flush {
             return;
         }
         let phase = period / 2;
-        self.next_stats_flush = phase + ((self.now - phase) / period + 1) * period;
-        for m in 0..self.memcgs.len() {
+        self.mm.next_stats_flush = phase + ((self.sched.now - phase) / period + 1) * period;
+        for m in 0..self.mm.memcgs.len() {
             let lru = self.lru_exact(m as u16);
             let (a, f) = self.ws_activate_exact(m);
-            self.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
+            self.mm.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
         }
     }
 
     /// Counts an event globally and in a memcg.
     #[inline]
     pub fn count(&mut self, c: Counter, memcg: u16, n: u64) {
-        self.vmstat.add(c, n);
+        self.mm.vmstat.add(c, n);
         if memcg != 0 {
-            self.memcgs[memcg as usize].events.add(c, n);
+            self.mm.memcgs[memcg as usize].events.add(c, n);
         }
     }
 }

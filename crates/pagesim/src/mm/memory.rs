@@ -29,21 +29,21 @@ pub enum Fault {
 impl Sim {
     /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
     pub fn handle_mm_fault(&mut self, tid: u32, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
-        let memcg = self.tasks[tid as usize].memcg;
-        if !self.tasks[tid as usize].fault_counted {
-            self.tasks[tid as usize].fault_counted = true;
-            self.tasks[tid as usize].faults += 1;
+        let memcg = self.sched.tasks[tid as usize].memcg;
+        if !self.sched.tasks[tid as usize].fault_counted {
+            self.sched.tasks[tid as usize].fault_counted = true;
+            self.sched.tasks[tid as usize].faults += 1;
             self.count(Counter::PgFault, memcg, 1);
             self.charge(self.cost.fault_ns);
         }
-        let e = self.vmas[vma as usize].pte[idx as usize];
+        let e = self.mm.vmas[vma as usize].pte[idx as usize];
         if pte::is_present(e) {
             return self.do_wp_page(tid, vma, idx, e);
         }
-        if let Some(fi) = self.vmas[vma as usize].file {
+        if let Some(fi) = self.mm.vmas[vma as usize].file {
             return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
-        match self.vmas[vma as usize].shmem {
+        match self.mm.vmas[vma as usize].shmem {
             Some(obj) => self.shmem_fault(tid, vma, obj, idx, write),
             None if e == pte::NONE => self.do_anonymous_page(tid, vma, idx, write),
             None => self.do_swap_page(tid, vma, idx, write, Entry(e & !pte::SWAP)),
@@ -53,15 +53,15 @@ impl Sim {
     /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed page.
     fn do_anonymous_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool) -> Fault {
         if !write {
-            self.vmas[vma as usize].pte[idx as usize] = pte::ZERO_PAGE;
+            self.mm.vmas[vma as usize].pte[idx as usize] = pte::ZERO_PAGE;
             return Fault::Done;
         }
         let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
         self.charge(self.cost.zero_page_ns);
-        self.frames.set(f, pg::SWAPBACKED);
-        self.frames.set_owner(f, Owner::Anon(vma), idx);
+        self.mm.frames.set(f, pg::SWAPBACKED);
+        self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         self.lru_add(f, self.profile.anon_starts_active);
-        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
         Fault::Done
     }
 
@@ -70,16 +70,16 @@ impl Sim {
         match pte::frame(e) {
             // Copy-on-write of the zero page.
             None => {
-                self.vmas[vma as usize].pte[idx as usize] = pte::NONE;
+                self.mm.vmas[vma as usize].pte[idx as usize] = pte::NONE;
                 self.do_anonymous_page(tid, vma, idx, true)
             }
             Some(f) => {
                 // wp_can_reuse_anon_folio: the page is exclusive; its swap copy is stale
                 // now, so it leaves the swap cache unless writeback still holds it.
-                if self.frames.test(f, pg::SWAPCACHE) && !self.frames.test(f, pg::WRITEBACK) {
+                if self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK) {
                     self.delete_from_swap_cache(f);
                 }
-                self.vmas[vma as usize].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
+                self.mm.vmas[vma as usize].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
                 Fault::Done
             }
         }
@@ -97,13 +97,13 @@ impl Sim {
             rotational_swap: self.swap.any_rotational(),
             vma_ra_enabled: self.tun.vma_ra_enabled,
             vma_ra_needs_nonrotational: self.profile.vma_ra_needs_nonrotational,
-            tried: self.tasks[tid as usize].fault_tried,
+            tried: self.sched.tasks[tid as usize].fault_tried,
         }
     }
 
     /// `do_swap_page`.
     fn do_swap_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
-        let pages = self.vmas[vma as usize].pages;
+        let pages = self.mm.vmas[vma as usize].pages;
         let ctx = self.fault_ctx(tid, true, vma, idx, pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
@@ -123,9 +123,9 @@ impl Sim {
         }
         let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
         self.major_fault(tid);
-        let win = self.swap_ra.window(&ctx);
+        let win = self.swap.ra.window(&ctx);
         self.swapin_readahead(tid, &ctx, win, entry, target, Some(vma));
-        if !self.frames.test(target, pg::LOCKED) {
+        if !self.mm.frames.test(target, pg::LOCKED) {
             // Read synchronously (zswap, zeromap, a synchronous device): map it now.
             self.map_swapped_anon(tid, vma, idx, write, target, entry);
             return Fault::Done;
@@ -145,26 +145,26 @@ impl Sim {
     /// of pages the fault will read (1 when a synchronous device bypasses the swap cache).
     /// Returns true when a reclaim job was started (the access is retried after it).
     pub(crate) fn swapin_charge_room(&mut self, tid: u32, window: u64) -> bool {
-        let t = &self.tasks[tid as usize];
-        let m = &self.memcgs[t.memcg as usize];
+        let t = &self.sched.tasks[tid as usize];
+        let m = &self.mm.memcgs[t.memcg as usize];
         if t.fault_room_reclaimed || m.usage + window <= m.max {
             return false;
         }
         let memcg = t.memcg;
-        let t = &mut self.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid as usize];
         t.fault_room_reclaimed = true;
         t.reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
         true
     }
 
     pub(crate) fn major_fault(&mut self, tid: u32) {
-        let m = self.tasks[tid as usize].memcg;
-        self.tasks[tid as usize].major_faults += 1;
+        let m = self.sched.tasks[tid as usize].memcg;
+        self.sched.tasks[tid as usize].major_faults += 1;
         self.count(Counter::PgMajFault, m, 1);
     }
 
     pub(crate) fn wait_page(&mut self, tid: u32, f: u32) -> Fault {
-        let t = &mut self.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid as usize];
         t.state = TaskState::WaitPage;
         t.wait_frame = f;
         t.fault_tried = true;
@@ -176,17 +176,17 @@ impl Sim {
     /// `do_swap_page`).
     fn map_swapped_anon(&mut self, tid: u32, vma: u32, idx: u32, write: bool, f: u32, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
-        self.frames.set_owner(f, Owner::Anon(vma), idx);
+        self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // swap_free: the PTE no longer references the slot; the swap cache keeps it.
         self.swap.area(entry).put(entry.slot());
-        let m = self.tasks[tid as usize].memcg;
-        self.memcgs[m as usize].swap_usage = self.memcgs[m as usize].swap_usage.saturating_sub(1);
+        let m = self.sched.tasks[tid as usize].memcg;
+        self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
         let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
-        if free_swap && self.frames.test(f, pg::SWAPCACHE) && !self.frames.test(f, pg::WRITEBACK) {
+        if free_swap && self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK) {
             self.delete_from_swap_cache(f);
         }
         let flags = if write { pte::YOUNG | pte::WRITE | pte::DIRTY } else { pte::YOUNG };
-        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
     }
 
     /// Waits for a page's writeback to end (polled by the throttle wakeup).

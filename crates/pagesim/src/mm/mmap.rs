@@ -3,36 +3,57 @@
 //! `free_swap_and_cache`).
 
 use crate::engine::Sim;
-use crate::mm::{pg, pte, Owner};
+use crate::mm::{pg, pte, Mm, Owner};
+use crate::pagecache::readahead::VmHint;
 use crate::swap::Entry;
+
+/// A virtual memory area: one region instance mapped by one task.
+#[derive(Debug)]
+pub struct Vma {
+    pub task: u32,
+    /// The shmem object it maps, or `None` for private anonymous memory.
+    pub shmem: Option<u32>,
+    /// The file it maps (read-only, shared), or `None`.
+    pub file: Option<u32>,
+    /// Readahead state of the mapping's open file (`vmf->file->f_ra`); file VMAs only.
+    pub ra: u32,
+    /// madvise hint of a file VMA.
+    pub hint: VmHint,
+    /// MADV_WILLNEED is still to be applied (at the VMA's first fault).
+    pub willneed: bool,
+    pub pages: u32,
+    pub pte: Vec<u32>,
+    /// Index of its region in the scenario's region order (for the page content model).
+    pub region: u32,
+}
 
 impl Sim {
     /// `exit_mmap` for the anon VMAs of `tid`: pages are freed, swap references dropped.
     /// Pages still under I/O or in the swap cache stay as unmapped swap-cache pages for
     /// reclaim to drop.
     pub fn exit_mmap(&mut self, tid: u32) {
-        for v in 0..self.vmas.len() {
-            if self.vmas[v].task != tid {
+        for v in 0..self.mm.vmas.len() {
+            if self.mm.vmas[v].task != tid {
                 continue;
             }
             // Shared mappings (shmem, files) only lose their PTEs; the pages stay cached.
-            let shared = self.vmas[v].shmem.is_some() || self.vmas[v].file.is_some();
-            for i in 0..self.vmas[v].pte.len() {
-                let e = std::mem::take(&mut self.vmas[v].pte[i]);
+            let shared = self.mm.vmas[v].shmem.is_some() || self.mm.vmas[v].file.is_some();
+            for i in 0..self.mm.vmas[v].pte.len() {
+                let e = std::mem::take(&mut self.mm.vmas[v].pte[i]);
                 if shared {
                     continue;
                 }
                 if e & pte::SWAP != 0 {
                     let entry = Entry(e & !pte::SWAP);
-                    let m = self.tasks[tid as usize].memcg;
-                    self.memcgs[m as usize].swap_usage = self.memcgs[m as usize].swap_usage.saturating_sub(1);
+                    let m = self.sched.tasks[tid as usize].memcg;
+                    self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
                     self.swap.area(entry).put(entry.slot());
                 } else if let Some(f) = pte::frame(e) {
-                    self.frames.set_owner(f, Owner::None, 0);
-                    self.frames.clear(f, pg::DIRTY);
-                    if !self.frames.test(f, pg::SWAPCACHE) && !self.frames.test(f, pg::WRITEBACK | pg::LOCKED) {
-                        let m = self.frames.memcg[f as usize] as usize;
-                        let crate::engine::Sim { memcgs, frames, .. } = self;
+                    self.mm.frames.set_owner(f, Owner::None, 0);
+                    self.mm.frames.clear(f, pg::DIRTY);
+                    if !self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) {
+                        let m = self.mm.frames.memcg[f as usize] as usize;
+                        let Mm { memcgs, frames, .. } = &mut self.mm;
                         memcgs[m].lru.del(frames, f);
                         self.free_frame(f);
                     }

@@ -35,6 +35,27 @@ pub mod zsmalloc;
 
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
 
+/// The memory state of the machine: page frames, memcgs with their LRU lists, the VMAs
+/// and shmem objects that map frames, the node's counters and flags.
+pub(crate) struct Mm {
+    pub(crate) frames: Frames,
+    /// Memcg 0 is the root; scenario memcgs follow in name order.
+    pub(crate) memcgs: Vec<Memcg>,
+    /// /proc/vmstat event counters.
+    pub(crate) vmstat: vmstat::Counters,
+    pub(crate) vmas: Vec<mmap::Vma>,
+    pub(crate) shmem: Vec<shmem::ShmemObj>,
+    /// Frames that zsmalloc pools (zswap's, zram's) hold.
+    pub(crate) zs_frames: Vec<u32>,
+    /// Pages under writeback (NR_WRITEBACK).
+    pub(crate) nr_writeback: u64,
+    /// 3.x `zone->pages_scanned`, reset when a page is freed.
+    pub(crate) pages_scanned: u64,
+    /// PGDAT_WRITEBACK.
+    pub(crate) pgdat_writeback: bool,
+    /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
+    pub(crate) next_stats_flush: u64,
+}
 /// "No frame / no link".
 pub const NIL: u32 = u32::MAX;
 

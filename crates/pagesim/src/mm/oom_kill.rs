@@ -11,11 +11,12 @@ impl Sim {
     /// and swapped pages in the scope (oom_badness without adj).
     pub fn oom_kill(&mut self, scope: Option<u16>) -> Option<u32> {
         let mut best: Option<(u64, u32)> = None;
-        for (tid, t) in self.tasks.iter().enumerate() {
+        for (tid, t) in self.sched.tasks.iter().enumerate() {
             if t.state == TaskState::Done || scope.is_some_and(|m| t.memcg != m) {
                 continue;
             }
             let badness: u64 = self
+                .mm
                 .vmas
                 .iter()
                 .filter(|v| v.task == tid as u32 && v.shmem.is_none() && v.file.is_none())
@@ -26,18 +27,18 @@ impl Sim {
             }
         }
         let (_, victim) = best?;
-        let m = self.tasks[victim as usize].memcg;
+        let m = self.sched.tasks[victim as usize].memcg;
         self.count(Counter::OomKill, m, 1);
-        self.tasks[victim as usize].oom_killed = true;
+        self.sched.tasks[victim as usize].oom_killed = true;
         self.kill_task(victim);
         Some(victim)
     }
 
     /// Ends a task and releases its private memory (`exit_mmap`).
     pub fn kill_task(&mut self, tid: u32) {
-        let t = &mut self.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid as usize];
         t.state = TaskState::Done;
-        t.end_ns = self.now;
+        t.end_ns = self.sched.now;
         t.reclaim = None;
         t.pending = None;
         self.block(tid);

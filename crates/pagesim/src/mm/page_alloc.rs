@@ -19,9 +19,9 @@ use crate::reclaim::ScanControl;
 
 impl Sim {
     fn take_frame(&mut self, memcg: u16) -> u32 {
-        let f = self.frames.alloc(memcg).expect("free frame present");
-        self.memcgs[memcg as usize].usage += 1;
-        self.vmstat.add(Counter::PgAlloc, 1);
+        let f = self.mm.frames.alloc(memcg).expect("free frame present");
+        self.mm.memcgs[memcg as usize].usage += 1;
+        self.mm.vmstat.add(Counter::PgAlloc, 1);
         f
     }
 
@@ -29,10 +29,10 @@ impl Sim {
     /// or the memcg limit is short, starts a reclaim job in the task and returns `None`:
     /// the caller retries the access once the job has run.
     pub fn alloc_page(&mut self, tid: u32) -> Option<u32> {
-        let memcg = self.tasks[tid as usize].memcg;
-        let m = &self.memcgs[memcg as usize];
+        let memcg = self.sched.tasks[tid as usize].memcg;
+        let m = &self.mm.memcgs[memcg as usize];
         if m.usage >= m.max {
-            self.tasks[tid as usize].reclaim = Some(ScanControl::memcg(memcg));
+            self.sched.tasks[tid as usize].reclaim = Some(ScanControl::memcg(memcg));
             return None;
         }
         let free = self.nr_free();
@@ -43,14 +43,14 @@ impl Sim {
             return Some(self.take_frame(memcg));
         }
         self.count(Counter::AllocStall, 0, 1);
-        self.tasks[tid as usize].reclaim = Some(ScanControl::direct());
+        self.sched.tasks[tid as usize].reclaim = Some(ScanControl::direct());
         None
     }
 
     /// Allocates a readahead page: never reclaims, fails below the min watermark or at
     /// the memcg limit.
     pub fn alloc_page_atomic(&mut self, memcg: u16) -> Option<u32> {
-        let m = &self.memcgs[memcg as usize];
+        let m = &self.mm.memcgs[memcg as usize];
         if m.usage >= m.max {
             return None;
         }
@@ -70,7 +70,7 @@ impl Sim {
         if let Some(f) = self.alloc_page_atomic(memcg) {
             return Some(f);
         }
-        let limited = self.memcgs[memcg as usize].usage >= self.memcgs[memcg as usize].max;
+        let limited = self.mm.memcgs[memcg as usize].usage >= self.mm.memcgs[memcg as usize].max;
         let mut sc = if limited { ScanControl::memcg(memcg) } else { ScanControl::direct() };
         if !limited {
             self.count(Counter::AllocStall, 0, 1);
@@ -90,15 +90,15 @@ impl Sim {
     /// Free pages of the zone.
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        self.frames.nr_free()
+        self.mm.frames.nr_free()
     }
 
     /// Frees a frame that is off every list and unmapped; uncharges its memcg.
     pub fn free_frame(&mut self, f: u32) {
-        let m = self.frames.memcg[f as usize];
-        self.memcgs[m as usize].usage -= 1;
-        self.frames.free(f);
-        self.pages_scanned = 0;
-        self.vmstat.add(Counter::PgFree, 1);
+        let m = self.mm.frames.memcg[f as usize];
+        self.mm.memcgs[m as usize].usage -= 1;
+        self.mm.frames.free(f);
+        self.mm.pages_scanned = 0;
+        self.mm.vmstat.add(Counter::PgFree, 1);
     }
 }

@@ -13,7 +13,7 @@ impl Sim {
     /// `folio_referenced`: test-and-clear the young bit of every PTE mapping `f`; returns
     /// the number of mappings that were young.
     pub(crate) fn folio_referenced(&mut self, f: u32) -> u32 {
-        let idx = self.frames.index[f as usize] as usize;
+        let idx = self.mm.frames.index[f as usize] as usize;
         let mut n = 0;
         let mut check = |ptes: &mut Vec<u32>| {
             let e = ptes[idx];
@@ -22,17 +22,17 @@ impl Sim {
                 n += 1;
             }
         };
-        match self.frames.owner(f) {
+        match self.mm.frames.owner(f) {
             Owner::None => {}
-            Owner::Anon(v) => check(&mut self.vmas[v as usize].pte),
+            Owner::Anon(v) => check(&mut self.mm.vmas[v as usize].pte),
             Owner::Shmem(o) => {
-                for &v in &self.shmem[o as usize].mappers {
-                    check(&mut self.vmas[v as usize].pte);
+                for &v in &self.mm.shmem[o as usize].mappers {
+                    check(&mut self.mm.vmas[v as usize].pte);
                 }
             }
             Owner::File(a) => {
-                for &v in &self.files[a as usize].mappers {
-                    check(&mut self.vmas[v as usize].pte);
+                for &v in &self.pc.files[a as usize].mappers {
+                    check(&mut self.mm.vmas[v as usize].pte);
                 }
             }
         }
@@ -40,58 +40,58 @@ impl Sim {
     }
 
     pub(crate) fn folio_mapped(&self, f: u32) -> bool {
-        let idx = self.frames.index[f as usize] as usize;
+        let idx = self.mm.frames.index[f as usize] as usize;
         let maps = |v: u32| {
-            let e = self.vmas[v as usize].pte[idx];
+            let e = self.mm.vmas[v as usize].pte[idx];
             pte::is_present(e) && pte::frame(e) == Some(f)
         };
-        match self.frames.owner(f) {
+        match self.mm.frames.owner(f) {
             Owner::None => false,
             Owner::Anon(v) => maps(v),
-            Owner::Shmem(o) => self.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
-            Owner::File(a) => self.files[a as usize].mappers.iter().any(|&v| maps(v)),
+            Owner::Shmem(o) => self.mm.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
+            Owner::File(a) => self.pc.files[a as usize].mappers.iter().any(|&v| maps(v)),
         }
     }
 
     /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
     /// shmem and file PTEs are cleared. PTE dirty bits move to the page.
     pub(crate) fn try_to_unmap(&mut self, f: u32) {
-        let idx = self.frames.index[f as usize] as usize;
-        match self.frames.owner(f) {
+        let idx = self.mm.frames.index[f as usize] as usize;
+        match self.mm.frames.owner(f) {
             Owner::File(a) => {
                 // Read-only mappings: no dirty bit to carry over.
-                for i in 0..self.files[a as usize].mappers.len() {
-                    let v = self.files[a as usize].mappers[i] as usize;
-                    let e = self.vmas[v].pte[idx];
+                for i in 0..self.pc.files[a as usize].mappers.len() {
+                    let v = self.pc.files[a as usize].mappers[i] as usize;
+                    let e = self.mm.vmas[v].pte[idx];
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
-                        self.vmas[v].pte[idx] = pte::NONE;
+                        self.mm.vmas[v].pte[idx] = pte::NONE;
                     }
                 }
             }
             Owner::None => {}
             Owner::Anon(v) => {
-                let e = self.vmas[v as usize].pte[idx];
+                let e = self.mm.vmas[v as usize].pte[idx];
                 if pte::is_present(e) && pte::frame(e) == Some(f) {
                     if e & pte::DIRTY != 0 {
-                        self.frames.set(f, pg::DIRTY);
+                        self.mm.frames.set(f, pg::DIRTY);
                     }
-                    let entry = Entry(self.frames.swap[f as usize]);
-                    self.vmas[v as usize].pte[idx] = pte::SWAP | entry.0;
+                    let entry = Entry(self.mm.frames.swap[f as usize]);
+                    self.mm.vmas[v as usize].pte[idx] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
-                    let m = self.frames.memcg[f as usize];
-                    self.memcgs[m as usize].swap_usage += 1;
+                    let m = self.mm.frames.memcg[f as usize];
+                    self.mm.memcgs[m as usize].swap_usage += 1;
                 }
-                self.frames.set_owner(f, Owner::None, 0);
+                self.mm.frames.set_owner(f, Owner::None, 0);
             }
             Owner::Shmem(o) => {
-                for i in 0..self.shmem[o as usize].mappers.len() {
-                    let v = self.shmem[o as usize].mappers[i] as usize;
-                    let e = self.vmas[v].pte[idx];
+                for i in 0..self.mm.shmem[o as usize].mappers.len() {
+                    let v = self.mm.shmem[o as usize].mappers[i] as usize;
+                    let e = self.mm.vmas[v].pte[idx];
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
                         if e & pte::DIRTY != 0 {
-                            self.frames.set(f, pg::DIRTY);
+                            self.mm.frames.set(f, pg::DIRTY);
                         }
-                        self.vmas[v].pte[idx] = pte::NONE;
+                        self.mm.vmas[v].pte[idx] = pte::NONE;
                     }
                 }
             }

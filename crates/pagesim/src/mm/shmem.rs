@@ -9,45 +9,54 @@ use crate::mm::memory::Fault;
 use crate::mm::{pg, pte, Owner};
 use crate::swap::Entry;
 
+/// A shmem (tmpfs) object: its page cache holds frames or swap entries.
+#[derive(Debug)]
+pub struct ShmemObj {
+    /// frame + 1, or `pte::SWAP | entry`, or 0 (hole).
+    pub slots: Vec<u32>,
+    /// VMAs mapping it.
+    pub mappers: Vec<u32>,
+}
+
 impl Sim {
     /// `shmem_fault`: page-cache hit, first touch, or swap-in.
     pub(crate) fn shmem_fault(&mut self, tid: u32, vma: u32, obj: u32, idx: u32, write: bool) -> Fault {
-        let s = self.shmem[obj as usize].slots[idx as usize];
+        let s = self.mm.shmem[obj as usize].slots[idx as usize];
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
         if s == 0 {
             let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
             self.charge(self.cost.zero_page_ns);
             // A tmpfs page has no backing copy: it is dirty from birth.
-            self.frames.set(f, pg::SWAPBACKED | pg::DIRTY);
-            self.frames.set_owner(f, Owner::Shmem(obj), idx);
+            self.mm.frames.set(f, pg::SWAPBACKED | pg::DIRTY);
+            self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
             self.lru_add(f, false);
-            self.shmem[obj as usize].slots[idx as usize] = f + 1;
-            self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+            self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
+            self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
             return Fault::Done;
         }
         if s & pte::SWAP == 0 {
             let f = s - 1;
-            self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+            self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
             return Fault::Done;
         }
         let entry = Entry(s & !pte::SWAP);
-        let ctx = self.fault_ctx(tid, false, obj, idx, self.vmas[vma as usize].pages, entry);
+        let ctx = self.fault_ctx(tid, false, obj, idx, self.mm.vmas[vma as usize].pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.charge(self.cost.swapin_ns / 4);
                 // shmem_swapin_folio: the page moves back into the shmem page cache and the
                 // swap copy is dropped (delete_from_swap_cache + swap_free).
-                if self.frames.test(f, pg::WRITEBACK) {
+                if self.mm.frames.test(f, pg::WRITEBACK) {
                     // The copy is still being written: wait as folio_wait_writeback does.
                     return self.wait_writeback(tid, f);
                 }
                 self.delete_from_swap_cache(f);
                 self.swap.area(entry).put(entry.slot());
-                let m = self.frames.memcg[f as usize];
-                self.memcgs[m as usize].swap_usage = self.memcgs[m as usize].swap_usage.saturating_sub(1);
-                self.frames.set_owner(f, Owner::Shmem(obj), idx);
-                self.shmem[obj as usize].slots[idx as usize] = f + 1;
-                self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+                let m = self.mm.frames.memcg[f as usize];
+                self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
+                self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
+                self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
+                self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
                 Fault::Done
             }
             Some(Err(b)) => b,
@@ -61,9 +70,9 @@ impl Sim {
                 }
                 let Some(target) = self.alloc_page(tid) else { return Fault::Retry };
                 self.major_fault(tid);
-                let win = self.swap_ra.window(&ctx);
+                let win = self.swap.ra.window(&ctx);
                 self.swapin_readahead(tid, &ctx, win, entry, target, None);
-                if !self.frames.test(target, pg::LOCKED) {
+                if !self.mm.frames.test(target, pg::LOCKED) {
                     // Read synchronously: the retry finds it in the swap cache.
                     return Fault::Retry;
                 }

@@ -181,7 +181,7 @@ impl Counters {
 impl Sim {
     /// Total of one LRU list over all memcgs (the node's view).
     pub fn node_lru(&self, l: mm::LruList) -> u64 {
-        self.memcgs.iter().map(|m| m.lru.size(l)).sum()
+        self.mm.memcgs.iter().map(|m| m.lru.size(l)).sum()
     }
 }
 

@@ -28,7 +28,8 @@ use crate::engine::{Sim, TaskState};
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
-use crate::mm::{pg, LruList, Owner};
+use crate::mm::{pg, LruList, Mm, Owner};
+use crate::pagecache::PageCache;
 use crate::scenario::profile::WorkingsetMode;
 
 /// `fault_around_bytes` (64 KiB) in pages.
@@ -73,25 +74,25 @@ impl Sim {
     /// `index` of file `fi`, locked for its read. A shadow entry at the slot makes it a
     /// refault (`workingset_refault`), which may start it on the active list.
     fn add_to_page_cache(&mut self, f: u32, fi: u32, index: u64) {
-        let a = &mut self.files[fi as usize];
+        let a = &mut self.pc.files[fi as usize];
         debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
         a.slots[index as usize] = f + 1;
         a.nrpages += 1;
         let shadow = a.take_shadow(index);
-        self.frames.set(f, pg::LOCKED);
-        self.frames.set_owner(f, Owner::File(fi), index as u32);
+        self.mm.frames.set(f, pg::LOCKED);
+        self.mm.frames.set_owner(f, Owner::File(fi), index as u32);
         if let Some(s) = shadow {
             self.workingset_refault(f, s, true);
         }
-        let active = self.frames.test(f, pg::ACTIVE);
-        self.frames.clear(f, pg::ACTIVE);
+        let active = self.mm.frames.test(f, pg::ACTIVE);
+        self.mm.frames.clear(f, pg::ACTIVE);
         self.lru_add_file(f, active);
     }
 
     /// Submits the read of page `index` of file `fi` into frame `f` (inside the plug).
     fn read_file_page(&mut self, fi: u32, index: u64, f: u32, memcg: u16) {
         let (dev, off) = {
-            let a = &self.files[fi as usize];
+            let a = &self.pc.files[fi as usize];
             (a.dev, a.offset_of(index))
         };
         self.submit_bio(dev, off, f, IoDir::Read);
@@ -108,21 +109,21 @@ impl Sim {
         if dec.is_empty() {
             return;
         }
-        let dev = self.files[fi as usize].dev;
+        let dev = self.pc.files[fi as usize].dev;
         'windows: for r in dec.ranges() {
             self.count(Counter::FileRaWindows, memcg, 1);
             // The window as the policy sized it, cached pages included.
             let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
-            self.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
+            self.pc.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
             for i in r.start..r.end() {
-                if self.files[fi as usize].slots[i as usize] != 0 {
+                if self.pc.files[fi as usize].slots[i as usize] != 0 {
                     continue;
                 }
                 let Some(f) = self.alloc_page_noretry(memcg, cpu) else { break 'windows };
                 self.add_to_page_cache(f, fi, i);
-                self.frames.set(f, pg::RA_UNUSED);
+                self.mm.frames.set(f, pg::RA_UNUSED);
                 if dec.mark == Some(i) {
-                    self.frames.set(f, pg::READAHEAD);
+                    self.mm.frames.set(f, pg::READAHEAD);
                 }
                 self.read_file_page(fi, i, f, memcg);
                 self.count(Counter::FileRaPages, memcg, 1);
@@ -136,17 +137,17 @@ impl Sim {
     /// started the task's reclaim job.
     fn read_page_alone(&mut self, tid: u32, fi: u32, index: u64) -> Option<u32> {
         let f = self.alloc_page(tid)?;
-        let memcg = self.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid as usize].memcg;
         self.add_to_page_cache(f, fi, index);
         self.read_file_page(fi, index, f, memcg);
         self.count(Counter::FileReadSingle, memcg, 1);
-        let dev = self.files[fi as usize].dev;
+        let dev = self.pc.files[fi as usize].dev;
         self.unplug(dev);
         Some(f)
     }
 
     fn wait_file_page(&mut self, tid: u32, f: u32) {
-        let t = &mut self.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid as usize];
         t.state = TaskState::WaitPage;
         t.wait_frame = f;
         self.block(tid);
@@ -156,23 +157,23 @@ impl Sim {
     /// inactive list activates the page (and ages the workingset clock, ≥3.15 for file
     /// pages).
     pub fn mark_page_accessed(&mut self, f: u32) {
-        if !self.frames.test(f, pg::REFERENCED) {
-            self.frames.set(f, pg::REFERENCED);
+        if !self.mm.frames.test(f, pg::REFERENCED) {
+            self.mm.frames.set(f, pg::REFERENCED);
             return;
         }
-        if self.frames.test(f, pg::ACTIVE) || self.frames.lru[f as usize] == LruList::Unevictable as u8 {
+        if self.mm.frames.test(f, pg::ACTIVE) || self.mm.frames.lru[f as usize] == LruList::Unevictable as u8 {
             return;
         }
-        let l = self.frames.lru[f as usize];
+        let l = self.mm.frames.lru[f as usize];
         let Some(list) = LruList::from_u8(l) else {
             // Isolated by reclaim right now: the kernel sets PG_active for putback; the
             // model's reclaim is not preemptible, so this does not happen.
             return;
         };
-        let m = self.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f as usize];
         let file = list.is_file();
         {
-            let Sim { memcgs, frames, .. } = self;
+            let Mm { memcgs, frames, .. } = &mut self.mm;
             memcgs[m as usize].lru.del(frames, f);
             frames.clear(f, pg::REFERENCED);
             frames.set(f, pg::ACTIVE);
@@ -191,44 +192,44 @@ impl Sim {
 
     /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
     pub fn file_read_begin(&mut self, tid: u32, fi: u32, ra: u32, index: u64, nr: u64) {
-        let eof = self.files[fi as usize].nr_pages;
+        let eof = self.pc.files[fi as usize].nr_pages;
         let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
-        let same_page = self.ra_last_page[ra as usize] == index;
+        let same_page = self.pc.ra_last_page[ra as usize] == index;
         // do_generic_mapping_read (≤2.6.23): `ra = *_ra` here, `*_ra = ra` on return.
         let work = if self.profile.ra_read_copy {
-            let w = self.ra_read_copies + tid;
-            self.ra_states[w as usize] = self.ra_states[ra as usize];
+            let w = self.pc.ra_read_copies + tid;
+            self.pc.ra_states[w as usize] = self.pc.ra_states[ra as usize];
             w
         } else {
             ra
         };
-        let Sim { file_ra, ra_states, .. } = self;
+        let PageCache { ra: file_ra, ra_states, .. } = &mut self.pc;
         file_ra.read_begin(&mut ra_states[work as usize], index, end - index);
-        self.tasks[tid as usize].read =
+        self.sched.tasks[tid as usize].read =
             Some(FileRead { file: fi, ra, work, start: index, end, index, ra_done: false, waited: false, same_page });
     }
 
     /// Runs task `tid`'s read(2) until it is done, blocks, needs reclaim, or the burst
     /// ends at `limit`. Cached pages cost no event.
     pub fn file_read_step(&mut self, tid: u32, cpu: u32, limit: u64) -> ReadStep {
-        let memcg = self.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid as usize].memcg;
         loop {
-            let Some(mut r) = self.tasks[tid as usize].read else { return ReadStep::Done };
+            let Some(mut r) = self.sched.tasks[tid as usize].read else { return ReadStep::Done };
             if r.index >= r.end {
-                let Sim { file_ra, ra_states, .. } = self;
+                let PageCache { ra: file_ra, ra_states, .. } = &mut self.pc;
                 file_ra.read_end(&mut ra_states[r.work as usize], r.start, r.end - r.start);
                 ra_states[r.ra as usize] = ra_states[r.work as usize];
-                self.ra_last_page[r.ra as usize] = r.end.wrapping_sub(1);
-                self.tasks[tid as usize].read = None;
+                self.pc.ra_last_page[r.ra as usize] = r.end.wrapping_sub(1);
+                self.sched.tasks[tid as usize].read = None;
                 return ReadStep::Done;
             }
-            if self.now >= limit {
+            if self.sched.now >= limit {
                 return ReadStep::Yield;
             }
             let fi = r.file;
             let i = r.index;
-            let mut found = self.files[fi as usize].lookup(&self.frames, i);
+            let mut found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
             if found == Lookup::Missing && r.ra_done && r.waited {
                 // Evicted while the reader slept: back to the lookup and readahead.
                 r.ra_done = false;
@@ -237,7 +238,7 @@ impl Sim {
             if !r.ra_done {
                 r.ra_done = true;
                 let dec = {
-                    let Sim { file_ra, ra_states, files, devices, .. } = &mut *self;
+                    let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                     let view = CacheView {
                         mapping: &files[fi as usize],
                         congested: devices[files[fi as usize].dev as usize].read_congested(),
@@ -245,46 +246,46 @@ impl Sim {
                     file_ra.read_page(&mut ra_states[r.work as usize], &view, i, r.end - i, found)
                 };
                 if dec.clear_mark {
-                    if let Some(f) = self.files[fi as usize].frame(i) {
-                        self.frames.clear(f, pg::READAHEAD);
+                    if let Some(f) = self.pc.files[fi as usize].frame(i) {
+                        self.mm.frames.clear(f, pg::READAHEAD);
                     }
                 }
                 self.submit_file_readahead(fi, &dec, memcg, cpu);
-                found = self.files[fi as usize].lookup(&self.frames, i);
+                found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
             }
-            self.tasks[tid as usize].read = Some(r);
+            self.sched.tasks[tid as usize].read = Some(r);
             let f = match found {
                 Lookup::Missing => {
                     let Some(f) = self.read_page_alone(tid, fi, i) else { return ReadStep::Retry };
                     f
                 }
-                _ => self.files[fi as usize].frame(i).expect("cached"),
+                _ => self.pc.files[fi as usize].frame(i).expect("cached"),
             };
-            if self.frames.test(f, pg::LOCKED) {
+            if self.mm.frames.test(f, pg::LOCKED) {
                 r.waited = true;
-                self.tasks[tid as usize].read = Some(r);
+                self.sched.tasks[tid as usize].read = Some(r);
                 self.wait_file_page(tid, f);
                 return ReadStep::Blocked;
             }
             // Uptodate: copy it out. A read starting in the page where the previous one
             // ended does not mark it accessed twice (filemap_read's `pos_same_folio`).
             self.charge(self.cost.copy_page_ns);
-            self.frames.clear(f, pg::RA_UNUSED);
+            self.mm.frames.clear(f, pg::RA_UNUSED);
             if !(i == r.start && r.same_page) {
                 self.mark_page_accessed(f);
             }
             self.count(Counter::FileReadPages, memcg, 1);
             r.index += 1;
             r.ra_done = false;
-            self.tasks[tid as usize].read = Some(r);
+            self.sched.tasks[tid as usize].read = Some(r);
         }
     }
 
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
     pub fn file_fadvise(&mut self, tid: u32, cpu: u32, fi: u32, ra: u32, advice: Advice) {
-        let memcg = self.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid as usize].memcg;
         let dec = {
-            let Sim { file_ra, ra_states, files, devices, .. } = &mut *self;
+            let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
             let view = CacheView {
                 mapping: &files[fi as usize],
                 congested: devices[files[fi as usize].dev as usize].read_congested(),
@@ -299,22 +300,22 @@ impl Sim {
     /// PG_readahead are left for a real fault to trigger the async readahead. Prefaulted
     /// PTEs are old (x86 `arch_wants_old_prefaulted_pte`), the faulting one young.
     fn do_fault_around(&mut self, vma: u32, fi: u32, idx: u32) -> bool {
-        let v = &self.vmas[vma as usize];
+        let v = &self.mm.vmas[vma as usize];
         let pages = v.pages as u64;
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
         let mut mapped_target = false;
         for i in start..end {
-            if self.vmas[vma as usize].pte[i as usize] != pte::NONE {
+            if self.mm.vmas[vma as usize].pte[i as usize] != pte::NONE {
                 continue;
             }
-            let Some(f) = self.files[fi as usize].frame(i) else { continue };
-            if self.frames.test(f, pg::LOCKED | pg::READAHEAD) {
+            let Some(f) = self.pc.files[fi as usize].frame(i) else { continue };
+            if self.mm.frames.test(f, pg::LOCKED | pg::READAHEAD) {
                 continue;
             }
             let young = i == idx as u64;
-            self.vmas[vma as usize].pte[i as usize] = file_pte(f, young);
-            self.frames.clear(f, pg::RA_UNUSED);
+            self.mm.vmas[vma as usize].pte[i as usize] = file_pte(f, young);
+            self.mm.frames.clear(f, pg::RA_UNUSED);
             mapped_target |= young;
         }
         mapped_target
@@ -322,29 +323,29 @@ impl Sim {
 
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
     pub fn filemap_fault(&mut self, tid: u32, cpu: u32, vma: u32, fi: u32, idx: u32) -> Fault {
-        let memcg = self.tasks[tid as usize].memcg;
-        if std::mem::take(&mut self.vmas[vma as usize].willneed) {
+        let memcg = self.sched.tasks[tid as usize].memcg;
+        if std::mem::take(&mut self.mm.vmas[vma as usize].willneed) {
             // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
             // this first fault, so this is where it takes effect.
-            let nr = self.vmas[vma as usize].pages as u64;
-            let ra = self.vmas[vma as usize].ra;
+            let nr = self.mm.vmas[vma as usize].pages as u64;
+            let ra = self.mm.vmas[vma as usize].ra;
             self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr });
         }
-        if self.profile.fault_around && !self.tasks[tid as usize].ra_done && self.do_fault_around(vma, fi, idx) {
+        if self.profile.fault_around && !self.sched.tasks[tid as usize].ra_done && self.do_fault_around(vma, fi, idx) {
             return Fault::Done;
         }
         let i = idx as u64;
-        let mut found = self.files[fi as usize].lookup(&self.frames, i);
-        if !self.tasks[tid as usize].ra_done {
-            self.tasks[tid as usize].ra_done = true;
+        let mut found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
+        if !self.sched.tasks[tid as usize].ra_done {
+            self.sched.tasks[tid as usize].ra_done = true;
             if found == Lookup::Missing {
                 // 6.x filemap_fault: a page not in the page cache is a major fault.
-                self.tasks[tid as usize].major_faults += 1;
+                self.sched.tasks[tid as usize].major_faults += 1;
                 self.count(Counter::PgMajFault, memcg, 1);
             }
-            let (ra, hint) = (self.vmas[vma as usize].ra, self.vmas[vma as usize].hint);
+            let (ra, hint) = (self.mm.vmas[vma as usize].ra, self.mm.vmas[vma as usize].hint);
             let dec = {
-                let Sim { file_ra, ra_states, files, devices, .. } = &mut *self;
+                let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                 let view = CacheView {
                     mapping: &files[fi as usize],
                     congested: devices[files[fi as usize].dev as usize].read_congested(),
@@ -352,15 +353,15 @@ impl Sim {
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };
             if dec.clear_mark {
-                if let Some(f) = self.files[fi as usize].frame(i) {
-                    self.frames.clear(f, pg::READAHEAD);
+                if let Some(f) = self.pc.files[fi as usize].frame(i) {
+                    self.mm.frames.clear(f, pg::READAHEAD);
                 }
             }
             self.submit_file_readahead(fi, &dec, memcg, cpu);
-            found = self.files[fi as usize].lookup(&self.frames, i);
+            found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
         } else if found == Lookup::Missing {
             // Evicted while the task waited for it: ask the policy again on the retry.
-            self.tasks[tid as usize].ra_done = false;
+            self.sched.tasks[tid as usize].ra_done = false;
             return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
         let f = match found {
@@ -368,14 +369,14 @@ impl Sim {
                 let Some(f) = self.read_page_alone(tid, fi, i) else { return Fault::Retry };
                 f
             }
-            _ => self.files[fi as usize].frame(i).expect("cached"),
+            _ => self.pc.files[fi as usize].frame(i).expect("cached"),
         };
-        if self.frames.test(f, pg::LOCKED) {
+        if self.mm.frames.test(f, pg::LOCKED) {
             self.wait_file_page(tid, f);
             return Fault::Blocked;
         }
-        self.frames.clear(f, pg::RA_UNUSED);
-        self.vmas[vma as usize].pte[idx as usize] = file_pte(f, true);
+        self.mm.frames.clear(f, pg::RA_UNUSED);
+        self.mm.vmas[vma as usize].pte[idx as usize] = file_pte(f, true);
         Fault::Done
     }
 
@@ -392,19 +393,19 @@ impl Sim {
     /// shadow entry takes its slot (≥3.15), and a readahead page nobody used counts as
     /// readahead thrashing.
     pub fn page_cache_delete(&mut self, f: u32, fi: u32) {
-        let idx = self.frames.index[f as usize] as u64;
-        let m = self.frames.memcg[f as usize];
-        if self.frames.test_clear(f, pg::RA_UNUSED) {
+        let idx = self.mm.frames.index[f as usize] as u64;
+        let m = self.mm.frames.memcg[f as usize];
+        if self.mm.frames.test_clear(f, pg::RA_UNUSED) {
             self.count(Counter::RaEvictedUnused, m, 1);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
-        let a = &mut self.files[fi as usize];
+        let a = &mut self.pc.files[fi as usize];
         debug_assert_eq!(a.slots[idx as usize], f + 1);
         a.slots[idx as usize] = 0;
         a.nrpages -= 1;
         if let Some(s) = shadow {
             a.set_shadow(idx, s);
         }
-        self.frames.set_owner(f, Owner::None, 0);
+        self.mm.frames.set_owner(f, Owner::None, 0);
     }
 }

@@ -25,7 +25,25 @@ use crate::mm::{pg, Frames};
 use crate::swap::Shadow;
 use readahead::{Lookup, PageCacheView};
 
-/// Buckets of `Sim::ra_window_hist`: windows of 1 page up to 2^15 pages (128 MiB) and
+/// The page cache of the machine's files and the file readahead state.
+pub(crate) struct PageCache {
+    /// Files and their page caches.
+    pub(crate) files: Vec<AddressSpace>,
+    /// The file readahead policy.
+    pub(crate) ra: readahead::FileRa,
+    /// Open files' readahead states (`struct file_ra_state`), indexed by `Vma::ra` and
+    /// `Task::step_ra`.
+    pub(crate) ra_states: Vec<readahead::FileRaState>,
+    /// Per readahead state: the last page its previous read returned (`u64::MAX` none).
+    pub(crate) ra_last_page: Vec<u64>,
+    /// `ra_states[ra_read_copies + tid]` is task `tid`'s copy of the state its read(2)
+    /// works on, where the profile has `ra_read_copy` (≤2.6.23).
+    pub(crate) ra_read_copies: u32,
+    /// File readahead windows by size: bucket k counts windows of up to 2^k pages.
+    pub(crate) ra_window_hist: [u64; RA_WINDOW_BUCKETS],
+}
+
+/// Buckets of [`PageCache::ra_window_hist`]: windows of 1 page up to 2^15 pages (128 MiB) and
 /// more in the last.
 pub const RA_WINDOW_BUCKETS: usize = 16;
 

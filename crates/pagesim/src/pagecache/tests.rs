@@ -286,8 +286,8 @@ fn per_task_files_get_their_own_extents_and_must_fit_the_device() {
         .replace("name = \"t\"", "name = \"t\"\ncount = 3");
     let sc = Scenario::from_toml(&text, "t.toml", &[]).unwrap();
     let sim = Sim::new(&sc, 1).unwrap();
-    assert_eq!(sim.files.len(), 3);
-    let offs: Vec<u64> = sim.files.iter().map(|f| f.dev_offset).collect();
+    assert_eq!(sim.pc.files.len(), 3);
+    let offs: Vec<u64> = sim.pc.files.iter().map(|f| f.dev_offset).collect();
     assert_eq!(offs, [0, 4 << 20, 8 << 20]);
     let r = run(&text, &[]);
     assert_eq!(r.counter(Counter::PgpgIn), 3 * 4096, "three files, each read once");
@@ -375,16 +375,16 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
     for (profile, copy) in [("linux-2.6.20", true), ("linux-2.6.23", true), ("linux-6.6", false)] {
         let sc = Scenario::from_toml(&text, "t.toml", &[format!("kernel.profile={profile}")]).unwrap();
         let mut sim = Sim::new(&sc, 1).unwrap();
-        let ra = sim.tasks[0].step_ra[0];
-        assert_eq!(ra, sim.tasks[1].step_ra[0], "one open file");
-        let before = sim.ra_states[ra as usize];
+        let ra = sim.sched.tasks[0].step_ra[0];
+        assert_eq!(ra, sim.sched.tasks[1].step_ra[0], "one open file");
+        let before = sim.pc.ra_states[ra as usize];
         sim.file_read_begin(0, 0, ra, 0, 4);
         assert!(matches!(sim.file_read_step(0, 0, u64::MAX), crate::pagecache::filemap::ReadStep::Blocked));
-        assert!(sim.files[0].nrpages >= 4, "{profile}: the first window was submitted");
-        let shared = sim.ra_states[ra as usize];
+        assert!(sim.pc.files[0].nrpages >= 4, "{profile}: the first window was submitted");
+        let shared = sim.pc.ra_states[ra as usize];
         assert_eq!(shared == before, copy, "{profile}: the open file's state while the read sleeps");
         if copy {
-            let work = sim.ra_states[sim.ra_read_copies as usize]; // task 0's copy
+            let work = sim.pc.ra_states[sim.pc.ra_read_copies as usize]; // task 0's copy
             assert_ne!(work, before, "{profile}: the read's own copy holds the new window");
         }
     }

@@ -6,4 +6,16 @@ pub mod scan_balance;
 pub mod vmscan;
 pub mod workingset;
 
-pub use vmscan::{ScanControl, Step, DEF_PRIORITY, MAX_RECLAIM_RETRIES};
+pub use vmscan::{Kswapd, ScanControl, Step, DEF_PRIORITY, MAX_RECLAIM_RETRIES};
+
+/// Reclaim's state: kswapd, the get_scan_count policy, and the throttling of reclaimers
+/// on writeback progress (`reclaim_throttle`).
+pub(crate) struct Reclaim {
+    pub(crate) kswapd: Kswapd,
+    pub(crate) scan_balance: scan_balance::ScanBalance,
+    /// Reused buffer for pages isolated by shrink_inactive_list.
+    pub(crate) isolate_buf: Vec<u32>,
+    /// Writebacks completed, and the count at which throttled threads are released.
+    pub(crate) nr_written: u64,
+    pub(crate) throttle_target: u64,
+}

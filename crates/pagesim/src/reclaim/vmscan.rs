@@ -24,7 +24,7 @@
 
 use crate::engine::{Sim, TaskState};
 use crate::mm::vmstat::Counter;
-use crate::mm::{int_sqrt, pg, pte, LruList, Owner};
+use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
 use crate::reclaim::scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
 use crate::scenario::profile::{InactiveRule, WorkingsetMode};
 use crate::swap::Entry;
@@ -116,21 +116,37 @@ enum Verdict {
     Wait,
 }
 
+/// kswapd's state.
+#[derive(Debug, Default)]
+pub struct Kswapd {
+    pub running: bool,
+    pub sleeping: bool,
+    pub throttled: bool,
+    /// In `congestion_wait` (pre-3.11 balance_pgdat's nap): wakeups do not reach it.
+    pub napping: bool,
+    pub sc: Option<ScanControl>,
+    pub failures: u32,
+    pub cpu_ns: u64,
+    pub awake_since: u64,
+    pub awake_ns: u64,
+    pub wakeups: u64,
+}
+
 impl Sim {
     /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
     pub fn wake_kswapd(&mut self) {
-        if self.kswapd.failures >= MAX_RECLAIM_RETRIES
-            || !self.kswapd.sleeping
-            || self.kswapd.throttled
-            || self.kswapd.napping
+        if self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES
+            || !self.reclaim.kswapd.sleeping
+            || self.reclaim.kswapd.throttled
+            || self.reclaim.kswapd.napping
         {
             return;
         }
-        self.kswapd.sleeping = false;
-        self.kswapd.wakeups += 1;
-        self.kswapd.awake_since = self.now;
+        self.reclaim.kswapd.sleeping = false;
+        self.reclaim.kswapd.wakeups += 1;
+        self.reclaim.kswapd.awake_since = self.sched.now;
         let k = self.kswapd_thread();
-        self.wake(k, self.now);
+        self.wake(k, self.sched.now);
     }
 
     /// Tells the swap allocator which of the reclaimers running at this moment thread
@@ -143,10 +159,11 @@ impl Sim {
         }
         let k = self.kswapd_thread();
         let (mut lane, mut lanes) = (0, 0);
-        if th == k || (!self.kswapd.sleeping && !self.kswapd.napping && !self.kswapd.throttled) {
+        if th == k || (!self.reclaim.kswapd.sleeping && !self.reclaim.kswapd.napping && !self.reclaim.kswapd.throttled)
+        {
             lanes += 1;
         }
-        for (tid, t) in self.tasks.iter().enumerate() {
+        for (tid, t) in self.sched.tasks.iter().enumerate() {
             let tid = tid as u32;
             if tid == th || (t.reclaim.is_some() && t.state == TaskState::Runnable) {
                 if tid == th {
@@ -155,27 +172,27 @@ impl Sim {
                 lanes += 1;
             }
         }
-        let lanes = lanes.min(self.cpu_free.len() as u32).max(1);
+        let lanes = lanes.min(self.sched.cpu_free.len() as u32).max(1);
         self.swap.set_lane(lane, lanes);
     }
 
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
     pub fn do_try_to_free_pages(&mut self, tid: u32, cpu: u32) -> Step {
-        let mut sc = self.tasks[tid as usize].reclaim.take().expect("reclaim job");
+        let mut sc = self.sched.tasks[tid as usize].reclaim.take().expect("reclaim job");
         if sc.waited.is_empty() {
             sc.nr_scanned = 0;
             self.set_swap_lane(tid);
             self.shrink_node(&mut sc, cpu);
         }
         if let Some(dev) = sc.wait_request.take() {
-            self.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid as usize].reclaim = Some(sc);
             self.get_request_wait(tid, dev);
             return Step::Blocked;
         }
         if let Some(f) = self.retry_waited(&mut sc, cpu) {
             // folio_wait_writeback: the task sleeps until this page is written.
-            self.tasks[tid as usize].reclaim = Some(sc);
-            let t = &mut self.tasks[tid as usize];
+            self.sched.tasks[tid as usize].reclaim = Some(sc);
+            let t = &mut self.sched.tasks[tid as usize];
             t.state = crate::engine::TaskState::WaitPage;
             t.wait_frame = f;
             self.block(tid);
@@ -183,7 +200,7 @@ impl Sim {
         }
         if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
             sc.priority -= 1;
-            self.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid as usize].reclaim = Some(sc);
             return Step::Continue;
         }
         self.snapshot_refaults(sc.target_memcg);
@@ -193,10 +210,10 @@ impl Sim {
             sc.priority = DEF_PRIORITY;
             sc.force_deactivate = true;
             sc.skipped_deactivate = false;
-            self.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid as usize].reclaim = Some(sc);
             return Step::Continue;
         }
-        let t = &mut self.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid as usize];
         if sc.nr_reclaimed > 0 {
             t.no_progress = 0;
             return Step::Finished;
@@ -207,8 +224,8 @@ impl Sim {
             self.reclaim_throttle(tid, 25 * JIFFY_NS);
             return Step::Blocked;
         }
-        if self.tasks[tid as usize].no_progress > MAX_RECLAIM_RETRIES {
-            self.tasks[tid as usize].no_progress = 0;
+        if self.sched.tasks[tid as usize].no_progress > MAX_RECLAIM_RETRIES {
+            self.sched.tasks[tid as usize].no_progress = 0;
             let victim = self.oom_kill(sc.target_memcg);
             if victim == Some(tid) || victim.is_none() {
                 if victim.is_none() {
@@ -228,18 +245,18 @@ impl Sim {
     /// isolated), so nothing else scans them meanwhile unless the list is very short.
     fn retry_waited(&mut self, sc: &mut ScanControl, cpu: u32) -> Option<u32> {
         while let Some(&f) = sc.waited.last() {
-            if self.frames.test(f, pg::WRITEBACK) {
+            if self.mm.frames.test(f, pg::WRITEBACK) {
                 return Some(f);
             }
             sc.waited.pop();
-            let l = self.frames.lru[f as usize];
-            if self.frames.is_free(f) || (l != LruList::InactiveAnon as u8 && l != LruList::InactiveFile as u8) {
+            let l = self.mm.frames.lru[f as usize];
+            if self.mm.frames.is_free(f) || (l != LruList::InactiveAnon as u8 && l != LruList::InactiveFile as u8) {
                 continue; // freed or moved by someone else meanwhile
             }
             let list = if l == LruList::InactiveAnon as u8 { LruList::InactiveAnon } else { LruList::InactiveFile };
-            let m = self.frames.memcg[f as usize];
+            let m = self.mm.frames.memcg[f as usize];
             {
-                let crate::engine::Sim { memcgs, frames, .. } = self;
+                let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.del(frames, f);
             }
             let mut pageout = 0;
@@ -259,26 +276,26 @@ impl Sim {
                 sc.nr_reclaimed += 1;
                 let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
                 if sc.global() {
-                    self.vmstat.add(steal_item, 1);
+                    self.mm.vmstat.add(steal_item, 1);
                 }
                 if m != 0 {
-                    self.memcgs[m as usize].events.add(steal_item, 1);
+                    self.mm.memcgs[m as usize].events.add(steal_item, 1);
                 }
-                self.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, 1);
+                self.mm.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, 1);
                 return 1;
             }
             Verdict::Activate => {
-                self.frames.set(f, pg::ACTIVE);
-                let crate::engine::Sim { memcgs, frames, .. } = self;
+                self.mm.frames.set(f, pg::ACTIVE);
+                let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
                 self.count(Counter::PgActivate, m, 1);
-                self.memcgs[m as usize].stat.recent_rotated[t] += 1;
+                self.mm.memcgs[m as usize].stat.recent_rotated[t] += 1;
                 if !self.profile.reclaim_3x {
                     self.workingset_age_nonresident(m, 1);
                 }
             }
             Verdict::Keep | Verdict::Wait => {
-                let crate::engine::Sim { memcgs, frames, .. } = self;
+                let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.add_head(frames, f, l);
             }
         }
@@ -290,14 +307,14 @@ impl Sim {
         let m = target.unwrap_or(0) as usize;
         self.mem_cgroup_flush_stats();
         let (a, f) = self.ws_activate(m);
-        self.memcgs[m].stat.refaults_snapshot = [a, f];
+        self.mm.memcgs[m].stat.refaults_snapshot = [a, f];
     }
 
     /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` as reclaim reads them
     /// (`lruvec_page_state`): flushed values when the profile flushes periodically.
     fn ws_activate(&self, m: usize) -> (u64, u64) {
         if self.profile.memcg_stats_flush_ns > 0 {
-            let w = self.memcgs[m].flushed.ws_activate;
+            let w = self.mm.memcgs[m].flushed.ws_activate;
             return (w[0], w[1]);
         }
         self.ws_activate_exact(m)
@@ -305,9 +322,9 @@ impl Sim {
 
     pub(crate) fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
         if m == 0 {
-            (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
+            (self.mm.vmstat.get(Counter::WorkingsetActivateAnon), self.mm.vmstat.get(Counter::WorkingsetActivateFile))
         } else {
-            let e = &self.memcgs[m].events;
+            let e = &self.mm.memcgs[m].events;
             (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
         }
     }
@@ -319,31 +336,31 @@ impl Sim {
     }
 
     fn kswapd_sleep(&mut self) {
-        self.kswapd.sleeping = true;
-        self.kswapd.awake_ns += self.now - self.kswapd.awake_since;
+        self.reclaim.kswapd.sleeping = true;
+        self.reclaim.kswapd.awake_ns += self.sched.now - self.reclaim.kswapd.awake_since;
         // clear_pgdat_congested
-        self.pgdat_writeback = false;
+        self.mm.pgdat_writeback = false;
     }
 
     /// kswapd's thread: `balance_pgdat` one priority level at a time.
     pub fn balance_pgdat(&mut self, cpu: u32) {
-        self.kswapd.throttled = false;
-        self.kswapd.napping = false;
-        let limit = self.burst_limit(self.now);
+        self.reclaim.kswapd.throttled = false;
+        self.reclaim.kswapd.napping = false;
+        let limit = self.burst_limit(self.sched.now);
         loop {
-            if self.now >= limit {
+            if self.sched.now >= limit {
                 let k = self.kswapd_thread();
-                self.wake(k, self.now);
+                self.wake(k, self.sched.now);
                 return;
             }
-            let mut sc = match self.kswapd.sc.take() {
+            let mut sc = match self.reclaim.kswapd.sc.take() {
                 Some(sc) => sc,
                 None => {
-                    if self.balanced() || self.kswapd.failures >= MAX_RECLAIM_RETRIES {
+                    if self.balanced() || self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES {
                         self.kswapd_sleep();
                         return;
                     }
-                    self.vmstat.add(Counter::PageOutRun, 1);
+                    self.mm.vmstat.add(Counter::PageOutRun, 1);
                     // Before 3.11 kswapd reclaims with no target (ULONG_MAX) and ends a
                     // priority loop as soon as it has freed SWAP_CLUSTER_MAX pages.
                     let w =
@@ -352,13 +369,13 @@ impl Sim {
                 }
             };
             if self.balanced() {
-                self.kswapd.failures = 0;
+                self.reclaim.kswapd.failures = 0;
                 continue;
             }
             // kswapd_age_node: background aging of anon lists.
             if self.swap.free_pages() > 0 {
                 self.mem_cgroup_flush_stats();
-                for m in 0..self.memcgs.len() as u16 {
+                for m in 0..self.mm.memcgs.len() as u16 {
                     if self.inactive_is_low(m, false) {
                         self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
                     }
@@ -370,14 +387,14 @@ impl Sim {
             self.set_swap_lane(k);
             self.shrink_node(&mut sc, cpu);
             if let Some(dev) = sc.wait_request.take() {
-                self.kswapd.sc = Some(sc);
+                self.reclaim.kswapd.sc = Some(sc);
                 let k = self.kswapd_thread();
                 self.get_request_wait(k, dev);
                 return;
             }
             if self.profile.kswapd_pre_3_11 {
                 self.kswapd_priority_step_pre_3_11(sc);
-                if self.kswapd.napping {
+                if self.reclaim.kswapd.napping {
                     return;
                 }
                 continue;
@@ -390,10 +407,10 @@ impl Sim {
             if sc.priority < 1 {
                 self.snapshot_refaults(None);
                 if sc.nr_reclaimed == 0 {
-                    self.kswapd.failures += 1;
+                    self.reclaim.kswapd.failures += 1;
                 }
             } else {
-                self.kswapd.sc = Some(sc);
+                self.reclaim.kswapd.sc = Some(sc);
             }
             if immediate && self.writeback_in_flight() {
                 let k = self.kswapd_thread();
@@ -419,7 +436,7 @@ impl Sim {
         let nap = match kswapd_nap_pre_3_11(&sc, self.nr_free(), self.tun.wmark.min) {
             NapDecision::Naps => true,
             NapDecision::SkippedUnderMin => {
-                self.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
+                self.mm.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
                 false
             }
             NapDecision::NotTroubled => false,
@@ -428,17 +445,17 @@ impl Sim {
             // loop_again: a fresh scan control at DEF_PRIORITY.
         } else if sc.priority > 0 {
             sc.priority -= 1;
-            self.kswapd.sc = Some(sc);
+            self.reclaim.kswapd.sc = Some(sc);
         } else if sc.nr_reclaimed == 0 {
-            self.kswapd.failures += 1;
+            self.reclaim.kswapd.failures += 1;
         }
         if nap {
-            self.vmstat.add(Counter::KswapdCongestionWait, 1);
-            self.kswapd.napping = true;
+            self.mm.vmstat.add(Counter::KswapdCongestionWait, 1);
+            self.reclaim.kswapd.napping = true;
             let k = self.kswapd_thread();
             self.block(k);
             // HZ/10 with HZ = 250.
-            self.wake(k, self.now + 25 * JIFFY_NS);
+            self.wake(k, self.sched.now + 25 * JIFFY_NS);
         }
     }
 
@@ -449,7 +466,7 @@ impl Sim {
     /// last stats flush when the profile flushes periodically.
     pub(crate) fn lru_view(&self, m: u16) -> [u64; 4] {
         if self.profile.memcg_stats_flush_ns > 0 {
-            return self.memcgs[m as usize].flushed.lru;
+            return self.mm.memcgs[m as usize].flushed.lru;
         }
         self.lru_exact(m)
     }
@@ -457,7 +474,7 @@ impl Sim {
     pub(crate) fn lru_exact(&self, m: u16) -> [u64; 4] {
         let mut s = [0u64; 4];
         for (i, l) in LruList::EVICTABLE.iter().enumerate() {
-            s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
+            s[i] = if m == 0 { self.node_lru(*l) } else { self.mm.memcgs[m as usize].lru.size(*l) };
         }
         s
     }
@@ -489,7 +506,7 @@ impl Sim {
     /// `prepare_scan_count` (≥5.5): balance inputs computed once at the reclaim root.
     fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
         let root = sc.target_memcg.unwrap_or(0);
-        let st = &self.memcgs[root as usize].stat;
+        let st = &self.mm.memcgs[root as usize].stat;
         sc.anon_cost = st.cost[0];
         sc.file_cost = st.cost[1];
         let snap = st.refaults_snapshot;
@@ -515,7 +532,7 @@ impl Sim {
     /// `shrink_node`: every lruvec in the reclaim scope.
     pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
         self.mem_cgroup_flush_stats();
-        if self.scan_balance.cost_based() {
+        if self.reclaim.scan_balance.cost_based() {
             self.prepare_scan_count(sc);
         }
         sc.nr_taken = 0;
@@ -525,7 +542,7 @@ impl Sim {
         match sc.target_memcg {
             Some(m) => self.shrink_lruvec(m, sc, cpu),
             None => {
-                for m in 0..self.memcgs.len() as u16 {
+                for m in 0..self.mm.memcgs.len() as u16 {
                     self.shrink_lruvec(m, sc, cpu);
                     if sc.wait_request.is_some() {
                         break;
@@ -534,17 +551,17 @@ impl Sim {
             }
         }
         if sc.nr_reclaimed > before {
-            self.kswapd.failures = 0;
+            self.reclaim.kswapd.failures = 0;
         }
         if sc.kswapd && sc.nr_writeback > 0 && sc.nr_writeback == sc.nr_taken {
-            self.pgdat_writeback = true;
+            self.mm.pgdat_writeback = true;
         }
     }
 
     /// `shrink_lruvec`: scan the lists of memcg `m` in batches of 32 toward the targets of
     /// get_scan_count, then rebalance active/inactive anon.
     fn shrink_lruvec(&mut self, m: u16, sc: &mut ScanControl, cpu: u32) {
-        let lru = &self.memcgs[m as usize].lru;
+        let lru = &self.mm.memcgs[m as usize].lru;
         let sizes = [
             lru.size(LruList::InactiveAnon),
             lru.size(LruList::ActiveAnon),
@@ -559,7 +576,7 @@ impl Sim {
             can_swap: self.swap.free_pages() > 0,
             global: sc.global(),
             kswapd: sc.kswapd,
-            zone_reclaimable: self.pages_scanned
+            zone_reclaimable: self.mm.pages_scanned
                 < 6 * (self.node_lru(LruList::InactiveAnon)
                     + self.node_lru(LruList::ActiveAnon)
                     + self.node_lru(LruList::InactiveFile)
@@ -575,8 +592,8 @@ impl Sim {
             cache_trim_mode: sc.cache_trim_mode,
             file_is_tiny: sc.file_is_tiny,
         };
-        let sb = self.scan_balance;
-        let mut nr = sb.get_scan_count(&inp, &mut self.memcgs[m as usize].stat);
+        let sb = self.reclaim.scan_balance;
+        let mut nr = sb.get_scan_count(&inp, &mut self.mm.memcgs[m as usize].stat);
         let targets = nr;
         let legacy = self.profile.reclaim_3x;
         let proportional = !legacy && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
@@ -631,7 +648,7 @@ impl Sim {
     fn shrink_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
         if l.is_active() {
             let t = l.type_idx();
-            let deactivate = if self.scan_balance.cost_based() {
+            let deactivate = if self.reclaim.scan_balance.cost_based() {
                 sc.may_deactivate[t]
             } else {
                 self.inactive_is_low(m, l.is_file())
@@ -658,7 +675,7 @@ impl Sim {
         let mut rotated = 0u64;
         for _ in 0..k {
             let Some(f) = ({
-                let crate::engine::Sim { memcgs, frames, .. } = self;
+                let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.pop_tail(frames, l)
             }) else {
                 break;
@@ -667,17 +684,17 @@ impl Sim {
             if self.folio_referenced(f) > 0 {
                 rotated += 1;
             }
-            self.frames.clear(f, pg::ACTIVE);
+            self.mm.frames.clear(f, pg::ACTIVE);
             if !self.profile.reclaim_3x {
-                self.frames.set(f, pg::WORKINGSET);
+                self.mm.frames.set(f, pg::WORKINGSET);
             }
-            let crate::engine::Sim { memcgs, frames, .. } = self;
+            let Mm { memcgs, frames, .. } = &mut self.mm;
             memcgs[m as usize].lru.add_head(frames, f, inactive);
         }
         self.charge(taken * self.cost.scan_ns);
         self.count(Counter::PgRefill, m, taken);
         self.count(Counter::PgDeactivate, m, taken);
-        let st = &mut self.memcgs[m as usize].stat;
+        let st = &mut self.mm.memcgs[m as usize].stat;
         st.recent_scanned[t] += taken;
         st.recent_rotated[t] += rotated;
     }
@@ -686,10 +703,10 @@ impl Sim {
     /// decide each one. Returns the pages freed.
     fn shrink_inactive_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
         let t = l.type_idx();
-        let mut isolated = std::mem::take(&mut self.isolate_buf);
+        let mut isolated = std::mem::take(&mut self.reclaim.isolate_buf);
         isolated.clear();
         {
-            let crate::engine::Sim { memcgs, frames, .. } = self;
+            let Mm { memcgs, frames, .. } = &mut self.mm;
             for _ in 0..k {
                 match memcgs[m as usize].lru.pop_tail(frames, l) {
                     Some(f) => isolated.push(f),
@@ -700,16 +717,16 @@ impl Sim {
         let nr_taken = isolated.len() as u64;
         sc.nr_scanned += nr_taken;
         sc.nr_taken += nr_taken;
-        self.pages_scanned += nr_taken;
+        self.mm.pages_scanned += nr_taken;
         let scan_item = if sc.kswapd { Counter::PgScanKswapd } else { Counter::PgScanDirect };
         if sc.global() {
-            self.vmstat.add(scan_item, nr_taken);
+            self.mm.vmstat.add(scan_item, nr_taken);
         }
         if m != 0 {
-            self.memcgs[m as usize].events.add(scan_item, nr_taken);
+            self.mm.memcgs[m as usize].events.add(scan_item, nr_taken);
         }
-        self.vmstat.add(if t == 1 { Counter::PgScanFile } else { Counter::PgScanAnon }, nr_taken);
-        self.memcgs[m as usize].stat.recent_scanned[t] += nr_taken;
+        self.mm.vmstat.add(if t == 1 { Counter::PgScanFile } else { Counter::PgScanAnon }, nr_taken);
+        self.mm.memcgs[m as usize].stat.recent_scanned[t] += nr_taken;
         self.charge(nr_taken * self.cost.scan_ns);
 
         let mut reclaimed = 0u64;
@@ -723,8 +740,8 @@ impl Sim {
                 }
                 Verdict::Activate => {
                     activated += 1;
-                    self.frames.set(f, pg::ACTIVE);
-                    let crate::engine::Sim { memcgs, frames, .. } = self;
+                    self.mm.frames.set(f, pg::ACTIVE);
+                    let Mm { memcgs, frames, .. } = &mut self.mm;
                     memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
                     if !self.profile.reclaim_3x {
                         // move_folios_to_lru: activations age the workingset clock.
@@ -732,27 +749,27 @@ impl Sim {
                     }
                 }
                 Verdict::Keep | Verdict::Wait => {
-                    let crate::engine::Sim { memcgs, frames, .. } = self;
+                    let Mm { memcgs, frames, .. } = &mut self.mm;
                     memcgs[m as usize].lru.add_head(frames, f, l);
                 }
             }
         }
-        self.isolate_buf = isolated;
+        self.reclaim.isolate_buf = isolated;
         if pageout > 0 {
             // get_request_wait: a write found its queue full; sleep before the next batch.
             sc.wait_request = self.write_full_device();
         }
         self.count(Counter::PgActivate, m, activated);
-        self.memcgs[m as usize].stat.recent_rotated[t] += activated;
+        self.mm.memcgs[m as usize].stat.recent_rotated[t] += activated;
         let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
         if sc.global() {
-            self.vmstat.add(steal_item, reclaimed);
+            self.mm.vmstat.add(steal_item, reclaimed);
         }
         if m != 0 {
-            self.memcgs[m as usize].events.add(steal_item, reclaimed);
+            self.mm.memcgs[m as usize].events.add(steal_item, reclaimed);
         }
-        self.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, reclaimed);
-        if self.scan_balance.cost_based() {
+        self.mm.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, reclaimed);
+        if self.reclaim.scan_balance.cost_based() {
             self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
         }
         reclaimed
@@ -761,87 +778,87 @@ impl Sim {
     /// `shrink_folio_list` for one isolated page.
     fn shrink_folio(&mut self, f: u32, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
         let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
-        if self.frames.test(f, pg::WRITEBACK) {
-            if sc.kswapd && self.frames.test(f, pg::RECLAIM) && self.pgdat_writeback {
+        if self.mm.frames.test(f, pg::WRITEBACK) {
+            if sc.kswapd && self.mm.frames.test(f, pg::RECLAIM) && self.mm.pgdat_writeback {
                 sc.nr_immediate += 1;
-            } else if !sc.global() && self.tun.memcg_v1 && self.frames.test(f, pg::RECLAIM) {
+            } else if !sc.global() && self.tun.memcg_v1 && self.mm.frames.test(f, pg::RECLAIM) {
                 // Case 3: limit reclaim on cgroup v1 has no writeback throttling
                 // (!writeback_throttling_sane), so it waits for the writeback of a page it
                 // wrote itself and tries the page again, rather than activating it.
                 sc.waited.push(f);
                 return Verdict::Wait;
             } else {
-                self.frames.set(f, pg::RECLAIM);
+                self.mm.frames.set(f, pg::RECLAIM);
                 sc.nr_writeback += 1;
             }
             return keep_or_activate;
         }
-        if self.frames.test(f, pg::LOCKED) {
+        if self.mm.frames.test(f, pg::LOCKED) {
             return Verdict::Keep;
         }
         // folio_check_references
         let rp = self.folio_referenced(f);
-        let rf = self.frames.test_clear(f, pg::REFERENCED);
+        let rf = self.mm.frames.test_clear(f, pg::REFERENCED);
         if rp > 0 {
-            if self.profile.swapbacked_activate_on_first_ref && self.frames.test(f, pg::SWAPBACKED) {
+            if self.profile.swapbacked_activate_on_first_ref && self.mm.frames.test(f, pg::SWAPBACKED) {
                 return Verdict::Activate;
             }
-            self.frames.set(f, pg::REFERENCED);
+            self.mm.frames.set(f, pg::REFERENCED);
             if rf || rp > 1 {
                 return Verdict::Activate;
             }
             return Verdict::Keep;
         }
-        let owner = self.frames.owner(f);
+        let owner = self.mm.frames.owner(f);
         // add_to_swap for anonymous pages not yet in the swap cache.
-        if matches!(owner, Owner::Anon(_)) && !self.frames.test(f, pg::SWAPCACHE) {
+        if matches!(owner, Owner::Anon(_)) && !self.mm.frames.test(f, pg::SWAPCACHE) {
             let Some(entry) = self.swap.alloc(cpu) else {
                 return Verdict::Activate;
             };
             self.add_to_swap_cache(f, entry);
-            self.frames.set(f, pg::DIRTY);
+            self.mm.frames.set(f, pg::DIRTY);
         }
         if self.folio_mapped(f) {
             self.try_to_unmap(f);
         }
         self.charge(self.cost.reclaim_ns);
-        if self.frames.test(f, pg::DIRTY) {
+        if self.mm.frames.test(f, pg::DIRTY) {
             if let Owner::Shmem(o) = owner {
                 // shmem_writepage: move the page from the shmem page cache to swap.
-                if !self.frames.test(f, pg::SWAPCACHE) {
+                if !self.mm.frames.test(f, pg::SWAPCACHE) {
                     let Some(entry) = self.swap.alloc(cpu) else {
                         return Verdict::Activate;
                     };
                     self.add_to_swap_cache(f, entry);
-                    let idx = self.frames.index[f as usize] as usize;
-                    self.shmem[o as usize].slots[idx] = pte::SWAP | entry.0;
+                    let idx = self.mm.frames.index[f as usize] as usize;
+                    self.mm.shmem[o as usize].slots[idx] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
-                    let mc = self.frames.memcg[f as usize];
-                    self.memcgs[mc as usize].swap_usage += 1;
-                    self.frames.set_owner(f, Owner::None, 0);
+                    let mc = self.mm.frames.memcg[f as usize];
+                    self.mm.memcgs[mc as usize].swap_usage += 1;
+                    self.mm.frames.set_owner(f, Owner::None, 0);
                 }
             }
             self.swap_writepage(f);
             *pageout += 1;
             // A write that completed at once (zswap, zeromap, a synchronous device) leaves
             // the page clean: it is freed below, in this pass.
-            if self.frames.test(f, pg::WRITEBACK | pg::DIRTY) {
+            if self.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY) {
                 return Verdict::Keep;
             }
         }
         // Clean: __remove_mapping.
-        if self.frames.test(f, pg::SWAPCACHE) {
-            let entry = Entry(self.frames.swap[f as usize]);
+        if self.mm.frames.test(f, pg::SWAPCACHE) {
+            let entry = Entry(self.mm.frames.swap[f as usize]);
             if self.profile.workingset == WorkingsetMode::AnonAndFile {
                 let s = self.workingset_eviction(f);
                 self.swap.area(entry).set_shadow(entry.slot(), s);
             }
-            self.frames.clear(f, pg::SWAPCACHE);
-            self.frames.swap[f as usize] = 0;
+            self.mm.frames.clear(f, pg::SWAPCACHE);
+            self.mm.frames.swap[f as usize] = 0;
             self.swap.area(entry).clear_cache_bit(entry.slot());
         } else if let Owner::Shmem(o) = owner {
-            let idx = self.frames.index[f as usize] as usize;
-            self.shmem[o as usize].slots[idx] = 0;
+            let idx = self.mm.frames.index[f as usize] as usize;
+            self.mm.shmem[o as usize].slots[idx] = 0;
         } else if let Owner::File(a) = owner {
             self.page_cache_delete(f, a);
         }
@@ -854,7 +871,7 @@ impl Sim {
         let mut cur = Some(m);
         while let Some(c) = cur {
             let size: u64 = self.lru_view(c).iter().sum();
-            let st = &mut self.memcgs[c as usize].stat;
+            let st = &mut self.mm.memcgs[c as usize].stat;
             st.cost[t] += cost;
             if st.cost[0] + st.cost[1] > size / 4 {
                 st.cost[0] /= 2;
@@ -867,35 +884,35 @@ impl Sim {
     /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more
     /// pages are written back or `timeout_ns` passes.
     pub fn reclaim_throttle(&mut self, th: u32, timeout_ns: u64) {
-        self.throttle_target = self.throttle_target.min(self.nr_written + 32);
+        self.reclaim.throttle_target = self.reclaim.throttle_target.min(self.reclaim.nr_written + 32);
         if th == self.kswapd_thread() {
-            self.kswapd.throttled = true;
+            self.reclaim.kswapd.throttled = true;
         } else {
-            self.tasks[th as usize].state = TaskState::Throttled;
+            self.sched.tasks[th as usize].state = TaskState::Throttled;
         }
         self.block(th);
-        let at = self.now + timeout_ns;
+        let at = self.sched.now + timeout_ns;
         self.wake(th, at);
     }
 
     pub(crate) fn release_throttled(&mut self) {
-        self.throttle_target = u64::MAX;
-        for tid in 0..self.tasks.len() {
-            if self.tasks[tid].state == TaskState::Throttled {
-                self.tasks[tid].state = TaskState::Runnable;
-                self.wake(tid as u32, self.now);
+        self.reclaim.throttle_target = u64::MAX;
+        for tid in 0..self.sched.tasks.len() {
+            if self.sched.tasks[tid].state == TaskState::Throttled {
+                self.sched.tasks[tid].state = TaskState::Runnable;
+                self.wake(tid as u32, self.sched.now);
             }
         }
-        if self.kswapd.throttled {
-            self.kswapd.throttled = false;
+        if self.reclaim.kswapd.throttled {
+            self.reclaim.kswapd.throttled = false;
             let k = self.kswapd_thread();
-            self.wake(k, self.now);
+            self.wake(k, self.sched.now);
         }
     }
 
     /// Whether pages are in flight that reclaim could wait for.
     pub fn writeback_in_flight(&self) -> bool {
-        self.nr_writeback > 0
+        self.mm.nr_writeback > 0
     }
 }
 

@@ -15,18 +15,18 @@ use crate::swap::Shadow;
 impl Sim {
     /// `workingset_age_nonresident`: advance the clock of `m` and its ancestors.
     pub fn workingset_age_nonresident(&mut self, m: u16, n: u64) {
-        self.memcgs[m as usize].stat.nonresident_age += n;
+        self.mm.memcgs[m as usize].stat.nonresident_age += n;
         if m != 0 {
-            self.memcgs[0].stat.nonresident_age += n;
+            self.mm.memcgs[0].stat.nonresident_age += n;
         }
     }
 
     /// `workingset_eviction`: the shadow of an evicted page.
     pub(crate) fn workingset_eviction(&mut self, f: u32) -> Shadow {
-        let m = self.frames.memcg[f as usize];
-        let age = self.memcgs[m as usize].stat.nonresident_age;
+        let m = self.mm.frames.memcg[f as usize];
+        let age = self.mm.memcgs[m as usize].stat.nonresident_age;
         self.workingset_age_nonresident(m, 1);
-        Shadow { memcg: m, age, workingset: self.frames.test(f, pg::WORKINGSET) }
+        Shadow { memcg: m, age, workingset: self.mm.frames.test(f, pg::WORKINGSET) }
     }
 
     /// `workingset_refault` for a page read into frame `f` at a swap slot (`file` false)
@@ -41,7 +41,7 @@ impl Sim {
         if !tracked {
             return;
         }
-        let m = self.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f as usize];
         let (refault, activate, restore) = if file {
             (Counter::WorkingsetRefaultFile, Counter::WorkingsetActivateFile, Counter::WorkingsetRestoreFile)
         } else {
@@ -49,8 +49,8 @@ impl Sim {
         };
         self.count(refault, m, 1);
         self.mem_cgroup_flush_stats();
-        let em = if (shadow.memcg as usize) < self.memcgs.len() { shadow.memcg } else { 0 };
-        let distance = self.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
+        let em = if (shadow.memcg as usize) < self.mm.memcgs.len() { shadow.memcg } else { 0 };
+        let distance = self.mm.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
         // [inactive_anon, active_anon, inactive_file, active_file]
         let s = self.lru_view(em);
         let ws = if self.profile.workingset == WorkingsetMode::FileOnly {
@@ -68,11 +68,11 @@ impl Sim {
         if distance > ws {
             return;
         }
-        self.frames.set(f, pg::ACTIVE);
+        self.mm.frames.set(f, pg::ACTIVE);
         self.workingset_age_nonresident(m, 1);
         self.count(activate, m, 1);
         if shadow.workingset {
-            self.frames.set(f, pg::WORKINGSET);
+            self.mm.frames.set(f, pg::WORKINGSET);
             self.count(restore, m, 1);
             self.lru_note_cost(m, file as usize, SWAP_CLUSTER_MAX);
         }

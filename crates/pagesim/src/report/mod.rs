@@ -234,7 +234,7 @@ pub struct Report {
 impl Report {
     pub fn from_sim(sc: &Scenario, seed: u64, sim: &Sim) -> Report {
         let mut counters = serde_json::Map::new();
-        for (name, v) in sim.vmstat.iter() {
+        for (name, v) in sim.mm.vmstat.iter() {
             counters.insert(name.to_string(), v.into());
         }
         let swapcached = sim.swap.areas.iter().map(|a| a.cache.iter().filter(|&&c| c != 0).count() as u64).sum::<u64>();
@@ -245,10 +245,10 @@ impl Report {
         counters.insert(Gauge::NrSwapUsed.name().into(), (sim.swap.total_pages() - sim.swap.free_pages()).into());
         counters.insert(Gauge::NrInactiveFile.name().into(), sim.node_lru(crate::mm::LruList::InactiveFile).into());
         counters.insert(Gauge::NrActiveFile.name().into(), sim.node_lru(crate::mm::LruList::ActiveFile).into());
-        counters.insert(Gauge::NrFilePages.name().into(), sim.files.iter().map(|a| a.nrpages).sum::<u64>().into());
+        counters.insert(Gauge::NrFilePages.name().into(), sim.pc.files.iter().map(|a| a.nrpages).sum::<u64>().into());
         sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();
-        for m in sim.memcgs.iter().skip(1) {
+        for m in sim.mm.memcgs.iter().skip(1) {
             let mut c = serde_json::Map::new();
             for (name, v) in m.events.iter() {
                 c.insert(name.to_string(), v.into());
@@ -262,6 +262,7 @@ impl Report {
             memcg.insert(m.name.clone(), serde_json::to_value(r).expect("serializes"));
         }
         let tasks: Vec<TaskReport> = sim
+            .sched
             .tasks
             .iter()
             .map(|t| TaskReport {
@@ -274,11 +275,12 @@ impl Report {
                 steps: step_reports(t),
             })
             .collect();
-        let elapsed_ns = sim.tasks.iter().map(|t| t.end_ns).max().unwrap_or(0);
+        let elapsed_ns = sim.sched.tasks.iter().map(|t| t.end_ns).max().unwrap_or(0);
         let devices = sim
+            .io
             .devices
             .iter()
-            .zip(&sim.device_names)
+            .zip(&sim.io.names)
             .map(|(d, name)| {
                 let s = d.stats();
                 DeviceReport {
@@ -293,8 +295,8 @@ impl Report {
                     queue_full: s.queue_full,
                     congested: s.congested,
                     idle_arms: s.idle_arms,
-                    busy_ns: d.busy_ns_at(sim.now),
-                    read_congested_ns: d.read_congested_ns_at(sim.now),
+                    busy_ns: d.busy_ns_at(sim.sched.now),
+                    read_congested_ns: d.read_congested_ns_at(sim.sched.now),
                     read_wait_ns: s.read_wait_ns,
                     write_wait_ns: s.write_wait_ns,
                     read_service_ns: s.read_service_ns,
@@ -303,7 +305,7 @@ impl Report {
                 }
             })
             .collect();
-        let h = &sim.fault_hist;
+        let h = &sim.sched.fault_hist;
         Report {
             scenario: sc.name.clone(),
             profile: sim.profile.name.to_string(),
@@ -313,9 +315,9 @@ impl Report {
             memcg,
             tasks,
             kswapd: KswapdReport {
-                cpu_ns: sim.kswapd.cpu_ns,
-                awake_ns: sim.kswapd.awake_ns,
-                wakeups: sim.kswapd.wakeups,
+                cpu_ns: sim.reclaim.kswapd.cpu_ns,
+                awake_ns: sim.reclaim.kswapd.awake_ns,
+                wakeups: sim.reclaim.kswapd.wakeups,
             },
             fault_latency: LatencyReport {
                 count: h.count(),
@@ -325,8 +327,8 @@ impl Report {
                 buckets: h.buckets(),
             },
             devices,
-            ra_window_hist: power_of_two_buckets(&sim.ra_window_hist, 1),
-            timeline: sim.timeline.windows(2).map(|w| w[1].since(&w[0])).collect(),
+            ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
+            timeline: sim.sched.timeline.windows(2).map(|w| w[1].since(&w[0])).collect(),
         }
     }
 
@@ -471,12 +473,12 @@ pub struct TimelinePoint {
 
 impl TimelinePoint {
     pub fn of(sim: &Sim, t_ns: u64) -> Self {
-        let v = &sim.vmstat;
+        let v = &sim.mm.vmstat;
         TimelinePoint {
             t_ns,
             read_pages: v.get(Counter::FileReadPages),
-            dev_reads: sim.devices.iter().map(|d| d.stats().reads).sum(),
-            dev_read_bytes: sim.devices.iter().map(|d| d.stats().read_bytes).sum(),
+            dev_reads: sim.io.devices.iter().map(|d| d.stats().reads).sum(),
+            dev_read_bytes: sim.io.devices.iter().map(|d| d.stats().read_bytes).sum(),
             pgmajfault: v.get(Counter::PgMajFault),
             pswpin: v.get(Counter::PswpIn),
             pswpout: v.get(Counter::PswpOut),

@@ -14,7 +14,30 @@ pub mod swap_state;
 pub mod swapfile;
 pub mod zswap;
 
-pub use swapfile::{Swap, SwapArea, BAD, CLUSTER, COUNT_MASK, HAS_CACHE};
+pub use swapfile::{SwapArea, BAD, CLUSTER, COUNT_MASK, HAS_CACHE};
+
+/// The swap state of the machine: the swap areas in the order they are used (the
+/// allocator's methods are in swapfile.rs), the swap-in readahead policy, zswap, and the
+/// content of swapped pages (what compression sees).
+pub struct Swap {
+    pub(crate) areas: Vec<SwapArea>,
+    /// Round-robin cursor among equal priorities.
+    pub(crate) rr: usize,
+    pub(crate) ra: readahead::SwapRa,
+    pub(crate) zswap: zswap::Zswap,
+    pub(crate) content: compress::PageContent,
+}
+
+impl Swap {
+    pub(crate) fn new(
+        areas: Vec<SwapArea>,
+        ra: readahead::SwapRa,
+        zswap: zswap::Zswap,
+        content: compress::PageContent,
+    ) -> Swap {
+        Swap { areas, rr: 0, ra, zswap, content }
+    }
+}
 
 const AREA_SHIFT: u32 = 27;
 const SLOT_MASK: u32 = (1 << AREA_SHIFT) - 1;

@@ -31,13 +31,13 @@
 
 use super::compress::{self, Content, PageContent, RegionContent};
 use super::zswap::Zswap;
-use super::{Entry, Swap};
+use super::{Entry, SwapArea};
 use crate::device::{DeviceModel, DeviceQueue, IoDir, Stored};
 use crate::engine::Sim;
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::{Counter, Gauge};
-use crate::mm::{pg, Owner};
+use crate::mm::{pg, Mm, Owner};
 use crate::scenario::{Profile, ScenarioFile};
 
 /// Builds zswap and the content model for a run and marks the swap areas whose freed slots
@@ -45,19 +45,19 @@ use crate::scenario::{Profile, ScenarioFile};
 pub fn setup(
     f: &ScenarioFile,
     profile: &Profile,
-    swap: &mut Swap,
+    areas: &mut [SwapArea],
     devices: &[DeviceQueue],
     managed_pages: u64,
     nr_memcgs: usize,
     seed: u64,
 ) -> (Zswap, PageContent) {
-    let area_slots: Vec<u32> = swap.areas.iter().map(|a| a.nslots).collect();
+    let area_slots: Vec<u32> = areas.iter().map(|a| a.nslots).collect();
     let zswap = Zswap::new(&f.zswap, profile.zswap, &area_slots, managed_pages, nr_memcgs);
     let regions: Vec<RegionContent> = f.region.values().map(|r| r.content()).collect();
-    let any_zram = swap.areas.iter().any(|a| matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_)));
+    let any_zram = areas.iter().any(|a| matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_)));
     let zero_pages = profile.swap_zeromap && regions.iter().any(|r| r.zero > 0.0);
     let active = zswap.enabled || any_zram || zero_pages;
-    for a in &mut swap.areas {
+    for a in areas.iter_mut() {
         a.track_release = zswap.enabled || matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_));
     }
     (zswap, PageContent::new(regions, seed, &area_slots, active))
@@ -67,13 +67,13 @@ impl Sim {
     /// Takes `n` frames for zsmalloc pools. Reclaim and swap I/O run with PF_MEMALLOC, so
     /// no watermark stops them; only an empty free list does. Wakes kswapd below low.
     pub fn zs_alloc_pages(&mut self, n: u64) -> bool {
-        if self.frames.nr_free() < n {
+        if self.mm.frames.nr_free() < n {
             return false;
         }
         for _ in 0..n {
-            let f = self.frames.alloc(0).expect("free frame present");
-            self.zs_frames.push(f);
-            self.vmstat.add(Counter::PgAlloc, 1);
+            let f = self.mm.frames.alloc(0).expect("free frame present");
+            self.mm.zs_frames.push(f);
+            self.mm.vmstat.add(Counter::PgAlloc, 1);
         }
         if n > 0 && self.nr_free() <= self.tun.wmark.low {
             self.wake_kswapd();
@@ -84,30 +84,30 @@ impl Sim {
     /// Returns `n` zsmalloc frames to the free pages.
     pub fn zs_free_pages(&mut self, n: u64) {
         for _ in 0..n {
-            let f = self.zs_frames.pop().expect("zsmalloc frame to free");
-            self.frames.free(f);
-            self.pages_scanned = 0;
-            self.vmstat.add(Counter::PgFree, 1);
+            let f = self.mm.zs_frames.pop().expect("zsmalloc frame to free");
+            self.mm.frames.free(f);
+            self.mm.pages_scanned = 0;
+            self.mm.vmstat.add(Counter::PgFree, 1);
         }
     }
 
     /// Remembers the content of page `f`, entering the swap cache at `entry` while its
     /// owner is still known (from `add_to_swap_cache`).
     pub fn swap_note_content(&mut self, f: u32, entry: Entry) {
-        if !self.content.active {
+        if !self.swap.content.active {
             return;
         }
-        let (key, region) = match self.frames.owner(f) {
-            Owner::Anon(v) => (v, self.vmas[v as usize].region),
+        let (key, region) = match self.mm.frames.owner(f) {
+            Owner::Anon(v) => (v, self.mm.vmas[v as usize].region),
             Owner::Shmem(o) => {
-                let v = self.shmem[o as usize].mappers[0];
-                (o | 1 << 31, self.vmas[v as usize].region)
+                let v = self.mm.shmem[o as usize].mappers[0];
+                (o | 1 << 31, self.mm.vmas[v as usize].region)
             }
             // File pages never enter the swap cache.
             Owner::File(_) | Owner::None => return,
         };
-        let idx = self.frames.index[f as usize];
-        self.content.record(entry, key, region, idx);
+        let idx = self.mm.frames.index[f as usize];
+        self.swap.content.record(entry, key, region, idx);
     }
 
     /// `swap_range_free` for the slots freed since the last call: zswap entries and zram
@@ -122,9 +122,9 @@ impl Sim {
             for &s in &slots {
                 let e = Entry::new(a as u32, s);
                 self.zswap_invalidate(e);
-                self.content.clear(e);
+                self.swap.content.clear(e);
                 let off = self.swap.areas[a].offset_of(s);
-                if let DeviceModel::Zram(z) = self.devices[dev].model_mut() {
+                if let DeviceModel::Zram(z) = self.io.devices[dev].model_mut() {
                     let freed = z.free(off);
                     self.zs_free_pages(freed);
                 }
@@ -136,14 +136,14 @@ impl Sim {
 
     /// Whether I/O to `entry`'s device is done by the submitting thread.
     pub fn swap_dev_sync(&self, entry: Entry) -> bool {
-        let m = self.devices[self.swap.area_ref(entry).dev as usize].model();
+        let m = self.io.devices[self.swap.area_ref(entry).dev as usize].model();
         matches!(m, DeviceModel::Zram(_)) || (m.synchronous_io() && self.profile.swap_sync_io)
     }
 
     /// `do_swap_page`'s test for the bypass: a synchronous device and one reference.
     pub fn swap_sync_bypass(&self, entry: Entry) -> bool {
         self.profile.swap_sync_io
-            && self.devices[self.swap.area_ref(entry).dev as usize].model().synchronous_io()
+            && self.io.devices[self.swap.area_ref(entry).dev as usize].model().synchronous_io()
             && self.swap.area_ref(entry).count(entry.slot()) == 1
     }
 
@@ -151,16 +151,16 @@ impl Sim {
     /// cleared), when the write does not become an asynchronous bio: zero page with a
     /// zeromap, zswap, a synchronous device. Returns false to let the caller submit the bio.
     pub fn swap_writepage_sync(&mut self, f: u32, entry: Entry) -> bool {
-        if !self.content.active && !self.swap_dev_sync(entry) {
+        if !self.swap.content.active && !self.swap_dev_sync(entry) {
             return false;
         }
         self.swap_slots_released();
-        let m = self.frames.memcg[f as usize];
-        let c = self.content.get(entry);
+        let m = self.mm.frames.memcg[f as usize];
+        let c = self.swap.content.get(entry);
         if self.profile.swap_zeromap {
             // swap_writeout: an all-zero page is only remembered.
             let zero = c == Content::Zero;
-            self.content.set_zeromap(entry, zero);
+            self.swap.content.set_zeromap(entry, zero);
             if zero {
                 self.zswap_invalidate(entry);
                 self.count(Counter::SwpoutZero, m, 1);
@@ -187,7 +187,7 @@ impl Sim {
     /// so the page is rotated for reclaim when the write ends. A failed zram write leaves the
     /// page dirty (`__end_swap_bio_write`).
     pub fn swap_write_to_device(&mut self, f: u32, entry: Entry, reclaim: bool) {
-        let m = self.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f as usize];
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
             (a.dev as usize, a.offset_of(entry.slot()))
@@ -196,13 +196,13 @@ impl Sim {
         self.count(Counter::PgpgOut, m, 4);
         self.charge(self.cost.swapout_ns);
         if !self.swap_dev_sync(entry) {
-            self.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
-            self.nr_writeback += 1;
+            self.mm.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
+            self.mm.nr_writeback += 1;
             self.submit_bio(dev as u32, off, f, IoDir::Write);
             return;
         }
-        let c = self.content.get(entry);
-        let stored = match self.devices[dev].model_mut() {
+        let c = self.swap.content.get(entry);
+        let stored = match self.io.devices[dev].model_mut() {
             DeviceModel::Zram(z) => Some((z.comp, z.store(off, c))),
             _ => None,
         };
@@ -211,10 +211,10 @@ impl Sim {
                 self.zs_free_pages(freed);
                 if !self.zs_alloc_pages(grew) {
                     // zs_malloc found no page: -ENOMEM, the page stays dirty.
-                    if let DeviceModel::Zram(z) = self.devices[dev].model_mut() {
+                    if let DeviceModel::Zram(z) = self.io.devices[dev].model_mut() {
                         z.free(off);
                     }
-                    self.frames.set(f, pg::DIRTY);
+                    self.mm.frames.set(f, pg::DIRTY);
                 }
                 if what == Stored::Same {
                     compress::PAGE_COPY_NS / 4
@@ -223,20 +223,20 @@ impl Sim {
                 }
             }
             Some((comp, Err(_))) => {
-                self.frames.set(f, pg::DIRTY);
+                self.mm.frames.set(f, pg::DIRTY);
                 comp.compress_ns(comp.compressed_len(c).unwrap_or(comp.word_len))
             }
             None => {
-                let now = self.now;
-                self.devices[dev].model_mut().service_ns(IoDir::Write, off, 4096, now)
+                let now = self.sched.now;
+                self.io.devices[dev].model_mut().service_ns(IoDir::Write, off, 4096, now)
             }
         };
-        self.devices[dev].account_sync(IoDir::Write, 4096, ns);
+        self.io.devices[dev].account_sync(IoDir::Write, 4096, ns);
         self.charge(ns);
-        if reclaim && !self.frames.test(f, pg::DIRTY) {
+        if reclaim && !self.mm.frames.test(f, pg::DIRTY) {
             // folio_end_writeback with PG_reclaim: to the inactive tail for reclaim.
             let mc = m as usize;
-            let crate::engine::Sim { memcgs, frames, .. } = self;
+            let Mm { memcgs, frames, .. } = &mut self.mm;
             memcgs[mc].lru.del(frames, f);
             frames.clear(f, pg::ACTIVE);
             memcgs[mc].lru.add_tail(frames, f, crate::mm::LruList::InactiveAnon);
@@ -247,11 +247,11 @@ impl Sim {
     /// asynchronous bio: zeromap, zswap, a synchronous device. Returns true when `f` is
     /// uptodate; false lets the caller submit the bio.
     pub fn swap_read_folio_sync(&mut self, f: u32, entry: Entry, memcg: u16) -> bool {
-        if !self.content.active && !self.swap_dev_sync(entry) {
+        if !self.swap.content.active && !self.swap_dev_sync(entry) {
             return false;
         }
         self.swap_slots_released();
-        if self.profile.swap_zeromap && self.content.zeromap(entry) {
+        if self.profile.swap_zeromap && self.swap.content.zeromap(entry) {
             self.count(Counter::SwpinZero, memcg, 1);
             self.charge(self.cost.swapin_ns + compress::PAGE_COPY_NS);
             return true;
@@ -267,12 +267,12 @@ impl Sim {
             let a = self.swap.area_ref(entry);
             (a.dev as usize, a.offset_of(entry.slot()))
         };
-        let now = self.now;
-        let ns = match self.devices[dev].model_mut() {
+        let now = self.sched.now;
+        let ns = match self.io.devices[dev].model_mut() {
             DeviceModel::Zram(z) => z.load_ns(off),
             other => other.service_ns(IoDir::Read, off, 4096, now),
         };
-        self.devices[dev].account_sync(IoDir::Read, 4096, ns);
+        self.io.devices[dev].account_sync(IoDir::Read, 4096, ns);
         self.count(Counter::PswpIn, memcg, 1);
         self.count(Counter::PgpgIn, memcg, 4);
         self.charge(self.cost.swapin_ns + ns);
@@ -284,13 +284,13 @@ impl Sim {
     fn swapin_direct(&mut self, tid: u32, entry: Entry) -> Option<u32> {
         let f = self.alloc_page(tid)?;
         self.major_fault(tid);
-        let memcg = self.tasks[tid as usize].memcg;
-        self.frames.set(f, pg::SWAPBACKED);
+        let memcg = self.sched.tasks[tid as usize].memcg;
+        self.mm.frames.set(f, pg::SWAPBACKED);
         if let Some(shadow) = self.swap.area(entry).take_shadow(entry.slot()) {
             self.workingset_refault(f, shadow, false);
         }
-        let active = self.frames.test(f, pg::ACTIVE);
-        self.frames.clear(f, pg::ACTIVE);
+        let active = self.mm.frames.test(f, pg::ACTIVE);
+        self.mm.frames.clear(f, pg::ACTIVE);
         self.lru_add(f, active);
         let done = self.swap_read_folio_sync(f, entry, memcg);
         debug_assert!(done, "bypass read from a device that is not synchronous");
@@ -300,19 +300,19 @@ impl Sim {
     /// Drops the reference a PTE or shmem slot held on `entry` (`swap_free`), for page `f`.
     fn swap_free_for(&mut self, f: u32, entry: Entry) {
         self.swap.area(entry).put(entry.slot());
-        let m = self.frames.memcg[f as usize] as usize;
-        self.memcgs[m].swap_usage = self.memcgs[m].swap_usage.saturating_sub(1);
+        let m = self.mm.frames.memcg[f as usize] as usize;
+        self.mm.memcgs[m].swap_usage = self.mm.memcgs[m].swap_usage.saturating_sub(1);
         self.swap_slots_released();
     }
 
     /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference).
     pub fn do_swap_page_sync(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
-        self.frames.set_owner(f, Owner::Anon(vma), idx);
+        self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // The page is exclusive and has no swap copy left: writable, and dirty for reclaim.
-        self.frames.set(f, pg::DIRTY);
+        self.mm.frames.set(f, pg::DIRTY);
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
-        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
         self.swap_free_for(f, entry);
         Fault::Done
     }
@@ -321,11 +321,11 @@ impl Sim {
     pub fn shmem_swapin_sync(&mut self, tid: u32, vma: u32, obj: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         // Back in the shmem page cache with no swap copy: dirty, as a new tmpfs page.
-        self.frames.set(f, pg::DIRTY);
-        self.frames.set_owner(f, Owner::Shmem(obj), idx);
-        self.shmem[obj as usize].slots[idx as usize] = f + 1;
+        self.mm.frames.set(f, pg::DIRTY);
+        self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
+        self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
-        self.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
         self.swap_free_for(f, entry);
         Fault::Done
     }
@@ -333,23 +333,23 @@ impl Sim {
     /// Pages held by zsmalloc pools: zswap's and every zram device's.
     pub fn zs_pool_pages(&self) -> u64 {
         let zram: u64 =
-            self.devices.iter().map(|d| if let DeviceModel::Zram(z) = d.model() { z.pool.pages } else { 0 }).sum();
-        self.zswap.pool.pages + zram
+            self.io.devices.iter().map(|d| if let DeviceModel::Zram(z) = d.model() { z.pool.pages } else { 0 }).sum();
+        self.swap.zswap.pool.pages + zram
     }
 
     /// Invariants of compressed swap: the pools' frames, zswap's entries, no entry or zram
     /// object of a free slot still unreported.
     pub fn verify_compressed(&self) -> Result<(), String> {
-        self.zswap.verify()?;
-        if self.zs_frames.len() as u64 != self.zs_pool_pages() {
+        self.swap.zswap.verify()?;
+        if self.mm.zs_frames.len() as u64 != self.zs_pool_pages() {
             return Err(format!(
                 "zsmalloc holds {} frames, its pools {} pages",
-                self.zs_frames.len(),
+                self.mm.zs_frames.len(),
                 self.zs_pool_pages()
             ));
         }
         for (ai, a) in self.swap.areas.iter().enumerate() {
-            let zram = match self.devices[a.dev as usize].model() {
+            let zram = match self.io.devices[a.dev as usize].model() {
                 DeviceModel::Zram(z) => Some(z),
                 _ => None,
             };
@@ -358,7 +358,7 @@ impl Sim {
                     continue;
                 }
                 let e = Entry::new(ai as u32, s);
-                if self.zswap.has(e) {
+                if self.swap.zswap.has(e) {
                     return Err(format!("swap {ai} slot {s}: free, but zswap holds an entry"));
                 }
                 if zram.is_some_and(|z| z.stored(a.offset_of(s)).is_some()) {
@@ -372,8 +372,8 @@ impl Sim {
     /// zswap's and zram's gauges at the end of a run, under the kernel's names (debugfs
     /// zswap statistics, zram `mm_stat` summed over zram devices, vmstat `nr_zspages`).
     pub fn compressed_gauges(&self, out: &mut serde_json::Map<String, serde_json::Value>) {
-        let z = &self.zswap;
-        let any_zram = self.devices.iter().any(|d| matches!(d.model(), DeviceModel::Zram(_)));
+        let z = &self.swap.zswap;
+        let any_zram = self.io.devices.iter().any(|d| matches!(d.model(), DeviceModel::Zram(_)));
         if !z.enabled && !any_zram {
             return;
         }
@@ -390,7 +390,7 @@ impl Sim {
         }
         if any_zram {
             let (mut orig, mut compr, mut used, mut same, mut huge) = (0u64, 0u64, 0u64, 0u64, 0u64);
-            for d in &self.devices {
+            for d in &self.io.devices {
                 if let DeviceModel::Zram(z) = d.model() {
                     orig += z.pages_stored * compress::PAGE as u64;
                     compr += z.pool.requested_bytes;
@@ -409,20 +409,20 @@ impl Sim {
 
     /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
     pub(crate) fn swap_writepage(&mut self, f: u32) {
-        let entry = Entry(self.frames.swap[f as usize]);
-        self.frames.clear(f, pg::DIRTY);
+        let entry = Entry(self.mm.frames.swap[f as usize]);
+        self.mm.frames.clear(f, pg::DIRTY);
         // Zeromap, zswap, synchronous devices (swap/page_io.rs).
         if self.swap_writepage_sync(f, entry) {
             return;
         }
-        self.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
-        self.nr_writeback += 1;
+        self.mm.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
+        self.mm.nr_writeback += 1;
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
             (a.dev, a.offset_of(entry.slot()))
         };
         self.submit_bio(dev, off, f, crate::device::IoDir::Write);
-        let m = self.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f as usize];
         self.count(Counter::PswpOut, m, 1);
         self.count(Counter::PgpgOut, m, 4);
         self.count(Counter::NrVmscanWrite, m, 1);
@@ -453,33 +453,33 @@ pub(crate) mod tests {
     /// as `shrink_folio`'s add_to_swap does. Returns (frame, entry).
     pub(crate) fn swapcache_page(s: &mut Sim, idx: u32) -> (u32, Entry) {
         let f = s.alloc_page_atomic(0).expect("free memory");
-        s.frames.set(f, pg::SWAPBACKED);
-        s.frames.set_owner(f, Owner::Anon(0), idx);
+        s.mm.frames.set(f, pg::SWAPBACKED);
+        s.mm.frames.set_owner(f, Owner::Anon(0), idx);
         s.lru_add(f, false);
-        s.vmas[0].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        s.mm.vmas[0].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
         let e = s.swap.alloc(0).expect("swap space");
         s.add_to_swap_cache(f, e);
-        s.frames.set(f, pg::DIRTY);
+        s.mm.frames.set(f, pg::DIRTY);
         (f, e)
     }
 
     /// `swap_writepage`'s start: PG_dirty cleared, then the synchronous outcomes.
     pub(crate) fn writeout(s: &mut Sim, f: u32, e: Entry) -> bool {
-        s.frames.clear(f, pg::DIRTY);
+        s.mm.frames.clear(f, pg::DIRTY);
         s.swap_writepage_sync(f, e)
     }
 
     /// The rest of reclaiming a written page: the PTE takes the swap entry, the clean page
     /// leaves the swap cache and is freed.
     pub(crate) fn evict(s: &mut Sim, f: u32, e: Entry, idx: u32) {
-        s.vmas[0].pte[idx as usize] = pte::SWAP | e.0;
+        s.mm.vmas[0].pte[idx as usize] = pte::SWAP | e.0;
         s.swap.area(e).dup(e.slot());
-        s.memcgs[0].swap_usage += 1;
-        s.frames.set_owner(f, Owner::None, 0);
-        s.frames.clear(f, pg::SWAPCACHE);
-        s.frames.swap[f as usize] = 0;
+        s.mm.memcgs[0].swap_usage += 1;
+        s.mm.frames.set_owner(f, Owner::None, 0);
+        s.mm.frames.clear(f, pg::SWAPCACHE);
+        s.mm.frames.swap[f as usize] = 0;
         s.swap.area(e).clear_cache_bit(e.slot());
-        let Sim { memcgs, frames, .. } = s;
+        let crate::mm::Mm { memcgs, frames, .. } = &mut s.mm;
         memcgs[0].lru.del(frames, f);
         s.free_frame(f);
     }
@@ -490,15 +490,15 @@ pub(crate) mod tests {
     fn a_zram_write_is_synchronous_and_its_pool_takes_free_memory_not_the_memcg() {
         let mut s = sim(ZRAM);
         let (f, e) = swapcache_page(&mut s, 5);
-        let (free, usage) = (s.nr_free(), s.memcgs[0].usage);
+        let (free, usage) = (s.nr_free(), s.mm.memcgs[0].usage);
         assert!(writeout(&mut s, f, e), "zram is written by the reclaiming thread");
-        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY), "clean at once, nothing in flight");
+        assert!(!s.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY), "clean at once, nothing in flight");
         // lzo-rle word page: 41 + 8 bytes, the 64-byte class, one pool page.
-        assert_eq!((s.zs_pool_pages(), s.zs_frames.len()), (1, 1));
+        assert_eq!((s.zs_pool_pages(), s.mm.zs_frames.len()), (1, 1));
         assert_eq!(s.nr_free(), free - 1, "the pool page comes out of free memory");
-        assert_eq!(s.memcgs[0].usage, usage, "and is charged to no memcg");
-        assert_eq!((s.vmstat.get(Counter::PswpOut), s.vmstat.get(Counter::PgpgOut)), (1, 4));
-        assert_eq!(s.devices[0].stats().writes, 1);
+        assert_eq!(s.mm.memcgs[0].usage, usage, "and is charged to no memcg");
+        assert_eq!((s.mm.vmstat.get(Counter::PswpOut), s.mm.vmstat.get(Counter::PgpgOut)), (1, 4));
+        assert_eq!(s.io.devices[0].stats().writes, 1);
         s.verify().unwrap();
     }
 
@@ -517,16 +517,16 @@ pub(crate) mod tests {
         let e = pages[1];
         assert!(s.swap_sync_bypass(e));
         assert!(matches!(s.handle_mm_fault(0, 0, 0, 5, false), Fault::Done));
-        let p = s.vmas[0].pte[5];
+        let p = s.mm.vmas[0].pte[5];
         let f = pte::frame(p).expect("mapped");
         assert!(pte::is_present(p) && p & pte::WRITE != 0, "exclusive: mapped writable");
-        assert!(!s.frames.test(f, pg::SWAPCACHE) && s.frames.test(f, pg::DIRTY), "no swap copy left");
+        assert!(!s.mm.frames.test(f, pg::SWAPCACHE) && s.mm.frames.test(f, pg::DIRTY), "no swap copy left");
         assert_eq!(s.swap.area_ref(e).map[e.slot() as usize], 0, "the slot is freed");
         let nr_swapcached: usize = s.swap.areas.iter().map(|a| a.cache.iter().filter(|&&c| c != 0).count()).sum();
         assert_eq!(nr_swapcached, 0);
-        assert_eq!(s.vmstat.get(Counter::SwapRa), 0, "no readahead");
-        assert_eq!((s.vmstat.get(Counter::PgMajFault), s.vmstat.get(Counter::PswpIn)), (1, 1));
-        let DeviceModel::Zram(z) = s.devices[0].model() else { panic!() };
+        assert_eq!(s.mm.vmstat.get(Counter::SwapRa), 0, "no readahead");
+        assert_eq!((s.mm.vmstat.get(Counter::PgMajFault), s.mm.vmstat.get(Counter::PswpIn)), (1, 1));
+        let DeviceModel::Zram(z) = s.io.devices[0].model() else { panic!() };
         assert_eq!(z.pages_stored, 2, "zram freed the object with the slot");
         s.verify().unwrap();
     }
@@ -541,12 +541,12 @@ pub(crate) mod tests {
             assert!(writeout(&mut s, f, e));
             evict(&mut s, f, e, idx);
         }
-        assert!(!s.swap_sync_bypass(Entry(s.vmas[0].pte[5] & !pte::SWAP)));
+        assert!(!s.swap_sync_bypass(Entry(s.mm.vmas[0].pte[5] & !pte::SWAP)));
         assert!(matches!(s.handle_mm_fault(0, 0, 0, 5, false), Fault::Done));
-        let f = pte::frame(s.vmas[0].pte[5]).unwrap();
-        assert!(s.frames.test(f, pg::SWAPCACHE));
-        assert!(s.vmstat.get(Counter::SwapRa) > 0, "the readahead window was read");
-        assert_eq!(s.vmstat.get(Counter::PswpIn), 1 + s.vmstat.get(Counter::SwapRa));
+        let f = pte::frame(s.mm.vmas[0].pte[5]).unwrap();
+        assert!(s.mm.frames.test(f, pg::SWAPCACHE));
+        assert!(s.mm.vmstat.get(Counter::SwapRa) > 0, "the readahead window was read");
+        assert_eq!(s.mm.vmstat.get(Counter::PswpIn), 1 + s.mm.vmstat.get(Counter::SwapRa));
         s.verify().unwrap();
     }
 
@@ -555,16 +555,16 @@ pub(crate) mod tests {
         // Nothing looks at page contents here (no zswap, zram or zero pages), yet the zeromap
         // profile and the synchronous device take the synchronous paths.
         let mut s = sim("[kernel]\nprofile = \"linux-6.18\"\n[device.r]\nmodel = \"ram\"\n[[swap]]\ndevice = \"r\"\nsize = \"16MB\"\n");
-        assert!(!s.content.active);
+        assert!(!s.swap.content.active);
         let (f, e) = swapcache_page(&mut s, 9);
-        let before = s.now;
+        let before = s.sched.now;
         assert!(writeout(&mut s, f, e));
-        assert!(s.now > before, "the copy is charged to the writer");
-        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY));
-        assert_eq!(s.devices[0].stats().writes, 1);
+        assert!(s.sched.now > before, "the copy is charged to the writer");
+        assert!(!s.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY));
+        assert_eq!(s.io.devices[0].stats().writes, 1);
         evict(&mut s, f, e, 9);
         assert!(matches!(s.handle_mm_fault(0, 0, 0, 9, true), Fault::Done), "bypass read, no wait");
-        assert_eq!((s.vmstat.get(Counter::PswpIn), s.devices[0].stats().reads), (1, 1));
+        assert_eq!((s.mm.vmstat.get(Counter::PswpIn), s.io.devices[0].stats().reads), (1, 1));
         s.verify().unwrap();
     }
 
@@ -572,7 +572,7 @@ pub(crate) mod tests {
     fn zero_pages_go_to_the_zeromap_on_6_18_and_to_zram_as_same_pages_on_6_6() {
         for (profile, zeromap) in [("linux-6.18", true), ("linux-6.6", false)] {
             let mut s = sim(&format!("[kernel]\nprofile = \"{profile}\"\n{ZRAM}"));
-            s.content = PageContent::new(
+            s.swap.content = PageContent::new(
                 vec![RegionContent { zero: 1.0, ..Default::default() }],
                 1,
                 &[s.swap.areas[0].nslots],
@@ -580,15 +580,15 @@ pub(crate) mod tests {
             );
             let (f, e) = swapcache_page(&mut s, 3);
             assert!(writeout(&mut s, f, e));
-            let DeviceModel::Zram(z) = s.devices[0].model() else { panic!() };
-            assert_eq!(s.vmstat.get(Counter::SwpoutZero), zeromap as u64, "{profile}");
-            assert_eq!(s.vmstat.get(Counter::PswpOut), !zeromap as u64, "{profile}");
+            let DeviceModel::Zram(z) = s.io.devices[0].model() else { panic!() };
+            assert_eq!(s.mm.vmstat.get(Counter::SwpoutZero), zeromap as u64, "{profile}");
+            assert_eq!(s.mm.vmstat.get(Counter::PswpOut), !zeromap as u64, "{profile}");
             assert_eq!(z.same_pages, !zeromap as u64, "{profile}");
             assert_eq!(s.zs_pool_pages(), 0, "a zero page takes no pool memory");
             evict(&mut s, f, e, 3);
             assert!(matches!(s.handle_mm_fault(0, 0, 0, 3, false), Fault::Done));
-            assert_eq!(s.vmstat.get(Counter::SwpinZero), zeromap as u64, "{profile}");
-            assert_eq!(s.vmstat.get(Counter::PswpIn), !zeromap as u64, "{profile}");
+            assert_eq!(s.mm.vmstat.get(Counter::SwpinZero), zeromap as u64, "{profile}");
+            assert_eq!(s.mm.vmstat.get(Counter::PswpIn), !zeromap as u64, "{profile}");
             s.verify().unwrap();
         }
     }

@@ -19,8 +19,8 @@ impl Sim {
     pub fn add_to_swap_cache(&mut self, f: u32, entry: Entry) {
         let a = self.swap.area(entry);
         a.cache[entry.slot() as usize] = f + 1;
-        self.frames.set(f, pg::SWAPCACHE);
-        self.frames.swap[f as usize] = entry.0;
+        self.mm.frames.set(f, pg::SWAPCACHE);
+        self.mm.frames.swap[f as usize] = entry.0;
         self.swap_note_content(f, entry);
     }
 
@@ -33,36 +33,41 @@ impl Sim {
         let ok = self.swap.area(entry).prepare_cache(slot);
         debug_assert!(ok, "slot {slot} could not take SWAP_HAS_CACHE");
         self.add_to_swap_cache(f, entry);
-        self.frames.set(f, pg::SWAPBACKED | flags);
-        self.frames.set_owner(f, Owner::None, 0);
+        self.mm.frames.set(f, pg::SWAPBACKED | flags);
+        self.mm.frames.set_owner(f, Owner::None, 0);
         if let Some(shadow) = self.swap.area(entry).take_shadow(slot) {
             self.workingset_refault(f, shadow, false);
         }
-        let active = self.frames.test(f, pg::ACTIVE);
-        self.frames.clear(f, pg::ACTIVE);
+        let active = self.mm.frames.test(f, pg::ACTIVE);
+        self.mm.frames.clear(f, pg::ACTIVE);
         self.lru_add(f, active);
     }
 
     /// `folio_free_swap`: drop a page from the swap cache; the page becomes the only copy.
     pub fn delete_from_swap_cache(&mut self, f: u32) {
-        let entry = Entry(self.frames.swap[f as usize]);
-        self.frames.clear(f, pg::SWAPCACHE);
-        self.frames.swap[f as usize] = 0;
-        self.frames.set(f, pg::DIRTY);
+        let entry = Entry(self.mm.frames.swap[f as usize]);
+        self.mm.frames.clear(f, pg::SWAPCACHE);
+        self.mm.frames.swap[f as usize] = 0;
+        self.mm.frames.set(f, pg::DIRTY);
         self.swap.area(entry).clear_cache_bit(entry.slot());
     }
 
     /// Swap-cache lookup with readahead-hit accounting (`swap_cache_get_folio`).
     /// Returns the frame, or `Err(Blocked)` when its read is still in flight.
-    pub(crate) fn swap_cache_get_folio(&mut self, tid: u32, ctx: &FaultCtx, entry: Entry) -> Option<Result<u32, Fault>> {
+    pub(crate) fn swap_cache_get_folio(
+        &mut self,
+        tid: u32,
+        ctx: &FaultCtx,
+        entry: Entry,
+    ) -> Option<Result<u32, Fault>> {
         let f = self.swap.area_ref(entry).cached(entry.slot())?;
-        let was_ra = self.frames.test_clear(f, pg::READAHEAD);
+        let was_ra = self.mm.frames.test_clear(f, pg::READAHEAD);
         if was_ra {
-            let m = self.tasks[tid as usize].memcg;
+            let m = self.sched.tasks[tid as usize].memcg;
             self.count(Counter::SwapRaHit, m, 1);
         }
-        self.swap_ra.on_cache_hit(ctx, was_ra);
-        if self.frames.test(f, pg::LOCKED) {
+        self.swap.ra.on_cache_hit(ctx, was_ra);
+        if self.mm.frames.test(f, pg::LOCKED) {
             return Some(Err(self.wait_page(tid, f)));
         }
         Some(Ok(f))
@@ -79,7 +84,7 @@ impl Sim {
         target: u32,
         vma: Option<u32>,
     ) {
-        let memcg = self.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid as usize].memcg;
         let area = entry.area();
         let mut target_read = false;
         match win {
@@ -97,7 +102,7 @@ impl Sim {
             Window::VmaPages { start, end } => {
                 let v = vma.expect("VMA window for an anon fault") as usize;
                 for i in start..end {
-                    let e = self.vmas[v].pte[i as usize];
+                    let e = self.mm.vmas[v].pte[i as usize];
                     if e & pte::SWAP == 0 {
                         continue;
                     }
@@ -129,7 +134,7 @@ impl Sim {
             // 3.14–4.13 (and Hugh's 2012 patch) flag every page of the window that
             // read_swap_cache_async returns, including ones already in the swap cache.
             if self.profile.swap_ra_marks_cached {
-                self.frames.set(f, pg::READAHEAD);
+                self.mm.frames.set(f, pg::READAHEAD);
             }
             return;
         }
@@ -149,7 +154,7 @@ impl Sim {
         };
         self.swap_cache_add_new(f, entry, pg::LOCKED);
         if self.swap_read_folio_sync(f, entry, memcg) {
-            self.frames.clear(f, pg::LOCKED);
+            self.mm.frames.clear(f, pg::LOCKED);
         } else {
             let (dev, off) = {
                 let a = self.swap.area_ref(entry);
@@ -161,7 +166,7 @@ impl Sim {
             self.charge(self.cost.swapin_ns);
         }
         if target.is_none() {
-            self.frames.set(f, pg::READAHEAD);
+            self.mm.frames.set(f, pg::READAHEAD);
             self.count(Counter::SwapRa, memcg, 1);
         }
     }

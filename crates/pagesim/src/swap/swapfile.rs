@@ -24,7 +24,7 @@
 //! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
 //! count continuation pages (counts are small integers here), no THP swap.
 
-use super::{Entry, Shadow};
+use super::{Entry, Shadow, Swap};
 use crate::mm::NIL;
 use std::collections::VecDeque;
 
@@ -367,14 +367,6 @@ impl SwapArea {
     }
 }
 
-/// All swap areas and the order in which they are used.
-#[derive(Debug, Default)]
-pub struct Swap {
-    pub areas: Vec<SwapArea>,
-    /// Round-robin cursor among equal priorities.
-    rr: usize,
-}
-
 impl Swap {
     pub fn total_pages(&self) -> u64 {
         self.areas.iter().map(|a| a.pages() as u64).sum()
@@ -549,10 +541,16 @@ mod tests {
 
     #[test]
     fn priorities_and_round_robin() {
-        let mut sw = Swap::default();
-        sw.areas.push(SwapArea::new(0, 0, 64 * 4096, -1, true, false, 1));
-        sw.areas.push(SwapArea::new(1, 0, 64 * 4096, 5, true, false, 1));
-        sw.areas.push(SwapArea::new(2, 0, 64 * 4096, 5, true, false, 1));
+        let mut sw = Swap::new(
+            vec![
+                SwapArea::new(0, 0, 64 * 4096, -1, true, false, 1),
+                SwapArea::new(1, 0, 64 * 4096, 5, true, false, 1),
+                SwapArea::new(2, 0, 64 * 4096, 5, true, false, 1),
+            ],
+            crate::swap::readahead::SwapRa::None(crate::swap::readahead::NoReadahead),
+            crate::swap::zswap::Zswap::new(&Default::default(), None, &[0; 3], 0, 1),
+            crate::swap::compress::PageContent::new(Vec::new(), 1, &[0; 3], false),
+        );
         let a: Vec<usize> = (0..4).map(|_| sw.alloc(0).unwrap().area()).collect();
         assert_eq!(a, vec![1, 2, 1, 2]);
         while sw.areas[1].nr_free() + sw.areas[2].nr_free() > 0 {

@@ -334,7 +334,7 @@ impl Sim {
     /// Drops the entry at global index `gi`: frees its object, uncharges its memcg, unlinks
     /// it (`zswap_entry_free`).
     fn zswap_erase(&mut self, gi: usize) {
-        let z = &mut self.zswap;
+        let z = &mut self.swap.zswap;
         let v = std::mem::replace(&mut z.len[gi], NO_ENTRY);
         debug_assert_ne!(v, NO_ENTRY);
         z.lru_del(gi);
@@ -348,16 +348,16 @@ impl Sim {
             let before = z.memcg_pages(m);
             z.memcg_bytes[m] -= len as u64;
             let after = z.memcg_pages(m);
-            self.memcgs[m].usage -= before - after;
-            self.zswap.pool.free(len)
+            self.mm.memcgs[m].usage -= before - after;
+            self.swap.zswap.pool.free(len)
         };
         self.zs_free_pages(freed);
     }
 
     /// `zswap_invalidate`: the swap slot was freed; its entry goes with it.
     pub fn zswap_invalidate(&mut self, e: Entry) {
-        if self.zswap.has(e) {
-            let gi = self.zswap.gidx(e);
+        if self.swap.zswap.has(e) {
+            let gi = self.swap.zswap.gidx(e);
             self.zswap_erase(gi);
         }
     }
@@ -367,24 +367,24 @@ impl Sim {
     pub fn zswap_store(&mut self, f: u32, entry: Entry, c: Content) -> bool {
         // A stale entry of this slot is dropped whatever happens (check_old).
         self.zswap_invalidate(entry);
-        if !self.zswap.enabled {
+        if !self.swap.zswap.enabled {
             return false;
         }
         let stored = self.zswap_try_store(f, entry, c);
-        if !stored && self.zswap.reached_full {
+        if !stored && self.swap.zswap.reached_full {
             self.zswap_queue_shrink();
         }
         stored
     }
 
     fn zswap_try_store(&mut self, f: u32, entry: Entry, c: Content) -> bool {
-        if self.zswap.check_limits() {
+        if self.swap.zswap.check_limits() {
             return false;
         }
-        let m = self.frames.memcg[f as usize];
-        let comp = self.zswap.comp;
+        let m = self.mm.frames.memcg[f as usize];
+        let comp = self.swap.zswap.comp;
         let len = match comp.compressed_len(c) {
-            None if self.zswap.rules.same_filled => None,
+            None if self.swap.zswap.rules.same_filled => None,
             // 6.12+: zero pages never get here (zeromap); without the same-filled check a zero
             // page compresses like a word page.
             None => Some(comp.word_len),
@@ -394,35 +394,35 @@ impl Sim {
             None => {
                 // zswap_is_folio_same_filled: a scan of the page, no compression.
                 self.charge(compress::PAGE_COPY_NS / 4);
-                self.zswap.same_filled_pages += 1;
+                self.swap.zswap.same_filled_pages += 1;
                 SAME_FILLED
             }
             Some(l) => {
                 self.charge(comp.compress_ns(l));
                 let l = if l >= PAGE {
-                    if !self.zswap.rules.store_incompressible {
-                        self.zswap.reject_compress_poor += 1;
+                    if !self.swap.zswap.rules.store_incompressible {
+                        self.swap.zswap.reject_compress_poor += 1;
                         return false;
                     }
                     PAGE
                 } else {
                     l
                 };
-                let grew = self.zswap.pool.alloc(l);
+                let grew = self.swap.zswap.pool.alloc(l);
                 if !self.zs_alloc_pages(grew) {
-                    self.zswap.pool.free(l);
-                    self.zswap.reject_alloc_fail += 1;
+                    self.swap.zswap.pool.free(l);
+                    self.swap.zswap.reject_alloc_fail += 1;
                     return false;
                 }
-                let z = &mut self.zswap;
+                let z = &mut self.swap.zswap;
                 let before = z.memcg_pages(m as usize);
                 z.memcg_bytes[m as usize] += l as u64;
                 let after = z.memcg_pages(m as usize);
-                self.memcgs[m as usize].usage += after - before;
+                self.mm.memcgs[m as usize].usage += after - before;
                 l as u16 + 1
             }
         };
-        let z = &mut self.zswap;
+        let z = &mut self.swap.zswap;
         let gi = z.gidx(entry);
         z.len[gi] = code;
         z.memcg[gi] = m;
@@ -436,27 +436,27 @@ impl Sim {
     /// `zswap_load` into page `f` (in the swap cache, or a private page of a synchronous
     /// swap-in). Returns false on a miss.
     pub fn zswap_load(&mut self, f: u32, entry: Entry) -> bool {
-        let Some(len) = self.zswap.stored_len(entry) else { return false };
-        let ns = if len == 0 { compress::PAGE_COPY_NS } else { self.zswap.comp.decompress_ns(len) };
+        let Some(len) = self.swap.zswap.stored_len(entry) else { return false };
+        let ns = if len == 0 { compress::PAGE_COPY_NS } else { self.swap.zswap.comp.decompress_ns(len) };
         self.charge(ns);
-        let m = self.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f as usize];
         self.count(Counter::Zswpin, m, 1);
-        if self.zswap.rules.exclusive_load && self.frames.test(f, pg::SWAPCACHE) {
+        if self.swap.zswap.rules.exclusive_load && self.mm.frames.test(f, pg::SWAPCACHE) {
             // The swap cache owns the only copy now.
-            let gi = self.zswap.gidx(entry);
+            let gi = self.swap.zswap.gidx(entry);
             self.zswap_erase(gi);
-            self.frames.set(f, pg::DIRTY);
+            self.mm.frames.set(f, pg::DIRTY);
         }
         true
     }
 
     /// `queue_work(shrink_wq, &zswap_shrink_work)`: a no-op while it is queued or running.
     fn zswap_queue_shrink(&mut self) {
-        if !self.zswap.worker_queued {
-            self.zswap.worker_queued = true;
-            self.zswap.worker_failures = 0;
+        if !self.swap.zswap.worker_queued {
+            self.swap.zswap.worker_queued = true;
+            self.swap.zswap.worker_failures = 0;
             let w = self.zswap_worker_thread();
-            self.wake(w, self.now);
+            self.wake(w, self.sched.now);
         }
     }
 
@@ -465,45 +465,45 @@ impl Sim {
     /// Second-chance rotations are a few list operations and run without yielding; the
     /// thread yields at its burst limit before a writeback.
     pub fn run_zswap_shrink_worker(&mut self) {
-        let limit = self.burst_limit(self.now);
+        let limit = self.burst_limit(self.sched.now);
         loop {
             self.swap_slots_released();
-            let gi = self.zswap.tail;
-            if self.zswap.pool.pages <= self.zswap.accept_pages
-                || self.zswap.worker_failures >= MAX_RECLAIM_RETRIES
+            let gi = self.swap.zswap.tail;
+            if self.swap.zswap.pool.pages <= self.swap.zswap.accept_pages
+                || self.swap.zswap.worker_failures >= MAX_RECLAIM_RETRIES
                 || gi == NIL
             {
-                self.zswap.worker_queued = false;
+                self.swap.zswap.worker_queued = false;
                 return;
             }
             let gi = gi as usize;
-            if self.zswap.rules.shrinker && std::mem::take(&mut self.zswap.referenced[gi]) {
+            if self.swap.zswap.rules.shrinker && std::mem::take(&mut self.swap.zswap.referenced[gi]) {
                 // Second chance: rotate; a walk that wrote nothing back is a failure.
                 self.charge(self.cost.scan_ns);
-                self.zswap.lru_del(gi);
-                self.zswap.lru_add_newest(gi);
-                self.zswap.worker_failures += 1;
+                self.swap.zswap.lru_del(gi);
+                self.swap.zswap.lru_add_newest(gi);
+                self.swap.zswap.worker_failures += 1;
                 continue;
             }
-            if self.now >= limit {
+            if self.sched.now >= limit {
                 let w = self.zswap_worker_thread();
-                self.wake(w, self.now);
+                self.wake(w, self.sched.now);
                 return;
             }
             self.charge(self.cost.scan_ns);
             if !self.zswap_writeback_entry(gi) {
                 // Rotated before the attempt, so a failing entry does not block the walk.
-                if self.zswap.len[gi] != NO_ENTRY {
-                    self.zswap.lru_del(gi);
-                    self.zswap.lru_add_newest(gi);
+                if self.swap.zswap.len[gi] != NO_ENTRY {
+                    self.swap.zswap.lru_del(gi);
+                    self.swap.zswap.lru_add_newest(gi);
                 }
-                self.zswap.reject_reclaim_fail += 1;
-                self.zswap.worker_failures += 1;
+                self.swap.zswap.reject_reclaim_fail += 1;
+                self.swap.zswap.worker_failures += 1;
                 if self.nr_free() <= self.tun.wmark.min {
                     // Allocation failed: let reclaim make room before the next attempt.
                     self.wake_kswapd();
                     let w = self.zswap_worker_thread();
-                    self.wake(w, self.now + JIFFY_NS);
+                    self.wake(w, self.sched.now + JIFFY_NS);
                     return;
                 }
             }
@@ -514,18 +514,18 @@ impl Sim {
     /// swap-cache page. False when the slot is already in the swap cache or no page could
     /// be had.
     fn zswap_writeback_entry(&mut self, gi: usize) -> bool {
-        let entry = self.zswap.entry_of(gi as u32);
+        let entry = self.swap.zswap.entry_of(gi as u32);
         let slot = entry.slot();
         if self.swap.area_ref(entry).cached(slot).is_some() {
             return false;
         }
-        let m = self.zswap.memcg[gi];
+        let m = self.swap.zswap.memcg[gi];
         let Some(f) = self.alloc_page_atomic(m) else { return false };
-        let len = self.zswap.stored_len(entry).expect("entry present");
+        let len = self.swap.zswap.stored_len(entry).expect("entry present");
         self.swap_cache_add_new(f, entry, 0);
-        self.charge(if len == 0 { compress::PAGE_COPY_NS } else { self.zswap.comp.decompress_ns(len) });
+        self.charge(if len == 0 { compress::PAGE_COPY_NS } else { self.swap.zswap.comp.decompress_ns(len) });
         self.zswap_erase(gi);
-        self.zswap.written_back_pages += 1;
+        self.swap.zswap.written_back_pages += 1;
         self.count(Counter::Zswpwb, m, 1);
         // __swap_writepage: straight to the device, PG_reclaim so the page is reclaimed
         // as soon as the write ends.
@@ -551,7 +551,7 @@ mod tests {
     }
 
     fn content(s: &mut Sim, c: RegionContent) {
-        s.content = PageContent::new(vec![c], 1, &[s.swap.areas[0].nslots], true);
+        s.swap.content = PageContent::new(vec![c], 1, &[s.swap.areas[0].nslots], true);
     }
 
     #[test]
@@ -560,16 +560,16 @@ mod tests {
         let (f, e) = swapcache_page(&mut s, 7);
         let free = s.nr_free();
         assert!(writeout(&mut s, f, e));
-        assert!(!s.frames.test(f, pg::WRITEBACK | pg::DIRTY), "stored: clean, no I/O in flight");
-        assert_eq!((s.vmstat.get(Counter::Zswpout), s.vmstat.get(Counter::PswpOut)), (1, 0));
-        assert_eq!((s.zswap.stored_pages, s.zswap.pool.pages, s.nr_free()), (1, 1, free - 1));
-        assert_eq!(s.zswap.stored_len(e), Some(44), "lzo, word page");
-        assert_eq!(s.devices[0].stats().writes, 0);
+        assert!(!s.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY), "stored: clean, no I/O in flight");
+        assert_eq!((s.mm.vmstat.get(Counter::Zswpout), s.mm.vmstat.get(Counter::PswpOut)), (1, 0));
+        assert_eq!((s.swap.zswap.stored_pages, s.swap.zswap.pool.pages, s.nr_free()), (1, 1, free - 1));
+        assert_eq!(s.swap.zswap.stored_len(e), Some(44), "lzo, word page");
+        assert_eq!(s.io.devices[0].stats().writes, 0);
         evict(&mut s, f, e, 7);
         assert!(matches!(s.handle_mm_fault(0, 0, 0, 7, false), Fault::Done), "loaded synchronously");
-        assert_eq!((s.vmstat.get(Counter::Zswpin), s.vmstat.get(Counter::PswpIn)), (1, 0));
-        assert_eq!(s.vmstat.get(Counter::PgMajFault), 1, "a zswap load is still a major fault");
-        assert_eq!(s.devices[0].stats().reads, 0);
+        assert_eq!((s.mm.vmstat.get(Counter::Zswpin), s.mm.vmstat.get(Counter::PswpIn)), (1, 0));
+        assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 1, "a zswap load is still a major fault");
+        assert_eq!(s.io.devices[0].stats().reads, 0);
         s.verify().unwrap();
     }
 
@@ -582,17 +582,17 @@ mod tests {
             evict(&mut s, f, e, 2);
             // A read fault: the page is mapped read-only from the swap cache.
             assert!(matches!(s.handle_mm_fault(0, 0, 0, 2, false), Fault::Done));
-            let g = pte::frame(s.vmas[0].pte[2]).unwrap();
-            assert!(s.frames.test(g, pg::SWAPCACHE), "{profile}");
-            assert_eq!(s.zswap.has(e), !exclusive, "{profile}");
-            assert_eq!(s.frames.test(g, pg::DIRTY), exclusive, "{profile}: the only copy is in memory");
-            assert_eq!(s.zswap.pool.pages, !exclusive as u64, "{profile}");
+            let g = pte::frame(s.mm.vmas[0].pte[2]).unwrap();
+            assert!(s.mm.frames.test(g, pg::SWAPCACHE), "{profile}");
+            assert_eq!(s.swap.zswap.has(e), !exclusive, "{profile}");
+            assert_eq!(s.mm.frames.test(g, pg::DIRTY), exclusive, "{profile}: the only copy is in memory");
+            assert_eq!(s.swap.zswap.pool.pages, !exclusive as u64, "{profile}");
             // Freeing the slot (the page leaves the swap cache, the PTE no longer points at it)
             // takes a kept entry with it.
             s.delete_from_swap_cache(g);
             s.swap_slots_released();
-            assert!(!s.zswap.has(e), "{profile}");
-            assert_eq!((s.zswap.stored_pages, s.zs_frames.len()), (0, 0), "{profile}");
+            assert!(!s.swap.zswap.has(e), "{profile}");
+            assert_eq!((s.swap.zswap.stored_pages, s.mm.zs_frames.len()), (0, 0), "{profile}");
             s.verify().unwrap();
         }
     }
@@ -608,29 +608,29 @@ mod tests {
             assert!(writeout(&mut s, f, e), "page {idx} fits");
             stored.push((f, e, idx));
         }
-        assert_eq!(s.zswap.pool.pages, 153, "6.18 stores an incompressible page as it is: a page each");
+        assert_eq!(s.swap.zswap.pool.pages, 153, "6.18 stores an incompressible page as it is: a page each");
         let (f, e) = swapcache_page(&mut s, 200);
-        s.frames.clear(f, pg::DIRTY);
+        s.mm.frames.clear(f, pg::DIRTY);
         assert!(!s.swap_writepage_sync(f, e), "full: the page goes to the device");
-        assert_eq!((s.zswap.pool_limit_hit, s.zswap.stored_pages), (1, 153));
+        assert_eq!((s.swap.zswap.pool_limit_hit, s.swap.zswap.stored_pages), (1, 153));
         // Dropping entries to 138 pages (above the threshold) keeps it refusing...
         for &(g, ge, idx) in &stored[..15] {
             evict(&mut s, g, ge, idx);
-            s.vmas[0].pte[idx as usize] = pte::NONE;
+            s.mm.vmas[0].pte[idx as usize] = pte::NONE;
             s.swap.area(ge).put(ge.slot());
         }
         s.swap_slots_released();
-        assert_eq!(s.zswap.pool.pages, 138);
+        assert_eq!(s.swap.zswap.pool.pages, 138);
         assert!(!s.zswap_store(f, e, Content::Word));
         // ... and at 137 it accepts again.
         let (g, ge, idx) = stored[15];
         evict(&mut s, g, ge, idx);
-        s.vmas[0].pte[idx as usize] = pte::NONE;
+        s.mm.vmas[0].pte[idx as usize] = pte::NONE;
         s.swap.area(ge).put(ge.slot());
         s.swap_slots_released();
-        assert_eq!(s.zswap.pool.pages, 137);
+        assert_eq!(s.swap.zswap.pool.pages, 137);
         assert!(s.zswap_store(f, e, Content::Word));
-        assert_eq!(s.zswap.pool_limit_hit, 1, "counted only when the pool is at its maximum");
+        assert_eq!(s.swap.zswap.pool_limit_hit, 1, "counted only when the pool is at its maximum");
     }
 
     #[test]
@@ -638,9 +638,9 @@ mod tests {
         let mut s = zswap_sim("linux-6.6", "");
         content(&mut s, RegionContent { incompressible: 1.0, ..Default::default() });
         let (f, e) = swapcache_page(&mut s, 1);
-        s.frames.clear(f, pg::DIRTY);
+        s.mm.frames.clear(f, pg::DIRTY);
         assert!(!s.swap_writepage_sync(f, e), "to the device");
-        assert_eq!((s.zswap.reject_compress_poor, s.zswap.stored_pages), (1, 0));
+        assert_eq!((s.swap.zswap.reject_compress_poor, s.swap.zswap.stored_pages), (1, 0));
     }
 
     #[test]
@@ -654,14 +654,14 @@ mod tests {
             last = (f, e);
         }
         // Three pages of 2048 bytes (lzo at ratio 2): 6144 bytes, charged as 2 pages.
-        assert_eq!(s.zswap.memcg_pages(0), 2);
+        assert_eq!(s.swap.zswap.memcg_pages(0), 2);
         s.verify().unwrap();
         let (f, e) = last;
         evict(&mut s, f, e, 2);
-        s.vmas[0].pte[2] = pte::NONE;
+        s.mm.vmas[0].pte[2] = pte::NONE;
         s.swap.area(e).put(e.slot());
         s.swap_slots_released();
-        assert_eq!(s.zswap.memcg_pages(0), 1);
+        assert_eq!(s.swap.zswap.memcg_pages(0), 1);
         s.verify().unwrap();
     }
 
@@ -679,12 +679,12 @@ mod tests {
                 entries.push(e);
             }
         }
-        assert!(s.zswap.worker_queued, "the failed store queued the worker");
+        assert!(s.swap.zswap.worker_queued, "the failed store queued the worker");
         // One queued work item, run to its end (its thread yields at every burst limit).
         let work = |s: &mut Sim| {
             for _ in 0..10_000 {
                 s.run_zswap_shrink_worker();
-                if !s.zswap.worker_queued {
+                if !s.swap.zswap.worker_queued {
                     return;
                 }
             }
@@ -693,27 +693,27 @@ mod tests {
         work(&mut s);
         // Every entry is referenced once stored: the first walk rotates 16 of them to the
         // newest end and gives up (MAX_RECLAIM_RETRIES failures) without writing any back.
-        assert_eq!((s.zswap.written_back_pages, s.zswap.worker_failures), (0, 16));
+        assert_eq!((s.swap.zswap.written_back_pages, s.swap.zswap.worker_failures), (0, 16));
         // Once the whole LRU has had its second chance, the oldest entries go.
         let mut runs = 0;
-        while s.zswap.pool.pages > 137 {
+        while s.swap.zswap.pool.pages > 137 {
             s.zswap_queue_shrink();
             work(&mut s);
             runs += 1;
             assert!(runs < 50, "the worker makes no progress");
         }
-        assert_eq!(s.zswap.pool.pages, 137);
-        let wb = s.zswap.written_back_pages;
-        assert_eq!(s.vmstat.get(Counter::Zswpwb), wb);
-        assert_eq!(s.vmstat.get(Counter::PswpOut), wb, "written back to the device");
+        assert_eq!(s.swap.zswap.pool.pages, 137);
+        let wb = s.swap.zswap.written_back_pages;
+        assert_eq!(s.mm.vmstat.get(Counter::Zswpwb), wb);
+        assert_eq!(s.mm.vmstat.get(Counter::PswpOut), wb, "written back to the device");
         assert_eq!(wb, 16, "down to the accept threshold: 153 - 137");
         // The oldest went first, each now a swap-cache page under writeback.
         for e in &entries[..16] {
             let f = s.swap.area_ref(*e).cached(e.slot()).expect("in the swap cache");
-            assert!(s.frames.test(f, pg::WRITEBACK | pg::RECLAIM));
-            assert!(!s.zswap.has(*e));
+            assert!(s.mm.frames.test(f, pg::WRITEBACK | pg::RECLAIM));
+            assert!(!s.swap.zswap.has(*e));
         }
-        assert!(s.zswap.has(entries[16]));
+        assert!(s.swap.zswap.has(entries[16]));
         s.verify().unwrap();
     }
 }

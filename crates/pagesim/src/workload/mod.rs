@@ -392,8 +392,8 @@ mod tests {
         let sc = Scenario::from_toml(text, "t.toml", &[]).unwrap();
         let sim = crate::engine::Sim::new(&sc, 42).unwrap();
         let progs = task_programs(&sc, 42);
-        assert_eq!(progs.len(), sim.tasks.len());
-        for (p, t) in progs.iter().zip(&sim.tasks) {
+        assert_eq!(progs.len(), sim.sched.tasks.len());
+        for (p, t) in progs.iter().zip(&sim.sched.tasks) {
             assert_eq!(p.name, t.name);
             assert_eq!(t.start_ns, sc.file.task[p.task].start);
             assert_eq!(p.steps.len(), t.steps.len());
@@ -401,7 +401,7 @@ mod tests {
                 assert_eq!((a.pages, a.total, a.write, a.think_ns), (b.pages, b.total, b.write, b.think_ns));
                 let region = &sc.file.task[p.task].step[j].region;
                 assert_eq!(&p.regions[a.vma as usize], region);
-                assert_eq!(sim.vmas[t.step_vma[j] as usize].pages, a.pages);
+                assert_eq!(sim.mm.vmas[t.step_vma[j] as usize].pages, a.pages);
             }
             assert_eq!(stream(&p.steps, p.rng.clone()), stream(&t.steps, t.rng.clone()), "task {}", p.name);
         }
