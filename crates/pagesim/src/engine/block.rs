@@ -11,7 +11,7 @@ use crate::device::{Dispatched, IoDir};
 use crate::engine::event::Event;
 use crate::engine::{Sim, TaskState};
 use crate::mm::vmstat::Counter;
-use crate::mm::{self, pg, Mm, NIL};
+use crate::mm::{self, pg, Mm};
 
 impl Sim {
     /// Queues a page I/O on device `dev` at byte `offset` (inside the current plug).
@@ -133,14 +133,7 @@ impl Sim {
     /// A swap read completed: the page is uptodate and unlocked; waiters wake.
     fn folio_end_read(&mut self, f: u32) {
         self.mm.frames.clear(f, pg::LOCKED);
-        for tid in 0..self.sched.tasks.len() {
-            let t = &mut self.sched.tasks[tid];
-            if t.state == TaskState::WaitPage && t.wait_frame == f {
-                t.state = TaskState::Runnable;
-                t.wait_frame = NIL;
-                self.wake(tid as u32, self.sched.now);
-            }
-        }
+        self.wake_page_waiters(f);
     }
 
     /// A swap write completed (`folio_end_writeback`): a reclaimer waiting for it (cgroup v1
@@ -150,17 +143,7 @@ impl Sim {
         self.mm.frames.clear(f, pg::WRITEBACK);
         self.mm.nr_writeback -= 1;
         self.reclaim.nr_written += 1;
-        let mut waited = false;
-        for tid in 0..self.sched.tasks.len() {
-            let t = &mut self.sched.tasks[tid];
-            if t.state == TaskState::WaitPage && t.wait_frame == f {
-                t.state = TaskState::Runnable;
-                t.wait_frame = NIL;
-                waited = true;
-                self.wake(tid as u32, self.sched.now);
-            }
-        }
-        if waited {
+        if self.wake_page_waiters(f) {
             // The waiter retries the page itself (it is not on the LRU in the kernel).
             self.mm.frames.clear(f, pg::RECLAIM);
         } else if self.mm.frames.test_clear(f, pg::RECLAIM) {

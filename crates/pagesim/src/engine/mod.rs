@@ -39,19 +39,59 @@ use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use crate::{Error, Progress, RunOptions};
 use event::{Event, EventQueue};
-use sched::Sched;
+use sched::{PageWaiters, Sched};
 
+/// Where a task is: what it waits for, if it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
     NotStarted,
     Runnable,
-    /// Waiting for a page's read I/O.
-    WaitPage,
-    /// Throttled in reclaim: waiting for writeback progress or a timeout.
+    /// Waiting for the I/O of this frame to end (`folio_wait_locked`,
+    /// `folio_wait_writeback`); it is in `Sched::page_waiters`.
+    WaitPage(u32),
+    /// Throttled in reclaim: waiting for writeback progress or a timeout; it is in
+    /// `Sched::throttled`.
     Throttled,
-    /// Waiting for a free request on a full device queue (`get_request_wait`).
+    /// Waiting for a free request on a full device queue (`get_request_wait`); it is in
+    /// `Io::req_waiters`.
     WaitRequest,
     Done,
+}
+
+/// The access a task retries until it completes: a page fault in progress (the kernel's
+/// `struct vm_fault` and what the fault path learnt on earlier tries). Made new for each
+/// faulting access, so nothing of one fault's state leaks into the next.
+#[derive(Clone, Copy, Debug)]
+pub struct PendingFault {
+    pub vma: u32,
+    pub idx: u32,
+    pub write: bool,
+    /// pgfault was already counted.
+    pub counted: bool,
+    /// The fault already waited for a page once: its retry is a `FAULT_FLAG_TRIED` fault.
+    pub tried: bool,
+    /// The readahead policy (or fault-around) was already consulted.
+    pub ra_done: bool,
+    /// A swap fault already reclaimed room for its readahead window in the task's memcg
+    /// (`Sim::swapin_charge_room`).
+    pub room_reclaimed: bool,
+    /// When the fault began (for the latency histogram).
+    pub start_ns: u64,
+}
+
+impl PendingFault {
+    pub fn new(vma: u32, idx: u32, write: bool, now: u64) -> Self {
+        PendingFault {
+            vma,
+            idx,
+            write,
+            counted: false,
+            tried: false,
+            ra_done: false,
+            room_reclaimed: false,
+            start_ns: now,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -70,28 +110,14 @@ pub struct Task {
     pub faults: u64,
     pub major_faults: u64,
     pub oom_killed: bool,
-    /// The access being retried after a block: (vma, page, write).
-    pub pending: Option<(u32, u32, bool)>,
-    /// pgfault was already counted for the pending access.
-    pub fault_counted: bool,
-    /// The pending access already waited for a page once: its retry is a
-    /// `FAULT_FLAG_TRIED` fault.
-    pub fault_tried: bool,
-    /// The pending swap fault already reclaimed room for its readahead window in the
-    /// task's memcg (`Sim::swapin_charge_room`).
-    pub fault_room_reclaimed: bool,
-    /// Fault start time of the pending access (for the latency histogram).
-    pub fault_start: u64,
+    /// The faulting access being retried after a block.
+    pub pending: Option<PendingFault>,
     /// Direct or memcg reclaim in progress.
     pub reclaim: Option<ScanControl>,
     /// Consecutive reclaim rounds without progress (`no_progress_loops`).
     pub no_progress: u32,
-    /// Frame whose read this task waits for.
-    pub wait_frame: u32,
     /// The read(2) in progress, if any.
     pub read: Option<FileRead>,
-    /// The readahead policy was already consulted for the pending fault.
-    pub ra_done: bool,
     /// Per step: the readahead state its file reads use (file steps), else `NIL`.
     pub step_ra: Vec<u32>,
     /// Per step: when it ended (0 while not ended).
@@ -352,15 +378,9 @@ impl Sim {
                     major_faults: 0,
                     oom_killed: false,
                     pending: None,
-                    fault_counted: false,
-                    fault_tried: false,
-                    fault_room_reclaimed: false,
-                    fault_start: 0,
                     reclaim: None,
                     no_progress: 0,
-                    wait_frame: NIL,
                     read: None,
-                    ra_done: false,
                     step_ra,
                     step_end_ns: vec![0; nsteps],
                 });
@@ -390,6 +410,9 @@ impl Sim {
                 ops_done: 0,
                 ops_total,
                 fault_hist: Histogram::default(),
+                page_waiters: PageWaiters::default(),
+                throttled: Vec::new(),
+                scratch_waiters: Vec::new(),
                 timeline: Vec::new(),
                 sample_every: f.sample_interval.unwrap_or(0),
             },

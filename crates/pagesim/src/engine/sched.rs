@@ -6,7 +6,7 @@
 //! fault itself is mm/memory.rs.
 
 use crate::engine::event::{Event, EventQueue};
-use crate::engine::{Sim, Task, TaskState};
+use crate::engine::{PendingFault, Sim, Task, TaskState};
 use crate::mm::pte;
 use crate::pagecache::filemap::ReadStep;
 use crate::pagecache::readahead::Advice;
@@ -31,9 +31,55 @@ pub(crate) struct Sched {
     pub(crate) ops_total: u64,
     /// Fault latencies (start of the fault to the access completing).
     pub(crate) fault_hist: Histogram,
+    /// Tasks sleeping on a page's I/O, and tasks throttled in reclaim.
+    pub(crate) page_waiters: PageWaiters,
+    pub(crate) throttled: Vec<u32>,
+    /// Reused buffer for the tasks one wakeup releases.
+    pub(crate) scratch_waiters: Vec<u32>,
     /// Timeline points every `sample_every` ns (none when 0).
     pub(crate) timeline: Vec<TimelinePoint>,
     pub(crate) sample_every: u64,
+}
+
+/// log2 of the number of page wait queues (mm/filemap.c `PAGE_WAIT_TABLE_BITS`).
+const PAGE_WAIT_TABLE_BITS: u32 = 8;
+
+/// Tasks sleeping until a page's I/O ends. As in the kernel (`folio_waitqueue`), a page
+/// hashes to one of 256 wait queues, so an I/O completion looks at the few sleepers of
+/// one queue rather than at every task; a queue holds (frame, task) pairs.
+pub(crate) struct PageWaiters {
+    queues: Vec<Vec<(u32, u32)>>,
+}
+
+impl Default for PageWaiters {
+    fn default() -> Self {
+        PageWaiters { queues: vec![Vec::new(); 1 << PAGE_WAIT_TABLE_BITS] }
+    }
+}
+
+impl PageWaiters {
+    fn queue(f: u32) -> usize {
+        // hash_32 (golden-ratio multiply, top bits).
+        (f.wrapping_mul(0x61C8_8647) >> (32 - PAGE_WAIT_TABLE_BITS)) as usize
+    }
+
+    pub(crate) fn add(&mut self, f: u32, tid: u32) {
+        self.queues[Self::queue(f)].push((f, tid));
+    }
+
+    /// Moves the tasks waiting on frame `f` into `out`, in task order (the order their
+    /// wakeups are queued in), each once.
+    pub(crate) fn take(&mut self, f: u32, out: &mut Vec<u32>) {
+        let q = &mut self.queues[Self::queue(f)];
+        q.retain(|&(g, tid)| {
+            if g == f {
+                out.push(tid);
+            }
+            g != f
+        });
+        out.sort_unstable();
+        out.dedup();
+    }
 }
 
 /// What the hit loop stopped at.
@@ -132,7 +178,7 @@ impl Sim {
                 }
             }
             let (vma, idx, write) = match self.sched.tasks[tid as usize].pending {
-                Some(p) => p,
+                Some(p) => (p.vma, p.idx, p.write),
                 None => {
                     // The hit loop: no event, no allocation per access.
                     match self.hit_loop(tid, limit) {
@@ -155,18 +201,13 @@ impl Sim {
             };
             let t = &mut self.sched.tasks[tid as usize];
             if t.pending.is_none() {
-                t.pending = Some((vma, idx, write));
-                t.fault_counted = false;
-                t.fault_tried = false;
-                t.ra_done = false;
-                t.fault_room_reclaimed = false;
-                t.fault_start = self.sched.now;
+                t.pending = Some(PendingFault::new(vma, idx, write, self.sched.now));
             }
             match self.handle_mm_fault(tid, cpu, vma, idx, write) {
                 crate::mm::memory::Fault::Done => {
                     let t = &mut self.sched.tasks[tid as usize];
-                    t.pending = None;
-                    let lat = self.sched.now - t.fault_start;
+                    let start = t.pending.take().expect("the fault in progress").start_ns;
+                    let lat = self.sched.now - start;
                     self.sched.fault_hist.record(lat);
                     if self.finish_access(tid) {
                         return;
@@ -286,5 +327,58 @@ impl Sim {
     #[inline]
     pub fn charge(&mut self, ns: u64) {
         self.sched.now += ns;
+    }
+
+    /// Puts task `tid` to sleep until the I/O of frame `f` ends (`folio_wait_locked`,
+    /// `folio_wait_writeback`).
+    pub(crate) fn sleep_on_page(&mut self, tid: u32, f: u32) {
+        self.sched.tasks[tid as usize].state = TaskState::WaitPage(f);
+        self.sched.page_waiters.add(f, tid);
+        self.block(tid);
+    }
+
+    /// Wakes the tasks sleeping on frame `f` (`folio_wake_bit`); returns whether there were
+    /// any.
+    pub(crate) fn wake_page_waiters(&mut self, f: u32) -> bool {
+        let mut woken = std::mem::take(&mut self.sched.scratch_waiters);
+        self.sched.page_waiters.take(f, &mut woken);
+        let mut any = false;
+        for &tid in &woken {
+            // A task killed while it slept is no longer waiting.
+            if self.sched.tasks[tid as usize].state == TaskState::WaitPage(f) {
+                self.sched.tasks[tid as usize].state = TaskState::Runnable;
+                any = true;
+                self.wake(tid, self.sched.now);
+            }
+        }
+        woken.clear();
+        self.sched.scratch_waiters = woken;
+        any
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_wakes_only_its_own_waiters_in_task_order_once_each() {
+        let mut w = PageWaiters::default();
+        // A frame that hashes to the same queue as frame 7.
+        let other = (8..).find(|&g| PageWaiters::queue(g) == PageWaiters::queue(7)).unwrap();
+        for (f, tid) in [(7, 5), (other, 1), (7, 2), (9, 3), (7, 5)] {
+            w.add(f, tid);
+        }
+        let mut out = Vec::new();
+        w.take(7, &mut out);
+        assert_eq!(out, [2, 5], "frame 7's sleepers, in task order, each once");
+        out.clear();
+        w.take(7, &mut out);
+        assert!(out.is_empty(), "taken waiters are gone");
+        w.take(other, &mut out);
+        assert_eq!(out, [1], "a frame sharing the queue keeps its waiter until its own I/O ends");
+        out.clear();
+        w.take(9, &mut out);
+        assert_eq!(out, [3]);
     }
 }

@@ -8,7 +8,7 @@
 //! policy in swap/readahead/ and is read by swap/swap_state.rs `swapin_readahead`; the
 //! synchronous-device bypass of `do_swap_page` is in swap/page_io.rs.
 
-use crate::engine::{Sim, TaskState};
+use crate::engine::{PendingFault, Sim};
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
 use crate::swap::readahead::FaultCtx;
@@ -27,11 +27,16 @@ pub enum Fault {
 }
 
 impl Sim {
+    /// The fault task `tid` is handling (`struct vm_fault`).
+    pub(crate) fn pending_fault(&mut self, tid: u32) -> &mut PendingFault {
+        self.sched.tasks[tid as usize].pending.as_mut().expect("a fault in progress")
+    }
+
     /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
     pub fn handle_mm_fault(&mut self, tid: u32, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
         let memcg = self.sched.tasks[tid as usize].memcg;
-        if !self.sched.tasks[tid as usize].fault_counted {
-            self.sched.tasks[tid as usize].fault_counted = true;
+        if !self.pending_fault(tid).counted {
+            self.pending_fault(tid).counted = true;
             self.sched.tasks[tid as usize].faults += 1;
             self.count(Counter::PgFault, memcg, 1);
             self.charge(self.cost.fault_ns);
@@ -97,7 +102,7 @@ impl Sim {
             rotational_swap: self.swap.any_rotational(),
             vma_ra_enabled: self.tun.vma_ra_enabled,
             vma_ra_needs_nonrotational: self.profile.vma_ra_needs_nonrotational,
-            tried: self.sched.tasks[tid as usize].fault_tried,
+            tried: self.sched.tasks[tid as usize].pending.is_some_and(|p| p.tried),
         }
     }
 
@@ -145,15 +150,14 @@ impl Sim {
     /// of pages the fault will read (1 when a synchronous device bypasses the swap cache).
     /// Returns true when a reclaim job was started (the access is retried after it).
     pub(crate) fn swapin_charge_room(&mut self, tid: u32, window: u64) -> bool {
-        let t = &self.sched.tasks[tid as usize];
-        let m = &self.mm.memcgs[t.memcg as usize];
-        if t.fault_room_reclaimed || m.usage + window <= m.max {
+        let memcg = self.sched.tasks[tid as usize].memcg;
+        let m = &self.mm.memcgs[memcg as usize];
+        let fits = m.usage + window <= m.max;
+        if self.pending_fault(tid).room_reclaimed || fits {
             return false;
         }
-        let memcg = t.memcg;
-        let t = &mut self.sched.tasks[tid as usize];
-        t.fault_room_reclaimed = true;
-        t.reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
+        self.pending_fault(tid).room_reclaimed = true;
+        self.sched.tasks[tid as usize].reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
         true
     }
 
@@ -164,11 +168,8 @@ impl Sim {
     }
 
     pub(crate) fn wait_page(&mut self, tid: u32, f: u32) -> Fault {
-        let t = &mut self.sched.tasks[tid as usize];
-        t.state = TaskState::WaitPage;
-        t.wait_frame = f;
-        t.fault_tried = true;
-        self.block(tid);
+        self.pending_fault(tid).tried = true;
+        self.sleep_on_page(tid, f);
         Fault::Blocked
     }
 

@@ -24,7 +24,7 @@
 use super::readahead::{Advice, Lookup, Readahead, VmHint};
 use super::{file_pte, CacheView};
 use crate::device::IoDir;
-use crate::engine::{Sim, TaskState};
+use crate::engine::Sim;
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
@@ -147,10 +147,7 @@ impl Sim {
     }
 
     fn wait_file_page(&mut self, tid: u32, f: u32) {
-        let t = &mut self.sched.tasks[tid as usize];
-        t.state = TaskState::WaitPage;
-        t.wait_frame = f;
-        self.block(tid);
+        self.sleep_on_page(tid, f);
     }
 
     /// `folio_mark_accessed`: the first access sets PG_referenced; a second one on the
@@ -331,13 +328,13 @@ impl Sim {
             let ra = self.mm.vmas[vma as usize].ra;
             self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr });
         }
-        if self.profile.fault_around && !self.sched.tasks[tid as usize].ra_done && self.do_fault_around(vma, fi, idx) {
+        if self.profile.fault_around && !self.pending_fault(tid).ra_done && self.do_fault_around(vma, fi, idx) {
             return Fault::Done;
         }
         let i = idx as u64;
         let mut found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
-        if !self.sched.tasks[tid as usize].ra_done {
-            self.sched.tasks[tid as usize].ra_done = true;
+        if !self.pending_fault(tid).ra_done {
+            self.pending_fault(tid).ra_done = true;
             if found == Lookup::Missing {
                 // 6.x filemap_fault: a page not in the page cache is a major fault.
                 self.sched.tasks[tid as usize].major_faults += 1;
@@ -361,7 +358,7 @@ impl Sim {
             found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
         } else if found == Lookup::Missing {
             // Evicted while the task waited for it: ask the policy again on the retry.
-            self.sched.tasks[tid as usize].ra_done = false;
+            self.pending_fault(tid).ra_done = false;
             return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
         let f = match found {

@@ -192,10 +192,7 @@ impl Sim {
         if let Some(f) = self.retry_waited(&mut sc, cpu) {
             // folio_wait_writeback: the task sleeps until this page is written.
             self.sched.tasks[tid as usize].reclaim = Some(sc);
-            let t = &mut self.sched.tasks[tid as usize];
-            t.state = crate::engine::TaskState::WaitPage;
-            t.wait_frame = f;
-            self.block(tid);
+            self.sleep_on_page(tid, f);
             return Step::Blocked;
         }
         if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
@@ -889,6 +886,7 @@ impl Sim {
             self.reclaim.kswapd.throttled = true;
         } else {
             self.sched.tasks[th as usize].state = TaskState::Throttled;
+            self.sched.throttled.push(th);
         }
         self.block(th);
         let at = self.sched.now + timeout_ns;
@@ -897,12 +895,19 @@ impl Sim {
 
     pub(crate) fn release_throttled(&mut self) {
         self.reclaim.throttle_target = u64::MAX;
-        for tid in 0..self.sched.tasks.len() {
-            if self.sched.tasks[tid].state == TaskState::Throttled {
-                self.sched.tasks[tid].state = TaskState::Runnable;
-                self.wake(tid as u32, self.sched.now);
+        let mut throttled = std::mem::take(&mut self.sched.throttled);
+        throttled.sort_unstable();
+        throttled.dedup();
+        for &tid in &throttled {
+            // A task whose timeout ended its throttling meanwhile may still be marked
+            // throttled (it runs again without waiting); it is released all the same.
+            if self.sched.tasks[tid as usize].state == TaskState::Throttled {
+                self.sched.tasks[tid as usize].state = TaskState::Runnable;
+                self.wake(tid, self.sched.now);
             }
         }
+        throttled.clear();
+        self.sched.throttled = throttled;
         if self.reclaim.kswapd.throttled {
             self.reclaim.kswapd.throttled = false;
             let k = self.kswapd_thread();

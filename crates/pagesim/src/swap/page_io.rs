@@ -435,6 +435,17 @@ pub(crate) mod tests {
     use super::*;
     use crate::scenario::Scenario;
 
+    /// Task 0 touches page `idx` of VMA 0 as the engine's fault path does: a new fault
+    /// in progress (`PendingFault`), then `handle_mm_fault`.
+    pub(crate) fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
+        s.sched.tasks[0].pending = Some(crate::engine::PendingFault::new(0, idx, write, s.sched.now));
+        let r = s.handle_mm_fault(0, 0, 0, idx, write);
+        if matches!(r, Fault::Done) {
+            s.sched.tasks[0].pending = None;
+        }
+        r
+    }
+
     /// A 64 MB machine (60 MB managed) with one task mapping a 4 MB anon region `buf`;
     /// `extra` adds devices, swap, zswap, the profile.
     pub(crate) fn sim(extra: &str) -> Sim {
@@ -516,7 +527,7 @@ pub(crate) mod tests {
         s.verify().unwrap();
         let e = pages[1];
         assert!(s.swap_sync_bypass(e));
-        assert!(matches!(s.handle_mm_fault(0, 0, 0, 5, false), Fault::Done));
+        assert!(matches!(fault(&mut s, 5, false), Fault::Done));
         let p = s.mm.vmas[0].pte[5];
         let f = pte::frame(p).expect("mapped");
         assert!(pte::is_present(p) && p & pte::WRITE != 0, "exclusive: mapped writable");
@@ -542,7 +553,7 @@ pub(crate) mod tests {
             evict(&mut s, f, e, idx);
         }
         assert!(!s.swap_sync_bypass(Entry(s.mm.vmas[0].pte[5] & !pte::SWAP)));
-        assert!(matches!(s.handle_mm_fault(0, 0, 0, 5, false), Fault::Done));
+        assert!(matches!(fault(&mut s, 5, false), Fault::Done));
         let f = pte::frame(s.mm.vmas[0].pte[5]).unwrap();
         assert!(s.mm.frames.test(f, pg::SWAPCACHE));
         assert!(s.mm.vmstat.get(Counter::SwapRa) > 0, "the readahead window was read");
@@ -563,7 +574,7 @@ pub(crate) mod tests {
         assert!(!s.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY));
         assert_eq!(s.io.devices[0].stats().writes, 1);
         evict(&mut s, f, e, 9);
-        assert!(matches!(s.handle_mm_fault(0, 0, 0, 9, true), Fault::Done), "bypass read, no wait");
+        assert!(matches!(fault(&mut s, 9, true), Fault::Done), "bypass read, no wait");
         assert_eq!((s.mm.vmstat.get(Counter::PswpIn), s.io.devices[0].stats().reads), (1, 1));
         s.verify().unwrap();
     }
@@ -586,7 +597,7 @@ pub(crate) mod tests {
             assert_eq!(z.same_pages, !zeromap as u64, "{profile}");
             assert_eq!(s.zs_pool_pages(), 0, "a zero page takes no pool memory");
             evict(&mut s, f, e, 3);
-            assert!(matches!(s.handle_mm_fault(0, 0, 0, 3, false), Fault::Done));
+            assert!(matches!(fault(&mut s, 3, false), Fault::Done));
             assert_eq!(s.mm.vmstat.get(Counter::SwpinZero), zeromap as u64, "{profile}");
             assert_eq!(s.mm.vmstat.get(Counter::PswpIn), !zeromap as u64, "{profile}");
             s.verify().unwrap();

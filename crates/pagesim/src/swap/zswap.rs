@@ -541,7 +541,7 @@ mod tests {
     use crate::mm::memory::Fault;
     use crate::mm::pte;
     use crate::swap::compress::{PageContent, RegionContent};
-    use crate::swap::page_io::tests::{evict, sim, swapcache_page, writeout};
+    use crate::swap::page_io::tests::{evict, fault, sim, swapcache_page, writeout};
 
     fn zswap_sim(profile: &str, zswap: &str) -> Sim {
         sim(&format!(
@@ -566,7 +566,7 @@ mod tests {
         assert_eq!(s.swap.zswap.stored_len(e), Some(44), "lzo, word page");
         assert_eq!(s.io.devices[0].stats().writes, 0);
         evict(&mut s, f, e, 7);
-        assert!(matches!(s.handle_mm_fault(0, 0, 0, 7, false), Fault::Done), "loaded synchronously");
+        assert!(matches!(fault(&mut s, 7, false), Fault::Done), "loaded synchronously");
         assert_eq!((s.mm.vmstat.get(Counter::Zswpin), s.mm.vmstat.get(Counter::PswpIn)), (1, 0));
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 1, "a zswap load is still a major fault");
         assert_eq!(s.io.devices[0].stats().reads, 0);
@@ -581,7 +581,7 @@ mod tests {
             assert!(writeout(&mut s, f, e));
             evict(&mut s, f, e, 2);
             // A read fault: the page is mapped read-only from the swap cache.
-            assert!(matches!(s.handle_mm_fault(0, 0, 0, 2, false), Fault::Done));
+            assert!(matches!(fault(&mut s, 2, false), Fault::Done));
             let g = pte::frame(s.mm.vmas[0].pte[2]).unwrap();
             assert!(s.mm.frames.test(g, pg::SWAPCACHE), "{profile}");
             assert_eq!(s.swap.zswap.has(e), !exclusive, "{profile}");
