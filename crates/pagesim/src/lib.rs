@@ -15,6 +15,8 @@ pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod swap;
+#[cfg(test)]
+mod testutil;
 pub mod units;
 pub mod workload;
 

@@ -196,3 +196,75 @@ impl Sim {
         Fault::Blocked
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::LruList;
+    use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
+
+    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+
+    #[test]
+    fn a_read_of_untouched_anon_memory_maps_the_zero_page_and_a_write_then_copies_it() {
+        let mut s = sim(SSD);
+        let free = s.nr_free();
+        assert!(matches!(fault(&mut s, 3, false), Fault::Done));
+        assert_eq!(s.mm.vmas[0].pte[3], pte::ZERO_PAGE, "do_anonymous_page maps the zero page on a read");
+        assert_eq!(s.nr_free(), free, "no frame for a read");
+        assert!(matches!(fault(&mut s, 3, true), Fault::Done));
+        let f = pte::frame(s.mm.vmas[0].pte[3]).expect("do_wp_page gave the page a frame");
+        assert!(s.mm.vmas[0].pte[3] & pte::WRITE != 0 && s.mm.vmas[0].pte[3] & pte::DIRTY != 0);
+        assert_eq!(s.nr_free(), free - 1);
+        assert_eq!(s.mm.frames.owner(f), Owner::Anon(0));
+        assert_eq!(s.mm.vmstat.get(Counter::PgFault), 2, "each fault counted once");
+        assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn a_new_anon_page_starts_on_the_list_its_kernel_puts_it_on() {
+        for (profile, active) in [("linux-3.14", true), ("linux-6.6", false)] {
+            let mut s = sim(&format!("[kernel]\nprofile = \"{profile}\"\n{SSD}"));
+            assert!(matches!(fault(&mut s, 0, true), Fault::Done));
+            let l = if active { LruList::ActiveAnon } else { LruList::InactiveAnon };
+            assert_eq!(s.mm.memcgs[0].lru.size(l), 1, "{profile}: the page is on {l:?}");
+        }
+    }
+
+    #[test]
+    fn a_fault_below_the_min_watermark_starts_a_direct_reclaim_job_and_retries() {
+        let mut s = sim(SSD);
+        while s.nr_free() > s.tun.wmark.min {
+            s.alloc_page_atomic(0).unwrap();
+        }
+        let stalls = s.mm.vmstat.get(Counter::AllocStall);
+        assert!(matches!(fault(&mut s, 0, true), Fault::Retry));
+        assert!(s.sched.tasks[0].reclaim.as_ref().is_some_and(|sc| sc.target_memcg.is_none()), "a global job");
+        assert_eq!(s.mm.vmstat.get(Counter::AllocStall), stalls + 1);
+        assert_eq!(s.mm.vmas[0].pte[0], pte::NONE, "nothing mapped until the retry");
+    }
+
+    #[test]
+    fn a_swap_fault_on_a_page_still_in_the_swap_cache_is_minor_and_one_out_on_the_device_is_major() {
+        let mut s = sim(SSD);
+        // Page 4 written out and evicted: its PTE holds the swap entry.
+        let (f, e) = swapcache_page(&mut s, 4);
+        writeout(&mut s, f, e);
+        evict(&mut s, f, e, 4);
+        // Page 5 in the swap cache, its PTE already replaced by the entry.
+        let (g, e5) = swapcache_page(&mut s, 5);
+        s.mm.vmas[0].pte[5] = pte::SWAP | e5.0;
+        s.swap.area(e5).dup(e5.slot());
+        s.mm.frames.set_owner(g, Owner::Anon(0), 5);
+        assert!(matches!(fault(&mut s, 5, false), Fault::Done), "a swap-cache hit completes at once");
+        assert_eq!(pte::frame(s.mm.vmas[0].pte[5]), Some(g), "the swap-cache page is mapped");
+        assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);
+        // Page 4 must be read: the fault blocks on its read, a major fault.
+        assert!(matches!(fault(&mut s, 4, false), Fault::Blocked));
+        assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 1);
+        assert!(s.mm.vmstat.get(Counter::PswpIn) >= 1);
+        assert!(matches!(s.sched.tasks[0].state, crate::engine::TaskState::WaitPage(_)), "the task sleeps on the page");
+        assert!(s.sched.tasks[0].pending.is_some_and(|p| p.tried), "its retry is a FAULT_FLAG_TRIED fault");
+    }
+}

@@ -2,7 +2,8 @@
 //! the counters a run reports (the invariant checker runs throughout in test builds).
 
 use crate::engine::Sim;
-use crate::{Counter, Gauge, Report, RunOptions, Scenario};
+use crate::testutil::run;
+use crate::{Counter, Gauge, Scenario};
 
 /// A machine with one 4 MiB file on a fast device (so runs are short) and one task whose
 /// steps are `steps` (TOML of `[[task.step]]` tables).
@@ -23,11 +24,6 @@ name = "t"
 {steps}
 "#
     )
-}
-
-fn run(text: &str, sets: &[&str]) -> Report {
-    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
-    crate::run_toml(text, "t.toml", RunOptions { sets, ..Default::default() }).unwrap()
 }
 
 const SEQ_READ: &str = r#"

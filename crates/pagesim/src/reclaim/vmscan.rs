@@ -949,6 +949,69 @@ fn kswapd_nap_pre_3_11(sc: &ScanControl, free: u64, min: u64) -> NapDecision {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::memory::Fault;
+    use crate::testutil::{fault, sim};
+
+    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+
+    /// Pages 0..n of the task's anon region written once (resident, dirty, young).
+    fn touched(profile: &str, n: u32) -> Sim {
+        let mut s = sim(&format!("[kernel]\nprofile = \"{profile}\"\n{SSD}"));
+        for i in 0..n {
+            assert!(matches!(fault(&mut s, i, true), Fault::Done));
+        }
+        s
+    }
+
+    #[test]
+    fn shrink_active_list_deactivates_from_the_tail_referenced_or_not() {
+        // 3.14: new anon pages start active, all of them young.
+        let mut s = touched("linux-3.14", 40);
+        assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveAnon), 40);
+        let oldest: Vec<u32> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::ActiveAnon).collect();
+        let mut sc = ScanControl::direct();
+        s.shrink_active_list(0, LruList::ActiveAnon, 32, &mut sc);
+        assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveAnon), 8);
+        assert_eq!(s.mm.memcgs[0].lru.size(LruList::InactiveAnon), 32);
+        assert_eq!(s.mm.vmstat.get(Counter::PgDeactivate), 32);
+        assert_eq!(s.mm.vmstat.get(Counter::PgRefill), 32);
+        // The tail (oldest) 32 moved; the newest 8 stayed.
+        let still: Vec<u32> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::ActiveAnon).collect();
+        assert_eq!(still, oldest[..8], "walk runs head to tail: the 8 newest stay active");
+        // Their accessed bits were tested and cleared (folio_referenced).
+        assert!((32..40).all(|i| s.mm.vmas[0].pte[i as usize] & pte::YOUNG != 0));
+        assert!((0..32).all(|i| s.mm.vmas[0].pte[i as usize] & pte::YOUNG == 0));
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn an_unreferenced_inactive_anon_page_is_unmapped_and_written_and_a_referenced_one_kept_or_activated() {
+        // 6.6: new anon pages start inactive.
+        let mut s = touched("linux-6.6", 4);
+        // Pages 0 and 1 not referenced since; 2 and 3 referenced (their PTEs stay young).
+        for i in 0..2 {
+            s.mm.vmas[0].pte[i] &= !pte::YOUNG;
+        }
+        let mut sc = ScanControl::direct();
+        s.shrink_inactive_list(0, LruList::InactiveAnon, 32, &mut sc, 0);
+        s.unplug_all();
+        for i in 0..2 {
+            let e = s.mm.vmas[0].pte[i];
+            assert!(e & pte::SWAP != 0, "page {i}: try_to_unmap left its swap entry in the PTE");
+        }
+        assert_eq!(s.mm.vmstat.get(Counter::PswpOut), 2, "the two cold pages are written to swap");
+        assert_eq!(s.mm.vmstat.get(Counter::PgScanDirect), 4);
+        assert_eq!(s.mm.vmstat.get(Counter::PgStealDirect), 0, "nothing freed before its write ends");
+        for i in 2..4 {
+            assert!(pte::is_present(s.mm.vmas[0].pte[i]), "page {i}: referenced, still mapped");
+        }
+        // The referenced swap-backed pages: activated where the kernel activates on the first
+        // reference, else kept with PG_referenced for a second chance.
+        let active = s.mm.memcgs[0].lru.size(LruList::ActiveAnon);
+        assert_eq!(active, if s.profile.swapbacked_activate_on_first_ref { 2 } else { 0 });
+        assert_eq!(s.mm.vmstat.get(Counter::PgActivate), active);
+        s.verify().unwrap();
+    }
 
     #[test]
     fn pre_3_11_kswapd_naps_below_priority_10_unless_free_memory_fails_the_min_watermark() {

@@ -431,69 +431,9 @@ impl Sim {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
-    use crate::scenario::Scenario;
-
-    /// Task 0 touches page `idx` of VMA 0 as the engine's fault path does: a new fault
-    /// in progress (`PendingFault`), then `handle_mm_fault`.
-    pub(crate) fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
-        s.sched.tasks[0].pending = Some(crate::engine::PendingFault::new(0, idx, write, s.sched.now));
-        let r = s.handle_mm_fault(0, 0, 0, idx, write);
-        if matches!(r, Fault::Done) {
-            s.sched.tasks[0].pending = None;
-        }
-        r
-    }
-
-    /// A 64 MB machine (60 MB managed) with one task mapping a 4 MB anon region `buf`;
-    /// `extra` adds devices, swap, zswap, the profile.
-    pub(crate) fn sim(extra: &str) -> Sim {
-        let text = format!(
-            "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n{extra}\n\
-             [region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n\
-             [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
-        );
-        let sc = Scenario::from_toml(&text, "test.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
-        let s = Sim::new(&sc, 1).unwrap();
-        s.verify().unwrap();
-        s
-    }
-
-    /// Page `idx` of VMA 0 made resident and dirty, then put in the swap cache at a new slot,
-    /// as `shrink_folio`'s add_to_swap does. Returns (frame, entry).
-    pub(crate) fn swapcache_page(s: &mut Sim, idx: u32) -> (u32, Entry) {
-        let f = s.alloc_page_atomic(0).expect("free memory");
-        s.mm.frames.set(f, pg::SWAPBACKED);
-        s.mm.frames.set_owner(f, Owner::Anon(0), idx);
-        s.lru_add(f, false);
-        s.mm.vmas[0].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
-        let e = s.swap.alloc(0).expect("swap space");
-        s.add_to_swap_cache(f, e);
-        s.mm.frames.set(f, pg::DIRTY);
-        (f, e)
-    }
-
-    /// `swap_writepage`'s start: PG_dirty cleared, then the synchronous outcomes.
-    pub(crate) fn writeout(s: &mut Sim, f: u32, e: Entry) -> bool {
-        s.mm.frames.clear(f, pg::DIRTY);
-        s.swap_writepage_sync(f, e)
-    }
-
-    /// The rest of reclaiming a written page: the PTE takes the swap entry, the clean page
-    /// leaves the swap cache and is freed.
-    pub(crate) fn evict(s: &mut Sim, f: u32, e: Entry, idx: u32) {
-        s.mm.vmas[0].pte[idx as usize] = pte::SWAP | e.0;
-        s.swap.area(e).dup(e.slot());
-        s.mm.memcgs[0].swap_usage += 1;
-        s.mm.frames.set_owner(f, Owner::None, 0);
-        s.mm.frames.clear(f, pg::SWAPCACHE);
-        s.mm.frames.swap[f as usize] = 0;
-        s.swap.area(e).clear_cache_bit(e.slot());
-        let crate::mm::Mm { memcgs, frames, .. } = &mut s.mm;
-        memcgs[0].lru.del(frames, f);
-        s.free_frame(f);
-    }
+    use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
 
     const ZRAM: &str = "[device.z]\nmodel = \"zram\"\n[[swap]]\ndevice = \"z\"\nsize = \"16MB\"\n";
 

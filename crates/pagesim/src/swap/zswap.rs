@@ -541,7 +541,7 @@ mod tests {
     use crate::mm::memory::Fault;
     use crate::mm::pte;
     use crate::swap::compress::{PageContent, RegionContent};
-    use crate::swap::page_io::tests::{evict, fault, sim, swapcache_page, writeout};
+    use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
 
     fn zswap_sim(profile: &str, zswap: &str) -> Sim {
         sim(&format!(
