@@ -7,6 +7,7 @@
 
 pub mod device;
 pub mod engine;
+pub mod histogram;
 pub mod mm;
 pub mod pagecache;
 pub mod reclaim;
@@ -66,19 +67,30 @@ pub struct RunOptions<'a> {
 /// Loads a scenario file, applies the overrides and runs it.
 pub fn run_file(path: &std::path::Path, opts: RunOptions<'_>) -> Result<Report, Error> {
     let scenario = Scenario::load_file(path, &opts.sets)?;
-    engine::run(&scenario, opts)
+    run(&scenario, opts)
 }
 
 /// Parses a scenario from TOML text (`origin` names it in messages), applies the overrides
 /// and runs it.
 pub fn run_toml(text: &str, origin: &str, opts: RunOptions<'_>) -> Result<Report, Error> {
     let scenario = Scenario::from_toml(text, origin, &opts.sets)?;
-    engine::run(&scenario, opts)
+    run(&scenario, opts)
 }
 
 /// Runs a scenario given as a JSON value of the same shape as the TOML file (used by the
 /// Python API for scenarios given as dicts).
 pub fn run_json(value: &serde_json::Value, origin: &str, opts: RunOptions<'_>) -> Result<Report, Error> {
     let scenario = Scenario::from_json(value, origin, &opts.sets)?;
-    engine::run(&scenario, opts)
+    run(&scenario, opts)
+}
+
+/// Runs a validated scenario.
+pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
+    let seed = opts.seed.unwrap_or(sc.file.seed);
+    let mut sim = engine::Sim::new(sc, seed)?;
+    sim.run(&mut opts.progress);
+    if let Some(p) = opts.progress.as_mut() {
+        p(&Progress { sim_ns: sim.sched.now, ops_done: sim.sched.ops_done, ops_total: Some(sim.sched.ops_total) });
+    }
+    Ok(Report::from_sim(sc, seed, &sim))
 }

@@ -9,7 +9,7 @@
 //! The library runs cells and returns reports; formatting (tables, ratios, JSON lines)
 //! belongs to the front ends.
 
-use crate::{engine, Counter, Error, Gauge, Report, RunOptions, Scenario};
+use crate::{Counter, Error, Gauge, Report, RunOptions, Scenario};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -350,7 +350,7 @@ impl Table {
     /// Runs one cell.
     pub fn run_cell(&self, row: usize, column: usize, extra: &[String]) -> Result<Cell, Error> {
         let sc = self.scenario(row, column, extra)?;
-        let report = engine::run(&sc, RunOptions::default())?;
+        let report = crate::run(&sc, RunOptions::default())?;
         let value = self.metric.value(&report).unwrap_or(f64::NAN);
         Ok(Cell { row, column, value, published: self.rows[row].published[column], report })
     }

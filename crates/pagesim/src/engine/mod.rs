@@ -21,6 +21,7 @@ mod verify;
 
 use crate::device::Io;
 use crate::device::{DeviceModel, DeviceQueue};
+use crate::histogram::Histogram;
 use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
@@ -32,13 +33,13 @@ use crate::pagecache::PageCache;
 use crate::pagecache::{AddressSpace, RA_WINDOW_BUCKETS};
 use crate::reclaim::ScanControl;
 use crate::reclaim::{Kswapd, Reclaim};
-use crate::report::{Histogram, Report};
 use crate::rng::Rng;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
-use crate::{Error, Progress, RunOptions};
+use crate::{Error, Progress};
 use event::{Event, EventQueue};
+pub use sched::TimelinePoint;
 use sched::{PageWaiters, Sched};
 
 /// Where a task is: what it waits for, if it waits.
@@ -457,7 +458,7 @@ impl Sim {
             },
         };
         if sim.sched.sample_every > 0 {
-            sim.sched.timeline.push(crate::report::TimelinePoint::of(&sim, 0));
+            sim.sched.timeline.push(TimelinePoint::of(&sim, 0));
         }
         for tid in 0..sim.sched.tasks.len() as u32 {
             let at = sim.sched.tasks[tid as usize].start_ns;
@@ -480,7 +481,7 @@ impl Sim {
                 if t < next {
                     break;
                 }
-                let point = crate::report::TimelinePoint::of(self, next);
+                let point = TimelinePoint::of(self, next);
                 self.sched.timeline.push(point);
             }
             self.sched.now = self.sched.now.max(t);
@@ -519,13 +520,73 @@ impl Sim {
     }
 }
 
-/// Runs a validated scenario.
-pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
-    let seed = opts.seed.unwrap_or(sc.file.seed);
-    let mut sim = Sim::new(sc, seed)?;
-    sim.run(&mut opts.progress);
-    if let Some(p) = opts.progress.as_mut() {
-        p(&Progress { sim_ns: sim.sched.now, ops_done: sim.sched.ops_done, ops_total: Some(sim.sched.ops_total) });
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::Rng;
+    use crate::workload::{task_programs, BoundStep};
+
+    /// Every access index of every step, in the order a process makes them.
+    fn stream(steps: &[BoundStep], mut rng: Rng) -> Vec<u32> {
+        steps.iter().flat_map(|s| (0..s.total).map(|i| s.index(i, &mut rng)).collect::<Vec<_>>()).collect()
     }
-    Ok(Report::from_sim(sc, seed, &sim))
+
+    #[test]
+    fn task_programs_replay_the_engines_streams() {
+        let text = r#"
+            seed = 42
+            [machine]
+            ram = "64MB"
+            [region.a]
+            kind = "anon"
+            size = "40KB"
+            [region.s]
+            kind = "shmem"
+            size = "100KB"
+            [[task]]
+            name = "w"
+            count = 3
+            start = "1ms"
+            [[task.step]]
+            region = "s"
+            pattern = "random"
+            accesses = 50
+            [[task.step]]
+            region = "a"
+            pattern = "zipf"
+            passes = 3
+            op = "read"
+            [[task.step]]
+            region = "s"
+            pattern = "stride"
+            stride = 3
+            [[task]]
+            name = "solo"
+            [[task.step]]
+            region = "a"
+            pattern = "seq"
+            [[task.step]]
+            region = "a"
+            pattern = "random"
+            think = "2us"
+        "#;
+        let sc = Scenario::from_toml(text, "t.toml", &[]).unwrap();
+        let sim = Sim::new(&sc, 42).unwrap();
+        let progs = task_programs(&sc, 42);
+        assert_eq!(progs.len(), sim.sched.tasks.len());
+        for (p, t) in progs.iter().zip(&sim.sched.tasks) {
+            assert_eq!(p.name, t.name);
+            assert_eq!(t.start_ns, sc.file.task[p.task].start);
+            assert_eq!(p.steps.len(), t.steps.len());
+            for (j, (a, b)) in p.steps.iter().zip(&t.steps).enumerate() {
+                assert_eq!((a.pages, a.total, a.write, a.think_ns), (b.pages, b.total, b.write, b.think_ns));
+                let region = &sc.file.task[p.task].step[j].region;
+                assert_eq!(&p.regions[a.vma as usize], region);
+                assert_eq!(sim.mm.vmas[t.step_vma[j] as usize].pages, a.pages);
+            }
+            assert_eq!(stream(&p.steps, p.rng.clone()), stream(&t.steps, t.rng.clone()), "task {}", p.name);
+        }
+        assert_ne!(stream(&progs[0].steps, progs[0].rng.clone()), stream(&progs[1].steps, progs[1].rng.clone()));
+        assert_eq!(progs[1].regions, ["s", "a"]);
+    }
 }

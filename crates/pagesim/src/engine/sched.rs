@@ -7,10 +7,11 @@
 
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::{PendingFault, Sim, Task, TaskState};
+use crate::histogram::Histogram;
 use crate::mm::pte;
+use crate::mm::vmstat::Counter;
 use crate::pagecache::filemap::ReadStep;
 use crate::pagecache::readahead::Advice;
-use crate::report::{Histogram, TimelinePoint};
 use crate::scenario::{Fadvise, Pace};
 
 /// The clock, the event queue, the CPUs and the threads of a run. Thread ids: the tasks
@@ -39,6 +40,37 @@ pub(crate) struct Sched {
     /// Timeline points every `sample_every` ns (none when 0).
     pub(crate) timeline: Vec<TimelinePoint>,
     pub(crate) sample_every: u64,
+}
+
+/// Cumulative values at a timeline point (the engine records these; the report takes
+/// differences).
+#[derive(Clone, Debug, Default)]
+pub struct TimelinePoint {
+    pub t_ns: u64,
+    pub read_pages: u64,
+    pub dev_reads: u64,
+    pub dev_read_bytes: u64,
+    pub pgmajfault: u64,
+    pub pswpin: u64,
+    pub pswpout: u64,
+    pub ra_evicted_unused: u64,
+}
+
+impl TimelinePoint {
+    /// The values at time `t_ns`.
+    pub(crate) fn of(sim: &Sim, t_ns: u64) -> Self {
+        let v = &sim.mm.vmstat;
+        TimelinePoint {
+            t_ns,
+            read_pages: v.get(Counter::FileReadPages),
+            dev_reads: sim.io.devices.iter().map(|d| d.stats().reads).sum(),
+            dev_read_bytes: sim.io.devices.iter().map(|d| d.stats().read_bytes).sum(),
+            pgmajfault: v.get(Counter::PgMajFault),
+            pswpin: v.get(Counter::PswpIn),
+            pswpout: v.get(Counter::PswpOut),
+            ra_evicted_unused: v.get(Counter::RaEvictedUnused),
+        }
+    }
 }
 
 /// log2 of the number of page wait queues (mm/filemap.c `PAGE_WAIT_TABLE_BITS`).

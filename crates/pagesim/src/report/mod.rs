@@ -3,86 +3,11 @@
 //! formats for the front ends (table, JSON).
 
 use crate::engine::Sim;
+use crate::engine::TimelinePoint;
+pub use crate::histogram::Histogram;
 use crate::mm::vmstat::{Counter, Gauge};
 use crate::scenario::Scenario;
 use serde::Serialize;
-
-/// A log-linear latency histogram (HDR-style: 8 sub-buckets per power of two), ns.
-#[derive(Clone, Debug)]
-pub struct Histogram {
-    counts: Vec<u64>,
-    total: u64,
-    sum: u128,
-}
-
-impl Default for Histogram {
-    fn default() -> Self {
-        Histogram { counts: vec![0; 64 * 8], total: 0, sum: 0 }
-    }
-}
-
-const SUB: u32 = 8;
-
-impl Histogram {
-    fn bucket(v: u64) -> usize {
-        if v < SUB as u64 {
-            return v as usize;
-        }
-        let e = 63 - v.leading_zeros();
-        let sub = ((v >> (e - 3)) & (SUB as u64 - 1)) as u32;
-        ((e - 2) * SUB + sub) as usize
-    }
-
-    /// Upper bound (inclusive) of bucket `b`.
-    fn upper(b: usize) -> u64 {
-        let b = b as u32;
-        if b < SUB {
-            return b as u64;
-        }
-        let e = b / SUB + 2;
-        let sub = (b % SUB) as u64;
-        ((SUB as u64 + sub + 1) << (e - 3)) - 1
-    }
-
-    pub fn record(&mut self, v: u64) {
-        self.counts[Self::bucket(v)] += 1;
-        self.total += 1;
-        self.sum += v as u128;
-    }
-
-    pub fn count(&self) -> u64 {
-        self.total
-    }
-
-    /// The value at quantile `q` (bucket upper bound; within 12.5%).
-    pub fn quantile(&self, q: f64) -> u64 {
-        if self.total == 0 {
-            return 0;
-        }
-        let rank = ((q * self.total as f64).ceil() as u64).clamp(1, self.total);
-        let mut acc = 0;
-        for (b, &c) in self.counts.iter().enumerate() {
-            acc += c;
-            if acc >= rank {
-                return Self::upper(b);
-            }
-        }
-        Self::upper(self.counts.len() - 1)
-    }
-
-    pub fn mean(&self) -> u64 {
-        if self.total == 0 {
-            0
-        } else {
-            (self.sum / self.total as u128) as u64
-        }
-    }
-
-    /// Non-empty buckets as (upper bound ns, count).
-    pub fn buckets(&self) -> Vec<(u64, u64)> {
-        self.counts.iter().enumerate().filter(|(_, &c)| c > 0).map(|(b, &c)| (Self::upper(b), c)).collect()
-    }
-}
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TaskReport {
@@ -328,7 +253,7 @@ impl Report {
             },
             devices,
             ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
-            timeline: sim.sched.timeline.windows(2).map(|w| w[1].since(&w[0])).collect(),
+            timeline: sim.sched.timeline.windows(2).map(|w| Sample::between(&w[0], &w[1])).collect(),
         }
     }
 
@@ -457,68 +382,18 @@ fn step_reports(t: &crate::engine::Task) -> Vec<StepReport> {
         .collect()
 }
 
-/// Cumulative values at a timeline point (the engine records these; the report takes
-/// differences).
-#[derive(Clone, Debug, Default)]
-pub struct TimelinePoint {
-    pub t_ns: u64,
-    pub read_pages: u64,
-    pub dev_reads: u64,
-    pub dev_read_bytes: u64,
-    pub pgmajfault: u64,
-    pub pswpin: u64,
-    pub pswpout: u64,
-    pub ra_evicted_unused: u64,
-}
-
-impl TimelinePoint {
-    pub fn of(sim: &Sim, t_ns: u64) -> Self {
-        let v = &sim.mm.vmstat;
-        TimelinePoint {
-            t_ns,
-            read_pages: v.get(Counter::FileReadPages),
-            dev_reads: sim.io.devices.iter().map(|d| d.stats().reads).sum(),
-            dev_read_bytes: sim.io.devices.iter().map(|d| d.stats().read_bytes).sum(),
-            pgmajfault: v.get(Counter::PgMajFault),
-            pswpin: v.get(Counter::PswpIn),
-            pswpout: v.get(Counter::PswpOut),
-            ra_evicted_unused: v.get(Counter::RaEvictedUnused),
-        }
-    }
-
-    fn since(&self, prev: &TimelinePoint) -> Sample {
+impl Sample {
+    /// What happened between two timeline points.
+    fn between(prev: &TimelinePoint, cur: &TimelinePoint) -> Sample {
         Sample {
-            t_ns: self.t_ns,
-            read_bytes: (self.read_pages - prev.read_pages) * 4096,
-            dev_reads: self.dev_reads - prev.dev_reads,
-            dev_read_bytes: self.dev_read_bytes - prev.dev_read_bytes,
-            pgmajfault: self.pgmajfault - prev.pgmajfault,
-            pswpin: self.pswpin - prev.pswpin,
-            pswpout: self.pswpout - prev.pswpout,
-            ra_evicted_unused: self.ra_evicted_unused - prev.ra_evicted_unused,
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn histogram_quantiles_are_within_a_bucket() {
-        let mut h = Histogram::default();
-        for v in 1..=1000u64 {
-            h.record(v * 1000);
-        }
-        let med = h.quantile(0.5);
-        assert!((500_000..=500_000 * 9 / 8 + 1).contains(&med), "{med}");
-        let p99 = h.quantile(0.99);
-        assert!((990_000..=990_000 * 9 / 8 + 1).contains(&p99), "{p99}");
-        assert_eq!(h.count(), 1000);
-        assert_eq!(h.mean(), 500_500);
-        for v in [0u64, 5, 8, 9, 100, 12345, 1 << 40] {
-            let b = Histogram::bucket(v);
-            assert!(Histogram::upper(b) >= v && (b == 0 || Histogram::upper(b - 1) < v), "{v}");
+            t_ns: cur.t_ns,
+            read_bytes: (cur.read_pages - prev.read_pages) * 4096,
+            dev_reads: cur.dev_reads - prev.dev_reads,
+            dev_read_bytes: cur.dev_read_bytes - prev.dev_read_bytes,
+            pgmajfault: cur.pgmajfault - prev.pgmajfault,
+            pswpin: cur.pswpin - prev.pswpin,
+            pswpout: cur.pswpout - prev.pswpout,
+            ra_evicted_unused: cur.ra_evicted_unused - prev.ra_evicted_unused,
         }
     }
 }
