@@ -18,13 +18,13 @@
 //! -ENOMEM when the pool would exceed `mem_limit`; the kernel then redirties the page
 //! (`__end_swap_bio_write`). Freeing a swap slot frees its object (`zram_slot_free_notify`).
 //!
-//! The CPU costs are the compressor's ([`crate::swap::compress`]). Not modelled: writeback
+//! The CPU costs are the compressor's ([`crate::mm::compress`]). Not modelled: writeback
 //! of idle or huge pages to a backing device, recompression, multiple compression streams
 //! contending, `zram_slot_lock` contention.
 
 use super::{fmt_bytes, IoDir, ParamDoc, QueueParams, Scheduler};
+use crate::mm::compress::{self, Compressor, Content, PAGE};
 use crate::mm::zsmalloc::ZsPool;
-use crate::swap::compress::{self, Compressor, Content, PAGE};
 use serde::Deserialize;
 
 pub(super) const DESCRIPTION: &str =

@@ -9,10 +9,10 @@
 //! synchronous-device bypass of `do_swap_page` is in swap/page_io.rs.
 
 use crate::engine::{PendingFault, Sim};
+use crate::mm::swapops::Entry;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
 use crate::swap::readahead::FaultCtx;
-use crate::swap::Entry;
 
 /// Outcome of a fault.
 pub enum Fault {

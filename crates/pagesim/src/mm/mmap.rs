@@ -3,9 +3,9 @@
 //! `free_swap_and_cache`).
 
 use crate::engine::Sim;
+use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Mm, Owner};
 use crate::pagecache::readahead::VmHint;
-use crate::swap::Entry;
 
 /// A virtual memory area: one region instance mapped by one task.
 #[derive(Debug)]

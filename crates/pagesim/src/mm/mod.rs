@@ -21,6 +21,7 @@
 //! Simplifications (docs/model.md): one NUMA node with one zone; per-CPU LRU add batches
 //! (pagevecs) are not modelled, pages reach their list at once; order-0 pages only.
 
+pub mod compress;
 pub mod lru;
 pub mod memcontrol;
 pub mod memory;
@@ -29,7 +30,9 @@ pub mod oom_kill;
 pub mod page_alloc;
 pub mod pte;
 pub mod rmap;
+pub mod shadow;
 pub mod shmem;
+pub mod swapops;
 pub mod vmstat;
 pub mod zsmalloc;
 

@@ -4,7 +4,7 @@
 //! ```text
 //!  31     30      29      28      27 .............................. 0
 //! [SWAP] [YOUNG] [DIRTY] [WRITE] [frame + 1                         ]   present
-//! [ 1  ] [swap entry: area and slot, crate::swap::Entry (31 bits)    ]   swapped out
+//! [ 1  ] [swap entry: area and slot, crate::mm::swapops::Entry (31 bits)    ]   swapped out
 //!  0 ...................................................... 0            none
 //! ```
 //!

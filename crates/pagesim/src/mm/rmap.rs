@@ -6,8 +6,8 @@
 //! and i_mmap trees.
 
 use crate::engine::Sim;
+use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
-use crate::swap::Entry;
 
 impl Sim {
     /// `folio_referenced`: test-and-clear the young bit of every PTE mapping `f`; returns

@@ -6,8 +6,8 @@
 
 use crate::engine::Sim;
 use crate::mm::memory::Fault;
+use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
-use crate::swap::Entry;
 
 /// A shmem (tmpfs) object: its page cache holds frames or swap entries.
 #[derive(Debug)]

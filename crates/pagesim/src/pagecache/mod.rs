@@ -21,8 +21,8 @@ pub mod filemap;
 pub mod readahead;
 
 use crate::mm::pte;
+use crate::mm::shadow::Shadow;
 use crate::mm::{pg, Frames};
-use crate::swap::Shadow;
 use readahead::{Lookup, PageCacheView};
 
 /// The page cache of the machine's files and the file readahead state.

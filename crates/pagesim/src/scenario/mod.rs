@@ -311,8 +311,8 @@ pub struct Region {
 
 impl Region {
     /// The region's page content model.
-    pub fn content(&self) -> crate::swap::compress::RegionContent {
-        crate::swap::compress::RegionContent {
+    pub fn content(&self) -> crate::mm::compress::RegionContent {
+        crate::mm::compress::RegionContent {
             ratio: self.compress_ratio,
             sigma: self.compress_sigma,
             incompressible: self.incompressible_percent / 100.0,
@@ -1007,7 +1007,7 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t(
             "zswap.compressor",
-            &crate::swap::compress::names().replace(", ", "|"),
+            &crate::mm::compress::names().replace(", ", "|"),
             "lzo".into(),
             "zswap compressor (CONFIG_ZSWAP_COMPRESSOR_DEFAULT); sizes and CPU costs in docs/model.md",
         ),

@@ -29,11 +29,11 @@
 //! per-slot data (zswap, zram); the log is drained here at every entry point, so an entry
 //! or object never outlives its slot by more than one swap operation.
 
-use super::compress::{self, Content, PageContent, RegionContent};
 use super::zswap::Zswap;
 use super::{Entry, SwapArea};
 use crate::device::{DeviceModel, DeviceQueue, IoDir, Stored};
 use crate::engine::Sim;
+use crate::mm::compress::{self, Content, PageContent, RegionContent};
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::{Counter, Gauge};

@@ -549,7 +549,7 @@ mod tests {
             ],
             crate::swap::readahead::SwapRa::None(crate::swap::readahead::NoReadahead),
             crate::swap::zswap::Zswap::new(&Default::default(), None, &[0; 3], 0, 1),
-            crate::swap::compress::PageContent::new(Vec::new(), 1, &[0; 3], false),
+            crate::mm::compress::PageContent::new(Vec::new(), 1, &[0; 3], false),
         );
         let a: Vec<usize> = (0..4).map(|_| sw.alloc(0).unwrap().area()).collect();
         assert_eq!(a, vec![1, 2, 1, 2]);

@@ -22,7 +22,7 @@
 //! * `zswap_store`: the pool limit with its hysteresis (`zswap_check_limits`: full at
 //!   `max_pool_percent` of RAM, accepting again below `accept_threshold_percent` of that),
 //!   same-filled pages kept as a word (≤6.11), the compressed length from the page's
-//!   content ([`crate::swap::compress`]), pages that do not compress below PAGE_SIZE
+//!   content ([`crate::mm::compress`]), pages that do not compress below PAGE_SIZE
 //!   rejected (≤6.17) or stored as they are (6.18), the zsmalloc allocation
 //!   ([`crate::mm::zsmalloc`]) whose pages are taken from free memory (reclaim runs with
 //!   PF_MEMALLOC, so no watermark stops it), the memcg charge of the compressed bytes
@@ -44,9 +44,9 @@
 //! fails below the min watermark); the memory shrinker (`shrinker_enabled`) is not modelled
 //! (a scenario enabling it is refused); one compressor per run (no pool switching).
 
-use super::compress::{self, Compressor, Content, PAGE};
 use super::Entry;
 use crate::engine::Sim;
+use crate::mm::compress::{self, Compressor, Content, PAGE};
 use crate::mm::vmstat::Counter;
 use crate::mm::zsmalloc::ZsPool;
 use crate::mm::{pg, NIL};
@@ -538,9 +538,9 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::compress::{PageContent, RegionContent};
     use crate::mm::memory::Fault;
     use crate::mm::pte;
-    use crate::swap::compress::{PageContent, RegionContent};
     use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
 
     fn zswap_sim(profile: &str, zswap: &str) -> Sim {

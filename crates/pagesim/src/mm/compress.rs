@@ -272,7 +272,7 @@ impl PageContent {
 
     /// Records the content of page `index` of `owner_key` (a VMA, or a shmem object with the
     /// top bit set) of region `region`, now written to `e`.
-    pub fn record(&mut self, e: super::Entry, owner_key: u32, region: u32, index: u32) {
+    pub fn record(&mut self, e: super::swapops::Entry, owner_key: u32, region: u32, index: u32) {
         if !self.active {
             return;
         }
@@ -282,18 +282,18 @@ impl PageContent {
     }
 
     /// Content of the page written to `e`.
-    pub fn get(&self, e: super::Entry) -> Content {
+    pub fn get(&self, e: super::swapops::Entry) -> Content {
         if !self.active {
             return Content::Word;
         }
         Content::unpack(self.slots[e.area()][e.slot() as usize] & !ZEROMAP)
     }
 
-    pub fn zeromap(&self, e: super::Entry) -> bool {
+    pub fn zeromap(&self, e: super::swapops::Entry) -> bool {
         self.active && self.slots[e.area()][e.slot() as usize] & ZEROMAP != 0
     }
 
-    pub fn set_zeromap(&mut self, e: super::Entry, on: bool) {
+    pub fn set_zeromap(&mut self, e: super::swapops::Entry, on: bool) {
         if !self.active {
             return;
         }
@@ -302,7 +302,7 @@ impl PageContent {
     }
 
     /// The slot was freed.
-    pub fn clear(&mut self, e: super::Entry) {
+    pub fn clear(&mut self, e: super::swapops::Entry) {
         if self.active {
             self.slots[e.area()][e.slot() as usize] = 0;
         }
