@@ -451,6 +451,7 @@ impl Sim {
             },
             reclaim: Reclaim {
                 kswapd: Kswapd { sleeping: true, ..Default::default() },
+                kswapd_loop: crate::reclaim::kswapd::KswapdLoop::of(profile),
                 scan_balance,
                 isolate_buf: Vec::new(),
                 nr_written: 0,

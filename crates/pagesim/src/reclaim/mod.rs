@@ -2,16 +2,19 @@
 //! (vmscan.rs), the anon/file scan balance of `get_scan_count` (scan_balance/, one policy
 //! per kernel variant), and the refault detection that feeds both (workingset.rs).
 
+pub mod kswapd;
 pub mod scan_balance;
 pub mod vmscan;
 pub mod workingset;
 
-pub use vmscan::{Kswapd, ScanControl, Step, DEF_PRIORITY, MAX_RECLAIM_RETRIES};
+pub use kswapd::Kswapd;
+pub use vmscan::{ScanControl, Step, DEF_PRIORITY, MAX_RECLAIM_RETRIES};
 
 /// Reclaim's state: kswapd, the get_scan_count policy, and the throttling of reclaimers
 /// on writeback progress (`reclaim_throttle`).
 pub(crate) struct Reclaim {
     pub(crate) kswapd: Kswapd,
+    pub(crate) kswapd_loop: kswapd::KswapdLoop,
     pub(crate) scan_balance: scan_balance::ScanBalance,
     /// Reused buffer for pages isolated by shrink_inactive_list.
     pub(crate) isolate_buf: Vec<u32>,

@@ -66,7 +66,7 @@ pub struct ScanControl {
 }
 
 impl ScanControl {
-    fn new(nr_to_reclaim: u64, target_memcg: Option<u16>, kswapd: bool) -> Self {
+    pub(crate) fn new(nr_to_reclaim: u64, target_memcg: Option<u16>, kswapd: bool) -> Self {
         ScanControl {
             nr_to_reclaim,
             nr_reclaimed: 0,
@@ -116,44 +116,12 @@ enum Verdict {
     Wait,
 }
 
-/// kswapd's state.
-#[derive(Debug, Default)]
-pub struct Kswapd {
-    pub running: bool,
-    pub sleeping: bool,
-    pub throttled: bool,
-    /// In `congestion_wait` (pre-3.11 balance_pgdat's nap): wakeups do not reach it.
-    pub napping: bool,
-    pub sc: Option<ScanControl>,
-    pub failures: u32,
-    pub cpu_ns: u64,
-    pub awake_since: u64,
-    pub awake_ns: u64,
-    pub wakeups: u64,
-}
-
 impl Sim {
-    /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
-    pub fn wake_kswapd(&mut self) {
-        if self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES
-            || !self.reclaim.kswapd.sleeping
-            || self.reclaim.kswapd.throttled
-            || self.reclaim.kswapd.napping
-        {
-            return;
-        }
-        self.reclaim.kswapd.sleeping = false;
-        self.reclaim.kswapd.wakeups += 1;
-        self.reclaim.kswapd.awake_since = self.sched.now;
-        let k = self.kswapd_thread();
-        self.wake(k, self.sched.now);
-    }
-
     /// Tells the swap allocator which of the reclaimers running at this moment thread
     /// `th` is: kswapd while it reclaims, then the tasks in direct or memcg reclaim, in id
     /// order, at most one per CPU. Before the per-CPU slots cache (4.11) they all allocate
     /// from one cursor, so their slots interleave ([`crate::swap::SwapArea::set_lane`]).
-    fn set_swap_lane(&mut self, th: u32) {
+    pub(crate) fn set_swap_lane(&mut self, th: u32) {
         if self.profile.swap_slots_cache {
             return;
         }
@@ -323,136 +291,6 @@ impl Sim {
         } else {
             let e = &self.mm.memcgs[m].events;
             (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
-        }
-    }
-
-    // ---- kswapd ---------------------------------------------------------------------
-
-    fn balanced(&self) -> bool {
-        self.nr_free() > self.tun.wmark.high
-    }
-
-    fn kswapd_sleep(&mut self) {
-        self.reclaim.kswapd.sleeping = true;
-        self.reclaim.kswapd.awake_ns += self.sched.now - self.reclaim.kswapd.awake_since;
-        // clear_pgdat_congested
-        self.mm.pgdat_writeback = false;
-    }
-
-    /// kswapd's thread: `balance_pgdat` one priority level at a time.
-    pub fn balance_pgdat(&mut self, cpu: u32) {
-        self.reclaim.kswapd.throttled = false;
-        self.reclaim.kswapd.napping = false;
-        let limit = self.burst_limit(self.sched.now);
-        loop {
-            if self.sched.now >= limit {
-                let k = self.kswapd_thread();
-                self.wake(k, self.sched.now);
-                return;
-            }
-            let mut sc = match self.reclaim.kswapd.sc.take() {
-                Some(sc) => sc,
-                None => {
-                    if self.balanced() || self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES {
-                        self.kswapd_sleep();
-                        return;
-                    }
-                    self.mm.vmstat.add(Counter::PageOutRun, 1);
-                    // Before 3.11 kswapd reclaims with no target (ULONG_MAX) and ends a
-                    // priority loop as soon as it has freed SWAP_CLUSTER_MAX pages.
-                    let w =
-                        if self.profile.kswapd_pre_3_11 { u64::MAX } else { self.tun.wmark.high.max(SWAP_CLUSTER_MAX) };
-                    ScanControl::new(w, None, true)
-                }
-            };
-            if self.balanced() {
-                self.reclaim.kswapd.failures = 0;
-                continue;
-            }
-            // kswapd_age_node: background aging of anon lists.
-            if self.swap.free_pages() > 0 {
-                self.mem_cgroup_flush_stats();
-                for m in 0..self.mm.memcgs.len() as u16 {
-                    if self.inactive_is_low(m, false) {
-                        self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
-                    }
-                }
-            }
-            sc.nr_scanned = 0;
-            let before = sc.nr_reclaimed;
-            let k = self.kswapd_thread();
-            self.set_swap_lane(k);
-            self.shrink_node(&mut sc, cpu);
-            if let Some(dev) = sc.wait_request.take() {
-                self.reclaim.kswapd.sc = Some(sc);
-                let k = self.kswapd_thread();
-                self.get_request_wait(k, dev);
-                return;
-            }
-            if self.profile.kswapd_pre_3_11 {
-                self.kswapd_priority_step_pre_3_11(sc);
-                if self.reclaim.kswapd.napping {
-                    return;
-                }
-                continue;
-            }
-            let raise = sc.nr_scanned < sc.nr_to_reclaim;
-            if raise || sc.nr_reclaimed == before {
-                sc.priority = sc.priority.saturating_sub(1);
-            }
-            let immediate = sc.nr_immediate > 0;
-            if sc.priority < 1 {
-                self.snapshot_refaults(None);
-                if sc.nr_reclaimed == 0 {
-                    self.reclaim.kswapd.failures += 1;
-                }
-            } else {
-                self.reclaim.kswapd.sc = Some(sc);
-            }
-            if immediate && self.writeback_in_flight() {
-                let k = self.kswapd_thread();
-                self.reclaim_throttle(k, 25 * JIFFY_NS);
-                return;
-            }
-        }
-    }
-
-    /// The end of one priority pass of `balance_pgdat` before 3.11 (3.6).
-    ///
-    /// Once the pass has freed SWAP_CLUSTER_MAX pages kswapd starts over at DEF_PRIORITY
-    /// ("so kswapd doesn't build up large priorities"): each restart is a small
-    /// shrink_lruvec and so a small block plug, and swap-out goes to the disk in batches of
-    /// tens of pages. Below DEF_PRIORITY - 2 with no zone under its min watermark, kswapd
-    /// "takes a nap": `congestion_wait(BLK_RW_ASYNC, HZ/10)`, which sleeps 100 ms unless a
-    /// congested device queue clears first (the engine wakes it then). Meanwhile allocations
-    /// fall to the min watermark and the faulting task reclaims for itself.
-    fn kswapd_priority_step_pre_3_11(&mut self, mut sc: ScanControl) {
-        if self.balanced() {
-            return;
-        }
-        let nap = match kswapd_nap_pre_3_11(&sc, self.nr_free(), self.tun.wmark.min) {
-            NapDecision::Naps => true,
-            NapDecision::SkippedUnderMin => {
-                self.mm.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
-                false
-            }
-            NapDecision::NotTroubled => false,
-        };
-        if sc.nr_reclaimed >= SWAP_CLUSTER_MAX {
-            // loop_again: a fresh scan control at DEF_PRIORITY.
-        } else if sc.priority > 0 {
-            sc.priority -= 1;
-            self.reclaim.kswapd.sc = Some(sc);
-        } else if sc.nr_reclaimed == 0 {
-            self.reclaim.kswapd.failures += 1;
-        }
-        if nap {
-            self.mm.vmstat.add(Counter::KswapdCongestionWait, 1);
-            self.reclaim.kswapd.napping = true;
-            let k = self.kswapd_thread();
-            self.block(k);
-            // HZ/10 with HZ = 250.
-            self.wake(k, self.sched.now + 25 * JIFFY_NS);
         }
     }
 
@@ -921,31 +759,6 @@ impl Sim {
     }
 }
 
-/// Whether pre-3.11 kswapd takes its `congestion_wait` nap at the end of a priority pass.
-#[derive(Debug, PartialEq, Eq)]
-enum NapDecision {
-    /// Priority still at DEF_PRIORITY - 2 or above, or nothing scanned: no nap.
-    NotTroubled,
-    /// Troubled and free memory above min: `congestion_wait(BLK_RW_ASYNC, HZ/10)`.
-    Naps,
-    /// Troubled, but a zone is under its min watermark (`has_under_min_watermark_zone`):
-    /// kswapd keeps reclaiming (`kswapd_skip_congestion_wait`).
-    SkippedUnderMin,
-}
-
-/// `balance_pgdat` (3.6): after a pass below DEF_PRIORITY - 2 that scanned something,
-/// kswapd naps unless free memory fails the min watermark, which `__zone_watermark_ok`
-/// does at `free <= min` already.
-fn kswapd_nap_pre_3_11(sc: &ScanControl, free: u64, min: u64) -> NapDecision {
-    if sc.nr_scanned == 0 || sc.priority + 2 >= DEF_PRIORITY {
-        NapDecision::NotTroubled
-    } else if free <= min {
-        NapDecision::SkippedUnderMin
-    } else {
-        NapDecision::Naps
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1011,17 +824,5 @@ mod tests {
         assert_eq!(active, if s.profile.swapbacked_activate_on_first_ref { 2 } else { 0 });
         assert_eq!(s.mm.vmstat.get(Counter::PgActivate), active);
         s.verify().unwrap();
-    }
-
-    #[test]
-    fn pre_3_11_kswapd_naps_below_priority_10_unless_free_memory_fails_the_min_watermark() {
-        let sc = |priority, nr_scanned| ScanControl { priority, nr_scanned, ..ScanControl::new(32, None, true) };
-        // DEF_PRIORITY 12: passes at 12, 11 and 10 never nap, nor one that scanned nothing.
-        assert_eq!(kswapd_nap_pre_3_11(&sc(10, 100), 500, 1000), NapDecision::NotTroubled);
-        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 0), 5000, 1000), NapDecision::NotTroubled);
-        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 100), 1001, 1000), NapDecision::Naps);
-        // At exactly the min watermark the zone already fails it.
-        assert_eq!(kswapd_nap_pre_3_11(&sc(9, 100), 1000, 1000), NapDecision::SkippedUnderMin);
-        assert_eq!(kswapd_nap_pre_3_11(&sc(0, 100), 10, 1000), NapDecision::SkippedUnderMin);
     }
 }

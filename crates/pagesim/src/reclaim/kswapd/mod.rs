@@ -1,0 +1,151 @@
+//! kswapd, the node's background reclaim thread (mm/vmscan.c `kswapd`, `wakeup_kswapd`,
+//! `balance_pgdat`, `kswapd_try_to_sleep`): woken below the low watermark, it reclaims
+//! until free memory is above the high watermark, one priority pass (one `shrink_node`)
+//! per step, and sleeps; it gives up after MAX_RECLAIM_RETRIES passes that freed nothing
+//! (`kswapd_failures`) until a direct reclaimer succeeds.
+//!
+//! What a pass aims at and what follows it changed in 3.11: [`KswapdLoop`] is that
+//! version's choice, read from the profile once; each variant is a file (pre_3_11.rs,
+//! modern.rs). The LRU scanning itself is reclaim/vmscan.rs.
+
+mod modern;
+mod pre_3_11;
+
+/// The version of `balance_pgdat`'s priority loop.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KswapdLoop {
+    /// 3.6's: no target, restart at DEF_PRIORITY after SWAP_CLUSTER_MAX pages, naps.
+    Pre311,
+    /// 3.11+: reclaim to the high watermark, raise priority when a pass falls short.
+    Modern,
+}
+
+impl KswapdLoop {
+    pub(crate) fn of(profile: &Profile) -> KswapdLoop {
+        if profile.kswapd_pre_3_11 {
+            KswapdLoop::Pre311
+        } else {
+            KswapdLoop::Modern
+        }
+    }
+
+    /// `sc.nr_to_reclaim` of a new `balance_pgdat` scan control: before 3.11 none
+    /// (ULONG_MAX; a pass ends once SWAP_CLUSTER_MAX pages are freed), then the high
+    /// watermark.
+    pub(crate) fn nr_to_reclaim(self, high_wmark: u64) -> u64 {
+        match self {
+            KswapdLoop::Pre311 => u64::MAX,
+            KswapdLoop::Modern => high_wmark.max(SWAP_CLUSTER_MAX),
+        }
+    }
+}
+
+use crate::engine::Sim;
+use crate::mm::vmstat::Counter;
+use crate::mm::LruList;
+use crate::reclaim::scan_balance::SWAP_CLUSTER_MAX;
+use crate::reclaim::{ScanControl, MAX_RECLAIM_RETRIES};
+use crate::scenario::Profile;
+
+/// kswapd's state.
+#[derive(Debug, Default)]
+pub struct Kswapd {
+    pub running: bool,
+    pub sleeping: bool,
+    pub throttled: bool,
+    /// In `congestion_wait` (pre-3.11 balance_pgdat's nap): wakeups do not reach it.
+    pub napping: bool,
+    pub sc: Option<ScanControl>,
+    pub failures: u32,
+    pub cpu_ns: u64,
+    pub awake_since: u64,
+    pub awake_ns: u64,
+    pub wakeups: u64,
+}
+
+impl Sim {
+    /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
+    pub fn wake_kswapd(&mut self) {
+        if self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES
+            || !self.reclaim.kswapd.sleeping
+            || self.reclaim.kswapd.throttled
+            || self.reclaim.kswapd.napping
+        {
+            return;
+        }
+        self.reclaim.kswapd.sleeping = false;
+        self.reclaim.kswapd.wakeups += 1;
+        self.reclaim.kswapd.awake_since = self.sched.now;
+        let k = self.kswapd_thread();
+        self.wake(k, self.sched.now);
+    }
+
+    fn balanced(&self) -> bool {
+        self.nr_free() > self.tun.wmark.high
+    }
+
+    fn kswapd_sleep(&mut self) {
+        self.reclaim.kswapd.sleeping = true;
+        self.reclaim.kswapd.awake_ns += self.sched.now - self.reclaim.kswapd.awake_since;
+        // clear_pgdat_congested
+        self.mm.pgdat_writeback = false;
+    }
+
+    /// kswapd's thread: `balance_pgdat` one priority level at a time.
+    pub fn balance_pgdat(&mut self, cpu: u32) {
+        self.reclaim.kswapd.throttled = false;
+        self.reclaim.kswapd.napping = false;
+        let limit = self.burst_limit(self.sched.now);
+        loop {
+            if self.sched.now >= limit {
+                let k = self.kswapd_thread();
+                self.wake(k, self.sched.now);
+                return;
+            }
+            let mut sc = match self.reclaim.kswapd.sc.take() {
+                Some(sc) => sc,
+                None => {
+                    if self.balanced() || self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES {
+                        self.kswapd_sleep();
+                        return;
+                    }
+                    self.mm.vmstat.add(Counter::PageOutRun, 1);
+                    let w = self.reclaim.kswapd_loop.nr_to_reclaim(self.tun.wmark.high);
+                    ScanControl::new(w, None, true)
+                }
+            };
+            if self.balanced() {
+                self.reclaim.kswapd.failures = 0;
+                continue;
+            }
+            // kswapd_age_node: background aging of anon lists.
+            if self.swap.free_pages() > 0 {
+                self.mem_cgroup_flush_stats();
+                for m in 0..self.mm.memcgs.len() as u16 {
+                    if self.inactive_is_low(m, false) {
+                        self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);
+                    }
+                }
+            }
+            sc.nr_scanned = 0;
+            let before = sc.nr_reclaimed;
+            let k = self.kswapd_thread();
+            self.set_swap_lane(k);
+            self.shrink_node(&mut sc, cpu);
+            if let Some(dev) = sc.wait_request.take() {
+                self.reclaim.kswapd.sc = Some(sc);
+                let k = self.kswapd_thread();
+                self.get_request_wait(k, dev);
+                return;
+            }
+            // The end of a priority pass: what comes next is the loop's version's.
+            let go_on = match self.reclaim.kswapd_loop {
+                KswapdLoop::Pre311 => self.balance_pgdat_pass_end_pre_3_11(sc),
+                KswapdLoop::Modern => self.balance_pgdat_pass_end(sc, before),
+            };
+            if !go_on {
+                return;
+            }
+        }
+    }
+}
