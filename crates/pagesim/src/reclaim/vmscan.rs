@@ -26,7 +26,7 @@ use crate::engine::{Sim, TaskState};
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
 use crate::reclaim::scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
-use crate::scenario::profile::{InactiveRule, WorkingsetMode};
+use crate::scenario::profile::InactiveRule;
 use crate::swap::Entry;
 use crate::units::JIFFY_NS;
 
@@ -684,7 +684,7 @@ impl Sim {
         // Clean: __remove_mapping.
         if self.mm.frames.test(f, pg::SWAPCACHE) {
             let entry = Entry(self.mm.frames.swap[f as usize]);
-            if self.profile.workingset == WorkingsetMode::AnonAndFile {
+            if self.profile.workingset.tracks(false) {
                 let s = self.workingset_eviction(f);
                 self.swap.area(entry).set_shadow(entry.slot(), s);
             }

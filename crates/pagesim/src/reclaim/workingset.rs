@@ -33,12 +33,7 @@ impl Sim {
     /// or page-cache index (`file` true) that held `shadow`: counts the refault, and
     /// activates the page if its refault distance fits in the workingset.
     pub fn workingset_refault(&mut self, f: u32, shadow: Shadow, file: bool) {
-        let tracked = match self.profile.workingset {
-            WorkingsetMode::Off => false,
-            WorkingsetMode::FileOnly => file,
-            WorkingsetMode::AnonAndFile => true,
-        };
-        if !tracked {
+        if !self.profile.workingset.tracks(file) {
             return;
         }
         let m = self.mm.frames.memcg[f as usize];
@@ -53,18 +48,7 @@ impl Sim {
         let distance = self.mm.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
         // [inactive_anon, active_anon, inactive_file, active_file]
         let s = self.lru_view(em);
-        let ws = if self.profile.workingset == WorkingsetMode::FileOnly {
-            // 3.15-5.8: the refault fits if it is within the active file list.
-            s[3]
-        } else {
-            // >=5.9 workingset_test_recent: the other type's inactive list counts too,
-            // and anon lists only while swap has room.
-            let mut ws = s[3] + if file { 0 } else { s[2] };
-            if self.swap.free_pages() > 0 {
-                ws += s[1] + if file { s[0] } else { 0 };
-            }
-            ws
-        };
+        let ws = self.profile.workingset.workingset_size(s, file, self.swap.free_pages() > 0);
         if distance > ws {
             return;
         }
@@ -76,5 +60,55 @@ impl Sim {
             self.count(restore, m, 1);
             self.lru_note_cost(m, file as usize, SWAP_CLUSTER_MAX);
         }
+    }
+}
+
+/// What each kernel version's workingset detection covers (`Profile::workingset`).
+impl WorkingsetMode {
+    /// Whether an evicted page of this type leaves a shadow entry and its refault is
+    /// tested: none before 3.15, file pages from 3.15, anon pages too from 5.9.
+    pub fn tracks(self, file: bool) -> bool {
+        match self {
+            WorkingsetMode::Off => false,
+            WorkingsetMode::FileOnly => file,
+            WorkingsetMode::AnonAndFile => true,
+        }
+    }
+
+    /// The workingset a refault distance is compared with, from the lruvec's lists
+    /// `[inactive_anon, active_anon, inactive_file, active_file]`. 3.15-5.8: the active
+    /// file list. 5.9+ (`workingset_test_recent`): the active file list, the other type's
+    /// inactive list, and the anon lists only while swap has room.
+    pub fn workingset_size(self, lists: [u64; 4], file: bool, swap_has_room: bool) -> u64 {
+        match self {
+            WorkingsetMode::Off | WorkingsetMode::FileOnly => lists[3],
+            WorkingsetMode::AnonAndFile => {
+                let mut ws = lists[3] + if file { 0 } else { lists[2] };
+                if swap_has_room {
+                    ws += lists[1] + if file { lists[0] } else { 0 };
+                }
+                ws
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_version_tests_the_refaults_it_tracks_against_its_own_workingset() {
+        assert!(!WorkingsetMode::Off.tracks(true) && !WorkingsetMode::Off.tracks(false));
+        assert!(WorkingsetMode::FileOnly.tracks(true) && !WorkingsetMode::FileOnly.tracks(false));
+        assert!(WorkingsetMode::AnonAndFile.tracks(false));
+        let lists = [1, 10, 100, 1000];
+        assert_eq!(WorkingsetMode::FileOnly.workingset_size(lists, true, true), 1000);
+        // 5.9+: a file refault counts the anon lists while swap has room...
+        assert_eq!(WorkingsetMode::AnonAndFile.workingset_size(lists, true, true), 1011);
+        assert_eq!(WorkingsetMode::AnonAndFile.workingset_size(lists, true, false), 1000);
+        // ... an anon refault the inactive file list and the active anon list.
+        assert_eq!(WorkingsetMode::AnonAndFile.workingset_size(lists, false, true), 1110);
+        assert_eq!(WorkingsetMode::AnonAndFile.workingset_size(lists, false, false), 1100);
     }
 }
