@@ -10,6 +10,7 @@ pub mod engine;
 pub mod mm;
 pub mod pagecache;
 pub mod reclaim;
+pub mod registry;
 pub mod report;
 pub mod reproduce;
 pub mod rng;
