@@ -150,8 +150,8 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
                 writeln!(out, "  {:<16} {}", r.name, r.description)?;
             }
             writeln!(out, "\ndevice models:")?;
-            for (m, d) in pagesim::device::MODELS {
-                writeln!(out, "  {m:<16} {d}")?;
+            for m in pagesim::device::MODELS {
+                writeln!(out, "  {:<16} {}", m.name, m.description)?;
             }
             Ok(())
         }
