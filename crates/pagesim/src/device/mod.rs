@@ -23,6 +23,7 @@
 //! tunables ([`IoschedParams`]).
 
 mod cfq;
+pub mod elevator;
 mod flash;
 mod hdd;
 mod iosched;
@@ -35,6 +36,7 @@ mod sata_ssd;
 mod zram;
 
 pub use cfq::CfqParams;
+pub use elevator::{Scheduler, SCHEDULERS};
 pub use flash::{Flash, FlashDefaults, FlashParams};
 pub use hdd::{DriveCmd, Hdd, HddParams};
 pub use iosched::{Iosched, IoschedParams};
@@ -61,30 +63,6 @@ impl IoDir {
         match self {
             IoDir::Read => 0,
             IoDir::Write => 1,
-        }
-    }
-}
-
-/// The I/O scheduler of a device (`/sys/block/<dev>/queue/scheduler`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum Scheduler {
-    /// blk-mq `none`: dispatch in arrival order.
-    #[serde(rename = "none")]
-    Fifo,
-    /// block/mq-deadline.c: sector-sorted one-way elevator with FIFO deadlines.
-    #[serde(rename = "mq-deadline")]
-    MqDeadline,
-    /// block/cfq-iosched.c: per-process time slices with idling (the default of 2.6.18-4.x).
-    #[serde(rename = "cfq")]
-    Cfq,
-}
-
-impl Scheduler {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheduler::Fifo => "none",
-            Scheduler::MqDeadline => "mq-deadline",
-            Scheduler::Cfq => "cfq",
         }
     }
 }
@@ -374,6 +352,21 @@ mod tests {
             let want = if *name == "hdd" { Scheduler::MqDeadline } else { Scheduler::Fifo };
             assert_eq!(m.queue_params().scheduler, want, "{name}");
             assert_eq!(m.synchronous_io(), ["ram", "pmem", "zram"].contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_scheduler_key_takes_every_registered_scheduler_and_documents_each() {
+        for e in SCHEDULERS {
+            let m = parse(&format!("model = \"hdd\"\nscheduler = \"{}\"", e.name)).unwrap();
+            assert_eq!(m.queue_params().scheduler, (e.build)(), "{}", e.name);
+        }
+        // ParamDoc units are static text: this keeps the listed names those of SCHEDULERS.
+        let unit = SCHEDULERS.iter().map(|e| format!("\"{}\"", e.name)).collect::<Vec<_>>().join(" | ");
+        for (model, _, docs) in describe() {
+            if let Some(d) = docs.iter().find(|d| d.key == "scheduler") {
+                assert_eq!(d.unit, unit, "{model}");
+            }
         }
     }
 
