@@ -39,6 +39,8 @@
 //! its hooks in queue.rs, until an elevator-operations trait (`struct elevator_mq_ops`) is
 //! drawn out of queue.rs.
 //!
+//! One invocation per module: it defines `find`, `names` and a test module there.
+//!
 //! Method signatures in the macro call are plain Rust with two limits: the receiver is
 //! `&self` or `&mut self`, and a generic method has one type parameter with one trait bound,
 //! optionally `?Sized` (`fn read_page<C: ?Sized + PageCacheView>(...)`).
@@ -261,8 +263,9 @@ macro_rules! registry {
         }
     };
 
-    // Every type implements the kind's trait (dispatch calls its methods by name, so an
-    // inherent method of the same name would otherwise go unnoticed as the implementation).
+    // Every type implements the kind's trait. Dispatch uses method-call syntax (which also
+    // infers a generic method's parameter), so without this check a type with inherent
+    // methods of those names would be accepted without implementing the trait.
     (@implements [$($Ty:ty)+]) => {};
     (@implements $Trait:path [$($Ty:ty)+]) => {
         const _: () = {
