@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Union
 from . import _native
 from ._native import ScenarioError, __version__
 from .report import Result
-from .scenario import describe, overrides_to_sets, profiles
+from .scenario import describe, overrides_to_sets, profiles, registries
 
 __all__ = [
     "Result",
@@ -26,6 +26,7 @@ __all__ = [
     "describe",
     "overrides_to_sets",
     "profiles",
+    "registries",
     "run",
 ]
 

@@ -14,8 +14,17 @@ def describe() -> Any:
 
 
 def profiles() -> Any:
-    """The kernel profiles: named sets of policies and tunables (parsed JSON)."""
+    """The kernel profiles (parsed JSON): per profile its name, description and, under each
+    kind's name (``swap_readahead``, ``scan_balance``, ``file_readahead``), the policy it
+    selects."""
     return json.loads(_native.profiles())
+
+
+def registries() -> Any:
+    """Every kind of policy and model (parsed JSON): per kind its ``kind``, the
+    ``scenario_key`` that selects one, ``what`` an entry is, and its ``entries``, each a
+    ``name`` and a ``description``."""
+    return json.loads(_native.registries())
 
 
 def _format_value(key: str, value: Any) -> str:

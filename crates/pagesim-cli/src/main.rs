@@ -141,27 +141,30 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
             for t in pagesim::scenario::describe() {
                 writeln!(out, "{:<40} {:<24} {:<22} {}", t.key, t.unit, t.default, t.doc)?;
             }
-            writeln!(out, "\nswap_readahead policies:")?;
-            for r in pagesim::swap::readahead::REGISTRY {
-                writeln!(out, "  {:<16} {}", r.name, r.description)?;
-            }
-            writeln!(out, "\nscan_balance policies:")?;
-            for r in pagesim::reclaim::scan_balance::REGISTRY {
-                writeln!(out, "  {:<16} {}", r.name, r.description)?;
-            }
-            writeln!(out, "\ndevice models:")?;
-            for (m, d) in pagesim::device::MODELS {
-                writeln!(out, "  {m:<16} {d}")?;
+            for r in pagesim::scenario::registries() {
+                writeln!(out, "\n{} ({}):", r.kind, r.scenario_key)?;
+                let width = r.entries.iter().map(|e| e.name.len()).max().unwrap_or(0).max(16);
+                for e in &r.entries {
+                    writeln!(out, "  {:<width$} {}", e.name, e.description)?;
+                }
             }
             Ok(())
         }
         Command::Profiles => {
-            for p in pagesim::scenario::PROFILES {
-                writeln!(
-                    out,
-                    "{:<12} swap_readahead={:<9} scan_balance={:<14} {}",
-                    p.name, p.swap_readahead, p.scan_balance, p.description
-                )?;
+            // One kind=name column per kind of policy a profile chooses, each as wide as its
+            // longest value.
+            let profiles = pagesim::scenario::PROFILES;
+            let rows: Vec<_> = profiles.iter().map(|p| p.policies()).collect();
+            let name_width = profiles.iter().map(|p| p.name.len()).max().unwrap_or(0);
+            let widths: Vec<usize> = (0..rows.first().map_or(0, Vec::len))
+                .map(|k| rows.iter().map(|row| row[k].1.len()).max().unwrap_or(0))
+                .collect();
+            for (p, row) in profiles.iter().zip(&rows) {
+                write!(out, "{:<name_width$}", p.name)?;
+                for ((kind, name), width) in row.iter().zip(&widths) {
+                    write!(out, " {kind}={name:<width$}")?;
+                }
+                writeln!(out, " {}", p.description)?;
             }
             Ok(())
         }

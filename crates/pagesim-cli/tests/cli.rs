@@ -55,12 +55,36 @@ fn run_json_reports_vmstat_counters() {
 fn describe_and_profiles_list_the_registries() {
     let (code, out, _) = pagesim(&["describe"]);
     assert_eq!(code, 0);
-    for k in ["vm.swappiness", "vm.page-cluster", "adaptive", "two-pass", "sata-ssd", "device.<hdd>.average_seek"] {
+    for k in ["vm.swappiness", "vm.page-cluster", "kernel.file_readahead", "device.<hdd>.average_seek"] {
         assert!(out.contains(k), "describe lacks {k}");
     }
+    // Every registry under its own heading, every entry on a line of its own.
+    let registries = pagesim::scenario::registries();
+    for r in &registries {
+        let heading = format!("\n{} ({}):\n", r.kind, r.scenario_key);
+        let at = out.find(&heading).unwrap_or_else(|| panic!("describe lacks {heading:?}"));
+        let section = out[at + heading.len()..].split("\n\n").next().unwrap();
+        let names: Vec<_> = section.lines().map(|l| l.split_whitespace().next().unwrap()).collect();
+        assert_eq!(names, r.entries.iter().map(|e| e.name).collect::<Vec<_>>(), "{}", r.kind);
+    }
+    for kind in ["swap_readahead", "scan_balance", "file_readahead", "device_model", "io_scheduler"] {
+        assert!(registries.iter().any(|r| r.kind == kind), "{kind}");
+    }
+
+    // One line per profile naming its policy of every kind a profile chooses, file
+    // readahead included.
     let (code, out, _) = pagesim(&["profiles"]);
     assert_eq!(code, 0);
-    assert!(out.contains("linux-6.6") && out.contains("linux-3.14"));
+    let lines: Vec<_> = out.lines().collect();
+    assert_eq!(lines.len(), pagesim::scenario::PROFILES.len());
+    for (p, line) in pagesim::scenario::PROFILES.iter().zip(lines) {
+        assert!(line.starts_with(p.name), "{line}");
+        let words: Vec<_> = line.split_whitespace().collect();
+        assert!(words.contains(&format!("file_readahead={}", p.file_readahead).as_str()), "{line}");
+        for (kind, name) in p.policies() {
+            assert!(words.contains(&format!("{kind}={name}").as_str()), "{line}");
+        }
+    }
 }
 
 #[test]

@@ -128,6 +128,12 @@ fn profiles() -> PyResult<String> {
     Ok(pagesim::scenario::profiles_json().to_string())
 }
 
+/// Every kind of policy and model with its registered names and descriptions, as JSON text.
+#[pyfunction]
+fn registries() -> PyResult<String> {
+    Ok(pagesim::scenario::registries_json().to_string())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -137,5 +143,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
+    m.add_function(wrap_pyfunction!(registries, m)?)?;
     Ok(())
 }

@@ -11,6 +11,7 @@ pub mod histogram;
 pub mod mm;
 pub mod pagecache;
 pub mod reclaim;
+pub mod registry;
 pub mod report;
 pub mod reproduce;
 pub mod rng;

@@ -23,6 +23,19 @@ fn same_scenario_same_counters() {
 }
 
 #[test]
+fn every_registered_policy_device_model_and_scheduler_runs() {
+    // The registries are the test matrix: a policy, model or scheduler added to one runs here.
+    let s = scenario(36, "sata-ssd", 64, "anon", 40, &step("seq", 2, "write"), "");
+    for r in pagesim::scenario::registries() {
+        for e in &r.entries {
+            let set = format!("{}={}", r.scenario_key.replace("NAME", "d"), e.name);
+            let report = run(&s, &[&set]);
+            assert!(report.counter(Counter::PswpOut) > 0, "{set}: no swap-out");
+        }
+    }
+}
+
+#[test]
 fn cyclic_scan_of_more_than_memory_faults_on_every_access_without_workingset_protection() {
     // 10% more than memory, no readahead. On 3.14 (no anon workingset detection) the
     // two-list LRU evicts each page before the scan comes back to it: after the first pass

@@ -24,7 +24,7 @@
 //! model has no randomness).
 
 use super::{fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, ParamDoc, QueueParams};
-use super::{IoschedParams, Scheduler, NR_REQUESTS};
+use super::{IoschedParams, Scheduler, TimingModel, NR_REQUESTS};
 use crate::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
 use std::marker::PhantomData;
@@ -224,25 +224,32 @@ impl Flash {
             link_free: 0,
         })
     }
+}
 
-    pub fn channels(&self) -> u32 {
+impl TimingModel for Flash {
+    fn channels(&self) -> u32 {
         self.channels
     }
 
-    pub fn capacity_bytes(&self) -> u64 {
+    fn capacity_bytes(&self) -> u64 {
         self.capacity
     }
 
-    /// `queue/rotational` as the device reports it (the `rotational` key).
-    pub fn rotational(&self) -> bool {
+    /// `queue/rotational` as the device reports it (the `rotational` key): a virtio disk.
+    fn rotational(&self) -> bool {
         self.rotational
     }
 
-    pub fn queue_params(&self) -> QueueParams {
+    /// SATA NCQ and NVMe queues.
+    fn tagged_queueing(&self) -> bool {
+        true
+    }
+
+    fn queue_params(&self) -> QueueParams {
         self.queue
     }
 
-    pub fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, start_ns: u64) -> u64 {
+    fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, start_ns: u64) -> u64 {
         let decoded = start_ns.max(self.controller_free) + self.command_ns;
         self.controller_free = decoded;
         let transfer = xfer_ns(len, self.bandwidth[dir.index()]);

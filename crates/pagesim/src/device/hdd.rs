@@ -46,7 +46,8 @@
 //! caching of random writes (they pay the media cost when issued), and defect remapping.
 
 use super::{
-    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, TimingModel,
+    NR_REQUESTS,
 };
 use crate::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
@@ -419,14 +420,6 @@ impl Hdd {
         })
     }
 
-    pub fn capacity_bytes(&self) -> u64 {
-        self.p.capacity
-    }
-
-    pub fn queue_params(&self) -> QueueParams {
-        self.p.queue_params()
-    }
-
     /// Fraction of the stroke (0 = outer edge) where byte `x` lies.
     fn stroke(&self, x: u64) -> f64 {
         let f = (x as f64 / self.p.capacity as f64).clamp(0.0, 1.0);
@@ -470,10 +463,6 @@ impl Hdd {
             turn += 1.0;
         }
         (turn * self.rev_ns) as u64
-    }
-
-    pub fn channels(&self) -> u32 {
-        self.p.queue_depth
     }
 
     /// Bytes one cache segment holds: the most the drive reads ahead past a read.
@@ -559,11 +548,25 @@ impl Hdd {
         let on_track = (self.angle(offset) * rate as f64 * self.rev_ns / 1e9) as u64;
         passed.min(on_track).min(self.p.look_behind).min(self.segment_bytes()).min(offset)
     }
+}
+
+impl TimingModel for Hdd {
+    fn channels(&self) -> u32 {
+        self.p.queue_depth
+    }
+
+    fn capacity_bytes(&self) -> u64 {
+        self.p.capacity
+    }
+
+    fn queue_params(&self) -> QueueParams {
+        self.p.queue_params()
+    }
 
     /// Time from `issue_ns` until the request completes; the drive starts it when it has
     /// finished the commands it started before (the request queue starts one at a time,
     /// in the order [`Hdd::pick`] gives).
-    pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
+    fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
         let start_ns = issue_ns.max(self.free_at);
         let plan = self.plan(dir, offset, len, start_ns);
         let done_ns = start_ns + plan.service_ns;
@@ -613,7 +616,7 @@ impl Hdd {
     /// soonest (seek and rotation; none for a cache hit or a streaming read), the oldest
     /// among equals, except that a command older than `ncq_max_wait` goes first. Otherwise
     /// arrival order.
-    pub fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize {
+    fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize {
         if !self.p.ncq_reorder || cmds.len() < 2 || now.saturating_sub(cmds[0].arrival_ns) >= self.p.ncq_max_wait {
             return 0;
         }
@@ -626,6 +629,19 @@ impl Hdd {
             }
         }
         best.1
+    }
+
+    fn rotational(&self) -> bool {
+        true
+    }
+
+    /// NCQ: the drive holds several commands when `queue_depth` > 1.
+    fn tagged_queueing(&self) -> bool {
+        self.p.queue_depth > 1
+    }
+
+    fn serves_one_at_a_time(&self) -> bool {
+        true
     }
 }
 

@@ -23,6 +23,7 @@
 //! tunables ([`IoschedParams`]).
 
 mod cfq;
+pub mod elevator;
 mod flash;
 mod hdd;
 mod iosched;
@@ -35,6 +36,7 @@ mod sata_ssd;
 mod zram;
 
 pub use cfq::CfqParams;
+pub use elevator::{Scheduler, SCHEDULERS};
 pub use flash::{Flash, FlashDefaults, FlashParams};
 pub use hdd::{DriveCmd, Hdd, HddParams};
 pub use iosched::{Iosched, IoschedParams};
@@ -86,59 +88,6 @@ impl IoDir {
         match self {
             IoDir::Read => 0,
             IoDir::Write => 1,
-        }
-    }
-}
-
-/// One device as the scenario describes it: `[[device]] name = "...", model = "hdd", ...`.
-/// The `model` key selects the timing model; the other keys override its parameters.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(tag = "model", deny_unknown_fields)]
-pub enum DeviceConfig {
-    #[serde(rename = "hdd")]
-    Hdd(HddParams),
-    #[serde(rename = "sata-ssd")]
-    SataSsd(SataSsdParams),
-    #[serde(rename = "nvme")]
-    Nvme(NvmeParams),
-    #[serde(rename = "pmem")]
-    Pmem(PmemParams),
-    #[serde(rename = "ram")]
-    Ram(RamParams),
-    #[serde(rename = "zram")]
-    Zram(ZramParams),
-}
-
-/// Registry of timing models: (scenario name, one-line description).
-pub const MODELS: &[(&str, &str)] = &[
-    ("hdd", hdd::DESCRIPTION),
-    ("sata-ssd", sata_ssd::DESCRIPTION),
-    ("nvme", nvme::DESCRIPTION),
-    ("pmem", pmem::DESCRIPTION),
-    ("ram", ram::DESCRIPTION),
-    ("zram", zram::DESCRIPTION),
-];
-
-/// The I/O scheduler of a device (`/sys/block/<dev>/queue/scheduler`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-pub enum Scheduler {
-    /// blk-mq `none`: dispatch in arrival order.
-    #[serde(rename = "none")]
-    Fifo,
-    /// block/mq-deadline.c: sector-sorted one-way elevator with FIFO deadlines.
-    #[serde(rename = "mq-deadline")]
-    MqDeadline,
-    /// block/cfq-iosched.c: per-process time slices with idling (the default of 2.6.18-4.x).
-    #[serde(rename = "cfq")]
-    Cfq,
-}
-
-impl Scheduler {
-    pub fn name(self) -> &'static str {
-        match self {
-            Scheduler::Fifo => "none",
-            Scheduler::MqDeadline => "mq-deadline",
-            Scheduler::Cfq => "cfq",
         }
     }
 }
@@ -225,103 +174,88 @@ impl QueueParams {
     }
 }
 
-/// A timing model, dispatched through a closed enum (no `Box<dyn>` on the hot path).
-#[derive(Clone, Debug)]
-pub enum DeviceModel {
-    Hdd(Hdd),
-    SataSsd(Flash),
-    Nvme(Flash),
-    Pmem(Pmem),
-    Ram(Ram),
-    Zram(Zram),
-}
+/// A timing model: how long the device is busy with each request, and what the driver tells
+/// the block layer about the device. One file per model implements it; [`MODELS`] registers
+/// it under its scenario name.
+pub trait TimingModel {
+    /// Requests the device services in parallel.
+    fn channels(&self) -> u32;
 
-impl DeviceModel {
-    /// Builds the model, validating its parameters.
-    pub fn new(cfg: &DeviceConfig) -> Result<Self, String> {
-        match cfg {
-            DeviceConfig::Hdd(p) => Ok(DeviceModel::Hdd(Hdd::new(p.clone())?)),
-            DeviceConfig::SataSsd(p) => Ok(DeviceModel::SataSsd(Flash::new(p)?)),
-            DeviceConfig::Nvme(p) => Ok(DeviceModel::Nvme(Flash::new(p)?)),
-            DeviceConfig::Pmem(p) => Ok(DeviceModel::Pmem(Pmem::new(p.clone())?)),
-            DeviceConfig::Ram(p) => Ok(DeviceModel::Ram(Ram::new(p.clone())?)),
-            DeviceConfig::Zram(p) => Ok(DeviceModel::Zram(Zram::new(p.clone())?)),
-        }
-    }
+    /// Capacity in bytes.
+    fn capacity_bytes(&self) -> u64;
 
-    /// Scenario name of the model (the `model` key).
-    pub fn name(&self) -> &'static str {
-        match self {
-            DeviceModel::Hdd(_) => "hdd",
-            DeviceModel::SataSsd(_) => "sata-ssd",
-            DeviceModel::Nvme(_) => "nvme",
-            DeviceModel::Pmem(_) => "pmem",
-            DeviceModel::Ram(_) => "ram",
-            DeviceModel::Zram(_) => "zram",
-        }
-    }
+    /// The request-queue settings: `max_sectors_kb`, scheduler and its tunables.
+    fn queue_params(&self) -> QueueParams;
+
+    /// Time the device is busy servicing one request that starts at `start_ns`.
+    /// Requests of one device must be presented in non-decreasing `start_ns` order.
+    fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> u64;
 
     /// The device reports itself rotational (`queue/rotational`): disables VMA swap
-    /// readahead on 4.15+. Disks always; flash models when told to (a virtio disk).
-    pub fn rotational(&self) -> bool {
-        match self {
-            DeviceModel::Hdd(_) => true,
-            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.rotational(),
-            DeviceModel::Pmem(_) | DeviceModel::Ram(_) | DeviceModel::Zram(_) => false,
-        }
+    /// readahead on 4.15+.
+    fn rotational(&self) -> bool {
+        false
     }
 
     /// The drive queues several commands (SATA NCQ, NVMe): CFQ's `hw_tag`.
-    pub fn tagged_queueing(&self) -> bool {
-        match self {
-            DeviceModel::Hdd(m) => m.channels() > 1,
-            DeviceModel::SataSsd(_) | DeviceModel::Nvme(_) => true,
-            DeviceModel::Pmem(_) | DeviceModel::Ram(_) | DeviceModel::Zram(_) => false,
-        }
+    fn tagged_queueing(&self) -> bool {
+        false
     }
 
     /// The drive holds the commands it accepts and serves them one at a time in an order
     /// of its own ([`Self::pick`]), so a command's completion is known only when the drive
     /// starts it: disks. The other models time each command when it is dispatched.
-    pub fn serves_one_at_a_time(&self) -> bool {
-        matches!(self, DeviceModel::Hdd(_))
+    fn serves_one_at_a_time(&self) -> bool {
+        false
     }
 
     /// Which of the held commands (in arrival order) the drive starts next at `now`.
-    pub fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize {
-        match self {
-            DeviceModel::Hdd(m) => m.pick(cmds, now),
-            _ => 0,
-        }
+    fn pick(&self, _cmds: &[DriveCmd], _now: u64) -> usize {
+        0
     }
 
     /// `SWP_SYNCHRONOUS_IO`-capable device (brd, pmem, zram).
-    pub fn synchronous_io(&self) -> bool {
-        matches!(self, DeviceModel::Ram(_) | DeviceModel::Pmem(_) | DeviceModel::Zram(_))
+    fn synchronous_io(&self) -> bool {
+        false
+    }
+}
+
+crate::registry::registry! {
+    /// A timing model, dispatched through a closed enum (no `Box<dyn>` on the hot path).
+    #[derive(Clone, Debug)]
+    pub enum DeviceModel: TimingModel {
+        fn channels(&self) -> u32;
+        fn capacity_bytes(&self) -> u64;
+        fn queue_params(&self) -> QueueParams;
+        fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> u64;
+        fn rotational(&self) -> bool;
+        fn tagged_queueing(&self) -> bool;
+        fn serves_one_at_a_time(&self) -> bool;
+        fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize;
+        fn synchronous_io(&self) -> bool;
     }
 
-    /// Requests the device services in parallel.
-    pub fn channels(&self) -> u32 {
-        match self {
-            DeviceModel::Hdd(m) => m.channels(),
-            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.channels(),
-            DeviceModel::Pmem(m) => m.channels(),
-            DeviceModel::Ram(m) => m.channels(),
-            DeviceModel::Zram(m) => m.channels(),
-        }
+    /// One device as the scenario describes it: `[[device]] name = "...", model = "hdd", ...`.
+    /// The `model` key selects the timing model; the other keys override its parameters.
+    #[derive(Clone, Debug, Deserialize)]
+    #[serde(tag = "model", deny_unknown_fields)]
+    pub enum DeviceConfig {
+        /// Every parameter of the model with its unit, default and source.
+        fn docs(&self) -> Vec<ParamDoc>;
     }
 
-    /// The request-queue settings: `max_sectors_kb`, scheduler and its tunables.
-    pub fn queue_params(&self) -> QueueParams {
-        match self {
-            DeviceModel::Hdd(m) => m.queue_params(),
-            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.queue_params(),
-            DeviceModel::Pmem(m) => m.queue_params(),
-            DeviceModel::Ram(m) => m.queue_params(),
-            DeviceModel::Zram(m) => m.queue_params(),
-        }
-    }
+    /// Registry of timing models: scenario name, one-line description, default parameters.
+    pub const MODELS = [
+        Hdd => "hdd", Hdd, hdd::DESCRIPTION, |p: &HddParams| Hdd::new(p.clone());
+        SataSsd => "sata-ssd", Flash, sata_ssd::DESCRIPTION, |p: &SataSsdParams| Flash::new(p);
+        Nvme => "nvme", Flash, nvme::DESCRIPTION, |p: &NvmeParams| Flash::new(p);
+        Pmem => "pmem", Pmem, pmem::DESCRIPTION, |p: &PmemParams| Pmem::new(p.clone());
+        Ram => "ram", Ram, ram::DESCRIPTION, |p: &RamParams| Ram::new(p.clone());
+        Zram => "zram", Zram, zram::DESCRIPTION, |p: &ZramParams| Zram::new(p.clone());
+    ];
+}
 
+impl DeviceModel {
     /// The bdi's `ra_pages`: the file readahead window in pages (`read_ahead_kb` / 4).
     pub fn ra_pages(&self) -> u64 {
         self.queue_params().read_ahead_kb / 4
@@ -337,29 +271,6 @@ impl DeviceModel {
     /// Largest request after merging (`max_sectors_kb`), in bytes.
     pub fn max_request_bytes(&self) -> u64 {
         self.queue_params().max_sectors_kb * 1024
-    }
-
-    /// Capacity in bytes.
-    pub fn capacity_bytes(&self) -> u64 {
-        match self {
-            DeviceModel::Hdd(m) => m.capacity_bytes(),
-            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.capacity_bytes(),
-            DeviceModel::Pmem(m) => m.capacity_bytes(),
-            DeviceModel::Ram(m) => m.capacity_bytes(),
-            DeviceModel::Zram(m) => m.capacity_bytes(),
-        }
-    }
-
-    /// Time the device is busy servicing one request that starts at `start_ns`.
-    /// Requests of one device must be presented in non-decreasing `start_ns` order.
-    pub fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, start_ns: u64) -> u64 {
-        match self {
-            DeviceModel::Hdd(m) => m.service_ns(dir, offset, len, start_ns),
-            DeviceModel::SataSsd(m) | DeviceModel::Nvme(m) => m.service_ns(dir, offset, len, start_ns),
-            DeviceModel::Pmem(m) => m.service_ns(dir, offset, len, start_ns),
-            DeviceModel::Ram(m) => m.service_ns(dir, offset, len, start_ns),
-            DeviceModel::Zram(m) => m.service_ns(dir, offset, len, start_ns),
-        }
     }
 }
 
@@ -377,20 +288,7 @@ pub struct ParamDoc {
 
 /// Every model with its description and parameters (defaults included), in registry order.
 pub fn describe() -> Vec<(&'static str, &'static str, Vec<ParamDoc>)> {
-    MODELS
-        .iter()
-        .map(|&(name, desc)| {
-            let docs = match name {
-                "hdd" => HddParams::default().docs(),
-                "sata-ssd" => SataSsdParams::default().docs(),
-                "nvme" => NvmeParams::default().docs(),
-                "pmem" => PmemParams::default().docs(),
-                "zram" => ZramParams::default().docs(),
-                _ => RamParams::default().docs(),
-            };
-            (name, desc, docs)
-        })
-        .collect()
+    MODELS.iter().map(|m| (m.name, m.description, (m.build)().docs())).collect()
 }
 
 /// A duration as a user would write it: "500ms", "8.5ms", "80us", "7ns". The number is the
@@ -458,7 +356,8 @@ mod tests {
     fn every_registered_model_parses_with_defaults_and_is_described() {
         let described = describe();
         assert_eq!(described.len(), MODELS.len());
-        for ((name, _), (dname, _, docs)) in MODELS.iter().zip(&described) {
+        for (m, (dname, _, docs)) in MODELS.iter().zip(&described) {
+            let name = &m.name;
             assert_eq!(name, dname);
             let m = parse(&format!("model = \"{name}\"")).unwrap();
             assert_eq!(m.name(), *name);
@@ -472,12 +371,27 @@ mod tests {
 
     #[test]
     fn only_hdd_is_rotational_and_gets_mq_deadline_by_default() {
-        for (name, _) in MODELS {
+        for name in MODELS.iter().map(|m| &m.name) {
             let m = parse(&format!("model = \"{name}\"")).unwrap();
             assert_eq!(m.rotational(), *name == "hdd");
             let want = if *name == "hdd" { Scheduler::MqDeadline } else { Scheduler::Fifo };
             assert_eq!(m.queue_params().scheduler, want, "{name}");
             assert_eq!(m.synchronous_io(), ["ram", "pmem", "zram"].contains(name), "{name}");
+        }
+    }
+
+    #[test]
+    fn the_scheduler_key_takes_every_registered_scheduler_and_documents_each() {
+        for e in SCHEDULERS {
+            let m = parse(&format!("model = \"hdd\"\nscheduler = \"{}\"", e.name)).unwrap();
+            assert_eq!(m.queue_params().scheduler, (e.build)(), "{}", e.name);
+        }
+        // ParamDoc units are static text: this keeps the listed names those of SCHEDULERS.
+        let unit = SCHEDULERS.iter().map(|e| format!("\"{}\"", e.name)).collect::<Vec<_>>().join(" | ");
+        for (model, _, docs) in describe() {
+            if let Some(d) = docs.iter().find(|d| d.key == "scheduler") {
+                assert_eq!(d.unit, unit, "{model}");
+            }
         }
     }
 

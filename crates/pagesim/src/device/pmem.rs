@@ -13,7 +13,8 @@
 //! (`channels` copies proceed in parallel, each at the per-DIMM bandwidth).
 
 use super::{
-    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, TimingModel,
+    NR_REQUESTS,
 };
 use crate::units::{de_bytes, de_duration_ns};
 use serde::Deserialize;
@@ -154,20 +155,27 @@ impl Pmem {
         p.queue_params().validate()?;
         Ok(Pmem { p })
     }
+}
 
-    pub fn channels(&self) -> u32 {
+impl TimingModel for Pmem {
+    fn channels(&self) -> u32 {
         self.p.channels
     }
 
-    pub fn capacity_bytes(&self) -> u64 {
+    fn capacity_bytes(&self) -> u64 {
         self.p.capacity
     }
 
-    pub fn queue_params(&self) -> QueueParams {
+    fn queue_params(&self) -> QueueParams {
         self.p.queue_params()
     }
 
-    pub fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
+    /// `SWP_SYNCHRONOUS_IO`: the pmem driver completes a bio in the submitter.
+    fn synchronous_io(&self) -> bool {
+        true
+    }
+
+    fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
         let (latency, bw) = match dir {
             IoDir::Read => (self.p.read_latency, self.p.read_bandwidth),
             IoDir::Write => (self.p.write_latency, self.p.write_bandwidth),

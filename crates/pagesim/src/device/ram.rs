@@ -3,7 +3,8 @@
 //! copies in the submitting task and is `SWP_SYNCHRONOUS_IO`.
 
 use super::{
-    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, NR_REQUESTS,
+    fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, TimingModel,
+    NR_REQUESTS,
 };
 use serde::Deserialize;
 
@@ -95,16 +96,27 @@ impl Ram {
         p.queue_params().validate()?;
         Ok(Ram { p })
     }
-    pub fn channels(&self) -> u32 {
+}
+
+impl TimingModel for Ram {
+    fn channels(&self) -> u32 {
         1
     }
-    pub fn capacity_bytes(&self) -> u64 {
+
+    fn capacity_bytes(&self) -> u64 {
         self.p.capacity
     }
-    pub fn queue_params(&self) -> QueueParams {
+
+    fn queue_params(&self) -> QueueParams {
         self.p.queue_params()
     }
-    pub fn service_ns(&mut self, _dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
+
+    /// `SWP_SYNCHRONOUS_IO`: brd completes a bio in the submitter.
+    fn synchronous_io(&self) -> bool {
+        true
+    }
+
+    fn service_ns(&mut self, _dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
         self.p.request_ns + xfer_ns(len, self.p.bandwidth)
     }
 }

@@ -22,7 +22,7 @@
 //! of idle or huge pages to a backing device, recompression, multiple compression streams
 //! contending, `zram_slot_lock` contention.
 
-use super::{fmt_bytes, IoDir, ParamDoc, QueueParams, Scheduler};
+use super::{fmt_bytes, IoDir, ParamDoc, QueueParams, Scheduler, TimingModel};
 use crate::mm::compress::{self, Compressor, Content, PAGE};
 use crate::mm::zsmalloc::ZsPool;
 use serde::Deserialize;
@@ -123,19 +123,21 @@ impl Zram {
         }
         Ok(Zram { p, comp, table: Vec::new(), pool: ZsPool::new(), pages_stored: 0, same_pages: 0, huge_pages: 0 })
     }
+}
 
-    pub fn capacity_bytes(&self) -> u64 {
+impl TimingModel for Zram {
+    fn capacity_bytes(&self) -> u64 {
         self.p.capacity
     }
 
-    pub fn channels(&self) -> u32 {
+    fn channels(&self) -> u32 {
         1
     }
 
     /// zram is bio-based: it has no request queue, elevator or request limit, and no file
     /// lives on it in pagesim; these settings (the block layer's defaults) are never used
     /// for swap.
-    pub fn queue_params(&self) -> QueueParams {
+    fn queue_params(&self) -> QueueParams {
         QueueParams {
             max_sectors_kb: 512,
             read_ahead_kb: 128,
@@ -147,12 +149,19 @@ impl Zram {
 
     /// Time of a request that reaches zram through a request queue (not swap, which calls
     /// [`Zram::store`] and [`Zram::load`]): compression of a word page per page.
-    pub fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
+    fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
         let pages = len.div_ceil(PAGE as u64);
         let w = self.comp.word_len;
         pages * if dir == IoDir::Write { self.comp.compress_ns(w) } else { self.comp.decompress_ns(w) }
     }
 
+    /// zram does its work in the submitter (`SWP_SYNCHRONOUS_IO`).
+    fn synchronous_io(&self) -> bool {
+        true
+    }
+}
+
+impl Zram {
     fn index(offset: u64) -> usize {
         (offset / PAGE as u64) as usize
     }

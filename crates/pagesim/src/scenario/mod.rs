@@ -33,6 +33,7 @@
 //! ```
 
 pub mod profile;
+mod registries;
 
 use crate::device::DeviceConfig;
 use crate::units::{de_bytes, de_duration_ns, de_opt_bytes};
@@ -41,6 +42,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 pub use profile::{Profile, PROFILES};
+pub use registries::{registries, RegisteredName, RegistryInfo, Selected};
 
 /// A scenario as written in the file (before validation).
 #[derive(Clone, Debug, Deserialize)]
@@ -520,28 +522,10 @@ impl Scenario {
         let profile = profile::find(pname).ok_or_else(|| {
             err("kernel.profile", format!("unknown profile \"{pname}\"; expected one of: {}", profile::names()))
         })?;
-        if let Some(p) = &file.kernel.swap_readahead {
-            if crate::swap::readahead::find(p).is_none() {
-                return Err(err(
-                    "kernel.swap_readahead",
-                    format!("unknown policy \"{p}\"; expected one of: {}", crate::swap::readahead::names()),
-                ));
-            }
-        }
-        if let Some(p) = &file.kernel.scan_balance {
-            if crate::reclaim::scan_balance::find(p).is_none() {
-                return Err(err(
-                    "kernel.scan_balance",
-                    format!("unknown policy \"{p}\"; expected one of: {}", crate::reclaim::scan_balance::names()),
-                ));
-            }
-        }
-        if let Some(p) = &file.kernel.file_readahead {
-            if crate::pagecache::readahead::find(p).is_none() {
-                return Err(err(
-                    "kernel.file_readahead",
-                    format!("unknown policy \"{p}\"; expected one of: {}", crate::pagecache::readahead::names()),
-                ));
+        for reg in registries() {
+            let Some(p) = reg.selected.and_then(|sel| (sel.by_scenario)(&file.kernel)) else { continue };
+            if !reg.contains(p) {
+                return Err(err(reg.scenario_key, format!("unknown policy \"{p}\"; expected one of: {}", reg.names())));
             }
         }
         if let Some(v) = file.kernel.cgroup_version {
@@ -941,8 +925,15 @@ pub fn describe() -> Vec<Tunable> {
             "memory the page allocator never gets (memmap, kernel image)",
         ),
         t("kernel.profile", "name", profile::DEFAULT_PROFILE.into(), "kernel profile (pagesim profiles)"),
-        t("kernel.swap_readahead", "name", "profile's".into(), "swap-in readahead policy"),
-        t("kernel.scan_balance", "name", "profile's".into(), "get_scan_count variant"),
+    ];
+    // One key per kind of policy a kernel profile chooses, from the registries.
+    v.extend(
+        registries()
+            .into_iter()
+            .filter(|r| r.selected.is_some())
+            .map(|r| t(r.scenario_key, "name", "profile's".into(), r.what)),
+    );
+    v.extend([
         t("kernel.vma_ra_enabled", "bool", "true".into(), "/sys/kernel/mm/swap/vma_ra_enabled"),
         t(
             "kernel.cgroup_version",
@@ -975,7 +966,6 @@ pub fn describe() -> Vec<Tunable> {
         t("swap[].size", "bytes", "required".into(), "swap area size"),
         t("swap[].priority", "integer", "-1, -2, ...".into(), "swapon -p"),
         t("memcg.NAME.max", "bytes", "unlimited".into(), "memory.max / memory.limit_in_bytes"),
-        t("kernel.file_readahead", "name", "profile's".into(), "file readahead policy"),
         t("file.NAME.device", "name", "required".into(), "device holding the file (one extent after the swap areas)"),
         t("file.NAME.size", "bytes", "required".into(), "file size"),
         t("file.NAME.per_task", "bool", "false".into(), "each task instance reads its own copy"),
@@ -1068,7 +1058,7 @@ pub fn describe() -> Vec<Tunable> {
             "special: uniform draws averaged for the rest (--oltp-dist-iter)",
         ),
         t("task[].step[].think", "duration", "0".into(), "CPU time between accesses"),
-    ];
+    ]);
     for (model, _, params) in crate::device::describe() {
         for p in params {
             v.push(Tunable {
@@ -1087,21 +1077,29 @@ pub fn describe_json() -> serde_json::Value {
     serde_json::to_value(describe()).expect("tunables serialize")
 }
 
-/// The kernel profiles as JSON (for the Python API).
+/// The kernel profiles as JSON (for the Python API): name, description and, per kind the
+/// profile chooses ([`registries`]), the policy it selects under the kind's name.
 pub fn profiles_json() -> serde_json::Value {
     serde_json::Value::Array(
         PROFILES
             .iter()
             .map(|p| {
-                serde_json::json!({
-                    "name": p.name,
-                    "description": p.description,
-                    "swap_readahead": p.swap_readahead,
-                    "scan_balance": p.scan_balance,
-                })
+                let mut o = serde_json::Map::new();
+                o.insert("name".into(), p.name.into());
+                o.insert("description".into(), p.description.into());
+                for (kind, name) in p.policies() {
+                    o.insert(kind.into(), name.into());
+                }
+                serde_json::Value::Object(o)
             })
             .collect(),
     )
+}
+
+/// [`registries`] as JSON (for the Python API): kind, scenario key, what an entry is, and
+/// the entries' names and descriptions.
+pub fn registries_json() -> serde_json::Value {
+    serde_json::to_value(registries()).expect("registries serialize")
 }
 
 #[cfg(test)]

@@ -119,3 +119,65 @@ fn json_scenarios_match_toml_and_name_bad_paths() {
     let e = Scenario::from_json(&bad, "dict", &[]).unwrap_err().0;
     assert!(e.contains("task[0].step[0].passes"), "{e}");
 }
+
+#[test]
+fn every_profile_selects_policies_that_are_registered() {
+    let chosen: Vec<_> = registries().into_iter().filter(|r| r.selected.is_some()).collect();
+    assert!(chosen.iter().any(|r| r.kind == "file_readahead"), "file readahead is chosen by the profile");
+    for p in PROFILES {
+        for r in &chosen {
+            let name = (r.selected.unwrap().by_profile)(p);
+            assert!(r.contains(name), "profile {}: {} \"{name}\" is not registered ({})", p.name, r.kind, r.names());
+        }
+    }
+}
+
+#[test]
+fn every_registered_policy_is_accepted_by_its_key_and_an_unknown_one_lists_them() {
+    for r in registries() {
+        let Some(sel) = r.selected else { continue };
+        for e in &r.entries {
+            let s = Scenario::from_toml(GOOD, "s.toml", &[format!("{}={}", r.scenario_key, e.name)]).unwrap();
+            assert_eq!((sel.by_scenario)(&s.file.kernel), Some(e.name));
+        }
+        let e = Scenario::from_toml(GOOD, "s.toml", &[format!("{}=psychic", r.scenario_key)]).unwrap_err().0;
+        assert!(e.contains(&format!("{}: unknown policy \"psychic\"", r.scenario_key)), "{e}");
+        assert!(e.contains(&r.names()), "{e}");
+    }
+}
+
+#[test]
+fn front_ends_get_every_registry_from_one_list() {
+    let regs = registries();
+    for (i, r) in regs.iter().enumerate() {
+        assert!(regs[..i].iter().all(|o| o.kind != r.kind && o.scenario_key != r.scenario_key), "{}", r.kind);
+        assert!(!r.entries.is_empty(), "{}", r.kind);
+    }
+    let kinds: Vec<_> = regs.iter().map(|r| r.kind).collect();
+    for kind in ["swap_readahead", "scan_balance", "file_readahead", "device_model", "io_scheduler"] {
+        assert!(kinds.contains(&kind), "{kind} missing from registries()");
+    }
+    // Python's registries(): the same list.
+    let json = registries_json();
+    let listed = json.as_array().unwrap();
+    assert_eq!(listed.len(), regs.len());
+    for (j, r) in listed.iter().zip(&regs) {
+        assert_eq!(j["kind"], r.kind);
+        assert_eq!(j["scenario_key"], r.scenario_key);
+        let names: Vec<_> = j["entries"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+        assert_eq!(names, r.entries.iter().map(|e| e.name).collect::<Vec<_>>());
+    }
+    // Python's profiles(): every profile names its policy of every kind it chooses.
+    let profiles = profiles_json();
+    for (p, j) in PROFILES.iter().zip(profiles.as_array().unwrap()) {
+        assert_eq!(j["name"], p.name);
+        for r in regs.iter().filter(|r| r.selected.is_some()) {
+            assert_eq!(j[r.kind], (r.selected.unwrap().by_profile)(p), "{} {}", p.name, r.kind);
+        }
+    }
+    // describe(): one key per kind the profile chooses.
+    let keys: Vec<_> = describe().into_iter().map(|t| t.key).collect();
+    for r in regs.iter().filter(|r| r.selected.is_some()) {
+        assert!(keys.iter().any(|k| k == r.scenario_key), "describe lacks {}", r.scenario_key);
+    }
+}

@@ -383,101 +383,49 @@ pub trait FileReadahead {
     fn fadvise<C: PageCacheView + ?Sized>(&mut self, ra: &mut FileRaState, cache: &C, advice: Advice) -> Readahead;
 }
 
-/// The closed set of policies, for dispatch without `Box<dyn>`.
-#[derive(Clone, Copy, Debug)]
-pub enum FileRa {
-    Legacy(Legacy),
-    OnDemand(OnDemand),
-    Modern(Modern),
-}
-
-macro_rules! dispatch {
-    ($self:ident, $p:ident => $call:expr) => {
-        match $self {
-            FileRa::Legacy($p) => $call,
-            FileRa::OnDemand($p) => $call,
-            FileRa::Modern($p) => $call,
-        }
-    };
-}
-
-impl FileRa {
-    #[inline]
-    pub fn read_begin(&mut self, ra: &mut FileRaState, index: u64, nr: u64) {
-        dispatch!(self, p => p.read_begin(ra, index, nr))
+crate::registry::registry! {
+    /// The closed set of policies, for dispatch without `Box<dyn>`.
+    #[derive(Clone, Copy, Debug)]
+    pub enum FileRa: FileReadahead {
+        fn read_begin(&mut self, ra: &mut FileRaState, index: u64, nr: u64);
+        fn read_page<C: ?Sized + PageCacheView>(
+            &mut self,
+            ra: &mut FileRaState,
+            cache: &C,
+            index: u64,
+            req: u64,
+            found: Lookup,
+        ) -> Readahead;
+        fn read_end(&mut self, ra: &mut FileRaState, index: u64, nr: u64);
+        fn fault<C: ?Sized + PageCacheView>(
+            &mut self,
+            ra: &mut FileRaState,
+            cache: &C,
+            pgoff: u64,
+            found: Lookup,
+            hint: VmHint,
+        ) -> Readahead;
+        fn fadvise<C: ?Sized + PageCacheView>(&mut self, ra: &mut FileRaState, cache: &C, advice: Advice) -> Readahead;
     }
-    #[inline]
-    pub fn read_page<C: PageCacheView + ?Sized>(
-        &mut self,
-        ra: &mut FileRaState,
-        cache: &C,
-        index: u64,
-        req: u64,
-        found: Lookup,
-    ) -> Readahead {
-        dispatch!(self, p => p.read_page(ra, cache, index, req, found))
-    }
-    #[inline]
-    pub fn read_end(&mut self, ra: &mut FileRaState, index: u64, nr: u64) {
-        dispatch!(self, p => p.read_end(ra, index, nr))
-    }
-    #[inline]
-    pub fn fault<C: PageCacheView + ?Sized>(
-        &mut self,
-        ra: &mut FileRaState,
-        cache: &C,
-        pgoff: u64,
-        found: Lookup,
-        hint: VmHint,
-    ) -> Readahead {
-        dispatch!(self, p => p.fault(ra, cache, pgoff, found, hint))
-    }
-    #[inline]
-    pub fn fadvise<C: PageCacheView + ?Sized>(&mut self, ra: &mut FileRaState, cache: &C, advice: Advice) -> Readahead {
-        dispatch!(self, p => p.fadvise(ra, cache, advice))
-    }
-}
 
-/// A registered policy: scenario name, description, constructor.
-pub struct Registered {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub build: fn() -> FileRa,
-}
-
-/// Every file readahead policy, by the name scenarios use.
-pub const REGISTRY: &[Registered] = &[
-    Registered {
-        name: "legacy-2.6.20",
-        description: "2.6.20 current + ahead windows, called on every read; shrinks after misses, \
-                      off after 256 cached pages",
-        build: || FileRa::Legacy(Legacy),
-    },
-    Registered {
-        name: "ondemand-2.6.23",
-        description: "2.6.23 on-demand readahead: sync on a miss, async on the PG_readahead page, one window",
-        build: || FileRa::OnDemand(OnDemand { seed_patch: false }),
-    },
-    Registered {
-        name: "ondemand-2.6.22-mm1",
-        description: "the on-demand patch as posted (seed 004, 2.6.22-rc1-mm1): as ondemand-2.6.23 but a \
-                      flagged page without state reads 4x the initial window",
-        build: || FileRa::OnDemand(OnDemand { seed_patch: true }),
-    },
-    Registered {
-        name: "modern",
-        description: "5.x-6.18 on-demand readahead with context readahead from cached history, \
-                      io_pages-sized large reads and FADV_RANDOM mode",
-        build: || FileRa::Modern(Modern),
-    },
-];
-
-pub fn find(name: &str) -> Option<&'static Registered> {
-    REGISTRY.iter().find(|r| r.name == name)
-}
-
-pub fn names() -> String {
-    REGISTRY.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+    /// Every file readahead policy, by the name scenarios use.
+    pub const REGISTRY = [
+        Legacy => "legacy-2.6.20", Legacy,
+            "2.6.20 current + ahead windows, called on every read; shrinks after misses, \
+             off after 256 cached pages",
+            Legacy;
+        OnDemand => "ondemand-2.6.23", OnDemand,
+            "2.6.23 on-demand readahead: sync on a miss, async on the PG_readahead page, one window",
+            OnDemand { seed_patch: false };
+        OnDemandMm1 => "ondemand-2.6.22-mm1", OnDemand,
+            "the on-demand patch as posted (seed 004, 2.6.22-rc1-mm1): as ondemand-2.6.23 but a \
+             flagged page without state reads 4x the initial window",
+            OnDemand { seed_patch: true };
+        Modern => "modern", Modern,
+            "5.x-6.18 on-demand readahead with context readahead from cached history, \
+             io_pages-sized large reads and FADV_RANDOM mode",
+            Modern;
+    ];
 }
 
 /// `filemap_nopage`'s read-around on a miss (2.6.20, kept by 2.6.23's `filemap_fault`),

@@ -11,6 +11,10 @@ use crate::mm::ReclaimStat;
 pub struct Cost;
 
 impl ScanBalancePolicy for Cost {
+    fn cost_based(&self) -> bool {
+        true
+    }
+
     fn get_scan_count(&self, inp: &ScanInput, _stat: &mut ReclaimStat) -> [u64; 4] {
         let swp = inp.swappiness as u64;
         let mode = if !inp.can_swap || (!inp.global && swp == 0) {

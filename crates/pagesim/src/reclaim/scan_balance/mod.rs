@@ -65,61 +65,36 @@ pub enum Mode {
 pub trait ScanBalancePolicy {
     /// Scan targets per list (inactive anon, active anon, inactive file, active file).
     fn get_scan_count(&self, inp: &ScanInput, stat: &mut ReclaimStat) -> [u64; 4];
-}
 
-#[derive(Debug, Clone, Copy)]
-pub enum ScanBalance {
-    ForcePerLru(ForcePerLru),
-    TwoPass(TwoPass),
-    Cost(Cost),
-}
-
-impl ScanBalance {
-    pub fn get_scan_count(&self, inp: &ScanInput, stat: &mut ReclaimStat) -> [u64; 4] {
-        match self {
-            ScanBalance::ForcePerLru(p) => p.get_scan_count(inp, stat),
-            ScanBalance::TwoPass(p) => p.get_scan_count(inp, stat),
-            ScanBalance::Cost(p) => p.get_scan_count(inp, stat),
-        }
-    }
-    /// Whether the policy reads the ≥5.5 `prepare_scan_count` inputs.
-    pub fn cost_based(&self) -> bool {
-        matches!(self, ScanBalance::Cost(_))
+    /// Whether the policy reads the ≥5.5 `prepare_scan_count` inputs (`anon_cost`,
+    /// `file_cost`, `may_deactivate_*`, cache trim mode), which reclaim then computes.
+    fn cost_based(&self) -> bool {
+        false
     }
 }
 
-pub struct Registered {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub build: fn() -> ScanBalance,
-}
+crate::registry::registry! {
+    /// The closed set of variants, for dispatch without `Box<dyn>`.
+    #[derive(Debug, Clone, Copy)]
+    pub enum ScanBalance: ScanBalancePolicy {
+        fn get_scan_count(&self, inp: &ScanInput, stat: &mut ReclaimStat) -> [u64; 4];
+        fn cost_based(&self) -> bool;
+    }
 
-pub const REGISTRY: &[Registered] = &[
-    Registered {
-        name: "force-per-lru",
-        description: "3.0-3.15: recent_scanned/rotated fraction; each list too small for the priority is \
-                      force-scanned (kswapd on an unreclaimable zone, memcg reclaim)",
-        build: || ScanBalance::ForcePerLru(ForcePerLru),
-    },
-    Registered {
-        name: "two-pass",
-        description: "3.16-4.11: as force-per-lru, but force scan only when no list would be scanned \
-                      (Souhlal/Dickins, 2014)",
-        build: || ScanBalance::TwoPass(TwoPass),
-    },
-    Registered {
-        name: "cost",
-        description: "5.8+: anon_cost/file_cost balance, cache trim mode, file-is-tiny, no force scan",
-        build: || ScanBalance::Cost(Cost),
-    },
-];
-
-pub fn find(name: &str) -> Option<&'static Registered> {
-    REGISTRY.iter().find(|r| r.name == name)
-}
-
-pub fn names() -> String {
-    REGISTRY.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+    /// Every get_scan_count variant, by the name scenarios use.
+    pub const REGISTRY = [
+        ForcePerLru => "force-per-lru", ForcePerLru,
+            "3.0-3.15: recent_scanned/rotated fraction; each list too small for the priority is \
+             force-scanned (kswapd on an unreclaimable zone, memcg reclaim)",
+            ForcePerLru;
+        TwoPass => "two-pass", TwoPass,
+            "3.16-4.11: as force-per-lru, but force scan only when no list would be scanned \
+             (Souhlal/Dickins, 2014)",
+            TwoPass;
+        Cost => "cost", Cost,
+            "5.8+: anon_cost/file_cost balance, cache trim mode, file-is-tiny, no force scan",
+            Cost;
+    ];
 }
 
 /// 3.x balance-mode selection and FRACT fraction (3.14 `get_scan_count` up to `out:`).

@@ -73,90 +73,39 @@ pub trait SwapReadahead {
     fn on_cache_hit(&mut self, ctx: &FaultCtx, was_readahead: bool);
 }
 
-/// The closed set of policies, for dispatch without `Box<dyn>`.
-#[derive(Debug)]
-pub enum SwapRa {
-    None(NoReadahead),
-    Cluster(BlindCluster),
-    Adaptive(Adaptive),
-    Vma(Vma),
-    Vma2012(Vma2012),
-}
-
-impl SwapRa {
-    #[inline]
-    pub fn window(&mut self, ctx: &FaultCtx) -> Window {
-        match self {
-            SwapRa::None(p) => p.window(ctx),
-            SwapRa::Cluster(p) => p.window(ctx),
-            SwapRa::Adaptive(p) => p.window(ctx),
-            SwapRa::Vma(p) => p.window(ctx),
-            SwapRa::Vma2012(p) => p.window(ctx),
-        }
+crate::registry::registry! {
+    /// The closed set of policies, for dispatch without `Box<dyn>`.
+    #[derive(Debug)]
+    pub enum SwapRa: SwapReadahead {
+        fn window(&mut self, ctx: &FaultCtx) -> Window;
+        fn on_cache_hit(&mut self, ctx: &FaultCtx, was_readahead: bool);
     }
-    #[inline]
-    pub fn on_cache_hit(&mut self, ctx: &FaultCtx, was_readahead: bool) {
-        match self {
-            SwapRa::None(p) => p.on_cache_hit(ctx, was_readahead),
-            SwapRa::Cluster(p) => p.on_cache_hit(ctx, was_readahead),
-            SwapRa::Adaptive(p) => p.on_cache_hit(ctx, was_readahead),
-            SwapRa::Vma(p) => p.on_cache_hit(ctx, was_readahead),
-            SwapRa::Vma2012(p) => p.on_cache_hit(ctx, was_readahead),
-        }
-    }
-}
 
-/// A registered policy: scenario name, description, constructor.
-pub struct Registered {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub build: fn() -> SwapRa,
-}
-
-/// Every swap-in readahead policy, by the name scenarios use.
-pub const REGISTRY: &[Registered] = &[
-    Registered {
-        name: "none",
-        description: "no readahead: read only the faulting page (as page_cluster = 0)",
-        build: || SwapRa::None(NoReadahead),
-    },
-    Registered {
-        name: "cluster",
-        description: "blind cluster readahead (3.4-3.13): the whole 2^page_cluster aligned block of slots",
-        build: || SwapRa::Cluster(BlindCluster),
-    },
-    Registered {
-        name: "vma-2012",
-        description: "Shaohua Li's Sep 2012 per-anon_vma miss counter: skip readahead after 100 net misses; \
-                      shmem keeps blind cluster readahead",
-        build: || SwapRa::Vma2012(Vma2012::default()),
-    },
-    Registered {
-        name: "adaptive-2012",
-        description: "Hugh Dickins' Nov 2012 hit-rate detector as posted (seed 000 HughNew): swapin_nr_pages \
-                      without the half-window floor",
-        build: || SwapRa::Adaptive(Adaptive::nov_2012()),
-    },
-    Registered {
-        name: "adaptive",
-        description: "cluster readahead sized by recent readahead hits (3.14+, swapin_nr_pages; never below \
-                      half the previous window)",
-        build: || SwapRa::Adaptive(Adaptive::new()),
-    },
-    Registered {
-        name: "vma",
-        description: "VMA-based readahead (4.14+): window in the faulting VMA by fault direction; \
-                      shmem and rotational swap fall back to adaptive",
-        build: || SwapRa::Vma(Vma::new()),
-    },
-];
-
-pub fn find(name: &str) -> Option<&'static Registered> {
-    REGISTRY.iter().find(|r| r.name == name)
-}
-
-pub fn names() -> String {
-    REGISTRY.iter().map(|r| r.name).collect::<Vec<_>>().join(", ")
+    /// Every swap-in readahead policy, by the name scenarios use.
+    pub const REGISTRY = [
+        None => "none", NoReadahead,
+            "no readahead: read only the faulting page (as page_cluster = 0)",
+            NoReadahead;
+        Cluster => "cluster", BlindCluster,
+            "blind cluster readahead (3.4-3.13): the whole 2^page_cluster aligned block of slots",
+            BlindCluster;
+        Vma2012 => "vma-2012", Vma2012,
+            "Shaohua Li's Sep 2012 per-anon_vma miss counter: skip readahead after 100 net misses; \
+             shmem keeps blind cluster readahead",
+            Vma2012::default();
+        Adaptive2012 => "adaptive-2012", Adaptive,
+            "Hugh Dickins' Nov 2012 hit-rate detector as posted (seed 000 HughNew): swapin_nr_pages \
+             without the half-window floor",
+            Adaptive::nov_2012();
+        Adaptive => "adaptive", Adaptive,
+            "cluster readahead sized by recent readahead hits (3.14+, swapin_nr_pages; never below \
+             half the previous window)",
+            Adaptive::new();
+        Vma => "vma", Vma,
+            "VMA-based readahead (4.14+): window in the faulting VMA by fault direction; \
+             shmem and rotational swap fall back to adaptive",
+            Vma::new();
+    ];
 }
 
 /// The naturally aligned block of `win` slots around `slot`, without the header and
