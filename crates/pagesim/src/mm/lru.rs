@@ -166,11 +166,7 @@ impl Sim {
         let Mm { memcgs, frames, .. } = &mut self.mm;
         memcgs[m].lru.add_head(frames, f, l);
         // 3.x reclaim_stat: every add counts as scanned, an active add as rotated.
-        let st = &mut memcgs[m].stat;
-        st.recent_scanned[0] += 1;
-        if active {
-            st.recent_rotated[0] += 1;
-        }
+        self.reclaim.scan_balance.note_scanned(m, 0, 1, active as u64);
     }
 
     /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).
@@ -181,11 +177,7 @@ impl Sim {
         }
         let Mm { memcgs, frames, .. } = &mut self.mm;
         memcgs[m].lru.add_head(frames, f, mm::LruList::of(true, active));
-        let st = &mut memcgs[m].stat;
-        st.recent_scanned[1] += 1;
-        if active {
-            st.recent_rotated[1] += 1;
-        }
+        self.reclaim.scan_balance.note_scanned(m, 1, 1, active as u64);
     }
 }
 

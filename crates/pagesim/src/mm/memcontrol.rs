@@ -24,7 +24,7 @@ impl Sim {
         let phase = period / 2;
         self.mm.next_stats_flush = phase + ((self.sched.now - phase) / period + 1) * period;
         for m in 0..self.mm.memcgs.len() {
-            let lru = self.lru_exact(m as u16);
+            let lru = self.mm.lru_exact(m as u16);
             let (a, f) = self.ws_activate_exact(m);
             self.mm.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
         }

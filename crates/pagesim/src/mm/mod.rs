@@ -218,15 +218,9 @@ impl Frames {
     }
 }
 
-/// Per-lruvec balance state read by the scan-balance policies.
+/// Per-lruvec workingset state (the scan-balance policies keep their own state).
 #[derive(Clone, Debug, Default)]
-pub struct ReclaimStat {
-    /// ≤5.7 `reclaim_stat.recent_scanned[anon, file]`.
-    pub recent_scanned: [u64; 2],
-    /// ≤5.7 `reclaim_stat.recent_rotated[anon, file]`.
-    pub recent_rotated: [u64; 2],
-    /// ≥5.8 `lruvec->anon_cost`, `file_cost`.
-    pub cost: [u64; 2],
+pub struct WorkingsetStat {
     /// Workingset clock (`nonresident_age`, `inactive_age` in 3.15).
     pub nonresident_age: u64,
     /// WORKINGSET_ACTIVATE_{ANON,FILE} at the end of the last reclaim (`snapshot_refaults`).
@@ -238,7 +232,7 @@ pub struct ReclaimStat {
 pub struct Memcg {
     pub name: String,
     pub lru: Lru,
-    pub stat: ReclaimStat,
+    pub workingset: WorkingsetStat,
     /// Charged pages.
     pub usage: u64,
     /// memory.max (v2) / limit_in_bytes (v1) in pages; `u64::MAX` for none.
@@ -266,7 +260,7 @@ impl Memcg {
         Memcg {
             name: name.to_string(),
             lru: Lru::new(nframes),
-            stat: ReclaimStat::default(),
+            workingset: WorkingsetStat::default(),
             usage: 0,
             max: max_pages,
             swap_usage: 0,

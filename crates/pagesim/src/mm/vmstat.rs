@@ -3,7 +3,7 @@
 //!
 //! The model only bumps [`Counter`]s; formatting lives in the report and the front ends.
 
-use crate::engine::Sim;
+use crate::mm::Mm;
 use crate::mm::{self};
 
 macro_rules! counters {
@@ -178,10 +178,29 @@ impl Counters {
     }
 }
 
-impl Sim {
-    /// Total of one LRU list over all memcgs (the node's view).
+impl Mm {
+    /// Total of one LRU list over all memcgs (the node's view, `node_page_state`).
     pub fn node_lru(&self, l: mm::LruList) -> u64 {
-        self.mm.memcgs.iter().map(|m| m.lru.size(l)).sum()
+        self.memcgs.iter().map(|m| m.lru.size(l)).sum()
+    }
+
+    /// Lists of memcg `m` as the reclaim root sees them (`lruvec_page_state`): the node
+    /// totals for the root (hierarchical stats), the memcg's own lists otherwise; as of the
+    /// last stats flush where `flushed` (profiles whose reclaim reads flushed stats).
+    pub fn lru_view(&self, m: u16, flushed: bool) -> [u64; 4] {
+        if flushed {
+            return self.memcgs[m as usize].flushed.lru;
+        }
+        self.lru_exact(m)
+    }
+
+    /// Lists of memcg `m` (the node's for the root) as they are now.
+    pub fn lru_exact(&self, m: u16) -> [u64; 4] {
+        let mut s = [0u64; 4];
+        for (i, l) in mm::LruList::EVICTABLE.iter().enumerate() {
+            s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
+        }
+        s
     }
 }
 

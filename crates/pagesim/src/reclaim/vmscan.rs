@@ -25,7 +25,7 @@
 use crate::engine::{Sim, TaskState};
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
-use crate::reclaim::scan_balance::{ScanInput, SWAP_CLUSTER_MAX};
+use crate::reclaim::scan_balance::{PrepareInput, Prepared, ScanInput, SWAP_CLUSTER_MAX};
 use crate::scenario::profile::InactiveRule;
 use crate::swap::Entry;
 use crate::units::JIFFY_NS;
@@ -45,13 +45,10 @@ pub struct ScanControl {
     /// Memcg limit reclaim of this memcg, or global reclaim.
     pub target_memcg: Option<u16>,
     pub kswapd: bool,
-    pub may_deactivate: [bool; 2],
     pub force_deactivate: bool,
+    /// What `prepare_scan_count` decided for this pass (5.5+ scan balance), else `None`.
+    pub prepared: Option<Prepared>,
     pub skipped_deactivate: bool,
-    pub cache_trim_mode: bool,
-    pub file_is_tiny: bool,
-    pub anon_cost: u64,
-    pub file_cost: u64,
     // Per shrink_node batch statistics (`sc->nr`).
     pub nr_taken: u64,
     pub nr_writeback: u64,
@@ -74,13 +71,9 @@ impl ScanControl {
             priority: DEF_PRIORITY,
             target_memcg,
             kswapd,
-            may_deactivate: [true, true],
             force_deactivate: false,
+            prepared: None,
             skipped_deactivate: false,
-            cache_trim_mode: false,
-            file_is_tiny: false,
-            anon_cost: 0,
-            file_cost: 0,
             nr_taken: 0,
             nr_writeback: 0,
             nr_immediate: 0,
@@ -254,7 +247,7 @@ impl Sim {
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
                 self.count(Counter::PgActivate, m, 1);
-                self.mm.memcgs[m as usize].stat.recent_rotated[t] += 1;
+                self.reclaim.scan_balance.note_scanned(m as usize, t, 0, 1);
                 if !self.profile.reclaim_3x {
                     self.workingset_age_nonresident(m, 1);
                 }
@@ -272,7 +265,7 @@ impl Sim {
         let m = target.unwrap_or(0) as usize;
         self.mem_cgroup_flush_stats();
         let (a, f) = self.ws_activate(m);
-        self.mm.memcgs[m].stat.refaults_snapshot = [a, f];
+        self.mm.memcgs[m].workingset.refaults_snapshot = [a, f];
     }
 
     /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` as reclaim reads them
@@ -296,22 +289,9 @@ impl Sim {
 
     // ---- shrink_node / shrink_lruvec ------------------------------------------------
 
-    /// Lists of memcg `m` as the reclaim root sees them (`lruvec_page_state`): the node
-    /// totals for the root (hierarchical stats), the memcg's own lists otherwise; as of the
-    /// last stats flush when the profile flushes periodically.
+    /// Lists of memcg `m` as reclaim sees them ([`Mm::lru_view`]).
     pub(crate) fn lru_view(&self, m: u16) -> [u64; 4] {
-        if self.profile.memcg_stats_flush_ns > 0 {
-            return self.mm.memcgs[m as usize].flushed.lru;
-        }
-        self.lru_exact(m)
-    }
-
-    pub(crate) fn lru_exact(&self, m: u16) -> [u64; 4] {
-        let mut s = [0u64; 4];
-        for (i, l) in LruList::EVICTABLE.iter().enumerate() {
-            s[i] = if m == 0 { self.node_lru(*l) } else { self.mm.memcgs[m as usize].lru.size(*l) };
-        }
-        s
+        self.mm.lru_view(m, self.profile.memcg_stats_flush_ns > 0)
     }
 
     /// `inactive_is_low` for memcg `m`'s lruvec (hierarchical view at the root).
@@ -338,38 +318,32 @@ impl Sim {
         }
     }
 
-    /// `prepare_scan_count` (≥5.5): balance inputs computed once at the reclaim root.
+    /// `prepare_scan_count`: what the scan-balance policy decides once per pass at the
+    /// reclaim root (5.5+; `None` before), from the root's refaults and lists.
     fn prepare_scan_count(&mut self, sc: &mut ScanControl) {
         let root = sc.target_memcg.unwrap_or(0);
-        let st = &self.mm.memcgs[root as usize].stat;
-        sc.anon_cost = st.cost[0];
-        sc.file_cost = st.cost[1];
-        let snap = st.refaults_snapshot;
-        if sc.force_deactivate {
-            sc.may_deactivate = [true, true];
-        } else {
-            let (ra, rf) = self.ws_activate(root as usize);
-            sc.may_deactivate[0] = ra != snap[0] || self.inactive_is_low(root, false);
-            sc.may_deactivate[1] = rf != snap[1] || self.inactive_is_low(root, true);
-        }
-        let s = self.lru_view(root);
-        sc.cache_trim_mode = (s[2] >> sc.priority) > 0 && !sc.may_deactivate[1];
-        sc.file_is_tiny = if sc.global() {
-            let file = self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile);
-            file + self.nr_free() <= self.tun.wmark.high
-                && !sc.may_deactivate[0]
-                && (self.node_lru(LruList::InactiveAnon) >> sc.priority) > 0
-        } else {
-            false
+        let (ra, rf) = self.ws_activate(root as usize);
+        let inp = PrepareInput {
+            root: root as usize,
+            priority: sc.priority,
+            global: sc.global(),
+            force_deactivate: sc.force_deactivate,
+            refaults: [ra, rf],
+            refaults_snapshot: self.mm.memcgs[root as usize].workingset.refaults_snapshot,
+            inactive_low: [self.inactive_is_low(root, false), self.inactive_is_low(root, true)],
+            root_lists: self.lru_view(root),
+            node_file: self.mm.node_lru(LruList::InactiveFile) + self.mm.node_lru(LruList::ActiveFile),
+            node_inactive_anon: self.mm.node_lru(LruList::InactiveAnon),
+            free: self.nr_free(),
+            high_wmark: self.tun.wmark.high,
         };
+        sc.prepared = self.reclaim.scan_balance.prepare(&inp);
     }
 
     /// `shrink_node`: every lruvec in the reclaim scope.
     pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
         self.mem_cgroup_flush_stats();
-        if self.reclaim.scan_balance.cost_based() {
-            self.prepare_scan_count(sc);
-        }
+        self.prepare_scan_count(sc);
         sc.nr_taken = 0;
         sc.nr_writeback = 0;
         sc.nr_immediate = 0;
@@ -404,6 +378,13 @@ impl Sim {
             lru.size(LruList::ActiveFile),
         ];
         let file_low = self.inactive_is_low(m, true);
+        let prepared = sc.prepared.unwrap_or(Prepared {
+            anon_cost: 0,
+            file_cost: 0,
+            may_deactivate: [true, true],
+            cache_trim_mode: false,
+            file_is_tiny: false,
+        });
         let inp = ScanInput {
             sizes,
             priority: sc.priority,
@@ -412,23 +393,22 @@ impl Sim {
             global: sc.global(),
             kswapd: sc.kswapd,
             zone_reclaimable: self.mm.pages_scanned
-                < 6 * (self.node_lru(LruList::InactiveAnon)
-                    + self.node_lru(LruList::ActiveAnon)
-                    + self.node_lru(LruList::InactiveFile)
-                    + self.node_lru(LruList::ActiveFile)),
+                < 6 * (self.mm.node_lru(LruList::InactiveAnon)
+                    + self.mm.node_lru(LruList::ActiveAnon)
+                    + self.mm.node_lru(LruList::InactiveFile)
+                    + self.mm.node_lru(LruList::ActiveFile)),
             free: self.nr_free(),
             high_wmark: self.tun.wmark.high,
-            node_file: self.node_lru(LruList::InactiveFile) + self.node_lru(LruList::ActiveFile),
+            node_file: self.mm.node_lru(LruList::InactiveFile) + self.mm.node_lru(LruList::ActiveFile),
             inactive_file_low: file_low,
-            anon_cost: sc.anon_cost,
-            file_cost: sc.file_cost,
-            may_deactivate_anon: sc.may_deactivate[0],
-            may_deactivate_file: sc.may_deactivate[1],
-            cache_trim_mode: sc.cache_trim_mode,
-            file_is_tiny: sc.file_is_tiny,
+            anon_cost: prepared.anon_cost,
+            file_cost: prepared.file_cost,
+            may_deactivate_anon: prepared.may_deactivate[0],
+            may_deactivate_file: prepared.may_deactivate[1],
+            cache_trim_mode: prepared.cache_trim_mode,
+            file_is_tiny: prepared.file_is_tiny,
         };
-        let sb = self.reclaim.scan_balance;
-        let mut nr = sb.get_scan_count(&inp, &mut self.mm.memcgs[m as usize].stat);
+        let mut nr = self.reclaim.scan_balance.get_scan_count(m as usize, &inp);
         let targets = nr;
         let legacy = self.profile.reclaim_3x;
         let proportional = !legacy && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
@@ -483,10 +463,10 @@ impl Sim {
     fn shrink_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
         if l.is_active() {
             let t = l.type_idx();
-            let deactivate = if self.reclaim.scan_balance.cost_based() {
-                sc.may_deactivate[t]
-            } else {
-                self.inactive_is_low(m, l.is_file())
+            // 5.5+ decided at the root for the whole pass; before, each lruvec decides.
+            let deactivate = match &sc.prepared {
+                Some(p) => p.may_deactivate[t],
+                None => self.inactive_is_low(m, l.is_file()),
             };
             if deactivate {
                 self.shrink_active_list(m, l, k, sc);
@@ -529,9 +509,7 @@ impl Sim {
         self.charge(taken * self.cost.scan_ns);
         self.count(Counter::PgRefill, m, taken);
         self.count(Counter::PgDeactivate, m, taken);
-        let st = &mut self.mm.memcgs[m as usize].stat;
-        st.recent_scanned[t] += taken;
-        st.recent_rotated[t] += rotated;
+        self.reclaim.scan_balance.note_scanned(m as usize, t, taken, rotated);
     }
 
     /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail and
@@ -561,7 +539,7 @@ impl Sim {
             self.mm.memcgs[m as usize].events.add(scan_item, nr_taken);
         }
         self.mm.vmstat.add(if t == 1 { Counter::PgScanFile } else { Counter::PgScanAnon }, nr_taken);
-        self.mm.memcgs[m as usize].stat.recent_scanned[t] += nr_taken;
+        self.reclaim.scan_balance.note_scanned(m as usize, t, nr_taken, 0);
         self.charge(nr_taken * self.cost.scan_ns);
 
         let mut reclaimed = 0u64;
@@ -595,7 +573,7 @@ impl Sim {
             sc.wait_request = self.write_full_device();
         }
         self.count(Counter::PgActivate, m, activated);
-        self.mm.memcgs[m as usize].stat.recent_rotated[t] += activated;
+        self.reclaim.scan_balance.note_scanned(m as usize, t, 0, activated);
         let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
         if sc.global() {
             self.mm.vmstat.add(steal_item, reclaimed);
@@ -604,9 +582,7 @@ impl Sim {
             self.mm.memcgs[m as usize].events.add(steal_item, reclaimed);
         }
         self.mm.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, reclaimed);
-        if self.reclaim.scan_balance.cost_based() {
-            self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
-        }
+        self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
         reclaimed
     }
 
@@ -703,17 +679,8 @@ impl Sim {
     /// `lru_note_cost`: add reclaim cost to `m` and its ancestors, halving both costs when
     /// they exceed a quarter of the lruvec.
     pub(crate) fn lru_note_cost(&mut self, m: u16, t: usize, cost: u64) {
-        let mut cur = Some(m);
-        while let Some(c) = cur {
-            let size: u64 = self.lru_view(c).iter().sum();
-            let st = &mut self.mm.memcgs[c as usize].stat;
-            st.cost[t] += cost;
-            if st.cost[0] + st.cost[1] > size / 4 {
-                st.cost[0] /= 2;
-                st.cost[1] /= 2;
-            }
-            cur = if c == 0 { None } else { Some(0) };
-        }
+        let (mm, flushed) = (&self.mm, self.profile.memcg_stats_flush_ns > 0);
+        self.reclaim.scan_balance.note_cost(m as usize, t, cost, |c| mm.lru_view(c as u16, flushed).iter().sum());
     }
 
     /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more

@@ -15,16 +15,16 @@ use crate::swap::Shadow;
 impl Sim {
     /// `workingset_age_nonresident`: advance the clock of `m` and its ancestors.
     pub fn workingset_age_nonresident(&mut self, m: u16, n: u64) {
-        self.mm.memcgs[m as usize].stat.nonresident_age += n;
+        self.mm.memcgs[m as usize].workingset.nonresident_age += n;
         if m != 0 {
-            self.mm.memcgs[0].stat.nonresident_age += n;
+            self.mm.memcgs[0].workingset.nonresident_age += n;
         }
     }
 
     /// `workingset_eviction`: the shadow of an evicted page.
     pub(crate) fn workingset_eviction(&mut self, f: u32) -> Shadow {
         let m = self.mm.frames.memcg[f as usize];
-        let age = self.mm.memcgs[m as usize].stat.nonresident_age;
+        let age = self.mm.memcgs[m as usize].workingset.nonresident_age;
         self.workingset_age_nonresident(m, 1);
         Shadow { memcg: m, age, workingset: self.mm.frames.test(f, pg::WORKINGSET) }
     }
@@ -45,7 +45,7 @@ impl Sim {
         self.count(refault, m, 1);
         self.mem_cgroup_flush_stats();
         let em = if (shadow.memcg as usize) < self.mm.memcgs.len() { shadow.memcg } else { 0 };
-        let distance = self.mm.memcgs[em as usize].stat.nonresident_age.wrapping_sub(shadow.age);
+        let distance = self.mm.memcgs[em as usize].workingset.nonresident_age.wrapping_sub(shadow.age);
         // [inactive_anon, active_anon, inactive_file, active_file]
         let s = self.lru_view(em);
         let ws = self.profile.workingset.workingset_size(s, file, self.swap.free_pages() > 0);

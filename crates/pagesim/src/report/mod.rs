@@ -165,11 +165,11 @@ impl Report {
         let swapcached = sim.swap.areas.iter().map(|a| a.cache.iter().filter(|&&c| c != 0).count() as u64).sum::<u64>();
         counters.insert(Gauge::NrFreePages.name().into(), sim.nr_free().into());
         counters.insert(Gauge::NrSwapCached.name().into(), swapcached.into());
-        counters.insert(Gauge::NrInactiveAnon.name().into(), sim.node_lru(crate::mm::LruList::InactiveAnon).into());
-        counters.insert(Gauge::NrActiveAnon.name().into(), sim.node_lru(crate::mm::LruList::ActiveAnon).into());
+        counters.insert(Gauge::NrInactiveAnon.name().into(), sim.mm.node_lru(crate::mm::LruList::InactiveAnon).into());
+        counters.insert(Gauge::NrActiveAnon.name().into(), sim.mm.node_lru(crate::mm::LruList::ActiveAnon).into());
         counters.insert(Gauge::NrSwapUsed.name().into(), (sim.swap.total_pages() - sim.swap.free_pages()).into());
-        counters.insert(Gauge::NrInactiveFile.name().into(), sim.node_lru(crate::mm::LruList::InactiveFile).into());
-        counters.insert(Gauge::NrActiveFile.name().into(), sim.node_lru(crate::mm::LruList::ActiveFile).into());
+        counters.insert(Gauge::NrInactiveFile.name().into(), sim.mm.node_lru(crate::mm::LruList::InactiveFile).into());
+        counters.insert(Gauge::NrActiveFile.name().into(), sim.mm.node_lru(crate::mm::LruList::ActiveFile).into());
         counters.insert(Gauge::NrFilePages.name().into(), sim.pc.files.iter().map(|a| a.nrpages).sum::<u64>().into());
         sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();

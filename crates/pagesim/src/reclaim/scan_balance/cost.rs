@@ -4,18 +4,53 @@
 //! file only while the inactive file list is not thrashing; no force scan (offline
 //! memcgs aside, which pagesim does not have).
 
-use super::{apply_mode, Mode, ScanBalancePolicy, ScanInput};
-use crate::mm::ReclaimStat;
+use super::{apply_mode, lruvec, Mode, PrepareInput, Prepared, ScanBalancePolicy, ScanInput};
 
-#[derive(Debug, Clone, Copy)]
-pub struct Cost;
+#[derive(Debug, Clone, Default)]
+pub struct Cost {
+    /// Per lruvec: `anon_cost`, `file_cost`.
+    cost: Vec<[u64; 2]>,
+}
 
 impl ScanBalancePolicy for Cost {
-    fn cost_based(&self) -> bool {
-        true
+    /// `prepare_scan_count`: the root's costs; deactivation only where the root's refaults
+    /// moved since the last reclaim or its inactive list is low; cache trim mode while the
+    /// inactive file list can be reclaimed without deactivating; "file is tiny" when file
+    /// and free pages together are under the high watermark.
+    fn prepare(&mut self, inp: &PrepareInput) -> Option<Prepared> {
+        let [anon_cost, file_cost] = *lruvec(&mut self.cost, inp.root);
+        let may_deactivate = if inp.force_deactivate {
+            [true, true]
+        } else {
+            [
+                inp.refaults[0] != inp.refaults_snapshot[0] || inp.inactive_low[0],
+                inp.refaults[1] != inp.refaults_snapshot[1] || inp.inactive_low[1],
+            ]
+        };
+        let cache_trim_mode = (inp.root_lists[2] >> inp.priority) > 0 && !may_deactivate[1];
+        let file_is_tiny = inp.global
+            && inp.node_file + inp.free <= inp.high_wmark
+            && !may_deactivate[0]
+            && (inp.node_inactive_anon >> inp.priority) > 0;
+        Some(Prepared { anon_cost, file_cost, may_deactivate, cache_trim_mode, file_is_tiny })
     }
 
-    fn get_scan_count(&self, inp: &ScanInput, _stat: &mut ReclaimStat) -> [u64; 4] {
+    fn note_cost<F: Fn(usize) -> u64>(&mut self, m: usize, t: usize, cost: u64, lruvec_pages: F) {
+        // The lruvec, then its ancestors: every memcg's parent is the root here.
+        let mut cur = Some(m);
+        while let Some(c) = cur {
+            let size = lruvec_pages(c);
+            let st = lruvec(&mut self.cost, c);
+            st[t] += cost;
+            if st[0] + st[1] > size / 4 {
+                st[0] /= 2;
+                st[1] /= 2;
+            }
+            cur = if c == 0 { None } else { Some(0) };
+        }
+    }
+
+    fn get_scan_count(&mut self, _m: usize, inp: &ScanInput) -> [u64; 4] {
         let swp = inp.swappiness as u64;
         let mode = if !inp.can_swap || (!inp.global && swp == 0) {
             Mode::File

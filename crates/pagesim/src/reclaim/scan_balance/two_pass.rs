@@ -3,16 +3,21 @@
 //! The first pass computes the balanced targets without forcing; only if all are 0 does a
 //! second pass force every list to min(size, 32), still scaled by the fraction.
 
-use super::{apply_mode, fract_3x, ScanBalancePolicy, ScanInput, SWAP_CLUSTER_MAX};
-use crate::mm::ReclaimStat;
+use super::{apply_mode, fract_3x, ReclaimStats, ScanBalancePolicy, ScanInput, SWAP_CLUSTER_MAX};
 
-#[derive(Debug, Clone, Copy)]
-pub struct TwoPass;
+#[derive(Debug, Clone, Default)]
+pub struct TwoPass {
+    stats: ReclaimStats,
+}
 
 impl ScanBalancePolicy for TwoPass {
-    fn get_scan_count(&self, inp: &ScanInput, stat: &mut ReclaimStat) -> [u64; 4] {
+    fn note_scanned(&mut self, m: usize, t: usize, nr: u64, rotated: u64) {
+        self.stats.note_scanned(m, t, nr, rotated);
+    }
+
+    fn get_scan_count(&mut self, m: usize, inp: &ScanInput) -> [u64; 4] {
         let force = (inp.kswapd && !inp.zone_reclaimable) || !inp.global;
-        let (mode, fraction, denom) = fract_3x(inp, stat);
+        let (mode, fraction, denom) = fract_3x(inp, self.stats.of(m));
         let mut nr = [0u64; 4];
         for pass in 0..2 {
             let mut some = false;
