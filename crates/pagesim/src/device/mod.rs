@@ -48,6 +48,7 @@ pub use ram::{Ram, RamParams};
 pub use sata_ssd::{SataSsdDefaults, SataSsdParams};
 pub use zram::{OverLimit, Stored, Zram, ZramParams};
 
+use crate::mm::compress::{Compressor, Content};
 use serde::Deserialize;
 
 /// One page I/O in flight (the tag handed to the device queue).
@@ -218,6 +219,50 @@ pub trait TimingModel {
     fn synchronous_io(&self) -> bool {
         false
     }
+
+    /// The device as a store of swapped pages (zram), if it is one.
+    fn swap_backend(&self) -> Option<&dyn SwapBackend> {
+        None
+    }
+
+    /// [`Self::swap_backend`], to store, load and free pages.
+    fn swap_backend_mut(&mut self) -> Option<&mut dyn SwapBackend> {
+        None
+    }
+}
+
+/// A device that keeps the swapped pages written to it itself, compressed in memory (zram):
+/// swap writes and reads of it are done by the submitting thread through these calls, not
+/// timed as requests, and its pool takes frames from the machine (swap/page_io.rs). The
+/// offsets are byte offsets on the device, as a swap area's slots map to them.
+pub trait SwapBackend {
+    /// The compressor, for the CPU cost of a store.
+    fn compressor(&self) -> &'static Compressor;
+    /// `zram_write_page`: stores content `c` at `offset`, replacing what was there. Returns
+    /// what was stored, the compressed length, the pool pages the old entry released and
+    /// the pages the new one added (the caller takes and returns the frames), or the memory
+    /// limit's refusal.
+    fn store(&mut self, offset: u64, c: Content) -> Result<(Stored, u32, u64, u64), OverLimit>;
+    /// `zram_free_page`: the pool pages released.
+    fn free(&mut self, offset: u64) -> u64;
+    /// `zram_read_page`: the CPU time to bring the page at `offset` back.
+    fn load_ns(&self, offset: u64) -> u64;
+    /// What the page at `offset` holds, if anything.
+    fn stored(&self, offset: u64) -> Option<Stored>;
+    /// Pages of memory its pool holds.
+    fn pool_pages(&self) -> u64;
+    /// Its `mm_stat`.
+    fn mm_stat(&self) -> MmStat;
+}
+
+/// A swap backend's `mm_stat` (/sys/block/zramN/mm_stat): sizes in bytes, counts in pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MmStat {
+    pub orig_data_size: u64,
+    pub compr_data_size: u64,
+    pub mem_used_total: u64,
+    pub same_pages: u64,
+    pub huge_pages: u64,
 }
 
 crate::registry::registry! {
@@ -233,6 +278,8 @@ crate::registry::registry! {
         fn serves_one_at_a_time(&self) -> bool;
         fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize;
         fn synchronous_io(&self) -> bool;
+        fn swap_backend(&self) -> Option<&dyn SwapBackend>;
+        fn swap_backend_mut(&mut self) -> Option<&mut dyn SwapBackend>;
     }
 
     /// One device as the scenario describes it: `[[device]] name = "...", model = "hdd", ...`.

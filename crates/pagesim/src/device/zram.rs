@@ -22,7 +22,7 @@
 //! of idle or huge pages to a backing device, recompression, multiple compression streams
 //! contending, `zram_slot_lock` contention.
 
-use super::{fmt_bytes, IoDir, ParamDoc, QueueParams, Scheduler, TimingModel};
+use super::{fmt_bytes, IoDir, MmStat, ParamDoc, QueueParams, Scheduler, SwapBackend, TimingModel};
 use crate::mm::compress::{self, Compressor, Content, PAGE};
 use crate::mm::zsmalloc::ZsPool;
 use serde::Deserialize;
@@ -158,6 +158,50 @@ impl TimingModel for Zram {
     /// zram does its work in the submitter (`SWP_SYNCHRONOUS_IO`).
     fn synchronous_io(&self) -> bool {
         true
+    }
+
+    fn swap_backend(&self) -> Option<&dyn SwapBackend> {
+        Some(self)
+    }
+
+    fn swap_backend_mut(&mut self) -> Option<&mut dyn SwapBackend> {
+        Some(self)
+    }
+}
+
+impl SwapBackend for Zram {
+    fn compressor(&self) -> &'static Compressor {
+        self.comp
+    }
+
+    fn store(&mut self, offset: u64, c: Content) -> Result<(Stored, u32, u64, u64), OverLimit> {
+        Zram::store(self, offset, c)
+    }
+
+    fn free(&mut self, offset: u64) -> u64 {
+        Zram::free(self, offset)
+    }
+
+    fn load_ns(&self, offset: u64) -> u64 {
+        Zram::load_ns(self, offset)
+    }
+
+    fn stored(&self, offset: u64) -> Option<Stored> {
+        Zram::stored(self, offset)
+    }
+
+    fn pool_pages(&self) -> u64 {
+        self.pool.pages
+    }
+
+    fn mm_stat(&self) -> MmStat {
+        MmStat {
+            orig_data_size: self.pages_stored * PAGE as u64,
+            compr_data_size: self.pool.requested_bytes,
+            mem_used_total: self.pool.pages * PAGE as u64,
+            same_pages: self.same_pages,
+            huge_pages: self.huge_pages,
+        }
     }
 }
 

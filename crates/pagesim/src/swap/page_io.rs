@@ -31,7 +31,7 @@
 
 use super::zswap::Zswap;
 use super::{Entry, SwapArea};
-use crate::device::{DeviceModel, DeviceQueue, IoDir, Stored};
+use crate::device::{DeviceQueue, IoDir, MmStat, Stored};
 use crate::engine::Sim;
 use crate::mm::compress::{self, Content, PageContent, RegionContent};
 use crate::mm::memory::Fault;
@@ -54,11 +54,11 @@ pub fn setup(
     let area_slots: Vec<u32> = areas.iter().map(|a| a.nslots).collect();
     let zswap = Zswap::new(&f.zswap, profile.zswap, &area_slots, managed_pages, nr_memcgs);
     let regions: Vec<RegionContent> = f.region.values().map(|r| r.content()).collect();
-    let any_zram = areas.iter().any(|a| matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_)));
+    let any_backend = areas.iter().any(|a| devices[a.dev as usize].model().swap_backend().is_some());
     let zero_pages = profile.swap_zeromap && regions.iter().any(|r| r.zero > 0.0);
-    let active = zswap.enabled || any_zram || zero_pages;
+    let active = zswap.enabled || any_backend || zero_pages;
     for a in areas.iter_mut() {
-        a.track_release = zswap.enabled || matches!(devices[a.dev as usize].model(), DeviceModel::Zram(_));
+        a.track_release = zswap.enabled || devices[a.dev as usize].model().swap_backend().is_some();
     }
     (zswap, PageContent::new(regions, seed, &area_slots, active))
 }
@@ -124,8 +124,8 @@ impl Sim {
                 self.zswap_invalidate(e);
                 self.swap.content.clear(e);
                 let off = self.swap.areas[a].offset_of(s);
-                if let DeviceModel::Zram(z) = self.io.devices[dev].model_mut() {
-                    let freed = z.free(off);
+                if let Some(b) = self.io.devices[dev].model_mut().swap_backend_mut() {
+                    let freed = b.free(off);
                     self.zs_free_pages(freed);
                 }
             }
@@ -137,7 +137,7 @@ impl Sim {
     /// Whether I/O to `entry`'s device is done by the submitting thread.
     pub fn swap_dev_sync(&self, entry: Entry) -> bool {
         let m = self.io.devices[self.swap.area_ref(entry).dev as usize].model();
-        matches!(m, DeviceModel::Zram(_)) || (m.synchronous_io() && self.profile.swap_sync_io)
+        m.swap_backend().is_some() || (m.synchronous_io() && self.profile.swap_sync_io)
     }
 
     /// `do_swap_page`'s test for the bypass: a synchronous device and one reference.
@@ -202,17 +202,14 @@ impl Sim {
             return;
         }
         let c = self.swap.content.get(entry);
-        let stored = match self.io.devices[dev].model_mut() {
-            DeviceModel::Zram(z) => Some((z.comp, z.store(off, c))),
-            _ => None,
-        };
+        let stored = self.io.devices[dev].model_mut().swap_backend_mut().map(|b| (b.compressor(), b.store(off, c)));
         let ns = match stored {
             Some((comp, Ok((what, len, freed, grew)))) => {
                 self.zs_free_pages(freed);
                 if !self.zs_alloc_pages(grew) {
                     // zs_malloc found no page: -ENOMEM, the page stays dirty.
-                    if let DeviceModel::Zram(z) = self.io.devices[dev].model_mut() {
-                        z.free(off);
+                    if let Some(b) = self.io.devices[dev].model_mut().swap_backend_mut() {
+                        b.free(off);
                     }
                     self.mm.frames.set(f, pg::DIRTY);
                 }
@@ -268,9 +265,10 @@ impl Sim {
             (a.dev as usize, a.offset_of(entry.slot()))
         };
         let now = self.sched.now;
-        let ns = match self.io.devices[dev].model_mut() {
-            DeviceModel::Zram(z) => z.load_ns(off),
-            other => other.service_ns(IoDir::Read, off, 4096, now),
+        let model = self.io.devices[dev].model_mut();
+        let ns = match model.swap_backend() {
+            Some(b) => b.load_ns(off),
+            None => model.service_ns(IoDir::Read, off, 4096, now),
         };
         self.io.devices[dev].account_sync(IoDir::Read, 4096, ns);
         self.count(Counter::PswpIn, memcg, 1);
@@ -332,8 +330,7 @@ impl Sim {
 
     /// Pages held by zsmalloc pools: zswap's and every zram device's.
     pub fn zs_pool_pages(&self) -> u64 {
-        let zram: u64 =
-            self.io.devices.iter().map(|d| if let DeviceModel::Zram(z) = d.model() { z.pool.pages } else { 0 }).sum();
+        let zram: u64 = self.io.devices.iter().filter_map(|d| d.model().swap_backend()).map(|b| b.pool_pages()).sum();
         self.swap.zswap.pool.pages + zram
     }
 
@@ -349,10 +346,7 @@ impl Sim {
             ));
         }
         for (ai, a) in self.swap.areas.iter().enumerate() {
-            let zram = match self.io.devices[a.dev as usize].model() {
-                DeviceModel::Zram(z) => Some(z),
-                _ => None,
-            };
+            let zram = self.io.devices[a.dev as usize].model().swap_backend();
             for s in 1..a.nslots {
                 if a.map[s as usize] != 0 || a.released.contains(&s) {
                     continue;
@@ -373,8 +367,8 @@ impl Sim {
     /// zswap statistics, zram `mm_stat` summed over zram devices, vmstat `nr_zspages`).
     pub fn compressed_gauges(&self, out: &mut serde_json::Map<String, serde_json::Value>) {
         let z = &self.swap.zswap;
-        let any_zram = self.io.devices.iter().any(|d| matches!(d.model(), DeviceModel::Zram(_)));
-        if !z.enabled && !any_zram {
+        let any_backend = self.io.devices.iter().any(|d| d.model().swap_backend().is_some());
+        if !z.enabled && !any_backend {
             return;
         }
         out.insert(Gauge::NrZspages.name().into(), self.zs_pool_pages().into());
@@ -388,22 +382,20 @@ impl Sim {
             out.insert(Gauge::ZswapRejectAllocFail.name().into(), z.reject_alloc_fail.into());
             out.insert(Gauge::ZswapRejectReclaimFail.name().into(), z.reject_reclaim_fail.into());
         }
-        if any_zram {
-            let (mut orig, mut compr, mut used, mut same, mut huge) = (0u64, 0u64, 0u64, 0u64, 0u64);
-            for d in &self.io.devices {
-                if let DeviceModel::Zram(z) = d.model() {
-                    orig += z.pages_stored * compress::PAGE as u64;
-                    compr += z.pool.requested_bytes;
-                    used += z.pool.pages * compress::PAGE as u64;
-                    same += z.same_pages;
-                    huge += z.huge_pages;
-                }
+        if any_backend {
+            let mut sum = MmStat::default();
+            for s in self.io.devices.iter().filter_map(|d| d.model().swap_backend()).map(|b| b.mm_stat()) {
+                sum.orig_data_size += s.orig_data_size;
+                sum.compr_data_size += s.compr_data_size;
+                sum.mem_used_total += s.mem_used_total;
+                sum.same_pages += s.same_pages;
+                sum.huge_pages += s.huge_pages;
             }
-            out.insert(Gauge::ZramOrigDataSize.name().into(), orig.into());
-            out.insert(Gauge::ZramComprDataSize.name().into(), compr.into());
-            out.insert(Gauge::ZramMemUsedTotal.name().into(), used.into());
-            out.insert(Gauge::ZramSamePages.name().into(), same.into());
-            out.insert(Gauge::ZramHugePages.name().into(), huge.into());
+            out.insert(Gauge::ZramOrigDataSize.name().into(), sum.orig_data_size.into());
+            out.insert(Gauge::ZramComprDataSize.name().into(), sum.compr_data_size.into());
+            out.insert(Gauge::ZramMemUsedTotal.name().into(), sum.mem_used_total.into());
+            out.insert(Gauge::ZramSamePages.name().into(), sum.same_pages.into());
+            out.insert(Gauge::ZramHugePages.name().into(), sum.huge_pages.into());
         }
     }
 
@@ -477,8 +469,8 @@ mod tests {
         assert_eq!(nr_swapcached, 0);
         assert_eq!(s.mm.vmstat.get(Counter::SwapRa), 0, "no readahead");
         assert_eq!((s.mm.vmstat.get(Counter::PgMajFault), s.mm.vmstat.get(Counter::PswpIn)), (1, 1));
-        let DeviceModel::Zram(z) = s.io.devices[0].model() else { panic!() };
-        assert_eq!(z.pages_stored, 2, "zram freed the object with the slot");
+        let z = s.io.devices[0].model().swap_backend().unwrap().mm_stat();
+        assert_eq!(z.orig_data_size, 2 * 4096, "zram freed the object with the slot");
         s.verify().unwrap();
     }
 
@@ -531,7 +523,7 @@ mod tests {
             );
             let (f, e) = swapcache_page(&mut s, 3);
             assert!(writeout(&mut s, f, e));
-            let DeviceModel::Zram(z) = s.io.devices[0].model() else { panic!() };
+            let z = s.io.devices[0].model().swap_backend().unwrap().mm_stat();
             assert_eq!(s.mm.vmstat.get(Counter::SwpoutZero), zeromap as u64, "{profile}");
             assert_eq!(s.mm.vmstat.get(Counter::PswpOut), !zeromap as u64, "{profile}");
             assert_eq!(z.same_pages, !zeromap as u64, "{profile}");
