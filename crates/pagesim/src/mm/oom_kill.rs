@@ -45,3 +45,36 @@ impl Sim {
         self.exit_mmap(tid);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::engine::TaskState;
+    use crate::mm::memory::Fault;
+    use crate::mm::vmstat::Counter;
+    use crate::testutil::sim_from;
+
+    #[test]
+    fn the_victim_is_the_task_with_the_most_pages_in_the_scope_and_its_memory_is_freed() {
+        let text = "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n\
+            [region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n\
+            [[task]]\nname = \"small\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n\
+            [[task]]\nname = \"big\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n";
+        let mut s = sim_from(text, &[]);
+        // Task 1 ("big") maps VMA 1; give it more resident pages than task 0.
+        let touch = |s: &mut crate::engine::Sim, tid: u32, vma: u32, idx: u32| {
+            s.sched.tasks[tid as usize].pending = Some(crate::engine::PendingFault::new(vma, idx, true, 0));
+            assert!(matches!(s.handle_mm_fault(tid, 0, vma, idx, true), Fault::Done));
+            s.sched.tasks[tid as usize].pending = None;
+        };
+        touch(&mut s, 0, 0, 0);
+        for i in 0..5 {
+            touch(&mut s, 1, 1, i);
+        }
+        let free = s.nr_free();
+        assert_eq!(s.oom_kill(None), Some(1));
+        assert!(s.sched.tasks[1].oom_killed && s.sched.tasks[1].state == TaskState::Done);
+        assert_eq!(s.nr_free(), free + 5, "exit_mmap freed its pages");
+        assert_eq!(s.mm.vmstat.get(Counter::OomKill), 1);
+        assert_eq!(s.oom_kill(None), Some(0), "a dead task is no candidate");
+    }
+}

@@ -102,3 +102,51 @@ impl Sim {
         self.mm.vmstat.add(Counter::PgFree, 1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::vmstat::Counter;
+    use crate::testutil::{sim, sim_from};
+
+    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+
+    #[test]
+    fn allocation_wakes_kswapd_below_low_and_reclaims_directly_at_min() {
+        let mut s = sim(SSD);
+        assert!(s.reclaim.kswapd.sleeping);
+        while s.nr_free() > s.tun.wmark.low + 1 {
+            s.alloc_page_atomic(0).unwrap();
+        }
+        assert!(s.reclaim.kswapd.sleeping, "above low: kswapd sleeps on");
+        s.alloc_page(0).unwrap();
+        s.alloc_page(0).unwrap();
+        assert!(!s.reclaim.kswapd.sleeping, "at low: wakeup_kswapd");
+        while s.nr_free() > s.tun.wmark.min + 1 {
+            s.alloc_page_atomic(0).unwrap();
+        }
+        s.alloc_page(0).unwrap();
+        assert_eq!(s.alloc_page_atomic(0), None, "an atomic allocation fails at min");
+        assert_eq!(s.alloc_page(0), None, "a task's allocation starts its reclaim instead");
+        assert!(s.sched.tasks[0].reclaim.as_ref().is_some_and(|sc| sc.target_memcg.is_none() && !sc.kswapd));
+        assert_eq!(s.mm.vmstat.get(Counter::AllocStall), 1);
+    }
+
+    #[test]
+    fn a_memcg_at_its_limit_reclaims_itself_and_freeing_uncharges() {
+        let text = format!(
+            "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n{SSD}\n[memcg.box]\nmax = \"64KB\"\n\
+             [region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
+        );
+        let mut s = sim_from(&text, &[]);
+        let frames: Vec<u32> = (0..16).map(|_| s.alloc_page(0).expect("under the limit")).collect();
+        assert_eq!(s.mm.memcgs[1].usage, 16);
+        assert_eq!(s.alloc_page(0), None, "the 17th page is over max");
+        assert_eq!(s.sched.tasks[0].reclaim.as_ref().and_then(|sc| sc.target_memcg), Some(1), "memcg reclaim");
+        assert_eq!(s.mm.vmstat.get(crate::mm::vmstat::Counter::AllocStall), 0, "limit reclaim is no allocstall");
+        let before = s.nr_free();
+        s.free_frame(frames[0]);
+        assert_eq!((s.mm.memcgs[1].usage, s.nr_free()), (15, before + 1));
+        assert_eq!(s.mm.vmstat.get(Counter::PgFree), 1);
+    }
+}

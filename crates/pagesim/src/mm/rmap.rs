@@ -98,3 +98,29 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::memory::Fault;
+    use crate::mm::{pg, pte};
+    use crate::testutil::{fault, sim};
+
+    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+
+    #[test]
+    fn folio_referenced_tests_and_clears_the_accessed_bit_and_try_to_unmap_leaves_the_swap_entry() {
+        let mut s = sim(SSD);
+        assert!(matches!(fault(&mut s, 2, true), Fault::Done));
+        let f = pte::frame(s.mm.vmas[0].pte[2]).unwrap();
+        assert_eq!(s.folio_referenced(f), 1, "young after the write");
+        assert_eq!(s.folio_referenced(f), 0, "the first test cleared it");
+        assert!(s.folio_mapped(f));
+        let e = s.swap.alloc(0).unwrap();
+        s.add_to_swap_cache(f, e);
+        s.try_to_unmap(f);
+        assert_eq!(s.mm.vmas[0].pte[2], pte::SWAP | e.0, "the PTE holds the swap entry");
+        assert!(!s.folio_mapped(f));
+        assert!(s.mm.frames.test(f, pg::DIRTY), "the PTE's dirty bit moved to the page");
+        assert_eq!(s.swap.area_ref(e).count(e.slot()), 1, "one reference: the PTE");
+    }
+}

@@ -171,3 +171,41 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::memory::Fault;
+    use crate::mm::vmstat::Counter;
+    use crate::mm::{pg, pte};
+    use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
+
+    #[test]
+    fn a_swap_fault_reads_its_cluster_and_a_later_hit_on_a_readahead_page_counts_once() {
+        // 3.6-style blind cluster readahead: page_cluster 3 reads the aligned 8 slots.
+        let mut s = sim("[kernel]\nprofile = \"linux-3.14\"\nswap_readahead = \"cluster\"\n\
+             [device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n");
+        let mut entries = Vec::new();
+        for i in 0..8 {
+            // Written (the data is not modelled: cleaning the page is the write) and evicted.
+            let (f, e) = swapcache_page(&mut s, i);
+            assert!(!writeout(&mut s, f, e), "an SSD write is a bio, not done in place");
+            evict(&mut s, f, e, i);
+            entries.push(e);
+        }
+        assert!(entries.windows(2).all(|w| w[1].slot() == w[0].slot() + 1), "consecutive slots");
+        assert!(matches!(fault(&mut s, 3, false), Fault::Blocked), "the target's read is in flight");
+        let ra = s.mm.vmstat.get(Counter::SwapRa);
+        assert!(ra >= 6, "the other pages of the aligned cluster were read ahead ({ra})");
+        let e5 = entries[5];
+        let f5 = s.swap.area_ref(e5).cached(e5.slot()).expect("slot 5 is in the swap cache");
+        assert!(s.mm.frames.test(f5, pg::READAHEAD));
+        // Page 5's read completes; its fault is a swap-cache hit on a readahead page.
+        s.mm.frames.clear(f5, pg::LOCKED);
+        s.sched.tasks[0].pending = None;
+        assert!(matches!(fault(&mut s, 5, false), Fault::Done));
+        assert_eq!(s.mm.vmstat.get(Counter::SwapRaHit), 1);
+        assert!(!s.mm.frames.test(f5, pg::READAHEAD), "the flag is tested and cleared");
+        assert_eq!(pte::frame(s.mm.vmas[0].pte[5]), Some(f5));
+        s.verify().unwrap();
+    }
+}
