@@ -1,6 +1,7 @@
 //! pagesim: a deterministic, discrete-event simulator of the Linux memory-management
-//! subsystem (anonymous and shmem memory, swap, swap-in readahead, LRU reclaim, kswapd,
-//! memory cgroups, workingset detection) over timed block devices.
+//! subsystem (page cache and file readahead, anonymous and shmem memory, swap, swap-in
+//! readahead, zswap and zram, LRU reclaim, kswapd, memory cgroups, workingset detection)
+//! over timed block devices. engine/mod.rs's header follows one access through the files.
 //!
 //! The library never prints and never exits: it returns a [`Report`] or an [`Error`] whose
 //! message names the file, the key and what was expected.

@@ -18,6 +18,11 @@
 //! [`MODELS`] is the registry. Every parameter is named, has a unit, a default and a source,
 //! and is listed by [`describe`] and in docs/model.md (section Devices).
 //!
+//! A model may also be a swap backend that keeps swapped pages itself ([`SwapBackend`]:
+//! zram), which swap/page_io.rs uses instead of timed requests. The block layer's state in
+//! a run is `Io` (the queues and the page I/O in flight, [`PageIo`]), driven by
+//! engine/block.rs.
+//!
 //! Keys shared by every model describe the request queue, as in `/sys/block/<dev>/queue/`:
 //! `max_sectors_kb`, `nr_requests`, `scheduler` and the `iosched` table of the scheduler's
 //! tunables ([`IoschedParams`]).

@@ -1,10 +1,12 @@
-//! Where page I/O meets the device models: submitting a page read or write to a device
-//! queue inside the current plug (`submit_bio`, `blk_finish_plug`), the completion events
-//! the queue's dispatches become, the device scheduler's timers, threads sleeping for a
-//! free request (`get_request_wait`), and the end of each I/O: `folio_end_read` (the page
-//! unlocks, its waiters wake) and `folio_end_writeback` (a waiting reclaimer wakes, or a
-//! PG_reclaim page rotates to the inactive tail, `folio_rotate_reclaimable`). The device
-//! timing models are in device/.
+//! Where page I/O meets the device models (device/): submitting a page read or write to a
+//! device queue inside the current plug (`submit_bio`, `blk_finish_plug`), the completion
+//! events the queue's dispatches become (engine/event.rs), the device scheduler's timers,
+//! threads sleeping for a free request (`get_request_wait`), kswapd's `congestion_wait`
+//! nap ended when a congested queue clears (`clear_bdi_congested`), and the end of each
+//! I/O: `folio_end_read` (the page unlocks; its sleepers wake, engine/sched.rs
+//! `wake_page_waiters`) and `folio_end_writeback` (a waiting reclaimer wakes, or a
+//! PG_reclaim page rotates to the inactive tail, `folio_rotate_reclaimable`; enough
+//! completed writeback releases threads in `reclaim_throttle`, reclaim/vmscan.rs).
 
 use crate::device::PageIo;
 use crate::device::{Dispatched, IoDir};

@@ -1,18 +1,33 @@
 //! The simulation engine: simulated clock, event queue, threads on CPUs, I/O plumbing.
 //!
-//! Time is an integer number of nanoseconds. Threads are the tasks of the scenario and
-//! kswapd. A runnable thread takes the CPU that frees up first and runs until it blocks,
-//! until the next event is due, or for one time slice; hits (present, permitted PTEs) are
-//! processed in a tight loop without events. A fault, a reclaim pass or an I/O submission
-//! charges CPU time from the scenario's `[cpu]` costs. Blocked threads wait for an I/O
-//! completion (page read, writeback progress) or a timeout.
+//! Time is an integer number of nanoseconds. Threads are the tasks of the scenario,
+//! kswapd and zswap's shrink worker. A runnable thread takes the CPU that frees up first
+//! and runs until it blocks, until the next event is due, or for one time slice; hits
+//! (present, permitted PTEs) are processed in a tight loop without events. A fault, a
+//! reclaim pass or an I/O submission charges CPU time from the scenario's `[cpu]` costs.
+//! Blocked threads wait for an I/O completion (page read, writeback progress) or a timeout.
 //!
-//! The kernel's state lives in [`Sim`]; its methods are spread over one file per kernel
-//! source file they model (mm/memory.rs, mm/page_alloc.rs, reclaim/vmscan.rs,
-//! swap/swap_state.rs, pagecache/filemap.rs, ...), each naming the kernel functions it
-//! models. Here: the machine built from a scenario and the event loop; sched.rs: threads
-//! and the hit loop; block.rs: page I/O to and from the device queues; verify.rs: the
-//! invariant checker.
+//! The kernel's state lives in [`Sim`], one state struct per subsystem; the kernel paths
+//! are `impl Sim` methods spread over one file per kernel source file they model, each
+//! naming the kernel functions it models. One access, file by file:
+//!
+//! ```text
+//!  engine/sched.rs      the task's burst: hit loop; a miss is a fault ──────────────┐
+//!  mm/memory.rs         handle_mm_fault: anon, wp, swap (mm/shmem.rs, pagecache/filemap.rs)
+//!  mm/page_alloc.rs     a frame; short: wakeup_kswapd (reclaim/kswapd/), or a reclaim
+//!                       job of the task (reclaim/vmscan.rs do_try_to_free_pages)
+//!  swap/swap_state.rs   swapin_readahead: the window from swap/readahead/, one
+//!                       read_swap_cache_async per page
+//!  swap/page_io.rs      zeromap, zswap, synchronous devices: done in place; else
+//!  engine/block.rs      submit_bio into a device queue (device/); the task sleeps on the
+//!                       page (engine/sched.rs sleep_on_page)
+//!  engine/event.rs      the completion event; engine/block.rs folio_end_read wakes the
+//!                       sleepers (sched.rs wake_page_waiters), which retry the fault ─┘
+//! ```
+//!
+//! Here: the machine built from a scenario and the event loop. event.rs: the event queue;
+//! sched.rs: threads, the hit loop and the page wait queues; block.rs: page I/O to and from
+//! the device queues; verify.rs: the invariant checker.
 
 mod block;
 pub mod event;

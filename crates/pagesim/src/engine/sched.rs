@@ -1,9 +1,16 @@
 //! The threads of a run on the simulated CPUs: waking and blocking a thread (a token per
-//! thread makes stale wakeups no-ops), a thread burst on the CPU that frees up first, and
-//! a task's burst: its reclaim job, its read(2) in progress, then the hit loop, which
-//! executes accesses that hit (present PTE with the needed permission) with no event and
-//! no allocation until one faults, a file step needs a read call, or the burst ends. The
-//! fault itself is mm/memory.rs.
+//! thread makes stale wakeups no-ops), a thread burst on the CPU that frees up first (a
+//! task, kswapd's `balance_pgdat` in reclaim/kswapd/, or zswap's shrink worker in
+//! swap/zswap.rs), and a task's burst: its reclaim job (reclaim/vmscan.rs
+//! `do_try_to_free_pages`), its read(2) in progress (pagecache/filemap.rs
+//! `file_read_step`), then the hit loop, which executes accesses that hit (present PTE
+//! with the needed permission) with no event and no allocation until one faults, a file
+//! step needs a read call, or the burst ends. The fault itself is mm/memory.rs.
+//!
+//! Also the page wait queues of mm/filemap.c (`folio_waitqueue`, `PAGE_WAIT_TABLE_BITS`):
+//! a task sleeps on a page's I/O (`sleep_on_page`: `folio_wait_locked`,
+//! `folio_wait_writeback`) until engine/block.rs ends that I/O and wakes it
+//! (`wake_page_waiters`: `folio_wake_bit`).
 
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::{PendingFault, Sim, Task, TaskState};

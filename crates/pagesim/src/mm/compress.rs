@@ -1,6 +1,8 @@
 //! What a swapped page compresses to, and what compressing it costs: the compressors that
 //! zswap (crypto/lzo.c, lz4.c, zstd.c, deflate.c through the crypto API) and zram
-//! (drivers/block/zram/backend_*.c) use, and the content of the pages pagesim swaps.
+//! (drivers/block/zram/backend_*.c) use, and the content of the pages pagesim swaps. In
+//! mm/ because both swap/zswap.rs and device/zram.rs use it (the kernel has no such file:
+//! it keeps no model of page content).
 //!
 //! DOC: pagesim does not hold page contents, so it models them. Each page of a region has a
 //! *content* drawn once from the region's content model (keys `compress_ratio`,

@@ -1,5 +1,7 @@
 //! Intrusive LRU lists (include/linux/mmzone.h `enum lru_list`, mm_inline.h
-//! `lruvec_add_folio` / `lruvec_add_folio_tail` / `lruvec_del_folio`).
+//! `lruvec_add_folio` / `lruvec_add_folio_tail` / `lruvec_del_folio`), and putting a new
+//! page on its list (mm/swap.c `folio_add_lru`, with the ≤5.7 `reclaim_stat` update that
+//! the 3.x scan-balance policies keep: `Sim::lru_add`, `Sim::lru_add_file`).
 //!
 //! The links live in [`Frames`]'s `next`/`prev` arrays, so a frame is on at most one list
 //! and moving it costs two array writes. `Frames::lru` records which list holds it.

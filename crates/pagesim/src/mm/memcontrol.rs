@@ -2,8 +2,10 @@
 //! into a memcg and the node at once (`count_memcg_events` + `count_vm_events`), and the
 //! rstat flush of memcg statistics (`mem_cgroup_flush_stats`) on the profiles whose
 //! reclaim reads flushed rather than exact values. The memcg itself (`struct mem_cgroup`:
-//! its LRU lists, usage, limit, reclaim statistics) is [`crate::mm::Memcg`] in mm/mod.rs;
-//! charging is in mm/page_alloc.rs.
+//! its LRU lists, usage, limit, workingset state) is [`crate::mm::Memcg`] in mm/mod.rs; the
+//! per-lruvec balance statistics belong to the scan-balance policies (reclaim/scan_balance/).
+//! Charging is in mm/page_alloc.rs, the swap-in charge in mm/memory.rs
+//! (`swapin_charge_room`), zswap's in swap/zswap.rs.
 
 use crate::engine::Sim;
 use crate::mm::vmstat::Counter;

@@ -1,6 +1,7 @@
-//! Models mm/mmap.c `exit_mmap`: a task's VMAs torn down when it exits or is killed, its
-//! pages freed or unmapped and its swap entries released (`zap_pte_range`,
-//! `free_swap_and_cache`).
+//! Models mm/mmap.c: the VMA (`struct vm_area_struct`, [`Vma`]) and `exit_mmap`, a task's
+//! VMAs torn down when it exits or is killed: its pages freed or unmapped, and the swap
+//! references of its swap entries dropped (`zap_pte_range` → `swap_free`); a swap-cache page
+//! whose slot is left without references stays for reclaim to free.
 
 use crate::engine::Sim;
 use crate::mm::swapops::Entry;

@@ -5,9 +5,11 @@
 //! (`__setup_per_zone_wmarks`, `init_per_zone_wmark_min`) and the memcg page counter of
 //! mm/memcontrol.c. The kernel paths have a file each, named after the kernel's:
 //! memory.rs (faults), shmem.rs, page_alloc.rs (allocation and freeing), rmap.rs,
-//! memcontrol.rs, oom_kill.rs, mmap.rs (`exit_mmap`), lru.rs (the lists and LRU insertion,
-//! the kernel's mm/swap.c), vmstat.rs (counters), pte.rs (the packed page-table entry),
-//! zsmalloc.rs.
+//! memcontrol.rs, oom_kill.rs, mmap.rs (`struct vm_area_struct`, `exit_mmap`), lru.rs (the
+//! lists and LRU insertion, the kernel's mm/swap.c), vmstat.rs (counters and gauges),
+//! zsmalloc.rs. Data the layers above share: pte.rs (the packed page-table entry),
+//! swapops.rs (the swap entry), shadow.rs (the shadow entry of an evicted page),
+//! compress.rs (page content and the compressors zswap and zram use).
 //!
 //! Frames live in flat arrays indexed by a `u32` frame number (struct-of-arrays): the
 //! flags, the LRU links, the owner (which VMA or shmem object maps it, and at which page

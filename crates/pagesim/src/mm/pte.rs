@@ -1,5 +1,7 @@
-//! The packed page-table entry: one `u32` per page of a VMA (`Vma::pte`) or per slot of a
-//! shmem object, so that a task's hit loop reads one flat array.
+//! The packed page-table entry (the x86 PTE of arch/x86/include/asm/pgtable_types.h, its
+//! accessed, dirty and write bits, and the swap PTE of include/linux/swapops.h): one `u32`
+//! per page of a VMA (`Vma::pte`) or per slot of a shmem object, so that a task's hit loop
+//! reads one flat array.
 //!
 //! ```text
 //!  31     30      29      28      27 .............................. 0

@@ -1,5 +1,7 @@
 //! Models include/linux/vm_event_item.h and mm/vmstat.c: the event counters of
-//! /proc/vmstat, under their kernel names.
+//! /proc/vmstat under their kernel names ([`Counter`]), the state items a run reports
+//! at its end ([`Gauge`]: `nr_*`, zswap's and zram's statistics), and the LRU sizes reclaim
+//! reads (`node_page_state`, `lruvec_page_state`: `Mm::node_lru`, `Mm::lru_view`).
 //!
 //! The model only bumps [`Counter`]s; formatting lives in the report and the front ends.
 

@@ -17,7 +17,10 @@
 //!           uptodate ──▶ copy, mark accessed ──▶ i + 1
 //! ```
 //!
-//! The policy decides, the engine does: it never calls the policy twice for one page of
+//! Also `page_cache_delete` (`__filemap_remove_folio` with the shadow entry of
+//! `workingset_eviction`), which reclaim calls for a clean file page.
+//!
+//! The policy decides, this file does: it never calls the policy twice for one page of
 //! one read unless the page was evicted while the reader slept, which is when the kernel's
 //! read path also goes back to its lookup and readahead.
 

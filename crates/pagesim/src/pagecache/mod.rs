@@ -43,7 +43,7 @@ pub(crate) struct PageCache {
     pub(crate) ra_window_hist: [u64; RA_WINDOW_BUCKETS],
 }
 
-/// Buckets of [`PageCache::ra_window_hist`]: windows of 1 page up to 2^15 pages (128 MiB) and
+/// Buckets of `PageCache::ra_window_hist`: windows of 1 page up to 2^15 pages (128 MiB) and
 /// more in the last.
 pub const RA_WINDOW_BUCKETS: usize = 16;
 

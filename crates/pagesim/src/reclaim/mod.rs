@@ -1,6 +1,7 @@
-//! Page reclaim: the LRU scanning of kswapd, direct reclaim and memcg limit reclaim
-//! (vmscan.rs), the anon/file scan balance of `get_scan_count` (scan_balance/, one policy
-//! per kernel variant), and the refault detection that feeds both (workingset.rs).
+//! Page reclaim: the LRU scanning of direct reclaim, memcg limit reclaim and kswapd
+//! (vmscan.rs), the kswapd thread and its priority loop (kswapd/, one file per version of
+//! `balance_pgdat`), the anon/file scan balance of `get_scan_count` (scan_balance/, one
+//! policy per kernel variant), and the refault detection that feeds both (workingset.rs).
 
 pub mod kswapd;
 pub mod scan_balance;

@@ -1,12 +1,15 @@
 //! Models mm/vmscan.c: the LRU scanning of kswapd, direct reclaim and memcg limit reclaim.
 //!
-//! `wakeup_kswapd`, `do_try_to_free_pages`, `balance_pgdat`, `shrink_node`,
+//! `do_try_to_free_pages`, `shrink_node`,
 //! `prepare_scan_count`, `snapshot_refaults`, `shrink_lruvec`, `shrink_list`,
 //! `shrink_active_list`, `shrink_inactive_list` / `shrink_folio_list`,
 //! `folio_check_references`, `inactive_is_low`, `lru_note_cost`, `reclaim_throttle`.
+//! `shrink_folio` holds `shmem_writepage`'s and `__remove_mapping`'s steps inline.
 //! What reclaim calls elsewhere: mm/rmap.rs (`folio_referenced`, `try_to_unmap`),
-//! reclaim/workingset.rs (shadow entries), swap/swap_state.rs and swap/page_io.rs (swap
-//! slot, swap cache, `swap_writepage`), mm/oom_kill.rs (when reclaim fails).
+//! reclaim/workingset.rs (shadow entries), swap/swapfile.rs (the slot), swap/swap_state.rs
+//! (`add_to_swap_cache`), swap/page_io.rs (`swap_writepage`; the write ends in
+//! engine/block.rs `folio_end_writeback`), pagecache/filemap.rs (`page_cache_delete`),
+//! mm/oom_kill.rs (when reclaim fails). kswapd's loop is reclaim/kswapd/.
 //!
 //! ```text
 //!  active list ──(shrink_active_list: deactivate, referenced or not)──▶ inactive head

@@ -3,7 +3,8 @@
 //! distance when it comes back (`workingset_refault`: activate if it is smaller than the
 //! workingset, count `workingset_refault_*`, `_activate_*`, `_restore_*`), and the
 //! nonresident age clock (`workingset_age_nonresident`). Which rule decides activation
-//! depends on the profile (`WorkingsetMode`).
+//! depends on the profile (`WorkingsetMode`). The shadow's packing (`pack_shadow`,
+//! `unpack_shadow`) is mm/shadow.rs.
 
 use crate::engine::Sim;
 use crate::mm::pg;

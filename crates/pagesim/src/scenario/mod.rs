@@ -3,8 +3,9 @@
 //!
 //! Parsing produces a validated [`Scenario`]; bad input fails early with an [`Error`] that
 //! names the file, the line (for TOML text) and the key, and says what was expected.
-//! Every field's default lives here, with its unit and, where there is one, the kernel's
-//! sysctl name (`[vm]` holds /proc/sys/vm tunables: `vm.swappiness`, `vm.page-cluster`...).
+//! Every field's default lives here (a device model's parameters' in its file in device/,
+//! zswap's in swap/zswap.rs), with its unit and, where there is one, the kernel's sysctl
+//! name (`[vm]` holds /proc/sys/vm tunables: `vm.swappiness`, `vm.page-cluster`...).
 //!
 //! ```toml
 //! [machine]

@@ -1,8 +1,9 @@
 //! Swap: swap areas and their slot allocator (swapfile.rs), the swap cache and the reading
-//! side of swap-in readahead (swap_state.rs), the swap-in readahead policies (readahead/),
-//! the page I/O that does not go through a bio (page_io.rs: zeromap, zswap, synchronous
-//! devices), zswap (zswap.rs). The page-content model that compression needs is
-//! mm/compress.rs.
+//! side of swap-in readahead (swap_state.rs: a page read goes to swap/page_io.rs when it
+//! can be done in place, else to engine/block.rs `submit_bio`), the swap-in readahead
+//! policies (readahead/), the writing side and the paths that end without a bio
+//! (page_io.rs: `swap_writepage`, zeromap, zswap, synchronous devices), and zswap
+//! (zswap.rs). The page-content model that compression needs is mm/compress.rs.
 //!
 //! Here: the swap state of the machine. The swap entry (`swp_entry_t`) is
 //! `crate::mm::swapops::Entry`, the shadow an evicted page leaves `crate::mm::shadow::Shadow`.

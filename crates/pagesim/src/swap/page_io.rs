@@ -1,6 +1,7 @@
-//! Models the parts of mm/page_io.c (`swap_writepage`, `swap_read_folio`) that do not end in
-//! an asynchronous bio: the zeromap (6.12+), zswap ([`super::zswap`]), and devices whose I/O
-//! the submitting thread does itself (zram always; pmem and brd with `SWP_SYNCHRONOUS_IO`,
+//! Models mm/page_io.c: `swap_writepage` (and `__swap_writepage`, which submits the write
+//! bio through engine/block.rs), and the parts of `swap_writepage` and `swap_read_folio`
+//! that do not end in an asynchronous bio: the zeromap (6.12+), zswap ([`super::zswap`]),
+//! and devices whose I/O the submitting thread does itself (zram always; pmem and brd with `SWP_SYNCHRONOUS_IO`,
 //! 4.15+: `swap_writepage_bdev_sync`, `swap_read_folio_bdev_sync`). Also the swap-cache
 //! bypass for such devices (mm/memory.c `do_swap_page` when `SWP_SYNCHRONOUS_IO &&
 //! __swap_count(entry) == 1`, mm/shmem.c `shmem_swap_alloc_folio`), and what happens when a
@@ -24,6 +25,10 @@
 //! `swap_ra`/`swap_ra_hit`), with shadow-entry refault accounting, maps it exclusively and
 //! frees the slot: the page has no swap copy any more, so it is written (compressed) again
 //! when reclaimed. Still a major fault.
+//!
+//! Also the frames zsmalloc pools take (`zs_alloc_pages`, `zs_free_pages`), the content
+//! model's set-up (`setup`, `swap_note_content`), the invariants and gauges of compressed
+//! swap (`verify_compressed`, `compressed_gauges`).
 //!
 //! Freed slots: [`crate::swap::SwapArea`] logs the slots it frees when something keeps
 //! per-slot data (zswap, zram); the log is drained here at every entry point, so an entry

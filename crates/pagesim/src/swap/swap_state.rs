@@ -1,9 +1,12 @@
-//! Models mm/swap_state.c: the swap cache (`add_to_swap_cache`, `delete_from_swap_cache`,
-//! `swap_cache_get_folio` with its readahead-hit accounting) and the reading side of
-//! swap-in readahead: `swapin_readahead` reads the window the policy gave
-//! (`swap_cluster_readahead`'s slots or `swap_vma_readahead`'s PTEs) under one block
-//! plug, one `read_swap_cache_async` per page. Which window to read is decided by the
-//! policies of swap/readahead/. The swap cache is a per-slot array in each area
+//! Models mm/swap_state.c: the swap cache (`add_to_swap_cache`, `delete_from_swap_cache`
+//! as `folio_free_swap` uses it, `swap_cache_get_folio` with its readahead-hit accounting)
+//! and the reading side of swap-in readahead: `swapin_readahead` reads the window the
+//! policy gave (`swap_cluster_readahead`'s slots or `swap_vma_readahead`'s PTEs) under one
+//! block plug, one `read_swap_cache_async` per page, which reads in place when it can
+//! (swap/page_io.rs `swap_read_folio_sync`: zeromap, zswap, a synchronous device) and else
+//! submits the bio (engine/block.rs `submit_bio`). Which window to read is decided by the
+//! policies of swap/readahead/. A page leaving the swap cache at eviction is removed in
+//! reclaim/vmscan.rs (`__remove_mapping`). The swap cache is a per-slot array in each area
 //! (`SwapArea::cache`), not the kernel's xarray split into 64 MB trees.
 
 use crate::device::IoDir;

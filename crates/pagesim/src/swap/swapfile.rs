@@ -1,9 +1,10 @@
-//! Models mm/swapfile.c: swap areas, their `swap_map` and the slot allocator.
-//!
-//! Models mm/swapfile.c (`swap_info_struct`, `swap_map`, `get_swap_pages`,
-//! `scan_swap_map_slots`, `scan_swap_map_try_ssd_cluster`, `swap_duplicate`, `swap_free`,
-//! `vm_swap_full`),
-//! plus the per-area swap-cache and shadow arrays that swap_state.rs fills.
+//! Models mm/swapfile.c: swap areas (`swap_info_struct`), their `swap_map` and the slot
+//! allocator (`folio_alloc_swap` → `Swap::alloc`; `scan_swap_map_try_ssd_cluster` and
+//! `scan_swap_map` → `SwapArea::alloc`), the reference counts (`swap_duplicate` → `dup`,
+//! `swap_free` → `put`), SWAP_HAS_CACHE (`swapcache_prepare` → `prepare_cache`,
+//! `put_swap_folio` → `clear_cache_bit`), freeing a slot (`swap_range_free` → `release`,
+//! which logs it for zswap and zram) and `vm_swap_full`; plus the per-area swap-cache and
+//! shadow arrays (filled by swap/swap_state.rs and, at eviction, reclaim/vmscan.rs).
 //!
 //! A swap slot is free iff its `swap_map` byte is 0. The byte holds the number of
 //! references (page-table entries or shmem slots that point at the slot, bits 0-5) and
@@ -19,7 +20,9 @@
 //!   `cluster_next`; a new run starts at the lowest free run of 256 slots, else the first
 //!   free slot.
 //!
-//! Areas are used by priority, round-robin among equal priorities.
+//! Areas are used by priority, round-robin among equal priorities. Before the per-CPU
+//! slots cache (4.11) concurrent reclaimers allocate from one cursor, so their slots
+//! interleave (`set_lane`).
 //!
 //! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
 //! count continuation pages (counts are small integers here), no THP swap.

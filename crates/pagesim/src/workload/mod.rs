@@ -1,9 +1,10 @@
 //! Workload programs: what a task touches, in which order.
 //!
-//! A program is a list of steps; each step walks one region with a pattern (sequential
-//! passes, uniform random, zipf, stride) doing reads or writes, with optional think time.
-//! [`Cursor::next`] yields one page index at a time with no allocation, so the engine's
-//! hit loop stays tight.
+//! A program is a list of steps; each step walks one region (or reads one file, in records)
+//! with a pattern (sequential passes, reverse, uniform random, zipf, stride, sysbench's
+//! "special") doing reads or writes, with optional think time and rate.
+//! [`BoundStep::next_index`] yields one page index at a time with no allocation, so the
+//! engine's hit loop stays tight.
 
 use crate::rng::Rng;
 use crate::scenario::{AccessOp, Fadvise, Pattern, Scenario, Step};

@@ -1,11 +1,13 @@
 //! The 2.6.20 two-window readahead.
 //!
-//! Models mm/readahead.c of 2.6.20: `page_cache_readahead`, `get_init_ra_size`,
-//! `get_next_ra_size`, `make_ahead_window`, `blockable_page_cache_readahead`,
+//! Models mm/readahead.c of 2.6.20: `page_cache_readahead`, `get_next_ra_size` (2.6.20's),
+//! `make_ahead_window`, `blockable_page_cache_readahead`,
 //! `check_ra_success`, `ra_off`, `reset_ahead_window`, `handle_ra_miss`; and its callers:
 //! `do_generic_mapping_read` (mm/filemap.c: one call per request, at `next_index`, then
 //! `handle_ra_miss` for a page not found), `filemap_nopage` (read-around, `mmap_hit` /
-//! `mmap_miss`) and `sys_fadvise64_64` (mm/fadvise.c).
+//! `mmap_miss`) and `sys_fadvise64_64` (mm/fadvise.c). `get_init_ra_size`, the read-around
+//! and the fadvise rules are shared with 2.6.23 in readahead/mod.rs (`get_init_ra_size`,
+//! `read_around_2_6`, `fadvise_sets_ra_pages`).
 //!
 //! ```text
 //!   ----|================|================|-----

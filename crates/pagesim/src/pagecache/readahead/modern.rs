@@ -1,10 +1,11 @@
 //! Readahead of 5.x–6.18, in its 6.18 form on a mapping without large folios.
 //!
 //! Models mm/readahead.c of 6.18: `page_cache_sync_ra`, `page_cache_async_ra`,
-//! `ractl_max_pages`, `get_init_ra_size`, `get_next_ra_size`, `force_page_cache_ra`, the
-//! order-0 fallback of `page_cache_ra_order` (→ `do_page_cache_ra`), with the page-cache
-//! probes `page_cache_prev_miss` (context readahead, formerly `count_history_pages` /
-//! `try_context_readahead`) and `page_cache_next_miss`; the callers in mm/filemap.c
+//! `ractl_max_pages`, `force_page_cache_ra`, the order-0 fallback of `page_cache_ra_order`
+//! (→ `do_page_cache_ra`), using the shared `get_init_ra_size`, `get_next_ra_size` and the
+//! page-cache probes `page_cache_prev_miss` (context readahead, formerly
+//! `count_history_pages` / `try_context_readahead`) and `page_cache_next_miss`
+//! (`PageCacheView::prev_miss`, `next_miss`) of readahead/mod.rs; the callers in mm/filemap.c
 //! (`filemap_get_pages`, `filemap_read` saving `prev_pos`, `do_sync_mmap_readahead`,
 //! `do_async_mmap_readahead`) and `generic_fadvise` (mm/fadvise.c).
 //!

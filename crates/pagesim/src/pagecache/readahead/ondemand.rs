@@ -1,7 +1,8 @@
 //! On-demand readahead as merged in 2.6.23 (Fengguang Wu; seed 004).
 //!
 //! Models mm/readahead.c of 2.6.23: `ondemand_readahead`, `page_cache_sync_readahead`,
-//! `page_cache_async_readahead`, `get_init_ra_size`, `get_next_ra_size`, `ra_submit`; the
+//! `page_cache_async_readahead` (with `get_init_ra_size`, `get_next_ra_size`, `ra_submit`,
+//! the 2.6 read-around and fadvise, shared with the other versions in readahead/mod.rs); the
 //! callers in mm/filemap.c (`do_generic_mapping_read`: sync on a missing page, then async if
 //! the page found afterwards carries PG_readahead; `prev_index` saved at the end of the read;
 //! `filemap_fault`) and mm/fadvise.c.

@@ -4,7 +4,7 @@
 //! per step, and sleeps; it gives up after MAX_RECLAIM_RETRIES passes that freed nothing
 //! (`kswapd_failures`) until a direct reclaimer succeeds.
 //!
-//! What a pass aims at and what follows it changed in 3.11: [`KswapdLoop`] is that
+//! What a pass aims at and what follows it changed in 3.11: `KswapdLoop` is that
 //! version's choice, read from the profile once; each variant is a file (pre_3_11.rs,
 //! modern.rs). The LRU scanning itself is reclaim/vmscan.rs.
 

@@ -1,4 +1,4 @@
-//! kswapd's priority loop from 3.11 on (`balance_pgdat` after Mel Gorman's rework):
+//! mm/vmscan.c: kswapd's priority loop from 3.11 on (`balance_pgdat` after Mel Gorman's rework):
 //! reclaim toward the high watermark; raise the priority when a pass scanned less than
 //! its target or freed nothing; at priority 0, snapshot the refaults and count a failure
 //! if nothing was freed; and when pages at the tail were still under writeback

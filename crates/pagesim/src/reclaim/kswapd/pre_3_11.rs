@@ -1,4 +1,4 @@
-//! kswapd's priority loop before 3.11 (3.6 `balance_pgdat`): no reclaim target
+//! mm/vmscan.c: kswapd's priority loop before 3.11 (3.6 `balance_pgdat`): no reclaim target
 //! (`nr_to_reclaim` = ULONG_MAX); a pass that freed SWAP_CLUSTER_MAX pages starts over at
 //! DEF_PRIORITY; below DEF_PRIORITY - 2 kswapd naps in `congestion_wait` unless a zone is
 //! under its min watermark. 3.11 (Mel Gorman's kswapd rework) replaced it with

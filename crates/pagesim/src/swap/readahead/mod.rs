@@ -1,15 +1,17 @@
 //! Swap-in readahead: which swap slots (or which pages of the faulting VMA) to read
 //! together with the one that faulted.
 //!
-//! Models mm/swap_state.c: `swapin_readahead`, `swap_cluster_readahead`, `swapin_nr_pages`,
-//! `swap_vma_readahead`, and the readahead-hit accounting of `swap_cache_get_folio`
-//! (PG_readahead is test-and-cleared on a swap-cache hit; a hit counts `swap_ra_hit`).
+//! Models the decisions of mm/swap_state.c's readahead: which window `swapin_readahead`
+//! reads (`swap_cluster_readahead`'s aligned block sized by `swapin_nr_pages`, or
+//! `swap_vma_readahead`'s PTE range) and what a swap-cache hit on a readahead page teaches
+//! the policy. The reading itself and the hit accounting (`swap_cache_get_folio`:
+//! PG_readahead test-and-cleared, `swap_ra_hit`) are swap/swap_state.rs.
 //!
 //! A policy is one file implementing [`SwapReadahead`]; [`REGISTRY`] lists them and the
 //! engine dispatches through the closed enum [`SwapRa`]. Per-policy state (global hit
 //! counter, per-VMA readahead info) lives inside the policy.
 //!
-//! The common reading code (engine) then, for each slot of the window in ascending order,
+//! The common reading code (swap/swap_state.rs `swapin_readahead`) then, for each slot of the window in ascending order,
 //! skips free or (on ≥4.11 profiles) unreferenced slots and slots already in the swap
 //! cache, reads the rest under one block plug, flags non-target pages PG_readahead and
 //! counts them in `swap_ra`; the target is read last if it was not in the window.
