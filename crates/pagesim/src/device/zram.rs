@@ -148,7 +148,7 @@ impl TimingModel for Zram {
     }
 
     /// Time of a request that reaches zram through a request queue (not swap, which calls
-    /// [`Zram::store`] and [`Zram::load`]): compression of a word page per page.
+    /// [`Zram::store`] and [`Zram::load_ns`]): compression of a word page per page.
     fn service_ns(&mut self, dir: IoDir, _offset: u64, len: u64, _start_ns: u64) -> u64 {
         let pages = len.div_ceil(PAGE as u64);
         let w = self.comp.word_len;
