@@ -36,13 +36,11 @@ const LAYERS: &[&[&str]] = &[
 /// Upward imports still to be removed: (from, to).
 const KNOWN_UPWARD: &[(&str, &str)] = &[
     ("mm", "engine"),
-    ("mm", "pagecache"),
     ("mm", "reclaim"),
     ("mm", "swap"),
     ("pagecache", "engine"),
     ("reclaim", "engine"),
     ("swap", "engine"),
-    ("swap", "reclaim"),
     ("scenario", "device"),
     ("scenario", "mm"),
     ("scenario", "pagecache"),

@@ -6,7 +6,18 @@
 use crate::engine::Sim;
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Mm, Owner};
-use crate::pagecache::readahead::VmHint;
+
+/// The VMA's readahead hint from `madvise` (its VM_SEQ_READ / VM_RAND_READ flags), read by
+/// fault readahead (pagecache/readahead/).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum VmHint {
+    #[default]
+    Normal,
+    /// MADV_SEQUENTIAL (VM_SEQ_READ).
+    Sequential,
+    /// MADV_RANDOM (VM_RAND_READ).
+    Random,
+}
 
 /// A virtual memory area: one region instance mapped by one task.
 #[derive(Debug)]

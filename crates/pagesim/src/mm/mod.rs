@@ -40,6 +40,9 @@ pub mod zsmalloc;
 
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
 
+/// `MAX_RECLAIM_RETRIES` (mm/internal.h): reclaim passes without progress before the
+/// allocator gives up (OOM), kswapd sleeps, or zswap's shrinker stops.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// The memory state of the machine: page frames, memcgs with their LRU lists, the VMAs
 /// and shmem objects that map frames, the node's counters and flags.
 pub(crate) struct Mm {

@@ -35,8 +35,7 @@ use crate::units::JIFFY_NS;
 
 /// `DEF_PRIORITY`.
 pub const DEF_PRIORITY: u32 = 12;
-/// `MAX_RECLAIM_RETRIES`.
-pub const MAX_RECLAIM_RETRIES: u32 = 16;
+pub use crate::mm::MAX_RECLAIM_RETRIES;
 
 /// `struct scan_control`.
 #[derive(Clone, Debug)]

@@ -108,16 +108,8 @@ pub enum Lookup {
     Marked,
 }
 
-/// The VMA's access hint for fault readahead (`madvise`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum VmHint {
-    #[default]
-    Normal,
-    /// MADV_SEQUENTIAL (VM_SEQ_READ).
-    Sequential,
-    /// MADV_RANDOM (VM_RAND_READ).
-    Random,
-}
+/// The VMA's access hint for fault readahead: [`crate::mm::mmap::VmHint`].
+pub use crate::mm::mmap::VmHint;
 
 /// The `posix_fadvise` advice that concerns readahead.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
