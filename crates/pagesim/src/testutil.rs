@@ -79,5 +79,5 @@ pub fn evict(s: &mut Sim, f: u32, e: Entry, idx: u32) {
     s.swap.area(e).clear_cache_bit(e.slot());
     let crate::mm::Mm { memcgs, frames, .. } = &mut s.mm;
     memcgs[0].lru.del(frames, f);
-    s.free_frame(f);
+    s.mm.free_frame(f);
 }

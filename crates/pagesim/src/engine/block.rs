@@ -157,7 +157,7 @@ impl Sim {
                 memcgs[m].lru.del(frames, f);
                 frames.clear(f, pg::ACTIVE);
                 memcgs[m].lru.add_tail(frames, f, mm::LruList::InactiveAnon);
-                self.count(Counter::PgRotated, m as u16, 1);
+                self.mm.count(Counter::PgRotated, m as u16, 1);
             }
         }
         if self.reclaim.nr_written >= self.reclaim.throttle_target {

@@ -7,10 +7,10 @@
 //! Charging is in mm/page_alloc.rs, the swap-in charge in mm/memory.rs
 //! (`swapin_charge_room`), zswap's in swap/zswap.rs.
 
-use crate::engine::Sim;
 use crate::mm::vmstat::Counter;
+use crate::mm::{FlushedStats, Mm};
 
-impl Sim {
+impl Mm {
     /// The periodic memcg stats flush (mm/memcontrol.c `flush_memcg_stats_dwork`): every
     /// `memcg_stats_flush_ns` the values reclaim reads are brought up to date. The flusher
     /// runs on its own clock, so its phase relative to a workload's start is arbitrary: the
@@ -18,26 +18,37 @@ impl Sim {
     /// the first read after a flush time takes the values of that moment (reads happen at
     /// every reclaim step, so that is soon after it). Before the first flush they read zero,
     /// as for a memcg created just before the workload.
-    pub fn mem_cgroup_flush_stats(&mut self) {
-        let period = self.profile.memcg_stats_flush_ns;
-        if period == 0 || self.sched.now < self.mm.next_stats_flush {
+    /// `period` is the profile's `memcg_stats_flush_ns` (0: reclaim reads exact values,
+    /// nothing to flush), `now` the time of the read.
+    pub fn mem_cgroup_flush_stats(&mut self, now: u64, period: u64) {
+        if period == 0 || now < self.next_stats_flush {
             return;
         }
         let phase = period / 2;
-        self.mm.next_stats_flush = phase + ((self.sched.now - phase) / period + 1) * period;
-        for m in 0..self.mm.memcgs.len() {
-            let lru = self.mm.lru_exact(m as u16);
+        self.next_stats_flush = phase + ((now - phase) / period + 1) * period;
+        for m in 0..self.memcgs.len() {
+            let lru = self.lru_exact(m as u16);
             let (a, f) = self.ws_activate_exact(m);
-            self.mm.memcgs[m].flushed = crate::mm::FlushedStats { lru, ws_activate: [a, f] };
+            self.memcgs[m].flushed = FlushedStats { lru, ws_activate: [a, f] };
+        }
+    }
+
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` (the node's for the root) as they are now.
+    pub fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
+        if m == 0 {
+            (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
+        } else {
+            let e = &self.memcgs[m].events;
+            (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
         }
     }
 
     /// Counts an event globally and in a memcg.
     #[inline]
     pub fn count(&mut self, c: Counter, memcg: u16, n: u64) {
-        self.mm.vmstat.add(c, n);
+        self.vmstat.add(c, n);
         if memcg != 0 {
-            self.mm.memcgs[memcg as usize].events.add(c, n);
+            self.memcgs[memcg as usize].events.add(c, n);
         }
     }
 }

@@ -43,7 +43,7 @@ impl Sim {
         if !self.pending_fault(tid).counted {
             self.pending_fault(tid).counted = true;
             self.sched.tasks[tid as usize].faults += 1;
-            self.count(Counter::PgFault, memcg, 1);
+            self.mm.count(Counter::PgFault, memcg, 1);
             self.charge(self.cost.fault_ns);
         }
         let e = self.mm.vmas[vma as usize].pte[idx as usize];
@@ -169,7 +169,7 @@ impl Sim {
     pub(crate) fn major_fault(&mut self, tid: u32) {
         let m = self.sched.tasks[tid as usize].memcg;
         self.sched.tasks[tid as usize].major_faults += 1;
-        self.count(Counter::PgMajFault, m, 1);
+        self.mm.count(Counter::PgMajFault, m, 1);
     }
 
     pub(crate) fn wait_page(&mut self, tid: u32, f: u32) -> Fault {
@@ -213,14 +213,14 @@ mod tests {
     #[test]
     fn a_read_of_untouched_anon_memory_maps_the_zero_page_and_a_write_then_copies_it() {
         let mut s = sim(SSD);
-        let free = s.nr_free();
+        let free = s.mm.nr_free();
         assert!(matches!(fault(&mut s, 3, false), Fault::Done));
         assert_eq!(s.mm.vmas[0].pte[3], pte::ZERO_PAGE, "do_anonymous_page maps the zero page on a read");
-        assert_eq!(s.nr_free(), free, "no frame for a read");
+        assert_eq!(s.mm.nr_free(), free, "no frame for a read");
         assert!(matches!(fault(&mut s, 3, true), Fault::Done));
         let f = pte::frame(s.mm.vmas[0].pte[3]).expect("do_wp_page gave the page a frame");
         assert!(s.mm.vmas[0].pte[3] & pte::WRITE != 0 && s.mm.vmas[0].pte[3] & pte::DIRTY != 0);
-        assert_eq!(s.nr_free(), free - 1);
+        assert_eq!(s.mm.nr_free(), free - 1);
         assert_eq!(s.mm.frames.owner(f), Owner::Anon(0));
         assert_eq!(s.mm.vmstat.get(Counter::PgFault), 2, "each fault counted once");
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);
@@ -240,7 +240,7 @@ mod tests {
     #[test]
     fn a_fault_below_the_min_watermark_starts_a_direct_reclaim_job_and_retries() {
         let mut s = sim(SSD);
-        while s.nr_free() > s.tun.wmark.min {
+        while s.mm.nr_free() > s.tun.wmark.min {
             s.alloc_page_atomic(0).unwrap();
         }
         let stalls = s.mm.vmstat.get(Counter::AllocStall);

@@ -67,7 +67,7 @@ impl Sim {
                         let m = self.mm.frames.memcg[f as usize] as usize;
                         let Mm { memcgs, frames, .. } = &mut self.mm;
                         memcgs[m].lru.del(frames, f);
-                        self.free_frame(f);
+                        self.mm.free_frame(f);
                     }
                 }
             }

@@ -28,7 +28,7 @@ impl Sim {
         }
         let (_, victim) = best?;
         let m = self.sched.tasks[victim as usize].memcg;
-        self.count(Counter::OomKill, m, 1);
+        self.mm.count(Counter::OomKill, m, 1);
         self.sched.tasks[victim as usize].oom_killed = true;
         self.kill_task(victim);
         Some(victim)
@@ -70,10 +70,10 @@ mod tests {
         for i in 0..5 {
             touch(&mut s, 1, 1, i);
         }
-        let free = s.nr_free();
+        let free = s.mm.nr_free();
         assert_eq!(s.oom_kill(None), Some(1));
         assert!(s.sched.tasks[1].oom_killed && s.sched.tasks[1].state == TaskState::Done);
-        assert_eq!(s.nr_free(), free + 5, "exit_mmap freed its pages");
+        assert_eq!(s.mm.nr_free(), free + 5, "exit_mmap freed its pages");
         assert_eq!(s.mm.vmstat.get(Counter::OomKill), 1);
         assert_eq!(s.oom_kill(None), Some(0), "a dead task is no candidate");
     }

@@ -18,16 +18,10 @@
 
 use crate::engine::Sim;
 use crate::mm::vmstat::Counter;
+use crate::mm::Mm;
 use crate::reclaim::ScanControl;
 
 impl Sim {
-    fn take_frame(&mut self, memcg: u16) -> u32 {
-        let f = self.mm.frames.alloc(memcg).expect("free frame present");
-        self.mm.memcgs[memcg as usize].usage += 1;
-        self.mm.vmstat.add(Counter::PgAlloc, 1);
-        f
-    }
-
     /// Allocates a page for task `tid` (`alloc_pages` + `mem_cgroup_charge`). When memory
     /// or the memcg limit is short, starts a reclaim job in the task and returns `None`:
     /// the caller retries the access once the job has run.
@@ -38,14 +32,14 @@ impl Sim {
             self.sched.tasks[tid as usize].reclaim = Some(ScanControl::memcg(memcg));
             return None;
         }
-        let free = self.nr_free();
+        let free = self.mm.nr_free();
         if free <= self.tun.wmark.low {
             self.wake_kswapd();
         }
         if free > self.tun.wmark.min {
-            return Some(self.take_frame(memcg));
+            return Some(self.mm.take_frame(memcg));
         }
-        self.count(Counter::AllocStall, 0, 1);
+        self.mm.count(Counter::AllocStall, 0, 1);
         self.sched.tasks[tid as usize].reclaim = Some(ScanControl::direct());
         None
     }
@@ -57,11 +51,11 @@ impl Sim {
         if m.usage >= m.max {
             return None;
         }
-        let free = self.nr_free();
+        let free = self.mm.nr_free();
         if free <= self.tun.wmark.low {
             self.wake_kswapd();
         }
-        (free > self.tun.wmark.min).then(|| self.take_frame(memcg))
+        (free > self.tun.wmark.min).then(|| self.mm.take_frame(memcg))
     }
 
     /// Allocates a page-cache readahead page (`readahead_gfp_mask`: __GFP_NORETRY). Below
@@ -76,7 +70,7 @@ impl Sim {
         let limited = self.mm.memcgs[memcg as usize].usage >= self.mm.memcgs[memcg as usize].max;
         let mut sc = if limited { ScanControl::memcg(memcg) } else { ScanControl::direct() };
         if !limited {
-            self.count(Counter::AllocStall, 0, 1);
+            self.mm.count(Counter::AllocStall, 0, 1);
         }
         loop {
             sc.nr_scanned = 0;
@@ -89,20 +83,31 @@ impl Sim {
         self.snapshot_refaults(sc.target_memcg);
         self.alloc_page_atomic(memcg)
     }
+}
+
+impl Mm {
+    /// Takes a free frame for memcg `memcg` and charges it (`rmqueue`, `mem_cgroup_charge`);
+    /// the caller checked that one is free.
+    fn take_frame(&mut self, memcg: u16) -> u32 {
+        let f = self.frames.alloc(memcg).expect("free frame present");
+        self.memcgs[memcg as usize].usage += 1;
+        self.vmstat.add(Counter::PgAlloc, 1);
+        f
+    }
 
     /// Free pages of the zone.
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        self.mm.frames.nr_free()
+        self.frames.nr_free()
     }
 
     /// Frees a frame that is off every list and unmapped; uncharges its memcg.
     pub fn free_frame(&mut self, f: u32) {
-        let m = self.mm.frames.memcg[f as usize];
-        self.mm.memcgs[m as usize].usage -= 1;
-        self.mm.frames.free(f);
-        self.mm.pages_scanned = 0;
-        self.mm.vmstat.add(Counter::PgFree, 1);
+        let m = self.frames.memcg[f as usize];
+        self.memcgs[m as usize].usage -= 1;
+        self.frames.free(f);
+        self.pages_scanned = 0;
+        self.vmstat.add(Counter::PgFree, 1);
     }
 }
 
@@ -117,14 +122,14 @@ mod tests {
     fn allocation_wakes_kswapd_below_low_and_reclaims_directly_at_min() {
         let mut s = sim(SSD);
         assert!(s.reclaim.kswapd.sleeping);
-        while s.nr_free() > s.tun.wmark.low + 1 {
+        while s.mm.nr_free() > s.tun.wmark.low + 1 {
             s.alloc_page_atomic(0).unwrap();
         }
         assert!(s.reclaim.kswapd.sleeping, "above low: kswapd sleeps on");
         s.alloc_page(0).unwrap();
         s.alloc_page(0).unwrap();
         assert!(!s.reclaim.kswapd.sleeping, "at low: wakeup_kswapd");
-        while s.nr_free() > s.tun.wmark.min + 1 {
+        while s.mm.nr_free() > s.tun.wmark.min + 1 {
             s.alloc_page_atomic(0).unwrap();
         }
         s.alloc_page(0).unwrap();
@@ -147,9 +152,9 @@ mod tests {
         assert_eq!(s.alloc_page(0), None, "the 17th page is over max");
         assert_eq!(s.sched.tasks[0].reclaim.as_ref().and_then(|sc| sc.target_memcg), Some(1), "memcg reclaim");
         assert_eq!(s.mm.vmstat.get(crate::mm::vmstat::Counter::AllocStall), 0, "limit reclaim is no allocstall");
-        let before = s.nr_free();
-        s.free_frame(frames[0]);
-        assert_eq!((s.mm.memcgs[1].usage, s.nr_free()), (15, before + 1));
+        let before = s.mm.nr_free();
+        s.mm.free_frame(frames[0]);
+        assert_eq!((s.mm.memcgs[1].usage, s.mm.nr_free()), (15, before + 1));
         assert_eq!(s.mm.vmstat.get(Counter::PgFree), 1);
     }
 }

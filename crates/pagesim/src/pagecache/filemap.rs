@@ -99,7 +99,7 @@ impl Sim {
             (a.dev, a.offset_of(index))
         };
         self.submit_bio(dev, off, f, IoDir::Read);
-        self.count(Counter::PgpgIn, memcg, 4);
+        self.mm.count(Counter::PgpgIn, memcg, 4);
         self.charge(self.cost.pagecache_read_ns);
     }
 
@@ -114,7 +114,7 @@ impl Sim {
         }
         let dev = self.pc.files[fi as usize].dev;
         'windows: for r in dec.ranges() {
-            self.count(Counter::FileRaWindows, memcg, 1);
+            self.mm.count(Counter::FileRaWindows, memcg, 1);
             // The window as the policy sized it, cached pages included.
             let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
             self.pc.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
@@ -129,7 +129,7 @@ impl Sim {
                     self.mm.frames.set(f, pg::READAHEAD);
                 }
                 self.read_file_page(fi, i, f, memcg);
-                self.count(Counter::FileRaPages, memcg, 1);
+                self.mm.count(Counter::FileRaPages, memcg, 1);
             }
         }
         self.unplug(dev);
@@ -143,7 +143,7 @@ impl Sim {
         let memcg = self.sched.tasks[tid as usize].memcg;
         self.add_to_page_cache(f, fi, index);
         self.read_file_page(fi, index, f, memcg);
-        self.count(Counter::FileReadSingle, memcg, 1);
+        self.mm.count(Counter::FileReadSingle, memcg, 1);
         let dev = self.pc.files[fi as usize].dev;
         self.unplug(dev);
         Some(f)
@@ -179,7 +179,7 @@ impl Sim {
             frames.set(f, pg::ACTIVE);
             memcgs[m as usize].lru.add_head(frames, f, LruList::of(file, true));
         }
-        self.count(Counter::PgActivate, m, 1);
+        self.mm.count(Counter::PgActivate, m, 1);
         let ages = match self.profile.workingset {
             WorkingsetMode::Off => false,
             WorkingsetMode::FileOnly => file,
@@ -274,7 +274,7 @@ impl Sim {
             if !(i == r.start && r.same_page) {
                 self.mark_page_accessed(f);
             }
-            self.count(Counter::FileReadPages, memcg, 1);
+            self.mm.count(Counter::FileReadPages, memcg, 1);
             r.index += 1;
             r.ra_done = false;
             self.sched.tasks[tid as usize].read = Some(r);
@@ -341,7 +341,7 @@ impl Sim {
             if found == Lookup::Missing {
                 // 6.x filemap_fault: a page not in the page cache is a major fault.
                 self.sched.tasks[tid as usize].major_faults += 1;
-                self.count(Counter::PgMajFault, memcg, 1);
+                self.mm.count(Counter::PgMajFault, memcg, 1);
             }
             let (ra, hint) = (self.mm.vmas[vma as usize].ra, self.mm.vmas[vma as usize].hint);
             let dec = {
@@ -396,7 +396,7 @@ impl Sim {
         let idx = self.mm.frames.index[f as usize] as u64;
         let m = self.mm.frames.memcg[f as usize];
         if self.mm.frames.test_clear(f, pg::RA_UNUSED) {
-            self.count(Counter::RaEvictedUnused, m, 1);
+            self.mm.count(Counter::RaEvictedUnused, m, 1);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
         let a = &mut self.pc.files[fi as usize];

@@ -232,7 +232,7 @@ impl Sim {
         let t = l.type_idx();
         match verdict {
             Verdict::Freed => {
-                self.free_frame(f);
+                self.mm.free_frame(f);
                 sc.nr_reclaimed += 1;
                 let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
                 if sc.global() {
@@ -248,7 +248,7 @@ impl Sim {
                 self.mm.frames.set(f, pg::ACTIVE);
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
-                self.count(Counter::PgActivate, m, 1);
+                self.mm.count(Counter::PgActivate, m, 1);
                 self.reclaim.scan_balance.note_scanned(m as usize, t, 0, 1);
                 if !self.profile.reclaim_3x {
                     self.workingset_age_nonresident(m, 1);
@@ -265,7 +265,7 @@ impl Sim {
     /// `snapshot_refaults`: remember WORKINGSET_ACTIVATE at the end of reclaim.
     pub(crate) fn snapshot_refaults(&mut self, target: Option<u16>) {
         let m = target.unwrap_or(0) as usize;
-        self.mem_cgroup_flush_stats();
+        self.mm.mem_cgroup_flush_stats(self.sched.now, self.profile.memcg_stats_flush_ns);
         let (a, f) = self.ws_activate(m);
         self.mm.memcgs[m].workingset.refaults_snapshot = [a, f];
     }
@@ -277,16 +277,7 @@ impl Sim {
             let w = self.mm.memcgs[m].flushed.ws_activate;
             return (w[0], w[1]);
         }
-        self.ws_activate_exact(m)
-    }
-
-    pub(crate) fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
-        if m == 0 {
-            (self.mm.vmstat.get(Counter::WorkingsetActivateAnon), self.mm.vmstat.get(Counter::WorkingsetActivateFile))
-        } else {
-            let e = &self.mm.memcgs[m].events;
-            (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
-        }
+        self.mm.ws_activate_exact(m)
     }
 
     // ---- shrink_node / shrink_lruvec ------------------------------------------------
@@ -336,7 +327,7 @@ impl Sim {
             root_lists: self.lru_view(root),
             node_file: self.mm.node_lru(LruList::InactiveFile) + self.mm.node_lru(LruList::ActiveFile),
             node_inactive_anon: self.mm.node_lru(LruList::InactiveAnon),
-            free: self.nr_free(),
+            free: self.mm.nr_free(),
             high_wmark: self.tun.wmark.high,
         };
         sc.prepared = self.reclaim.scan_balance.prepare(&inp);
@@ -344,7 +335,7 @@ impl Sim {
 
     /// `shrink_node`: every lruvec in the reclaim scope.
     pub fn shrink_node(&mut self, sc: &mut ScanControl, cpu: u32) {
-        self.mem_cgroup_flush_stats();
+        self.mm.mem_cgroup_flush_stats(self.sched.now, self.profile.memcg_stats_flush_ns);
         self.prepare_scan_count(sc);
         sc.nr_taken = 0;
         sc.nr_writeback = 0;
@@ -399,7 +390,7 @@ impl Sim {
                     + self.mm.node_lru(LruList::ActiveAnon)
                     + self.mm.node_lru(LruList::InactiveFile)
                     + self.mm.node_lru(LruList::ActiveFile)),
-            free: self.nr_free(),
+            free: self.mm.nr_free(),
             high_wmark: self.tun.wmark.high,
             node_file: self.mm.node_lru(LruList::InactiveFile) + self.mm.node_lru(LruList::ActiveFile),
             inactive_file_low: file_low,
@@ -509,8 +500,8 @@ impl Sim {
             memcgs[m as usize].lru.add_head(frames, f, inactive);
         }
         self.charge(taken * self.cost.scan_ns);
-        self.count(Counter::PgRefill, m, taken);
-        self.count(Counter::PgDeactivate, m, taken);
+        self.mm.count(Counter::PgRefill, m, taken);
+        self.mm.count(Counter::PgDeactivate, m, taken);
         self.reclaim.scan_balance.note_scanned(m as usize, t, taken, rotated);
     }
 
@@ -551,7 +542,7 @@ impl Sim {
             match self.shrink_folio(f, sc, cpu, &mut pageout) {
                 Verdict::Freed => {
                     reclaimed += 1;
-                    self.free_frame(f);
+                    self.mm.free_frame(f);
                 }
                 Verdict::Activate => {
                     activated += 1;
@@ -574,7 +565,7 @@ impl Sim {
             // get_request_wait: a write found its queue full; sleep before the next batch.
             sc.wait_request = self.write_full_device();
         }
-        self.count(Counter::PgActivate, m, activated);
+        self.mm.count(Counter::PgActivate, m, activated);
         self.reclaim.scan_balance.note_scanned(m as usize, t, 0, activated);
         let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
         if sc.global() {

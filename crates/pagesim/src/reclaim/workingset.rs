@@ -43,8 +43,8 @@ impl Sim {
         } else {
             (Counter::WorkingsetRefaultAnon, Counter::WorkingsetActivateAnon, Counter::WorkingsetRestoreAnon)
         };
-        self.count(refault, m, 1);
-        self.mem_cgroup_flush_stats();
+        self.mm.count(refault, m, 1);
+        self.mm.mem_cgroup_flush_stats(self.sched.now, self.profile.memcg_stats_flush_ns);
         let em = if (shadow.memcg as usize) < self.mm.memcgs.len() { shadow.memcg } else { 0 };
         let distance = self.mm.memcgs[em as usize].workingset.nonresident_age.wrapping_sub(shadow.age);
         // [inactive_anon, active_anon, inactive_file, active_file]
@@ -55,10 +55,10 @@ impl Sim {
         }
         self.mm.frames.set(f, pg::ACTIVE);
         self.workingset_age_nonresident(m, 1);
-        self.count(activate, m, 1);
+        self.mm.count(activate, m, 1);
         if shadow.workingset {
             self.mm.frames.set(f, pg::WORKINGSET);
-            self.count(restore, m, 1);
+            self.mm.count(restore, m, 1);
             self.lru_note_cost(m, file as usize, SWAP_CLUSTER_MAX);
         }
     }

@@ -163,7 +163,7 @@ impl Report {
             counters.insert(name.to_string(), v.into());
         }
         let swapcached = sim.swap.areas.iter().map(|a| a.cache.iter().filter(|&&c| c != 0).count() as u64).sum::<u64>();
-        counters.insert(Gauge::NrFreePages.name().into(), sim.nr_free().into());
+        counters.insert(Gauge::NrFreePages.name().into(), sim.mm.nr_free().into());
         counters.insert(Gauge::NrSwapCached.name().into(), swapcached.into());
         counters.insert(Gauge::NrInactiveAnon.name().into(), sim.mm.node_lru(crate::mm::LruList::InactiveAnon).into());
         counters.insert(Gauge::NrActiveAnon.name().into(), sim.mm.node_lru(crate::mm::LruList::ActiveAnon).into());

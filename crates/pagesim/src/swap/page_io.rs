@@ -80,7 +80,7 @@ impl Sim {
             self.mm.zs_frames.push(f);
             self.mm.vmstat.add(Counter::PgAlloc, 1);
         }
-        if n > 0 && self.nr_free() <= self.tun.wmark.low {
+        if n > 0 && self.mm.nr_free() <= self.tun.wmark.low {
             self.wake_kswapd();
         }
         true
@@ -168,19 +168,19 @@ impl Sim {
             self.swap.content.set_zeromap(entry, zero);
             if zero {
                 self.zswap_invalidate(entry);
-                self.count(Counter::SwpoutZero, m, 1);
-                self.count(Counter::NrVmscanWrite, m, 1);
+                self.mm.count(Counter::SwpoutZero, m, 1);
+                self.mm.count(Counter::NrVmscanWrite, m, 1);
                 self.charge(compress::PAGE_COPY_NS / 4);
                 return true;
             }
         }
         if self.zswap_store(f, entry, c) {
-            self.count(Counter::NrVmscanWrite, m, 1);
+            self.mm.count(Counter::NrVmscanWrite, m, 1);
             self.charge(self.cost.swapout_ns);
             return true;
         }
         if self.swap_dev_sync(entry) {
-            self.count(Counter::NrVmscanWrite, m, 1);
+            self.mm.count(Counter::NrVmscanWrite, m, 1);
             self.swap_write_to_device(f, entry, false);
             return true;
         }
@@ -197,8 +197,8 @@ impl Sim {
             let a = self.swap.area_ref(entry);
             (a.dev as usize, a.offset_of(entry.slot()))
         };
-        self.count(Counter::PswpOut, m, 1);
-        self.count(Counter::PgpgOut, m, 4);
+        self.mm.count(Counter::PswpOut, m, 1);
+        self.mm.count(Counter::PgpgOut, m, 4);
         self.charge(self.cost.swapout_ns);
         if !self.swap_dev_sync(entry) {
             self.mm.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
@@ -254,7 +254,7 @@ impl Sim {
         }
         self.swap_slots_released();
         if self.profile.swap_zeromap && self.swap.content.zeromap(entry) {
-            self.count(Counter::SwpinZero, memcg, 1);
+            self.mm.count(Counter::SwpinZero, memcg, 1);
             self.charge(self.cost.swapin_ns + compress::PAGE_COPY_NS);
             return true;
         }
@@ -276,8 +276,8 @@ impl Sim {
             None => model.service_ns(IoDir::Read, off, 4096, now),
         };
         self.io.devices[dev].account_sync(IoDir::Read, 4096, ns);
-        self.count(Counter::PswpIn, memcg, 1);
-        self.count(Counter::PgpgIn, memcg, 4);
+        self.mm.count(Counter::PswpIn, memcg, 1);
+        self.mm.count(Counter::PgpgIn, memcg, 4);
         self.charge(self.cost.swapin_ns + ns);
         true
     }
@@ -420,9 +420,9 @@ impl Sim {
         };
         self.submit_bio(dev, off, f, crate::device::IoDir::Write);
         let m = self.mm.frames.memcg[f as usize];
-        self.count(Counter::PswpOut, m, 1);
-        self.count(Counter::PgpgOut, m, 4);
-        self.count(Counter::NrVmscanWrite, m, 1);
+        self.mm.count(Counter::PswpOut, m, 1);
+        self.mm.count(Counter::PgpgOut, m, 4);
+        self.mm.count(Counter::NrVmscanWrite, m, 1);
         self.charge(self.cost.swapout_ns);
     }
 }
@@ -438,12 +438,12 @@ mod tests {
     fn a_zram_write_is_synchronous_and_its_pool_takes_free_memory_not_the_memcg() {
         let mut s = sim(ZRAM);
         let (f, e) = swapcache_page(&mut s, 5);
-        let (free, usage) = (s.nr_free(), s.mm.memcgs[0].usage);
+        let (free, usage) = (s.mm.nr_free(), s.mm.memcgs[0].usage);
         assert!(writeout(&mut s, f, e), "zram is written by the reclaiming thread");
         assert!(!s.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY), "clean at once, nothing in flight");
         // lzo-rle word page: 41 + 8 bytes, the 64-byte class, one pool page.
         assert_eq!((s.zs_pool_pages(), s.mm.zs_frames.len()), (1, 1));
-        assert_eq!(s.nr_free(), free - 1, "the pool page comes out of free memory");
+        assert_eq!(s.mm.nr_free(), free - 1, "the pool page comes out of free memory");
         assert_eq!(s.mm.memcgs[0].usage, usage, "and is charged to no memcg");
         assert_eq!((s.mm.vmstat.get(Counter::PswpOut), s.mm.vmstat.get(Counter::PgpgOut)), (1, 4));
         assert_eq!(s.io.devices[0].stats().writes, 1);

@@ -67,7 +67,7 @@ impl Sim {
         let was_ra = self.mm.frames.test_clear(f, pg::READAHEAD);
         if was_ra {
             let m = self.sched.tasks[tid as usize].memcg;
-            self.count(Counter::SwapRaHit, m, 1);
+            self.mm.count(Counter::SwapRaHit, m, 1);
         }
         self.swap.ra.on_cache_hit(ctx, was_ra);
         if self.mm.frames.test(f, pg::LOCKED) {
@@ -164,13 +164,13 @@ impl Sim {
                 (a.dev, a.offset_of(slot))
             };
             self.submit_bio(dev, off, f, IoDir::Read);
-            self.count(Counter::PswpIn, memcg, 1);
-            self.count(Counter::PgpgIn, memcg, 4);
+            self.mm.count(Counter::PswpIn, memcg, 1);
+            self.mm.count(Counter::PgpgIn, memcg, 4);
             self.charge(self.cost.swapin_ns);
         }
         if target.is_none() {
             self.mm.frames.set(f, pg::READAHEAD);
-            self.count(Counter::SwapRa, memcg, 1);
+            self.mm.count(Counter::SwapRa, memcg, 1);
         }
     }
 }

@@ -429,7 +429,7 @@ impl Sim {
         z.referenced[gi] = true;
         z.lru_add_newest(gi);
         z.stored_pages += 1;
-        self.count(Counter::Zswpout, m, 1);
+        self.mm.count(Counter::Zswpout, m, 1);
         true
     }
 
@@ -440,7 +440,7 @@ impl Sim {
         let ns = if len == 0 { compress::PAGE_COPY_NS } else { self.swap.zswap.comp.decompress_ns(len) };
         self.charge(ns);
         let m = self.mm.frames.memcg[f as usize];
-        self.count(Counter::Zswpin, m, 1);
+        self.mm.count(Counter::Zswpin, m, 1);
         if self.swap.zswap.rules.exclusive_load && self.mm.frames.test(f, pg::SWAPCACHE) {
             // The swap cache owns the only copy now.
             let gi = self.swap.zswap.gidx(entry);
@@ -499,7 +499,7 @@ impl Sim {
                 }
                 self.swap.zswap.reject_reclaim_fail += 1;
                 self.swap.zswap.worker_failures += 1;
-                if self.nr_free() <= self.tun.wmark.min {
+                if self.mm.nr_free() <= self.tun.wmark.min {
                     // Allocation failed: let reclaim make room before the next attempt.
                     self.wake_kswapd();
                     let w = self.zswap_worker_thread();
@@ -526,7 +526,7 @@ impl Sim {
         self.charge(if len == 0 { compress::PAGE_COPY_NS } else { self.swap.zswap.comp.decompress_ns(len) });
         self.zswap_erase(gi);
         self.swap.zswap.written_back_pages += 1;
-        self.count(Counter::Zswpwb, m, 1);
+        self.mm.count(Counter::Zswpwb, m, 1);
         // __swap_writepage: straight to the device, PG_reclaim so the page is reclaimed
         // as soon as the write ends.
         self.swap_write_to_device(f, entry, true);
@@ -558,11 +558,11 @@ mod tests {
     fn a_store_writes_nothing_and_a_load_reads_nothing() {
         let mut s = zswap_sim("linux-6.6", "");
         let (f, e) = swapcache_page(&mut s, 7);
-        let free = s.nr_free();
+        let free = s.mm.nr_free();
         assert!(writeout(&mut s, f, e));
         assert!(!s.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY), "stored: clean, no I/O in flight");
         assert_eq!((s.mm.vmstat.get(Counter::Zswpout), s.mm.vmstat.get(Counter::PswpOut)), (1, 0));
-        assert_eq!((s.swap.zswap.stored_pages, s.swap.zswap.pool.pages, s.nr_free()), (1, 1, free - 1));
+        assert_eq!((s.swap.zswap.stored_pages, s.swap.zswap.pool.pages, s.mm.nr_free()), (1, 1, free - 1));
         assert_eq!(s.swap.zswap.stored_len(e), Some(44), "lzo, word page");
         assert_eq!(s.io.devices[0].stats().writes, 0);
         evict(&mut s, f, e, 7);

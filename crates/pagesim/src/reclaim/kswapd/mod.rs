@@ -81,7 +81,7 @@ impl Sim {
     }
 
     fn balanced(&self) -> bool {
-        self.nr_free() > self.tun.wmark.high
+        self.mm.nr_free() > self.tun.wmark.high
     }
 
     fn kswapd_sleep(&mut self) {
@@ -120,7 +120,7 @@ impl Sim {
             }
             // kswapd_age_node: background aging of anon lists.
             if self.swap.free_pages() > 0 {
-                self.mem_cgroup_flush_stats();
+                self.mm.mem_cgroup_flush_stats(self.sched.now, self.profile.memcg_stats_flush_ns);
                 for m in 0..self.mm.memcgs.len() as u16 {
                     if self.inactive_is_low(m, false) {
                         self.shrink_active_list(m, LruList::ActiveAnon, SWAP_CLUSTER_MAX, &mut sc);

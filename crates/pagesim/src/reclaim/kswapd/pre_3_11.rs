@@ -50,7 +50,7 @@ impl Sim {
         if self.balanced() {
             return true;
         }
-        let nap = match kswapd_nap_pre_3_11(&sc, self.nr_free(), self.tun.wmark.min) {
+        let nap = match kswapd_nap_pre_3_11(&sc, self.mm.nr_free(), self.tun.wmark.min) {
             NapDecision::Naps => true,
             NapDecision::SkippedUnderMin => {
                 self.mm.vmstat.add(Counter::KswapdSkipCongestionWait, 1);
