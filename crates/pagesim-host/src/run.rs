@@ -31,7 +31,7 @@ use crate::tunables::HostTunables;
 use crate::zram::{Zram, ZramIndex};
 use crate::Error;
 use pagesim::device::DeviceConfig;
-use pagesim::scenario::RegionKind;
+use pagesim::scenario::{defaults, RegionKind};
 use pagesim::Scenario;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -197,7 +197,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     let host = HostTunables::read(&work.path);
     let tunables = set_tunables(sc)?;
     let zswap = crate::tunable::Zswap::apply(Path::new(crate::tunable::ZSWAP_PARAMETERS), &sc.file.zswap)?;
-    let prios: Vec<i32> = sc.file.swap.iter().enumerate().map(|(i, s)| s.priority.unwrap_or(-1 - i as i32)).collect();
+    let prios: Vec<i32> =
+        sc.file.swap.iter().enumerate().map(|(i, s)| s.priority.unwrap_or(defaults::swap_priority(i))).collect();
     let lowest = prios.iter().copied().min().unwrap_or(0);
     let mut swaps = Vec::new();
     let mut swap_setup = Vec::new();
@@ -447,7 +448,7 @@ pub fn needs_cold_page_cache(sc: &Scenario) -> bool {
 /// The memory the scenario's page allocator manages: RAM less the kernel's reserve.
 fn usable_ram(sc: &Scenario) -> u64 {
     let m = &sc.file.machine;
-    m.ram.saturating_sub(m.kernel_reserved.unwrap_or(m.ram / 64 + (32 << 20)))
+    m.ram.saturating_sub(m.kernel_reserved.unwrap_or(defaults::kernel_reserved(m.ram)))
 }
 
 /// Whether the scenario models about the host's memory (its usable RAM within

@@ -34,7 +34,7 @@ use crate::pagecache::{AddressSpace, RA_WINDOW_BUCKETS};
 use crate::reclaim::ScanControl;
 use crate::reclaim::{Kswapd, Reclaim};
 use crate::rng::Rng;
-use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
+use crate::scenario::{defaults, CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use crate::{Error, Progress};
@@ -178,14 +178,15 @@ impl Sim {
         let f = &sc.file;
         let profile = sc.profile;
         let ram = f.machine.ram;
-        let reserved = f.machine.kernel_reserved.unwrap_or(ram / 64 + (32 << 20));
+        let reserved = f.machine.kernel_reserved.unwrap_or(defaults::kernel_reserved(ram));
         let managed = (ram - reserved) / 4096;
         if managed > pte::FRAME as u64 - 1 {
             return Err(Error(format!("{}: machine.ram: too large for this model", sc.origin)));
         }
         let min_free_kb =
             f.vm.min_free_kbytes.unwrap_or_else(|| mm::default_min_free_kbytes(managed, profile.min_free_kbytes_max));
-        let wsf = profile.watermark_scale.then(|| f.vm.watermark_scale_factor.unwrap_or(10));
+        let wsf =
+            profile.watermark_scale.then(|| f.vm.watermark_scale_factor.unwrap_or(defaults::WATERMARK_SCALE_FACTOR));
         let wmark = mm::watermarks(managed, min_free_kb, wsf);
         if wmark.high * 2 >= managed {
             return Err(Error(format!(
@@ -194,10 +195,10 @@ impl Sim {
             )));
         }
         let tun = Tunables {
-            swappiness: f.vm.swappiness.unwrap_or(60),
-            page_cluster: f.vm.page_cluster.unwrap_or(3),
-            vma_ra_enabled: f.kernel.vma_ra_enabled.unwrap_or(true),
-            memcg_v1: f.kernel.cgroup_version == Some(1),
+            swappiness: f.vm.swappiness.unwrap_or(defaults::SWAPPINESS),
+            page_cluster: f.vm.page_cluster.unwrap_or(defaults::PAGE_CLUSTER),
+            vma_ra_enabled: f.kernel.vma_ra_enabled.unwrap_or(defaults::VMA_RA_ENABLED),
+            memcg_v1: f.kernel.cgroup_version.unwrap_or(defaults::CGROUP_VERSION) == 1,
             wmark,
             managed_pages: managed,
         };
@@ -217,7 +218,7 @@ impl Sim {
         let mut dev_used = vec![0u64; devices.len()];
         for (i, s) in f.swap.iter().enumerate() {
             let d = device_names.iter().position(|n| *n == s.device).expect("validated");
-            let prio = s.priority.unwrap_or(-1 - i as i32);
+            let prio = s.priority.unwrap_or(defaults::swap_priority(i));
             let rot = devices[d].model().rotational();
             let clusters = !rot && profile.ssd_cluster_alloc;
             areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));

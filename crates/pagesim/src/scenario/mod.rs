@@ -3,8 +3,9 @@
 //!
 //! Parsing produces a validated [`Scenario`]; bad input fails early with an [`Error`] that
 //! names the file, the line (for TOML text) and the key, and says what was expected.
-//! Every field's default lives here, with its unit and, where there is one, the kernel's
-//! sysctl name (`[vm]` holds /proc/sys/vm tunables: `vm.swappiness`, `vm.page-cluster`...).
+//! Every field's doc gives its unit, its default (the values are in defaults.rs, written
+//! once) and, where there is one, the kernel's sysctl name (`[vm]` holds /proc/sys/vm
+//! tunables: `vm.swappiness`, `vm.page-cluster`...).
 //!
 //! ```toml
 //! [machine]
@@ -32,13 +33,14 @@
 //! op = "write"
 //! ```
 
+pub mod defaults;
 pub mod profile;
 mod registries;
 
 use crate::device::DeviceConfig;
 use crate::units::{de_bytes, de_duration_ns, de_opt_bytes};
 use crate::Error;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 pub use profile::{Profile, PROFILES};
@@ -51,8 +53,8 @@ pub struct ScenarioFile {
     /// Name shown in reports. Default: the file name.
     #[serde(default)]
     pub name: Option<String>,
-    /// RNG seed. Default 1.
-    #[serde(default = "one")]
+    /// RNG seed. Default [`defaults::SEED`].
+    #[serde(default = "default_seed")]
     pub seed: u64,
     pub machine: Machine,
     #[serde(default)]
@@ -93,8 +95,8 @@ pub struct ScenarioFile {
     pub sample_interval: Option<u64>,
 }
 
-fn one() -> u64 {
-    1
+fn default_seed() -> u64 {
+    defaults::SEED
 }
 
 fn de_opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -107,24 +109,25 @@ pub struct Machine {
     /// Installed RAM (`mem=`), bytes.
     #[serde(deserialize_with = "de_bytes")]
     pub ram: u64,
-    /// CPUs. Default 1.
-    #[serde(default = "one_u32")]
+    /// CPUs. Default [`defaults::CPUS`].
+    #[serde(default = "default_cpus")]
     pub cpus: u32,
     /// Memory the kernel keeps for itself (image, page tables, slab) before the page
-    /// allocator gets the rest, bytes. Default: 1.5625% of RAM (the 64-byte struct page per
-    /// 4 KiB page) plus 32 MiB (kernel image and early allocations).
+    /// allocator gets the rest, bytes; less than `ram`. Default
+    /// [`defaults::kernel_reserved`]: 1.5625% of RAM (the 64-byte struct page per 4 KiB
+    /// page) plus 32 MiB (kernel image and early allocations).
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub kernel_reserved: Option<u64>,
 }
 
-fn one_u32() -> u32 {
-    1
+fn default_cpus() -> u32 {
+    defaults::CPUS
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Kernel {
-    /// Kernel profile (`pagesim profiles`). Default "linux-6.6".
+    /// Kernel profile (`pagesim profiles`). Default [`defaults::PROFILE`].
     #[serde(default)]
     pub profile: Option<String>,
     /// Swap-in readahead policy; default: the profile's.
@@ -136,10 +139,11 @@ pub struct Kernel {
     /// File readahead policy (`pagecache::readahead` registry); default: the profile's.
     #[serde(default)]
     pub file_readahead: Option<String>,
-    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true.
+    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default [`defaults::VMA_RA_ENABLED`].
     #[serde(default)]
     pub vma_ra_enabled: Option<bool>,
-    /// The cgroup hierarchy the memory controller is on: 1 (legacy) or 2. Default 2. Limit
+    /// The cgroup hierarchy the memory controller is on: 1 (legacy) or 2. Default
+    /// [`defaults::CGROUP_VERSION`]. Limit
     /// reclaim on v1 waits for the writeback of pages it wrote itself instead of
     /// activating them (`writeback_throttling_sane`).
     #[serde(default)]
@@ -150,19 +154,24 @@ pub struct Kernel {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Vm {
-    /// vm.swappiness: 0..100 (≤5.7) or 0..200. Default 60.
+    /// vm.swappiness: 0..100 (≤5.7) or 0..200. Default [`defaults::SWAPPINESS`].
     pub swappiness: Option<u32>,
-    /// vm.page-cluster: log2 of the swap readahead window. Default 3.
+    /// vm.page-cluster: log2 of the swap readahead window, 0..10. Default
+    /// [`defaults::PAGE_CLUSTER`].
     #[serde(rename = "page-cluster")]
     pub page_cluster: Option<u32>,
-    /// vm.min_free_kbytes, kB. Default sqrt(16 × lowmem kB), clamped.
+    /// vm.min_free_kbytes, kB. Default sqrt(16 × lowmem kB), clamped
+    /// ([`crate::mm::default_min_free_kbytes`]). With the scale factor it must leave more than
+    /// half the managed memory above the high watermark.
     pub min_free_kbytes: Option<u64>,
-    /// vm.watermark_scale_factor, in 1/10000 of memory (≥4.6). Default 10.
+    /// vm.watermark_scale_factor, in 1/10000 of memory, 1..3000; only kernels ≥4.6 have it.
+    /// Default [`defaults::WATERMARK_SCALE_FACTOR`].
     pub watermark_scale_factor: Option<u64>,
 }
 
 /// CPU time charged for kernel and user operations, nanoseconds. Physical calibration
-/// constants shared by all scenarios; sources in docs/model.md.
+/// constants shared by all scenarios; sources in docs/model.md. The defaults are
+/// `CpuCosts::default()`.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CpuCosts {
@@ -228,7 +237,7 @@ pub struct SwapArea {
     /// Size of the swap area, bytes (swap file or partition size, header page included).
     #[serde(deserialize_with = "de_bytes")]
     pub size: u64,
-    /// `swapon -p`. Default: -1, -2, ... in swapon order.
+    /// `swapon -p`. Default [`defaults::swap_priority`]: -1, -2, ... in swapon order.
     #[serde(default)]
     pub priority: Option<i32>,
 }
@@ -246,7 +255,8 @@ pub struct MemcgConfig {
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     /// Device holding the file (a `[device.NAME]` table). Files are laid out one after the
-    /// other after the swap areas of the device, each in one contiguous extent.
+    /// other after the swap areas of the device, each in one contiguous extent, and must
+    /// fit on it.
     pub device: String,
     /// File size, bytes (rounded up to pages).
     #[serde(deserialize_with = "de_bytes")]
@@ -257,7 +267,7 @@ pub struct FileConfig {
     pub per_task: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegionKind {
     /// MAP_PRIVATE|MAP_ANONYMOUS.
@@ -269,7 +279,7 @@ pub enum RegionKind {
 }
 
 /// `madvise` access hint of a file mapping.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Madvise {
     Normal,
@@ -293,7 +303,7 @@ pub struct Region {
     /// The file a `kind = "file"` region maps.
     #[serde(default)]
     pub file: Option<String>,
-    /// madvise hint of a file region. Default normal.
+    /// madvise hint of a file region. Default [`defaults::MADVISE`].
     #[serde(default)]
     pub madvise: Option<Madvise>,
     /// Page content (see swap/compress.rs): mean compression ratio (lzo) of the region's
@@ -330,8 +340,8 @@ pub struct Task {
     /// Memory cgroup name. Default: the root cgroup.
     #[serde(default)]
     pub memcg: Option<String>,
-    /// Identical processes to start. Default 1.
-    #[serde(default = "one_u32")]
+    /// Identical processes to start. Default [`defaults::TASK_COUNT`].
+    #[serde(default = "default_task_count")]
     pub count: u32,
     /// Start time. Default 0.
     #[serde(default, deserialize_with = "de_duration_ns")]
@@ -341,6 +351,10 @@ pub struct Task {
     pub stagger: u64,
     /// The workload program, run in order.
     pub step: Vec<Step>,
+}
+
+fn default_task_count() -> u32 {
+    defaults::TASK_COUNT
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -363,7 +377,7 @@ pub enum Pattern {
     Special,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessOp {
     /// A load from a mapping, or read(2) of a file.
@@ -375,7 +389,7 @@ pub enum AccessOp {
 }
 
 /// `posix_fadvise` advice a file step gives right after opening the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fadvise {
     Normal,
@@ -386,12 +400,11 @@ pub enum Fadvise {
 }
 
 /// How a file step with a `rate` spaces its read calls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pace {
     /// Record n is due at n × record / rate after the step started: a reader that fell
     /// behind (slow I/O) reads back to back until it has caught up (a token bucket).
-    #[default]
     CatchUp,
     /// Each read call owns one interval of record / rate from the moment it starts and the
     /// reader sleeps out the rest of it; a read that took longer is followed at once by the
@@ -409,19 +422,19 @@ pub struct Step {
     /// step opens the file (a fresh `file_ra_state`) when it starts.
     #[serde(default)]
     pub file: Option<String>,
-    /// Bytes per read(2) call of a file step, a multiple of 4 KiB. Default 4 KiB. The
-    /// pattern then chooses records instead of pages.
+    /// Bytes per read(2) call of a file step, a multiple of 4 KiB. Default
+    /// [`defaults::RECORD_BYTES`]. The pattern then chooses records instead of pages.
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub record: Option<u64>,
     /// File step: hold the reading rate at this many bytes per second by sleeping (a
     /// streaming reader). Default: as fast as possible.
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub rate: Option<u64>,
-    /// How a `rate` step paces its reads. Default catch-up.
+    /// How a `rate` step paces its reads. Default [`defaults::PACE`].
     #[serde(default)]
     pub pace: Option<Pace>,
     /// Probability that an access is followed at once by one to the next record/page
-    /// ("sometimes two reads in a row"). Default 0.
+    /// ("sometimes two reads in a row"). Default [`defaults::THEN_NEXT`].
     #[serde(default)]
     pub then_next: Option<f64>,
     /// Zipf pattern: ranks are given to clusters of this many bytes (hot areas), and the
@@ -437,32 +450,32 @@ pub struct Step {
     pub fadvise: Option<Fadvise>,
     pub pattern: Pattern,
     /// Passes over the region (seq, stride), or accesses = passes × pages (random, zipf).
-    /// Default 1.
+    /// Default [`defaults::PASSES`].
     #[serde(default)]
     pub passes: Option<u64>,
     /// Number of accesses (random, zipf); alternative to `passes`.
     #[serde(default)]
     pub accesses: Option<u64>,
-    /// read or write. Default write.
+    /// read or write (file steps: read or pread, no default). Default [`defaults::OP`].
     #[serde(default)]
     pub op: Option<AccessOp>,
-    /// Stride in pages (pattern stride). Default 16.
+    /// Stride in pages (pattern stride). Default [`defaults::STRIDE_PAGES`].
     #[serde(default)]
     pub stride: Option<u64>,
-    /// Zipf exponent s (pattern zipf). Default 0.99.
+    /// Zipf exponent s (pattern zipf). Default [`defaults::ZIPF_S`].
     #[serde(default)]
     pub zipf_s: Option<f64>,
     /// Pattern special: percent of the units that are "special" (sysbench
-    /// `--oltp-dist-pct`). Default 1.
+    /// `--oltp-dist-pct`). Default [`defaults::SPECIAL_PCT`].
     #[serde(default)]
     pub special_pct: Option<u32>,
     /// Pattern special: percent of the draws that go to the special units
     /// (`--oltp-dist-res`), 0-99; sysbench rounds the share to 1 - 1/floor(100/(100-res)).
-    /// Default 75.
+    /// Default [`defaults::SPECIAL_RES`].
     #[serde(default)]
     pub special_res: Option<u32>,
     /// Pattern special: uniform draws averaged for the other draws (`--oltp-dist-iter`).
-    /// Default 12.
+    /// Default [`defaults::SPECIAL_ITER`].
     #[serde(default)]
     pub special_iter: Option<u32>,
     /// CPU time between accesses (user computation). Default 0.
@@ -518,7 +531,7 @@ impl Scenario {
 
     fn validate(mut file: ScenarioFile, origin: &str) -> Result<Self, Error> {
         let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
-        let pname = file.kernel.profile.as_deref().unwrap_or(profile::DEFAULT_PROFILE);
+        let pname = file.kernel.profile.as_deref().unwrap_or(defaults::PROFILE);
         let profile = profile::find(pname).ok_or_else(|| {
             err("kernel.profile", format!("unknown profile \"{pname}\"; expected one of: {}", profile::names()))
         })?;
@@ -781,7 +794,7 @@ fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (S
             }
         }
         if let Some(r) = file.region.get(&s.region) {
-            if r.kind == RegionKind::File && s.op.unwrap_or(AccessOp::Write) == AccessOp::Write {
+            if r.kind == RegionKind::File && s.op.unwrap_or(defaults::OP) == AccessOp::Write {
                 return e(".op", "file mappings are read-only in this model: give op = \"read\"");
             }
         }
@@ -800,7 +813,7 @@ fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (S
             return e(".op", "file steps read: give op = \"read\" or \"pread\" (file writes are not modelled yet)")
         }
     }
-    let record = s.record.unwrap_or(4096);
+    let record = s.record.unwrap_or(defaults::RECORD_BYTES);
     if record == 0 || !record.is_multiple_of(4096) {
         return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
     }
@@ -907,24 +920,39 @@ pub struct Tunable {
     pub doc: String,
 }
 
-/// Every scenario key with its unit and default (`pagesim describe`).
+/// A unit-less enum value as a scenario writes it (`"write"`, `"catch-up"`).
+fn written<T: Serialize>(v: T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => format!("{other:?}"),
+    }
+}
+
+/// Every scenario key with its unit and default (`pagesim describe`). The defaults are
+/// those the resolution applies ([`defaults`], `CpuCosts::default()`, `ZswapParams::default()`,
+/// the device models'), printed as a scenario would write them.
 pub fn describe() -> Vec<Tunable> {
     let t =
         |k: &str, u: &str, d: String, doc: &str| Tunable { key: k.into(), unit: u.into(), default: d, doc: doc.into() };
     let c = CpuCosts::default();
+    let z = crate::swap::zswap::ZswapParams::default();
     let mut v = vec![
-        t("seed", "integer", "1".into(), "RNG seed"),
+        t("seed", "integer", defaults::SEED.to_string(), "RNG seed"),
         t("time_limit", "duration", "none".into(), "stop the run at this simulated time"),
         t("sample_interval", "duration", "none".into(), "record a timeline of reads and device I/O at this interval"),
         t("machine.ram", "bytes", "required".into(), "installed RAM (mem=)"),
-        t("machine.cpus", "count", "1".into(), "CPUs"),
+        t("machine.cpus", "count", defaults::CPUS.to_string(), "CPUs"),
         t(
             "machine.kernel_reserved",
             "bytes",
-            "ram/64 + 32MiB".into(),
+            format!(
+                "ram/{} + {}MiB",
+                defaults::KERNEL_RESERVED_RAM_DIVISOR,
+                defaults::KERNEL_RESERVED_FIXED_BYTES >> 20
+            ),
             "memory the page allocator never gets (memmap, kernel image)",
         ),
-        t("kernel.profile", "name", profile::DEFAULT_PROFILE.into(), "kernel profile (pagesim profiles)"),
+        t("kernel.profile", "name", defaults::PROFILE.into(), "kernel profile (pagesim profiles)"),
     ];
     // One key per kind of policy a kernel profile chooses, from the registries.
     v.extend(
@@ -934,17 +962,22 @@ pub fn describe() -> Vec<Tunable> {
             .map(|r| t(r.scenario_key, "name", "profile's".into(), r.what)),
     );
     v.extend([
-        t("kernel.vma_ra_enabled", "bool", "true".into(), "/sys/kernel/mm/swap/vma_ra_enabled"),
+        t("kernel.vma_ra_enabled", "bool", defaults::VMA_RA_ENABLED.to_string(), "/sys/kernel/mm/swap/vma_ra_enabled"),
         t(
             "kernel.cgroup_version",
             "1|2",
-            "2".into(),
+            defaults::CGROUP_VERSION.to_string(),
             "cgroup hierarchy of the memory controller (v1: limit reclaim waits on writeback)",
         ),
-        t("vm.swappiness", "0..100 (0..200 on 5.8+)", "60".into(), "vm.swappiness"),
-        t("vm.page-cluster", "log2 pages", "3".into(), "vm.page-cluster"),
+        t("vm.swappiness", "0..100 (0..200 on 5.8+)", defaults::SWAPPINESS.to_string(), "vm.swappiness"),
+        t("vm.page-cluster", "log2 pages", defaults::PAGE_CLUSTER.to_string(), "vm.page-cluster"),
         t("vm.min_free_kbytes", "kB", "sqrt(16 x lowmem kB)".into(), "vm.min_free_kbytes"),
-        t("vm.watermark_scale_factor", "1/10000", "10".into(), "vm.watermark_scale_factor (4.6+)"),
+        t(
+            "vm.watermark_scale_factor",
+            "1/10000",
+            defaults::WATERMARK_SCALE_FACTOR.to_string(),
+            "vm.watermark_scale_factor (4.6+)",
+        ),
         t("cpu.access_ns", "ns", c.access_ns.to_string(), "user access to a resident page"),
         t("cpu.fault_ns", "ns", c.fault_ns.to_string(), "fault entry/exit and page-table walk"),
         t("cpu.zero_page_ns", "ns", c.zero_page_ns.to_string(), "allocate and zero a page"),
@@ -977,7 +1010,12 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("region.NAME.size", "bytes", "required (file: the file's)".into(), "mapping size"),
         t("region.NAME.file", "name", "none".into(), "the file a file region maps"),
-        t("region.NAME.madvise", "normal|sequential|random|willneed", "normal".into(), "madvise hint of a file region"),
+        t(
+            "region.NAME.madvise",
+            "normal|sequential|random|willneed",
+            written(defaults::MADVISE),
+            "madvise hint of a file region",
+        ),
         t(
             "region.NAME.compress_ratio",
             "ratio >= 1",
@@ -988,73 +1026,88 @@ pub fn describe() -> Vec<Tunable> {
         t("region.NAME.compress_sigma", "0..3", "0".into(), "standard deviation of the log of a page's ratio"),
         t("region.NAME.incompressible_percent", "percent", "0".into(), "pages that do not compress"),
         t("region.NAME.zero_percent", "percent", "0".into(), "pages that are all zero (same-filled)"),
-        t("zswap.enabled", "bool", "false".into(), "/sys/module/zswap/parameters/enabled"),
+        t("zswap.enabled", "bool", z.enabled.to_string(), "/sys/module/zswap/parameters/enabled"),
         t(
             "zswap.max_pool_percent",
             "percent of RAM",
-            "20".into(),
+            z.max_pool_percent.to_string(),
             "zswap max_pool_percent: the compressed pool's limit",
         ),
         t(
             "zswap.compressor",
             &crate::mm::compress::names().replace(", ", "|"),
-            "lzo".into(),
+            z.compressor.clone(),
             "zswap compressor (CONFIG_ZSWAP_COMPRESSOR_DEFAULT); sizes and CPU costs in docs/model.md",
         ),
         t(
             "zswap.accept_threshold_percent",
             "percent",
-            "90".into(),
+            z.accept_threshold_percent.to_string(),
             "a full pool accepts stores again at or below this percent of its limit (5.6+)",
         ),
         t(
             "zswap.shrinker_enabled",
             "bool",
-            "false".into(),
+            z.shrinker_enabled.to_string(),
             "zswap memory shrinker (6.8+, CONFIG_ZSWAP_SHRINKER_DEFAULT_ON=n); not modelled, must stay false",
         ),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
-        t("task[].count", "count", "1".into(), "identical processes"),
+        t("task[].count", "count", defaults::TASK_COUNT.to_string(), "identical processes"),
         t("task[].start", "duration", "0".into(), "start time"),
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
         t("task[].step[].pattern", "seq|reverse|random|zipf|stride|special", "required".into(), "access pattern"),
-        t("task[].step[].record", "bytes", "4KB".into(), "bytes per read call (file steps)"),
+        t(
+            "task[].step[].record",
+            "bytes",
+            format!("{}KB", defaults::RECORD_BYTES >> 10),
+            "bytes per read call (file steps)",
+        ),
         t("task[].step[].rate", "bytes/s", "unlimited".into(), "streaming rate of a file step"),
         t(
             "task[].step[].pace",
             "catch-up|steady",
-            "catch-up".into(),
+            written(defaults::PACE),
             "rate pacing: catch-up reads back to back after falling behind; steady sleeps out each \
              record's interval and never makes up lost time",
         ),
-        t("task[].step[].then_next", "probability", "0".into(), "chance an access goes to the next record"),
+        t(
+            "task[].step[].then_next",
+            "probability",
+            defaults::THEN_NEXT.to_string(),
+            "chance an access goes to the next record",
+        ),
         t("task[].step[].cluster", "bytes", "one record".into(), "zipf: size of the hot clusters ranks go to"),
         t("task[].step[].shared_fd", "bool", "false".into(), "instances share one open file (one ra state)"),
         t("task[].step[].fadvise", "normal|sequential|random|willneed", "none".into(), "posix_fadvise at open"),
-        t("task[].step[].passes", "count", "1".into(), "passes (seq/stride) or accesses/pages (random/zipf/special)"),
+        t(
+            "task[].step[].passes",
+            "count",
+            defaults::PASSES.to_string(),
+            "passes (seq/stride) or accesses/pages (random/zipf/special)",
+        ),
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
-        t("task[].step[].op", "read|write|pread", "write".into(), "access type (file steps: read or pread)"),
-        t("task[].step[].stride", "pages", "16".into(), "stride"),
-        t("task[].step[].zipf_s", "exponent", "0.99".into(), "zipf skew"),
+        t("task[].step[].op", "read|write|pread", written(defaults::OP), "access type (file steps: read or pread)"),
+        t("task[].step[].stride", "pages", defaults::STRIDE_PAGES.to_string(), "stride"),
+        t("task[].step[].zipf_s", "exponent", defaults::ZIPF_S.to_string(), "zipf skew"),
         t(
             "task[].step[].special_pct",
             "percent",
-            "1".into(),
+            defaults::SPECIAL_PCT.to_string(),
             "special: share of units that are hot (sysbench --oltp-dist-pct)",
         ),
         t(
             "task[].step[].special_res",
             "percent",
-            "75".into(),
+            defaults::SPECIAL_RES.to_string(),
             "special: share of draws to the hot units (--oltp-dist-res)",
         ),
         t(
             "task[].step[].special_iter",
             "count",
-            "12".into(),
+            defaults::SPECIAL_ITER.to_string(),
             "special: uniform draws averaged for the rest (--oltp-dist-iter)",
         ),
         t("task[].step[].think", "duration", "0".into(), "CPU time between accesses"),

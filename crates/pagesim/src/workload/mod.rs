@@ -6,7 +6,7 @@
 //! hit loop stays tight.
 
 use crate::rng::Rng;
-use crate::scenario::{AccessOp, Fadvise, Pattern, Scenario, Step};
+use crate::scenario::{defaults, AccessOp, Fadvise, Pattern, Scenario, Step};
 
 /// A step bound to a region instance of `pages` pages, or to a file.
 ///
@@ -48,36 +48,41 @@ pub struct BoundStep {
 
 impl BoundStep {
     pub fn new(step: &Step, vma: u32, pages: u32) -> Self {
-        let passes = step.passes.unwrap_or(1);
+        let passes = step.passes.unwrap_or(defaults::PASSES);
         let file = step.file.is_some();
-        let record_pages = if file { (step.record.unwrap_or(4096) / 4096).clamp(1, pages as u64) as u32 } else { 1 };
+        let record_pages =
+            if file { (step.record.unwrap_or(defaults::RECORD_BYTES) / 4096).clamp(1, pages as u64) as u32 } else { 1 };
         let units = (pages / record_pages).max(1);
-        let stride = step.stride.unwrap_or(16).min(units as u64).max(1) as u32;
+        let stride = step.stride.unwrap_or(defaults::STRIDE_PAGES).min(units as u64).max(1) as u32;
         let total = match step.pattern {
             Pattern::Seq | Pattern::Stride | Pattern::Reverse => passes * units as u64,
             Pattern::Random | Pattern::Zipf | Pattern::Special => step.accesses.unwrap_or(passes * units as u64),
         };
         let cluster_units = step.cluster.map_or(1, |c| (c / 4096 / record_pages as u64).clamp(1, units as u64) as u32);
         let zipf = (step.pattern == Pattern::Zipf)
-            .then(|| Zipf::new(units.div_ceil(cluster_units), step.zipf_s.unwrap_or(0.99)));
+            .then(|| Zipf::new(units.div_ceil(cluster_units), step.zipf_s.unwrap_or(defaults::ZIPF_S)));
         BoundStep {
             vma,
             pages,
             pattern: step.pattern,
-            write: step.op.unwrap_or(AccessOp::Write) == AccessOp::Write,
+            write: step.op.unwrap_or(defaults::OP) == AccessOp::Write,
             total,
             stride,
             think_ns: step.think,
             file,
             record_pages,
             units,
-            then_next: step.then_next.unwrap_or(0.0),
+            then_next: step.then_next.unwrap_or(defaults::THEN_NEXT),
             rate: step.rate.unwrap_or(0),
-            pace: step.pace.unwrap_or_default(),
+            pace: step.pace.unwrap_or(defaults::PACE),
             fadvise: step.fadvise,
             zipf,
             cluster_units,
-            special: (step.special_pct.unwrap_or(1), step.special_res.unwrap_or(75), step.special_iter.unwrap_or(12)),
+            special: (
+                step.special_pct.unwrap_or(defaults::SPECIAL_PCT),
+                step.special_res.unwrap_or(defaults::SPECIAL_RES),
+                step.special_iter.unwrap_or(defaults::SPECIAL_ITER),
+            ),
         }
     }
 
