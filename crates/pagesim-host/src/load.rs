@@ -23,7 +23,7 @@
 //! (PR_SET_PDEATHSIG), and the runner only ever signals the PIDs it forked.
 
 use crate::Error;
-use pagesim::scenario::{AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind, Scenario};
+use pagesim::scenario::{config, AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind, Scenario};
 use pagesim::workload::{task_programs, TaskProgram};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -260,29 +260,21 @@ pub struct HostFile {
 }
 
 /// Every file the scenario reads or maps, shared files in name order, then the per-task
-/// copies in task order (the engine's order).
+/// copies in task order: the engine's page caches ([`config::Config::extents`]).
 pub fn host_files(sc: &Scenario) -> Vec<HostFile> {
-    let f = &sc.file;
-    let bytes = |n: &str| f.file[n].size.div_ceil(PAGE as u64) * PAGE as u64;
-    let mut out: Vec<HostFile> = f
-        .file
+    let c = &sc.config;
+    c.extents
         .iter()
-        .filter(|(_, c)| !c.per_task)
-        .map(|(n, _)| HostFile { name: n.clone(), owner: None, file_name: format!("file-{n}"), bytes: bytes(n) })
-        .collect();
-    for (tid, p) in task_programs(sc, f.seed).iter().enumerate() {
-        for n in &p.files {
-            if f.file[n].per_task {
-                out.push(HostFile {
-                    name: n.clone(),
-                    owner: Some(tid),
-                    file_name: format!("file-{n}.{tid}"),
-                    bytes: bytes(n),
-                });
-            }
-        }
-    }
-    out
+        .map(|e| {
+            let name = c.file[e.file as usize].name.clone();
+            let owner = e.owner.map(|tid| tid as usize);
+            let file_name = match owner {
+                None => format!("file-{name}"),
+                Some(tid) => format!("file-{name}.{tid}"),
+            };
+            HostFile { name, owner, file_name, bytes: e.pages * PAGE as u64 }
+        })
+        .collect()
 }
 
 /// Path of file `name` as process `tid` sees it.
@@ -395,8 +387,8 @@ fn join_cgroup(dir: &Path, pid: i32) -> Result<(), Error> {
     crate::sysfs::write(&dir.join("cgroup.procs"), &pid.to_string())
 }
 
-fn region_len(sc: &Scenario, name: &str) -> usize {
-    sc.file.region[name].size.div_ceil(PAGE as u64) as usize * PAGE
+fn region_len(r: &config::Region) -> usize {
+    r.size.div_ceil(PAGE as u64) as usize * PAGE
 }
 
 /// Runs the scenario's tasks as processes and waits for all of them. Must be called from a
@@ -411,7 +403,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     if let Some(why) = unsupported(sc) {
         return Err(Error(format!("{}: {why}", sc.origin)));
     }
-    let seed = opts.seed.unwrap_or(sc.file.seed);
+    let seed = opts.seed.unwrap_or(sc.config.seed);
     let progs = task_programs(sc, seed);
     if progs.len() > MAX_PROCESSES {
         return Err(Error(format!("{}: {} processes; at most {MAX_PROCESSES} are supported", sc.origin, progs.len())));
@@ -424,9 +416,10 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     let mut shared: BTreeMap<String, Mapping> = BTreeMap::new();
     for p in &progs {
         for r in &p.regions {
-            let b = Backing::of(sc.file.region[r].kind);
+            let region = sc.config.region(r).ok_or_else(|| Error(format!("{}: no region \"{r}\"", sc.origin)))?;
+            let b = Backing::of(region.kind);
             if b.shared_between_tasks() && !shared.contains_key(r) {
-                shared.insert(r.clone(), Mapping::new(b, region_len(sc, r), r)?);
+                shared.insert(r.clone(), Mapping::new(b, region_len(region), r)?);
             }
         }
     }
@@ -550,7 +543,7 @@ fn run_child(
     let mut own: Vec<Mapping> = Vec::new();
     let mut bases: Vec<(*mut u8, usize)> = Vec::with_capacity(p.regions.len());
     for r in &p.regions {
-        let region = &sc.file.region[r];
+        let region = sc.config.region(r).ok_or_else(|| format!("no region \"{r}\""))?;
         let m = match shared.get(r) {
             Some(m) => m,
             None => {
@@ -558,9 +551,9 @@ fn run_child(
                     Backing::File => {
                         let name = region.file.as_deref().expect("validated: a file region names its file");
                         let path = file_path(sc, file_dir()?, name, tid);
-                        Mapping::file(&path, region_len(sc, r), r, region.madvise)
+                        Mapping::file(&path, region_len(region), r, region.madvise)
                     }
-                    b => Mapping::new(b, region_len(sc, r), r),
+                    b => Mapping::new(b, region_len(region), r),
                 };
                 own.push(m.map_err(|e| e.0)?);
                 own.last().expect("just pushed")

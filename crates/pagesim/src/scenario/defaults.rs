@@ -1,7 +1,7 @@
 //! Every default of a scenario key that has one, written once.
 //!
-//! Whoever applies a default (validation, `engine::Sim::new`, the workload's bound steps,
-//! pagesim-host) and `pagesim describe` read it here; the field docs of [`super::ScenarioFile`] link here instead of repeating the
+//! The resolution ([`super::Config`]) applies them and `pagesim describe` prints them from
+//! here; the field docs of [`super::ScenarioFile`] link here instead of repeating the
 //! numbers. Defaults that belong to a subsystem's own parameter table stay with it:
 //! [`super::CpuCosts::default`], [`crate::swap::zswap::ZswapParams::default`], each device
 //! model's parameters (device/), and the kernel profile's policies ([`super::Profile`]).

@@ -1,11 +1,13 @@
 //! The scenario file: machine, kernel profile and tunables, devices, swap, memcgs, memory
 //! regions and tasks with their workload programs.
 //!
-//! Parsing produces a validated [`Scenario`]; bad input fails early with an [`Error`] that
-//! names the file, the line (for TOML text) and the key, and says what was expected.
-//! Every field's doc gives its unit, its default (the values are in defaults.rs, written
-//! once) and, where there is one, the kernel's sysctl name (`[vm]` holds /proc/sys/vm
-//! tunables: `vm.swappiness`, `vm.page-cluster`...).
+//! Parsing produces a [`Scenario`]: the file as written ([`ScenarioFile`]) and its resolved
+//! [`Config`] (config.rs: defaults applied, names looked up, every check a run depends on
+//! made); bad input fails early with an [`Error`] that names the file, the line (for TOML
+//! text) and the key, and says what was expected. Every field's doc gives its unit, its
+//! default (the values are in defaults.rs, written once) and, where there is one, the
+//! kernel's sysctl name (`[vm]` holds /proc/sys/vm tunables: `vm.swappiness`,
+//! `vm.page-cluster`...).
 //!
 //! ```toml
 //! [machine]
@@ -33,6 +35,7 @@
 //! op = "write"
 //! ```
 
+pub mod config;
 pub mod defaults;
 pub mod profile;
 mod registries;
@@ -43,6 +46,7 @@ use crate::Error;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use config::Config;
 pub use profile::{Profile, PROFILES};
 pub use registries::{registries, RegisteredName, RegistryInfo, Selected};
 
@@ -172,7 +176,7 @@ pub struct Vm {
 /// CPU time charged for kernel and user operations, nanoseconds. Physical calibration
 /// constants shared by all scenarios; sources in docs/model.md. The defaults are
 /// `CpuCosts::default()`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CpuCosts {
     /// One user access to a resident page (TLB miss and cache miss of a page walk).
@@ -483,17 +487,21 @@ pub struct Step {
     pub think: u64,
 }
 
-/// A validated scenario.
+/// A loaded scenario: the file as written, and the configuration a run uses.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The file as written (overrides applied): which keys it gives, for front ends that
+    /// carry only those over (the host runner's tunables).
     pub file: ScenarioFile,
+    /// The resolved configuration: what every run of the scenario reads.
+    pub config: Config,
     pub name: String,
     pub origin: String,
     pub profile: &'static Profile,
 }
 
 impl Scenario {
-    /// Reads, overrides and validates a scenario file.
+    /// Reads, overrides and resolves a scenario file.
     pub fn load_file(path: &std::path::Path, sets: &[String]) -> Result<Self, Error> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| Error(format!("{origin}: cannot read: {e}")))?;
@@ -505,18 +513,19 @@ impl Scenario {
         // Typed parse of the original text first, so errors carry its line numbers.
         let file: ScenarioFile =
             toml::from_str(text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
-        if sets.is_empty() {
-            return Self::validate(file, origin);
-        }
         let mut table: toml::Table = toml::from_str(text).map_err(|e| Error(format!("{origin}: {e}")))?;
+        if sets.is_empty() {
+            return Self::resolve(file, &table, origin);
+        }
         for s in sets {
             apply_set(&mut table, s)?;
         }
-        let file = from_value(toml::Value::Table(table), origin, "after --set")?;
-        Self::validate(file, origin)
+        let file = from_value(toml::Value::Table(table.clone()), origin, "after --set")?;
+        Self::resolve(file, &table, origin)
     }
 
-    /// Builds a scenario from a JSON value of the same shape (Python dicts).
+    /// Builds a scenario from a JSON value of the same shape (Python dicts, and a serialized
+    /// [`Config`]).
     pub fn from_json(value: &serde_json::Value, origin: &str, sets: &[String]) -> Result<Self, Error> {
         let v = json_to_toml(value).map_err(|e| Error(format!("{origin}: {e}")))?;
         let toml::Value::Table(mut table) = v else {
@@ -525,308 +534,20 @@ impl Scenario {
         for s in sets {
             apply_set(&mut table, s)?;
         }
-        let file = from_value(toml::Value::Table(table), origin, "")?;
-        Self::validate(file, origin)
+        let file = from_value(toml::Value::Table(table.clone()), origin, "")?;
+        Self::resolve(file, &table, origin)
     }
 
-    fn validate(mut file: ScenarioFile, origin: &str) -> Result<Self, Error> {
-        let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
-        let pname = file.kernel.profile.as_deref().unwrap_or(defaults::PROFILE);
-        let profile = profile::find(pname).ok_or_else(|| {
-            err("kernel.profile", format!("unknown profile \"{pname}\"; expected one of: {}", profile::names()))
-        })?;
-        for reg in registries() {
-            let Some(p) = reg.selected.and_then(|sel| (sel.by_scenario)(&file.kernel)) else { continue };
-            if !reg.contains(p) {
-                return Err(err(reg.scenario_key, format!("unknown policy \"{p}\"; expected one of: {}", reg.names())));
-            }
-        }
-        if let Some(v) = file.kernel.cgroup_version {
-            if !(1..=2).contains(&v) {
-                return Err(err("kernel.cgroup_version", format!("expected 1 or 2, got {v}")));
-            }
-        }
-        if file.machine.ram < 16 << 20 {
-            return Err(err("machine.ram", format!("expected at least 16MB, got {} bytes", file.machine.ram)));
-        }
-        if file.machine.ram > 1 << 40 {
-            return Err(err("machine.ram", "at most 1TiB is supported".into()));
-        }
-        if file.machine.cpus == 0 || file.machine.cpus > 1024 {
-            return Err(err("machine.cpus", format!("expected 1..1024, got {}", file.machine.cpus)));
-        }
-        if let Some(r) = file.machine.kernel_reserved {
-            if r >= file.machine.ram / 2 {
-                return Err(err("machine.kernel_reserved", "must be less than half of machine.ram".into()));
-            }
-        }
-        if let Some(s) = file.vm.swappiness {
-            if s > profile.swappiness_max {
-                return Err(err(
-                    "vm.swappiness",
-                    format!("expected 0..{} on {}, got {s}", profile.swappiness_max, profile.name),
-                ));
-            }
-        }
-        if let Some(pc) = file.vm.page_cluster {
-            if pc > 10 {
-                return Err(err("vm.page-cluster", format!("expected 0..10, got {pc}")));
-            }
-        }
-        if let Some(w) = file.vm.watermark_scale_factor {
-            if !(1..=3000).contains(&w) {
-                return Err(err("vm.watermark_scale_factor", format!("expected 1..3000, got {w}")));
-            }
-        }
-        if file.sample_interval == Some(0) {
-            return Err(err("sample_interval", "must be greater than 0".into()));
-        }
-        if file.cpu.timeslice_ns == 0 {
-            return Err(err("cpu.timeslice_ns", "must be greater than 0".into()));
-        }
-        for (name, d) in &file.device {
-            crate::device::DeviceModel::new(d).map_err(|e| err(&format!("device.{name}"), e))?;
-        }
-        for (i, s) in file.swap.iter().enumerate() {
-            let key = format!("swap[{i}]");
-            let Some(d) = file.device.get(&s.device) else {
-                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", s.device)));
-            };
-            if s.size < 2 * 4096 {
-                return Err(err(&format!("{key}.size"), "a swap area needs at least 2 pages".into()));
-            }
-            if s.size / 4096 >= 1 << 27 {
-                return Err(err(&format!("{key}.size"), "at most 512GiB per swap area".into()));
-            }
-            let cap = crate::device::DeviceModel::new(d).map(|m| m.capacity_bytes()).unwrap_or(0);
-            let used: u64 = file.swap[..i].iter().filter(|o| o.device == s.device).map(|o| o.size).sum();
-            if used + s.size > cap {
-                return Err(err(
-                    &format!("{key}.size"),
-                    format!("swap areas on \"{}\" need {} bytes but the device holds {cap}", s.device, used + s.size),
-                ));
-            }
-        }
-        if file.swap.len() > 15 {
-            return Err(err("swap", "at most 15 swap areas".into()));
-        }
-        for (name, fc) in &file.file {
-            let key = format!("file.{name}");
-            if !file.device.contains_key(&fc.device) {
-                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", fc.device)));
-            }
-            if fc.size == 0 {
-                return Err(err(&format!("{key}.size"), "must be greater than 0".into()));
-            }
-            if fc.size / 4096 >= 1 << 28 {
-                return Err(err(&format!("{key}.size"), "at most 1TiB per file".into()));
-            }
-        }
-        for (name, r) in file.region.iter_mut() {
-            let key = format!("region.{name}");
-            match (r.kind, &r.file) {
-                (RegionKind::File, None) => {
-                    return Err(err(&format!("{key}.file"), "a file region names the [file.NAME] it maps".into()))
-                }
-                (RegionKind::File, Some(f)) => {
-                    let Some(fc) = file.file.get(f) else {
-                        return Err(err(&format!("{key}.file"), format!("no file named \"{f}\"")));
-                    };
-                    if fc.per_task {
-                        return Err(err(
-                            &format!("{key}.file"),
-                            format!("file \"{f}\" is per_task and cannot be mapped"),
-                        ));
-                    }
-                    if r.size == 0 {
-                        r.size = fc.size;
-                    }
-                    if r.size > fc.size.next_multiple_of(4096) {
-                        return Err(err(
-                            &format!("{key}.size"),
-                            format!("maps {} bytes but file \"{f}\" has {}", r.size, fc.size),
-                        ));
-                    }
-                }
-                (_, Some(_)) => {
-                    return Err(err(&format!("{key}.file"), "only a kind = \"file\" region maps a file".into()))
-                }
-                (_, None) => {
-                    if r.madvise.is_some() {
-                        return Err(err(&format!("{key}.madvise"), "only file regions take a madvise hint".into()));
-                    }
-                }
-            }
-        }
-        for (name, r) in &file.region {
-            if r.size == 0 {
-                return Err(err(&format!("region.{name}.size"), "must be greater than 0".into()));
-            }
-            if r.size / 4096 >= 1 << 28 {
-                return Err(err(&format!("region.{name}.size"), "at most 1TiB per region".into()));
-            }
-            if let Some(c) = r.compress_ratio {
-                if !(c.is_finite() && (1.0..=4096.0).contains(&c)) {
-                    return Err(err(&format!("region.{name}.compress_ratio"), format!("expected 1..4096, got {c}")));
-                }
-            }
-            if !(r.compress_sigma.is_finite() && (0.0..=3.0).contains(&r.compress_sigma)) {
-                return Err(err(
-                    &format!("region.{name}.compress_sigma"),
-                    format!("expected 0..3, got {}", r.compress_sigma),
-                ));
-            }
-            for (key, v) in [("incompressible_percent", r.incompressible_percent), ("zero_percent", r.zero_percent)] {
-                if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
-                    return Err(err(&format!("region.{name}.{key}"), format!("expected 0..100, got {v}")));
-                }
-            }
-            if r.incompressible_percent + r.zero_percent > 100.0 {
-                return Err(err(
-                    &format!("region.{name}"),
-                    "incompressible_percent + zero_percent must not exceed 100".into(),
-                ));
-            }
-        }
-        file.zswap.validate(profile).map_err(|(key, msg)| err(key, msg))?;
-        if file.task.is_empty() {
-            return Err(err("task", "a scenario needs at least one [[task]]".into()));
-        }
-        for (i, t) in file.task.iter().enumerate() {
-            let key = format!("task[{i}]");
-            if let Some(m) = &t.memcg {
-                if !file.memcg.contains_key(m) {
-                    return Err(err(&format!("{key}.memcg"), format!("no memcg named \"{m}\"")));
-                }
-            }
-            if t.count == 0 {
-                return Err(err(&format!("{key}.count"), "must be at least 1".into()));
-            }
-            if t.step.is_empty() {
-                return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));
-            }
-            for (j, s) in t.step.iter().enumerate() {
-                let key = format!("{key}.step[{j}]");
-                validate_file_step(&file, s, &key).map_err(|(k, m)| err(&k, m))?;
-                if let Some(z) = s.zipf_s {
-                    if !(z > 0.0 && z < 10.0) {
-                        return Err(err(&format!("{key}.zipf_s"), format!("expected 0 < s < 10, got {z}")));
-                    }
-                }
-                for (k, v, range) in [
-                    ("special_pct", s.special_pct, 1..=100),
-                    ("special_res", s.special_res, 0..=99),
-                    ("special_iter", s.special_iter, 1..=1000),
-                ] {
-                    if let Some(v) = v {
-                        if s.pattern != Pattern::Special {
-                            return Err(err(&format!("{key}.{k}"), "only the special pattern takes this key".into()));
-                        }
-                        if !range.contains(&v) {
-                            return Err(err(
-                                &format!("{key}.{k}"),
-                                format!("expected {}..={}, got {v}", range.start(), range.end()),
-                            ));
-                        }
-                    }
-                }
-                if s.file.is_some() {
-                    continue;
-                }
-                if !file.region.contains_key(&s.region) {
-                    let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
-                    return Err(err(
-                        &format!("{key}.region"),
-                        format!("no region named \"{}\" (regions: {})", s.region, known.join(", ")),
-                    ));
-                }
-                if s.passes == Some(0) || s.accesses == Some(0) {
-                    return Err(err(&key, "passes and accesses must be at least 1".into()));
-                }
-                if s.passes.is_some() && s.accesses.is_some() {
-                    return Err(err(&key, "give passes or accesses, not both".into()));
-                }
-                if s.stride == Some(0) {
-                    return Err(err(&format!("{key}.stride"), "must be at least 1".into()));
-                }
-            }
-        }
-        let name = file.name.clone().unwrap_or_else(|| {
-            std::path::Path::new(origin).file_stem().map_or(origin.to_string(), |s| s.to_string_lossy().into_owned())
-        });
-        Ok(Scenario { file, name, origin: origin.to_string(), profile })
+    fn resolve(file: ScenarioFile, table: &toml::Table, origin: &str) -> Result<Self, Error> {
+        let config = Config::resolve(&file, table, origin)?;
+        Ok(Scenario {
+            name: config.name.clone(),
+            profile: config.kernel.profile,
+            origin: origin.to_string(),
+            file,
+            config,
+        })
     }
-}
-
-/// The checks of a step that concern files: a step names a region or a file; file steps
-/// read; file-only keys appear only on file steps. Errors are (key, message).
-fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (String, String)> {
-    let e = |k: &str, m: &str| Err((format!("{key}{k}"), m.to_string()));
-    if let Some(then_next) = s.then_next {
-        if !(0.0..=1.0).contains(&then_next) {
-            return e(".then_next", &format!("expected a probability in 0..1, got {then_next}"));
-        }
-    }
-    if let Some(c) = s.cluster {
-        if c == 0 || !c.is_multiple_of(4096) {
-            return e(".cluster", &format!("expected a positive multiple of 4 KiB, got {c} bytes"));
-        }
-        if s.pattern != Pattern::Zipf {
-            return e(".cluster", "only the zipf pattern takes a cluster size");
-        }
-    }
-    let Some(name) = &s.file else {
-        if s.region.is_empty() {
-            return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
-        }
-        if s.op == Some(AccessOp::Pread) {
-            return e(".op", "pread is for file steps; a region step does read or write");
-        }
-        for (k, given) in [
-            ("record", s.record.is_some()),
-            ("rate", s.rate.is_some()),
-            ("pace", s.pace.is_some()),
-            ("shared_fd", s.shared_fd),
-            ("fadvise", s.fadvise.is_some()),
-        ] {
-            if given {
-                return e(&format!(".{k}"), "only file steps (file = \"NAME\") take this key");
-            }
-        }
-        if let Some(r) = file.region.get(&s.region) {
-            if r.kind == RegionKind::File && s.op.unwrap_or(defaults::OP) == AccessOp::Write {
-                return e(".op", "file mappings are read-only in this model: give op = \"read\"");
-            }
-        }
-        return Ok(());
-    };
-    if !s.region.is_empty() {
-        return e("", "give region or file, not both");
-    }
-    let Some(fc) = file.file.get(name) else {
-        let known: Vec<&str> = file.file.keys().map(|k| k.as_str()).collect();
-        return e(".file", &format!("no file named \"{name}\" (files: {})", known.join(", ")));
-    };
-    match s.op {
-        Some(AccessOp::Read | AccessOp::Pread) => {}
-        None | Some(AccessOp::Write) => {
-            return e(".op", "file steps read: give op = \"read\" or \"pread\" (file writes are not modelled yet)")
-        }
-    }
-    let record = s.record.unwrap_or(defaults::RECORD_BYTES);
-    if record == 0 || !record.is_multiple_of(4096) {
-        return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
-    }
-    if record > fc.size.next_multiple_of(4096) {
-        return e(".record", &format!("{record} bytes is more than file \"{name}\" holds ({})", fc.size));
-    }
-    if s.rate == Some(0) {
-        return e(".rate", "must be greater than 0 bytes per second");
-    }
-    if s.pace.is_some() && s.rate.is_none() {
-        return e(".pace", "only a step with a rate is paced: give rate = \"100KB\" or drop pace");
-    }
-    Ok(())
 }
 
 fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, Error> {
