@@ -328,3 +328,34 @@ fn a_scenario_without_optional_keys_resolves_to_describes_defaults() {
         assert_eq!(resolved["kernel"][r.kind], (r.selected.unwrap().by_profile)(sc.profile), "{}", r.kind);
     }
 }
+
+/// Every scenario of the repository, resolved, serialized and resolved again, gives the same
+/// configuration: what pagesim-host's load generator reads is what the simulator ran.
+#[test]
+fn a_serialized_config_resolves_to_itself() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut paths = Vec::new();
+    let mut dirs = vec![root.join("scenarios"), root.join("validation")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml") && p.file_name().is_some_and(|n| n != "reproduce.toml")
+            {
+                paths.push(p);
+            }
+        }
+    }
+    assert!(paths.len() > 20, "{paths:?}");
+    let mut texts: Vec<(String, String)> =
+        paths.iter().map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap())).collect();
+    texts.push(("good.toml".into(), GOOD.into()));
+    for (origin, text) in texts {
+        let sc = Scenario::from_toml(&text, &origin, &[]).unwrap();
+        let json = serde_json::to_value(&sc.config).unwrap();
+        let again = Scenario::from_json(&json, "replay.json", &[]).unwrap_or_else(|e| panic!("{origin}: {e}"));
+        assert_eq!(format!("{:?}", sc.config), format!("{:?}", again.config), "{origin}");
+        assert_eq!(json, serde_json::to_value(&again.config).unwrap(), "{origin}");
+    }
+}
