@@ -91,9 +91,7 @@ fn one(label: &str, text: &str, out: &mut Out) -> Result<(), Stop> {
 
 fn accesses_of(text: &str) -> u64 {
     let s = pagesim::Scenario::from_toml(text, "bench", &[]).expect("bench scenario");
-    let step = &s.file.task[0].step[0];
-    let region = &s.file.region[&step.region];
-    step.passes.unwrap_or(1) * region.size.div_ceil(4096)
+    pagesim::workload::task_programs(&s, s.config.seed)[0].steps[0].total
 }
 
 fn file_scenario(ram: &str, file: &str, passes: u64) -> String {

@@ -43,8 +43,9 @@ enum Command {
     Run(RunArgs),
     /// Load and validate a scenario without running it
     ///
-    /// Prints the number of tasks and the kernel profile; an error names the file, the line
-    /// or key, and what was expected.
+    /// Makes every check `run` makes before it simulates (the same resolution of the
+    /// scenario). Prints the number of tasks and the kernel profile; an error names the file,
+    /// the line or key, and what was expected.
     Check(Scenario),
     /// List every scenario key with its unit and default, and the policies and device models
     Describe,

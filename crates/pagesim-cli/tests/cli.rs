@@ -284,6 +284,27 @@ fn usage_errors_are_clap_s_and_exit_2() {
     assert!(err.contains("invalid value '0' for '--jobs <N>'"), "{err}");
 }
 
+/// `check` makes the checks `run` makes: what does not fit (RAM under the kernel's reserve,
+/// watermarks, a file on its device) fails both the same way, before anything runs.
+#[test]
+fn check_rejects_what_run_rejects_with_the_same_message() {
+    let quickstart = scenario("quickstart.toml");
+    let cases: [(&[&str], &str); 3] = [
+        (&["machine.ram=\"20MB\""], "machine.ram"),
+        (&["vm.min_free_kbytes=100000"], "vm.min_free_kbytes"),
+        (&["device.ssd.capacity=\"1GB\"", "file.big={ device = \"ssd\", size = \"600MB\" }"], "file.big"),
+    ];
+    for (sets, key) in cases {
+        let args: Vec<&str> = sets.iter().flat_map(|s| ["--set", s]).collect();
+        let (code, _, check) = pagesim(&[&["check", quickstart.as_str()], args.as_slice()].concat());
+        assert_eq!(code, 2, "{sets:?}");
+        let (code, _, run) = pagesim(&[&["run", quickstart.as_str()], args.as_slice()].concat());
+        assert_eq!(code, 2, "{sets:?}");
+        assert_eq!(check, run, "{sets:?}");
+        assert!(check.contains(&format!("quickstart.toml: {key}: ")), "{sets:?}: {check}");
+    }
+}
+
 #[test]
 fn set_takes_its_value_after_a_space_or_an_equals_sign_and_repeats() {
     let quickstart = scenario("quickstart.toml");

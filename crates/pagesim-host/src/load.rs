@@ -23,7 +23,7 @@
 //! (PR_SET_PDEATHSIG), and the runner only ever signals the PIDs it forked.
 
 use crate::Error;
-use pagesim::scenario::{AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind, Scenario};
+use pagesim::scenario::{config, AccessOp, Fadvise, Madvise, Pace, RegionKind, Scenario};
 use pagesim::workload::{task_programs, TaskProgram};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -260,29 +260,21 @@ pub struct HostFile {
 }
 
 /// Every file the scenario reads or maps, shared files in name order, then the per-task
-/// copies in task order (the engine's order).
+/// copies in task order: the engine's page caches ([`config::Config::extents`]).
 pub fn host_files(sc: &Scenario) -> Vec<HostFile> {
-    let f = &sc.file;
-    let bytes = |n: &str| f.file[n].size.div_ceil(PAGE as u64) * PAGE as u64;
-    let mut out: Vec<HostFile> = f
-        .file
+    let c = &sc.config;
+    c.extents
         .iter()
-        .filter(|(_, c)| !c.per_task)
-        .map(|(n, _)| HostFile { name: n.clone(), owner: None, file_name: format!("file-{n}"), bytes: bytes(n) })
-        .collect();
-    for (tid, p) in task_programs(sc, f.seed).iter().enumerate() {
-        for n in &p.files {
-            if f.file[n].per_task {
-                out.push(HostFile {
-                    name: n.clone(),
-                    owner: Some(tid),
-                    file_name: format!("file-{n}.{tid}"),
-                    bytes: bytes(n),
-                });
-            }
-        }
-    }
-    out
+        .map(|e| {
+            let name = c.file[e.file as usize].name.clone();
+            let owner = e.owner.map(|tid| tid as usize);
+            let file_name = match owner {
+                None => format!("file-{name}"),
+                Some(tid) => format!("file-{name}.{tid}"),
+            };
+            HostFile { name, owner, file_name, bytes: e.pages * PAGE as u64 }
+        })
+        .collect()
 }
 
 /// Path of file `name` as process `tid` sees it.
@@ -395,8 +387,8 @@ fn join_cgroup(dir: &Path, pid: i32) -> Result<(), Error> {
     crate::sysfs::write(&dir.join("cgroup.procs"), &pid.to_string())
 }
 
-fn region_len(sc: &Scenario, name: &str) -> usize {
-    sc.file.region[name].size.div_ceil(PAGE as u64) as usize * PAGE
+fn region_len(r: &config::Region) -> usize {
+    r.size.div_ceil(PAGE as u64) as usize * PAGE
 }
 
 /// Runs the scenario's tasks as processes and waits for all of them. Must be called from a
@@ -411,7 +403,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     if let Some(why) = unsupported(sc) {
         return Err(Error(format!("{}: {why}", sc.origin)));
     }
-    let seed = opts.seed.unwrap_or(sc.file.seed);
+    let seed = opts.seed.unwrap_or(sc.config.seed);
     let progs = task_programs(sc, seed);
     if progs.len() > MAX_PROCESSES {
         return Err(Error(format!("{}: {} processes; at most {MAX_PROCESSES} are supported", sc.origin, progs.len())));
@@ -424,9 +416,10 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     let mut shared: BTreeMap<String, Mapping> = BTreeMap::new();
     for p in &progs {
         for r in &p.regions {
-            let b = Backing::of(sc.file.region[r].kind);
+            let region = sc.config.region(r).ok_or_else(|| Error(format!("{}: no region \"{r}\"", sc.origin)))?;
+            let b = Backing::of(region.kind);
             if b.shared_between_tasks() && !shared.contains_key(r) {
-                shared.insert(r.clone(), Mapping::new(b, region_len(sc, r), r)?);
+                shared.insert(r.clone(), Mapping::new(b, region_len(region), r)?);
             }
         }
     }
@@ -550,7 +543,7 @@ fn run_child(
     let mut own: Vec<Mapping> = Vec::new();
     let mut bases: Vec<(*mut u8, usize)> = Vec::with_capacity(p.regions.len());
     for r in &p.regions {
-        let region = &sc.file.region[r];
+        let region = sc.config.region(r).ok_or_else(|| format!("no region \"{r}\""))?;
         let m = match shared.get(r) {
             Some(m) => m,
             None => {
@@ -558,9 +551,9 @@ fn run_child(
                     Backing::File => {
                         let name = region.file.as_deref().expect("validated: a file region names its file");
                         let path = file_path(sc, file_dir()?, name, tid);
-                        Mapping::file(&path, region_len(sc, r), r, region.madvise)
+                        Mapping::file(&path, region_len(region), r, region.madvise)
                     }
-                    b => Mapping::new(b, region_len(sc, r), r),
+                    b => Mapping::new(b, region_len(region), r),
                 };
                 own.push(m.map_err(|e| e.0)?);
                 own.last().expect("just pushed")
@@ -896,142 +889,13 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
     None
 }
 
-/// The parts of a validated scenario the load generator needs (seed, machine, memcgs,
-/// regions, tasks, time limit) as a JSON scenario that [`Scenario::from_json`] accepts.
-/// `run_on_host` hands the load generator this file, so overrides applied to the scenario
-/// reach it exactly.
+/// The scenario as the load generator reads it: the resolved configuration
+/// ([`config::Config`]) serialized, a scenario of the same schema with every default written
+/// out, which [`Scenario::from_json`] resolves to the same configuration. `run_on_host` hands
+/// the load generator this file, so overrides applied to the scenario, and the defaults of
+/// the pagesim that resolved it, reach it exactly.
 pub fn replay_json(sc: &Scenario) -> serde_json::Value {
-    use serde_json::{json, Map, Value};
-    let f = &sc.file;
-    let mut machine = json!({ "ram": f.machine.ram, "cpus": f.machine.cpus });
-    if let Some(r) = f.machine.kernel_reserved {
-        machine["kernel_reserved"] = json!(r);
-    }
-    let memcg: Map<String, Value> =
-        f.memcg.iter().map(|(n, m)| (n.clone(), m.max.map_or_else(|| json!({}), |b| json!({ "max": b })))).collect();
-    let region: Map<String, Value> = f
-        .region
-        .iter()
-        .map(|(n, r)| {
-            let kind = match r.kind {
-                RegionKind::Anon => "anon",
-                RegionKind::Shmem => "shmem",
-                RegionKind::File => "file",
-            };
-            let mut v = json!({ "kind": kind, "size": r.size });
-            if let Some(file) = &r.file {
-                v["file"] = json!(file);
-            }
-            if let Some(m) = r.madvise {
-                v["madvise"] = json!(match m {
-                    Madvise::Normal => "normal",
-                    Madvise::Sequential => "sequential",
-                    Madvise::Random => "random",
-                    Madvise::Willneed => "willneed",
-                });
-            }
-            (n.clone(), v)
-        })
-        .collect();
-    // The load generator does not model devices: each device a file lives on is named with
-    // a placeholder model so the replay scenario validates; the real file is on the disk
-    // that holds the file directory.
-    let file: Map<String, Value> = f
-        .file
-        .iter()
-        .map(|(n, c)| (n.clone(), json!({ "device": c.device, "size": c.size, "per_task": c.per_task })))
-        .collect();
-    let device: Map<String, Value> = f.file.values().map(|c| (c.device.clone(), json!({ "model": "ram" }))).collect();
-    let tasks: Vec<Value> = f
-        .task
-        .iter()
-        .map(|t| {
-            let steps: Vec<Value> = t
-                .step
-                .iter()
-                .map(|s| {
-                    let pattern = match s.pattern {
-                        Pattern::Seq => "seq",
-                        Pattern::Random => "random",
-                        Pattern::Zipf => "zipf",
-                        Pattern::Stride => "stride",
-                        Pattern::Reverse => "reverse",
-                        Pattern::Special => "special",
-                    };
-                    let mut v = json!({ "region": s.region, "pattern": pattern, "think": s.think });
-                    let o = v.as_object_mut().expect("object");
-                    if let Some(p) = s.passes {
-                        o.insert("passes".into(), json!(p));
-                    }
-                    if let Some(a) = s.accesses {
-                        o.insert("accesses".into(), json!(a));
-                    }
-                    if let Some(op) = s.op {
-                        let op = match op {
-                            AccessOp::Read => "read",
-                            AccessOp::Write => "write",
-                            AccessOp::Pread => "pread",
-                        };
-                        o.insert("op".into(), json!(op));
-                    }
-                    if let Some(st) = s.stride {
-                        o.insert("stride".into(), json!(st));
-                    }
-                    if let Some(z) = s.zipf_s {
-                        o.insert("zipf_s".into(), json!(z));
-                    }
-                    if let Some(file) = &s.file {
-                        o.remove("region");
-                        o.insert("file".into(), json!(file));
-                    }
-                    for (k, val) in [("record", s.record), ("rate", s.rate), ("cluster", s.cluster)] {
-                        if let Some(val) = val {
-                            o.insert(k.into(), json!(val));
-                        }
-                    }
-                    if let Some(t) = s.then_next {
-                        o.insert("then_next".into(), json!(t));
-                    }
-                    if s.shared_fd {
-                        o.insert("shared_fd".into(), json!(true));
-                    }
-                    if let Some(p) = s.pace {
-                        o.insert("pace".into(), json!(if p == Pace::Steady { "steady" } else { "catch-up" }));
-                    }
-                    if let Some(a) = s.fadvise {
-                        let a = match a {
-                            Fadvise::Normal => "normal",
-                            Fadvise::Sequential => "sequential",
-                            Fadvise::Random => "random",
-                            Fadvise::Willneed => "willneed",
-                        };
-                        o.insert("fadvise".into(), json!(a));
-                    }
-                    v
-                })
-                .collect();
-            let mut v =
-                json!({ "name": t.name, "count": t.count, "start": t.start, "stagger": t.stagger, "step": steps });
-            if let Some(m) = &t.memcg {
-                v["memcg"] = json!(m);
-            }
-            v
-        })
-        .collect();
-    let mut out = json!({
-        "name": sc.name,
-        "seed": f.seed,
-        "machine": machine,
-        "memcg": memcg,
-        "device": device,
-        "file": file,
-        "region": region,
-        "task": tasks,
-    });
-    if let Some(t) = f.time_limit {
-        out["time_limit"] = json!(t);
-    }
-    out
+    serde_json::to_value(&sc.config).expect("a resolved configuration serializes")
 }
 
 #[cfg(test)]
@@ -1188,17 +1052,15 @@ mod tests {
         let sc = Scenario::from_toml(FILE_SCENARIO, "f.toml", &[]).unwrap();
         let replay = Scenario::from_json(&replay_json(&sc), "replay.json", &[]).unwrap();
         assert_eq!(streams(&sc), streams(&replay));
-        let (a, b) = (&sc.file, &replay.file);
+        // The replay resolves to the same configuration, file steps' keys, extents and all.
+        let (a, b) = (&sc.config, &replay.config);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
         assert_eq!(b.task[0].stagger, 2_000_000);
-        assert_eq!((b.file["own"].size, b.file["own"].per_task), (10000, true));
-        assert_eq!((b.region["m"].file.as_deref(), b.region["m"].madvise), (Some("big"), Some(Madvise::Random)));
-        for (x, y) in a.task.iter().zip(&b.task) {
-            for (s, t) in x.step.iter().zip(&y.step) {
-                assert_eq!((&s.file, s.record, s.rate, s.cluster), (&t.file, t.record, t.rate, t.cluster));
-                assert_eq!((s.then_next, s.shared_fd, s.fadvise, s.op), (t.then_next, t.shared_fd, t.fadvise, t.op));
-                assert_eq!(s.pace, t.pace);
-            }
-        }
+        assert_eq!((b.file[1].name.as_str(), b.file[1].size, b.file[1].per_task), ("own", 10000, true));
+        let m = b.region("m").unwrap();
+        assert_eq!((m.file.as_deref(), m.madvise), (Some("big"), Some(Madvise::Random)));
+        let config::Target::File(read) = &b.task[0].step[2].target else { panic!("step 2 reads a file") };
+        assert_eq!((read.record, read.rate.map(|r| (r.rate, r.pace))), (4096, Some((1 << 20, Pace::Steady))));
         // Shared files first, then each reading process's own copy, named as the engine does.
         let names: Vec<(String, u64)> = host_files(&sc).into_iter().map(|f| (f.file_name, f.bytes)).collect();
         let want = [("file-big", 409600), ("file-own.0", 12288), ("file-own.1", 12288)];

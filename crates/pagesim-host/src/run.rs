@@ -191,13 +191,13 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     }
     let mount = if sc.file.memcg.is_empty() { None } else { Some(CgroupMount::detect()?) };
     let loader = find_loader(opts.loader.as_deref())?;
-    let seed = opts.seed.unwrap_or(sc.file.seed);
+    let seed = opts.seed.unwrap_or(sc.config.seed);
 
     let work = WorkDir::create(opts.work_dir.as_deref())?;
     let host = HostTunables::read(&work.path);
     let tunables = set_tunables(sc)?;
     let zswap = crate::tunable::Zswap::apply(Path::new(crate::tunable::ZSWAP_PARAMETERS), &sc.file.zswap)?;
-    let prios: Vec<i32> = sc.file.swap.iter().enumerate().map(|(i, s)| s.priority.unwrap_or(-1 - i as i32)).collect();
+    let prios: Vec<i32> = sc.config.swap.iter().map(|s| s.priority).collect();
     let lowest = prios.iter().copied().min().unwrap_or(0);
     let mut swaps = Vec::new();
     let mut swap_setup = Vec::new();
@@ -446,8 +446,8 @@ pub fn needs_cold_page_cache(sc: &Scenario) -> bool {
 
 /// The memory the scenario's page allocator manages: RAM less the kernel's reserve.
 fn usable_ram(sc: &Scenario) -> u64 {
-    let m = &sc.file.machine;
-    m.ram.saturating_sub(m.kernel_reserved.unwrap_or(m.ram / 64 + (32 << 20)))
+    let m = &sc.config.machine;
+    m.ram - m.kernel_reserved
 }
 
 /// Whether the scenario models about the host's memory (its usable RAM within

@@ -86,10 +86,11 @@ pub fn run_json(value: &serde_json::Value, origin: &str, opts: RunOptions<'_>) -
     run(&scenario, opts)
 }
 
-/// Runs a validated scenario.
+/// Runs a resolved scenario. Every error is the resolution's (when the scenario was
+/// loaded); the run itself does not fail.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
-    let seed = opts.seed.unwrap_or(sc.file.seed);
-    let mut sim = engine::Sim::new(sc, seed)?;
+    let seed = opts.seed.unwrap_or(sc.config.seed);
+    let mut sim = engine::Sim::new(sc, seed);
     sim.run(&mut opts.progress);
     if let Some(p) = opts.progress.as_mut() {
         p(&Progress { sim_ns: sim.sched.now, ops_done: sim.sched.ops_done, ops_total: Some(sim.sched.ops_total) });

@@ -14,7 +14,7 @@ use crate::{Report, RunOptions};
 pub fn sim_from(text: &str, sets: &[&str]) -> Sim {
     let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
     let sc = Scenario::from_toml(text, "test.toml", &sets).unwrap_or_else(|e| panic!("{e}"));
-    let s = Sim::new(&sc, 1).unwrap_or_else(|e| panic!("{e}"));
+    let s = Sim::new(&sc, 1);
     s.verify().unwrap();
     s
 }

@@ -34,14 +34,14 @@ pub mod event;
 mod sched;
 mod verify;
 
+use crate::device::DeviceQueue;
 use crate::device::Io;
-use crate::device::{DeviceModel, DeviceQueue};
 use crate::histogram::Histogram;
 use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
 use crate::mm::Mm;
-use crate::mm::{self, pte, Frames, Memcg, Watermarks, NIL};
+use crate::mm::{pte, Frames, Memcg, Watermarks, NIL};
 use crate::pagecache::filemap::FileRead;
 use crate::pagecache::readahead::FileRaState;
 use crate::pagecache::PageCache;
@@ -49,10 +49,11 @@ use crate::pagecache::{AddressSpace, RA_WINDOW_BUCKETS};
 use crate::reclaim::ScanControl;
 use crate::reclaim::{Kswapd, Reclaim};
 use crate::rng::Rng;
+use crate::scenario::config::Target;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
-use crate::{Error, Progress};
+use crate::Progress;
 use event::{Event, EventQueue};
 pub use sched::TimelinePoint;
 use sched::{PageWaiters, Sched};
@@ -188,105 +189,62 @@ impl Sim {
         self.sched.tasks.len() as u32 + 1
     }
 
-    /// Builds the machine from a validated scenario.
-    pub fn new(sc: &Scenario, seed: u64) -> Result<Sim, Error> {
-        let f = &sc.file;
-        let profile = sc.profile;
-        let ram = f.machine.ram;
-        let reserved = f.machine.kernel_reserved.unwrap_or(ram / 64 + (32 << 20));
-        let managed = (ram - reserved) / 4096;
-        if managed > pte::FRAME as u64 - 1 {
-            return Err(Error(format!("{}: machine.ram: too large for this model", sc.origin)));
-        }
-        let min_free_kb =
-            f.vm.min_free_kbytes.unwrap_or_else(|| mm::default_min_free_kbytes(managed, profile.min_free_kbytes_max));
-        let wsf = profile.watermark_scale.then(|| f.vm.watermark_scale_factor.unwrap_or(10));
-        let wmark = mm::watermarks(managed, min_free_kb, wsf);
-        if wmark.high * 2 >= managed {
-            return Err(Error(format!(
-                "{}: vm.min_free_kbytes: {min_free_kb} kB leaves no room above the high watermark in {managed} pages",
-                sc.origin
-            )));
-        }
+    /// Builds the machine from a resolved scenario ([`Scenario::config`]). It cannot fail:
+    /// the resolution made every check (sizes, names, watermarks, where swap areas and
+    /// files go), and `pagesim check` runs the same resolution.
+    pub fn new(sc: &Scenario, seed: u64) -> Sim {
+        let c = &sc.config;
+        let profile = c.kernel.profile;
+        let managed = c.machine.managed_pages;
         let tun = Tunables {
-            swappiness: f.vm.swappiness.unwrap_or(60),
-            page_cluster: f.vm.page_cluster.unwrap_or(3),
-            vma_ra_enabled: f.kernel.vma_ra_enabled.unwrap_or(true),
-            memcg_v1: f.kernel.cgroup_version == Some(1),
-            wmark,
+            swappiness: c.vm.swappiness,
+            page_cluster: c.vm.page_cluster,
+            vma_ra_enabled: c.kernel.vma_ra_enabled,
+            memcg_v1: c.kernel.cgroup_version == 1,
+            wmark: c.vm.watermarks,
             managed_pages: managed,
         };
-        let ncpus = f.machine.cpus;
+        let ncpus = c.machine.cpus;
         let nframes = managed as u32;
 
-        // Devices, in name order (BTreeMap), and the swap areas on them.
-        let mut devices = Vec::new();
-        let mut device_names = Vec::new();
-        for (name, cfg) in &f.device {
-            let m = DeviceModel::new(cfg).map_err(|e| Error(format!("{}: device.{name}: {e}", sc.origin)))?;
-            devices.push(DeviceQueue::new(m));
-            device_names.push(name.clone());
-        }
+        // Devices, in name order, and the swap areas on them.
+        let devices: Vec<DeviceQueue> = c.device.iter().map(|d| DeviceQueue::new(d.model.clone())).collect();
+        let device_names: Vec<String> = c.device.iter().map(|d| d.name.clone()).collect();
         let ndevices = devices.len();
-        let mut areas = Vec::new();
-        let mut dev_used = vec![0u64; devices.len()];
-        for (i, s) in f.swap.iter().enumerate() {
-            let d = device_names.iter().position(|n| *n == s.device).expect("validated");
-            let prio = s.priority.unwrap_or(-1 - i as i32);
-            let rot = devices[d].model().rotational();
-            let clusters = !rot && profile.ssd_cluster_alloc;
-            areas.push(SwapArea::new(d as u32, dev_used[d], s.size, prio, rot, clusters, ncpus));
-            dev_used[d] += s.size;
-        }
+        let mut areas: Vec<SwapArea> = c
+            .swap
+            .iter()
+            .map(|s| {
+                let rot = devices[s.dev as usize].model().rotational();
+                let clusters = !rot && profile.ssd_cluster_alloc;
+                SwapArea::new(s.dev, s.offset, s.size, s.priority, rot, clusters, ncpus)
+            })
+            .collect();
+        // zswap's parameters and the regions' page content, from the file: swap/ reads
+        // them there (they have no defaults beyond their own serde ones).
         let (zswap, content) =
-            crate::swap::page_io::setup(f, profile, &mut areas, &devices, managed, f.memcg.len() + 1, seed);
+            crate::swap::page_io::setup(&sc.file, profile, &mut areas, &devices, managed, c.memcg.len() + 1, seed);
 
-        let ra_name = f.kernel.swap_readahead.as_deref().unwrap_or(profile.swap_readahead);
-        let swap_ra = (crate::swap::readahead::find(ra_name).expect("validated").build)();
-        let sb_name = f.kernel.scan_balance.as_deref().unwrap_or(profile.scan_balance);
-        let scan_balance = (crate::reclaim::scan_balance::find(sb_name).expect("validated").build)();
+        let swap_ra = (c.kernel.swap_readahead.build)();
+        let scan_balance = (c.kernel.scan_balance.build)();
 
         let mut memcgs = vec![Memcg::new("/", u64::MAX, nframes)];
-        for (name, m) in &f.memcg {
-            memcgs.push(Memcg::new(name, m.max.map_or(u64::MAX, |b| b.div_ceil(4096)), nframes));
-        }
+        memcgs.extend(c.memcg.iter().map(|m| Memcg::new(&m.name, m.max_pages, nframes)));
 
         // Regions: shmem objects are shared; anon regions are instantiated per task.
         let mut shmem = Vec::new();
-        let mut shmem_ids = std::collections::BTreeMap::new();
-        for (name, r) in &f.region {
+        let mut shmem_of: Vec<Option<u32>> = vec![None; c.region.len()];
+        for (i, r) in c.region.iter().enumerate() {
             if r.kind == RegionKind::Shmem {
                 let pages = r.size.div_ceil(4096) as u32;
-                shmem_ids.insert(name.clone(), shmem.len() as u32);
+                shmem_of[i] = Some(shmem.len() as u32);
                 shmem.push(ShmemObj { slots: vec![0; pages as usize], mappers: Vec::new() });
             }
         }
-        // Files: one extent each after the swap areas of their device; shared files in
-        // name order, then the per-task copies in task order.
-        let mut files: Vec<AddressSpace> = Vec::new();
-        let mut file_ids = std::collections::BTreeMap::new();
-        let mut place = |name: String, cfg: &crate::scenario::FileConfig, files: &mut Vec<AddressSpace>| {
-            let d = device_names.iter().position(|n| *n == cfg.device).expect("validated");
-            let bytes = cfg.size.div_ceil(4096) * 4096;
-            let cap = devices[d].model().capacity_bytes();
-            if dev_used[d] + bytes > cap {
-                return Err(Error(format!(
-                    "{}: file.{name}: device \"{}\" holds {cap} bytes; its swap areas and files need {}",
-                    sc.origin,
-                    cfg.device,
-                    dev_used[d] + bytes
-                )));
-            }
-            files.push(AddressSpace::new(name, d as u32, dev_used[d], bytes / 4096));
-            dev_used[d] += bytes;
-            Ok((files.len() - 1) as u32)
-        };
-        for (name, cfg) in &f.file {
-            if !cfg.per_task {
-                let id = place(name.clone(), cfg, &mut files)?;
-                file_ids.insert(name.clone(), id);
-            }
-        }
+        // Files: one page cache per extent, in the resolution's order (shared files, then
+        // the per-task copies in task order).
+        let mut files: Vec<AddressSpace> =
+            c.extents.iter().map(|e| AddressSpace::new(e.name.clone(), e.dev, e.offset, e.pages)).collect();
         // A new open file's readahead state: the bdi's `ra_pages` and `io_pages`.
         let new_ra = |files: &Vec<AddressSpace>, fi: u32| {
             let m = devices[files[fi as usize].dev as usize].model();
@@ -297,41 +255,26 @@ impl Sim {
         let mut vmas: Vec<Vma> = Vec::new();
         let mut tasks = Vec::new();
         let mut ops_total = 0u64;
-        for t in &f.task {
-            let memcg =
-                t.memcg.as_ref().map_or(0, |m| 1 + f.memcg.keys().position(|k| k == m).expect("validated")) as u16;
+        for t in &c.task {
             // Readahead states of shared_fd steps, one per step for all instances.
             let mut shared_ra: Vec<Option<u32>> = vec![None; t.step.len()];
             for k in 0..t.count {
                 let tid = tasks.len() as u32;
                 let mut region_vma = std::collections::BTreeMap::new();
-                let mut own_files = std::collections::BTreeMap::new();
                 let mut steps = Vec::new();
                 let mut step_vma = Vec::new();
                 let mut step_ra = Vec::new();
                 for (j, st) in t.step.iter().enumerate() {
-                    let pages = crate::workload::step_pages(sc, st);
-                    let (v, ra) = match &st.file {
-                        Some(name) => {
-                            let cfg = &f.file[name];
-                            let fi = if cfg.per_task {
-                                match own_files.get(name) {
-                                    Some(&fi) => fi,
-                                    None => {
-                                        let fi = place(format!("{name}.{tid}"), cfg, &mut files)?;
-                                        own_files.insert(name.clone(), fi);
-                                        fi
-                                    }
-                                }
-                            } else {
-                                file_ids[name]
-                            };
+                    let pages = c.step_pages(st);
+                    let (v, ra) = match &st.target {
+                        Target::File(fs) => {
+                            let fi = fs.extents[k as usize];
                             let ra = match shared_ra[j] {
-                                Some(ra) if st.shared_fd => ra,
+                                Some(ra) if fs.shared_fd => ra,
                                 _ => {
                                     ra_states.push(new_ra(&files, fi));
                                     let ra = (ra_states.len() - 1) as u32;
-                                    if st.shared_fd {
+                                    if fs.shared_fd {
                                         shared_ra[j] = Some(ra);
                                     }
                                     ra
@@ -339,18 +282,16 @@ impl Sim {
                             };
                             (fi, ra)
                         }
-                        None => {
-                            let r = &f.region[&st.region];
-                            let v = *region_vma.entry(st.region.clone()).or_insert_with(|| {
+                        &Target::Region { index: region, .. } => {
+                            let r = &c.region[region as usize];
+                            let v = *region_vma.entry(region).or_insert_with(|| {
                                 let id = vmas.len() as u32;
-                                let obj = shmem_ids.get(&st.region).copied();
+                                let obj = shmem_of[region as usize];
                                 if let Some(o) = obj {
                                     shmem[o as usize].mappers.push(id);
                                 }
-                                let file = r.file.as_ref().map(|name| file_ids[name]);
-                                let region = f.region.keys().position(|k| *k == st.region).expect("validated") as u32;
                                 let mut ra = NIL;
-                                if let Some(fi) = file {
+                                if let Some(fi) = r.extent {
                                     files[fi as usize].mappers.push(id);
                                     ra_states.push(new_ra(&files, fi));
                                     ra = (ra_states.len() - 1) as u32;
@@ -358,7 +299,7 @@ impl Sim {
                                 vmas.push(Vma {
                                     task: tid,
                                     shmem: obj,
-                                    file,
+                                    file: r.extent,
                                     ra,
                                     hint: Sim::vm_hint(r.madvise),
                                     willneed: r.madvise == Some(crate::scenario::Madvise::Willneed),
@@ -381,7 +322,7 @@ impl Sim {
                 let nsteps = steps.len();
                 tasks.push(Task {
                     name,
-                    memcg,
+                    memcg: t.memcg_index,
                     steps,
                     step_vma,
                     cur: Cursor { step_start_ns: t.start + k as u64 * t.stagger, ..Cursor::default() },
@@ -408,13 +349,12 @@ impl Sim {
         if profile.ra_read_copy && !ra_states.is_empty() {
             ra_states.extend(tasks.iter().map(|_| FileRaState::new(0, 0)));
         }
-        let fra_name = f.kernel.file_readahead.as_deref().unwrap_or(profile.file_readahead);
-        let file_ra = (crate::pagecache::readahead::find(fra_name).expect("validated").build)();
+        let file_ra = (c.kernel.file_readahead.build)();
         // The tasks, kswapd, zswap's shrink worker.
         let nthreads = tasks.len() + 2;
         let mut sim = Sim {
             profile,
-            cost: f.cpu.clone(),
+            cost: c.cpu.clone(),
             tun,
             sched: Sched {
                 now: 0,
@@ -422,7 +362,8 @@ impl Sim {
                 cpu_free: vec![0; ncpus as usize],
                 tokens: vec![0; nthreads],
                 tasks,
-                time_limit: f.time_limit.unwrap_or(u64::MAX),
+                // Not a default: the engine's encodings of "no limit" and "no timeline".
+                time_limit: c.time_limit.unwrap_or(u64::MAX),
                 ops_done: 0,
                 ops_total,
                 fault_hist: Histogram::default(),
@@ -430,7 +371,7 @@ impl Sim {
                 throttled: Vec::new(),
                 scratch_waiters: Vec::new(),
                 timeline: Vec::new(),
-                sample_every: f.sample_interval.unwrap_or(0),
+                sample_every: c.sample_interval.unwrap_or(0),
             },
             mm: Mm {
                 frames: Frames::new(nframes),
@@ -480,7 +421,7 @@ impl Sim {
             let at = sim.sched.tasks[tid as usize].start_ns;
             sim.wake(tid, at);
         }
-        Ok(sim)
+        sim
     }
 
     /// Runs to completion.
@@ -587,7 +528,7 @@ mod tests {
             think = "2us"
         "#;
         let sc = Scenario::from_toml(text, "t.toml", &[]).unwrap();
-        let sim = Sim::new(&sc, 42).unwrap();
+        let sim = Sim::new(&sc, 42);
         let progs = task_programs(&sc, 42);
         assert_eq!(progs.len(), sim.sched.tasks.len());
         for (p, t) in progs.iter().zip(&sim.sched.tasks) {

@@ -281,15 +281,17 @@ fn per_task_files_get_their_own_extents_and_must_fit_the_device() {
         .replace("size = \"4MB\"", "size = \"4MB\"\nper_task = true")
         .replace("name = \"t\"", "name = \"t\"\ncount = 3");
     let sc = Scenario::from_toml(&text, "t.toml", &[]).unwrap();
-    let sim = Sim::new(&sc, 1).unwrap();
+    let sim = Sim::new(&sc, 1);
     assert_eq!(sim.pc.files.len(), 3);
     let offs: Vec<u64> = sim.pc.files.iter().map(|f| f.dev_offset).collect();
     assert_eq!(offs, [0, 4 << 20, 8 << 20]);
     let r = run(&text, &[]);
     assert_eq!(r.counter(Counter::PgpgIn), 3 * 4096, "three files, each read once");
-    let small = Scenario::from_toml(&text, "t.toml", &["device.d.capacity=\"10MB\"".into()]).unwrap();
-    let e = Sim::new(&small, 1).err().expect("12 MB of files do not fit in 10 MB").0;
-    assert!(e.contains("file.f") && e.contains("device \"d\""), "{e}");
+    // The third copy does not fit: the resolution (what `pagesim check` runs) says so.
+    let e = Scenario::from_toml(&text, "t.toml", &["device.d.capacity=\"10MB\"".into()])
+        .expect_err("12 MB of files do not fit in 10 MB")
+        .0;
+    assert!(e.starts_with("t.toml: file.f: ") && e.contains("device \"d\" holds 10485760 bytes"), "{e}");
 }
 
 #[test]
@@ -370,7 +372,7 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
     .replace("model = \"nvme\"", "model = \"ram\"\nrequest_ns = \"1s\"");
     for (profile, copy) in [("linux-2.6.20", true), ("linux-2.6.23", true), ("linux-6.6", false)] {
         let sc = Scenario::from_toml(&text, "t.toml", &[format!("kernel.profile={profile}")]).unwrap();
-        let mut sim = Sim::new(&sc, 1).unwrap();
+        let mut sim = Sim::new(&sc, 1);
         let ra = sim.sched.tasks[0].step_ra[0];
         assert_eq!(ra, sim.sched.tasks[1].step_ra[0], "one open file");
         let before = sim.pc.ra_states[ra as usize];

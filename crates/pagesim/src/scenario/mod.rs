@@ -1,10 +1,12 @@
 //! The scenario file: machine, kernel profile and tunables, devices, swap, memcgs, memory
 //! regions and tasks with their workload programs.
 //!
-//! Parsing produces a validated [`Scenario`]; bad input fails early with an [`Error`] that
-//! names the file, the line (for TOML text) and the key, and says what was expected.
-//! Every field's default lives here (a device model's parameters' in its file in device/,
-//! zswap's in swap/zswap.rs), with its unit and, where there is one, the kernel's sysctl
+//! Parsing produces a [`Scenario`]: the file as written ([`ScenarioFile`]) and its resolved
+//! [`Config`] (config.rs: defaults applied, names looked up, every check a run depends on
+//! made); bad input fails early with an [`Error`] that names the file, the line (for TOML
+//! text) and the key, and says what was expected. Every field's doc gives its unit, its
+//! default (the values are in defaults.rs, written once; a device model's parameters' in its
+//! file in device/, zswap's in swap/zswap.rs) and, where there is one, the kernel's sysctl
 //! name (`[vm]` holds /proc/sys/vm tunables: `vm.swappiness`, `vm.page-cluster`...).
 //!
 //! ```toml
@@ -33,15 +35,18 @@
 //! op = "write"
 //! ```
 
+pub mod config;
+pub mod defaults;
 pub mod profile;
 mod registries;
 
 use crate::device::DeviceConfig;
 use crate::units::{de_bytes, de_duration_ns, de_opt_bytes};
 use crate::Error;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+pub use config::Config;
 pub use profile::{Profile, PROFILES};
 pub use registries::{registries, RegisteredName, RegistryInfo, Selected};
 
@@ -52,8 +57,8 @@ pub struct ScenarioFile {
     /// Name shown in reports. Default: the file name.
     #[serde(default)]
     pub name: Option<String>,
-    /// RNG seed. Default 1.
-    #[serde(default = "one")]
+    /// RNG seed. Default [`defaults::SEED`].
+    #[serde(default = "default_seed")]
     pub seed: u64,
     pub machine: Machine,
     #[serde(default)]
@@ -94,8 +99,8 @@ pub struct ScenarioFile {
     pub sample_interval: Option<u64>,
 }
 
-fn one() -> u64 {
-    1
+fn default_seed() -> u64 {
+    defaults::SEED
 }
 
 fn de_opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -108,24 +113,25 @@ pub struct Machine {
     /// Installed RAM (`mem=`), bytes.
     #[serde(deserialize_with = "de_bytes")]
     pub ram: u64,
-    /// CPUs. Default 1.
-    #[serde(default = "one_u32")]
+    /// CPUs. Default [`defaults::CPUS`].
+    #[serde(default = "default_cpus")]
     pub cpus: u32,
     /// Memory the kernel keeps for itself (image, page tables, slab) before the page
-    /// allocator gets the rest, bytes. Default: 1.5625% of RAM (the 64-byte struct page per
-    /// 4 KiB page) plus 32 MiB (kernel image and early allocations).
+    /// allocator gets the rest, bytes; less than `ram`. Default
+    /// [`defaults::kernel_reserved`]: 1.5625% of RAM (the 64-byte struct page per 4 KiB
+    /// page) plus 32 MiB (kernel image and early allocations).
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub kernel_reserved: Option<u64>,
 }
 
-fn one_u32() -> u32 {
-    1
+fn default_cpus() -> u32 {
+    defaults::CPUS
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Kernel {
-    /// Kernel profile (`pagesim profiles`). Default "linux-6.6".
+    /// Kernel profile (`pagesim profiles`). Default [`defaults::PROFILE`].
     #[serde(default)]
     pub profile: Option<String>,
     /// Swap-in readahead policy; default: the profile's.
@@ -137,10 +143,11 @@ pub struct Kernel {
     /// File readahead policy (`pagecache::readahead` registry); default: the profile's.
     #[serde(default)]
     pub file_readahead: Option<String>,
-    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default true.
+    /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default [`defaults::VMA_RA_ENABLED`].
     #[serde(default)]
     pub vma_ra_enabled: Option<bool>,
-    /// The cgroup hierarchy the memory controller is on: 1 (legacy) or 2. Default 2. Limit
+    /// The cgroup hierarchy the memory controller is on: 1 (legacy) or 2. Default
+    /// [`defaults::CGROUP_VERSION`]. Limit
     /// reclaim on v1 waits for the writeback of pages it wrote itself instead of
     /// activating them (`writeback_throttling_sane`).
     #[serde(default)]
@@ -151,20 +158,25 @@ pub struct Kernel {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Vm {
-    /// vm.swappiness: 0..100 (≤5.7) or 0..200. Default 60.
+    /// vm.swappiness: 0..100 (≤5.7) or 0..200. Default [`defaults::SWAPPINESS`].
     pub swappiness: Option<u32>,
-    /// vm.page-cluster: log2 of the swap readahead window. Default 3.
+    /// vm.page-cluster: log2 of the swap readahead window, 0..10. Default
+    /// [`defaults::PAGE_CLUSTER`].
     #[serde(rename = "page-cluster")]
     pub page_cluster: Option<u32>,
-    /// vm.min_free_kbytes, kB. Default sqrt(16 × lowmem kB), clamped.
+    /// vm.min_free_kbytes, kB. Default sqrt(16 × lowmem kB), clamped
+    /// ([`crate::mm::default_min_free_kbytes`]). With the scale factor it must leave more than
+    /// half the managed memory above the high watermark.
     pub min_free_kbytes: Option<u64>,
-    /// vm.watermark_scale_factor, in 1/10000 of memory (≥4.6). Default 10.
+    /// vm.watermark_scale_factor, in 1/10000 of memory, 1..3000; only kernels ≥4.6 have it.
+    /// Default [`defaults::WATERMARK_SCALE_FACTOR`].
     pub watermark_scale_factor: Option<u64>,
 }
 
 /// CPU time charged for kernel and user operations, nanoseconds. Physical calibration
-/// constants shared by all scenarios; sources in docs/model.md.
-#[derive(Clone, Debug, Deserialize)]
+/// constants shared by all scenarios; sources in docs/model.md. The defaults are
+/// `CpuCosts::default()`.
+#[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CpuCosts {
     /// One user access to a resident page (TLB miss and cache miss of a page walk).
@@ -229,7 +241,7 @@ pub struct SwapArea {
     /// Size of the swap area, bytes (swap file or partition size, header page included).
     #[serde(deserialize_with = "de_bytes")]
     pub size: u64,
-    /// `swapon -p`. Default: -1, -2, ... in swapon order.
+    /// `swapon -p`. Default [`defaults::swap_priority`]: -1, -2, ... in swapon order.
     #[serde(default)]
     pub priority: Option<i32>,
 }
@@ -247,7 +259,8 @@ pub struct MemcgConfig {
 #[serde(deny_unknown_fields)]
 pub struct FileConfig {
     /// Device holding the file (a `[device.NAME]` table). Files are laid out one after the
-    /// other after the swap areas of the device, each in one contiguous extent.
+    /// other after the swap areas of the device, each in one contiguous extent, and must
+    /// fit on it.
     pub device: String,
     /// File size, bytes (rounded up to pages).
     #[serde(deserialize_with = "de_bytes")]
@@ -258,7 +271,7 @@ pub struct FileConfig {
     pub per_task: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RegionKind {
     /// MAP_PRIVATE|MAP_ANONYMOUS.
@@ -270,7 +283,7 @@ pub enum RegionKind {
 }
 
 /// `madvise` access hint of a file mapping.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Madvise {
     Normal,
@@ -294,7 +307,7 @@ pub struct Region {
     /// The file a `kind = "file"` region maps.
     #[serde(default)]
     pub file: Option<String>,
-    /// madvise hint of a file region. Default normal.
+    /// madvise hint of a file region. Default [`defaults::MADVISE`].
     #[serde(default)]
     pub madvise: Option<Madvise>,
     /// Page content (see swap/compress.rs): mean compression ratio (lzo) of the region's
@@ -331,8 +344,8 @@ pub struct Task {
     /// Memory cgroup name. Default: the root cgroup.
     #[serde(default)]
     pub memcg: Option<String>,
-    /// Identical processes to start. Default 1.
-    #[serde(default = "one_u32")]
+    /// Identical processes to start. Default [`defaults::TASK_COUNT`].
+    #[serde(default = "default_task_count")]
     pub count: u32,
     /// Start time. Default 0.
     #[serde(default, deserialize_with = "de_duration_ns")]
@@ -342,6 +355,10 @@ pub struct Task {
     pub stagger: u64,
     /// The workload program, run in order.
     pub step: Vec<Step>,
+}
+
+fn default_task_count() -> u32 {
+    defaults::TASK_COUNT
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -364,7 +381,7 @@ pub enum Pattern {
     Special,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AccessOp {
     /// A load from a mapping, or read(2) of a file.
@@ -376,7 +393,7 @@ pub enum AccessOp {
 }
 
 /// `posix_fadvise` advice a file step gives right after opening the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Fadvise {
     Normal,
@@ -387,12 +404,11 @@ pub enum Fadvise {
 }
 
 /// How a file step with a `rate` spaces its read calls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Pace {
     /// Record n is due at n × record / rate after the step started: a reader that fell
     /// behind (slow I/O) reads back to back until it has caught up (a token bucket).
-    #[default]
     CatchUp,
     /// Each read call owns one interval of record / rate from the moment it starts and the
     /// reader sleeps out the rest of it; a read that took longer is followed at once by the
@@ -410,19 +426,19 @@ pub struct Step {
     /// step opens the file (a fresh `file_ra_state`) when it starts.
     #[serde(default)]
     pub file: Option<String>,
-    /// Bytes per read(2) call of a file step, a multiple of 4 KiB. Default 4 KiB. The
-    /// pattern then chooses records instead of pages.
+    /// Bytes per read(2) call of a file step, a multiple of 4 KiB. Default
+    /// [`defaults::RECORD_BYTES`]. The pattern then chooses records instead of pages.
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub record: Option<u64>,
     /// File step: hold the reading rate at this many bytes per second by sleeping (a
     /// streaming reader). Default: as fast as possible.
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub rate: Option<u64>,
-    /// How a `rate` step paces its reads. Default catch-up.
+    /// How a `rate` step paces its reads. Default [`defaults::PACE`].
     #[serde(default)]
     pub pace: Option<Pace>,
     /// Probability that an access is followed at once by one to the next record/page
-    /// ("sometimes two reads in a row"). Default 0.
+    /// ("sometimes two reads in a row"). Default [`defaults::THEN_NEXT`].
     #[serde(default)]
     pub then_next: Option<f64>,
     /// Zipf pattern: ranks are given to clusters of this many bytes (hot areas), and the
@@ -438,32 +454,32 @@ pub struct Step {
     pub fadvise: Option<Fadvise>,
     pub pattern: Pattern,
     /// Passes over the region (seq, stride), or accesses = passes × pages (random, zipf).
-    /// Default 1.
+    /// Default [`defaults::PASSES`].
     #[serde(default)]
     pub passes: Option<u64>,
     /// Number of accesses (random, zipf); alternative to `passes`.
     #[serde(default)]
     pub accesses: Option<u64>,
-    /// read or write. Default write.
+    /// read or write (file steps: read or pread, no default). Default [`defaults::OP`].
     #[serde(default)]
     pub op: Option<AccessOp>,
-    /// Stride in pages (pattern stride). Default 16.
+    /// Stride in pages (pattern stride). Default [`defaults::STRIDE_PAGES`].
     #[serde(default)]
     pub stride: Option<u64>,
-    /// Zipf exponent s (pattern zipf). Default 0.99.
+    /// Zipf exponent s (pattern zipf). Default [`defaults::ZIPF_S`].
     #[serde(default)]
     pub zipf_s: Option<f64>,
     /// Pattern special: percent of the units that are "special" (sysbench
-    /// `--oltp-dist-pct`). Default 1.
+    /// `--oltp-dist-pct`). Default [`defaults::SPECIAL_PCT`].
     #[serde(default)]
     pub special_pct: Option<u32>,
     /// Pattern special: percent of the draws that go to the special units
     /// (`--oltp-dist-res`), 0-99; sysbench rounds the share to 1 - 1/floor(100/(100-res)).
-    /// Default 75.
+    /// Default [`defaults::SPECIAL_RES`].
     #[serde(default)]
     pub special_res: Option<u32>,
     /// Pattern special: uniform draws averaged for the other draws (`--oltp-dist-iter`).
-    /// Default 12.
+    /// Default [`defaults::SPECIAL_ITER`].
     #[serde(default)]
     pub special_iter: Option<u32>,
     /// CPU time between accesses (user computation). Default 0.
@@ -471,17 +487,21 @@ pub struct Step {
     pub think: u64,
 }
 
-/// A validated scenario.
+/// A loaded scenario: the file as written, and the configuration a run uses.
 #[derive(Clone, Debug)]
 pub struct Scenario {
+    /// The file as written (overrides applied): which keys it gives, for front ends that
+    /// carry only those over (the host runner's tunables).
     pub file: ScenarioFile,
+    /// The resolved configuration: what every run of the scenario reads.
+    pub config: Config,
     pub name: String,
     pub origin: String,
     pub profile: &'static Profile,
 }
 
 impl Scenario {
-    /// Reads, overrides and validates a scenario file.
+    /// Reads, overrides and resolves a scenario file.
     pub fn load_file(path: &std::path::Path, sets: &[String]) -> Result<Self, Error> {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|e| Error(format!("{origin}: cannot read: {e}")))?;
@@ -493,18 +513,19 @@ impl Scenario {
         // Typed parse of the original text first, so errors carry its line numbers.
         let file: ScenarioFile =
             toml::from_str(text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
-        if sets.is_empty() {
-            return Self::validate(file, origin);
-        }
         let mut table: toml::Table = toml::from_str(text).map_err(|e| Error(format!("{origin}: {e}")))?;
+        if sets.is_empty() {
+            return Self::resolve(file, &table, origin);
+        }
         for s in sets {
             apply_set(&mut table, s)?;
         }
-        let file = from_value(toml::Value::Table(table), origin, "after --set")?;
-        Self::validate(file, origin)
+        let file = from_value(toml::Value::Table(table.clone()), origin, "after --set")?;
+        Self::resolve(file, &table, origin)
     }
 
-    /// Builds a scenario from a JSON value of the same shape (Python dicts).
+    /// Builds a scenario from a JSON value of the same shape (Python dicts, and a serialized
+    /// [`Config`]).
     pub fn from_json(value: &serde_json::Value, origin: &str, sets: &[String]) -> Result<Self, Error> {
         let v = json_to_toml(value).map_err(|e| Error(format!("{origin}: {e}")))?;
         let toml::Value::Table(mut table) = v else {
@@ -513,308 +534,20 @@ impl Scenario {
         for s in sets {
             apply_set(&mut table, s)?;
         }
-        let file = from_value(toml::Value::Table(table), origin, "")?;
-        Self::validate(file, origin)
+        let file = from_value(toml::Value::Table(table.clone()), origin, "")?;
+        Self::resolve(file, &table, origin)
     }
 
-    fn validate(mut file: ScenarioFile, origin: &str) -> Result<Self, Error> {
-        let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
-        let pname = file.kernel.profile.as_deref().unwrap_or(profile::DEFAULT_PROFILE);
-        let profile = profile::find(pname).ok_or_else(|| {
-            err("kernel.profile", format!("unknown profile \"{pname}\"; expected one of: {}", profile::names()))
-        })?;
-        for reg in registries() {
-            let Some(p) = reg.selected.and_then(|sel| (sel.by_scenario)(&file.kernel)) else { continue };
-            if !reg.contains(p) {
-                return Err(err(reg.scenario_key, format!("unknown policy \"{p}\"; expected one of: {}", reg.names())));
-            }
-        }
-        if let Some(v) = file.kernel.cgroup_version {
-            if !(1..=2).contains(&v) {
-                return Err(err("kernel.cgroup_version", format!("expected 1 or 2, got {v}")));
-            }
-        }
-        if file.machine.ram < 16 << 20 {
-            return Err(err("machine.ram", format!("expected at least 16MB, got {} bytes", file.machine.ram)));
-        }
-        if file.machine.ram > 1 << 40 {
-            return Err(err("machine.ram", "at most 1TiB is supported".into()));
-        }
-        if file.machine.cpus == 0 || file.machine.cpus > 1024 {
-            return Err(err("machine.cpus", format!("expected 1..1024, got {}", file.machine.cpus)));
-        }
-        if let Some(r) = file.machine.kernel_reserved {
-            if r >= file.machine.ram / 2 {
-                return Err(err("machine.kernel_reserved", "must be less than half of machine.ram".into()));
-            }
-        }
-        if let Some(s) = file.vm.swappiness {
-            if s > profile.swappiness_max {
-                return Err(err(
-                    "vm.swappiness",
-                    format!("expected 0..{} on {}, got {s}", profile.swappiness_max, profile.name),
-                ));
-            }
-        }
-        if let Some(pc) = file.vm.page_cluster {
-            if pc > 10 {
-                return Err(err("vm.page-cluster", format!("expected 0..10, got {pc}")));
-            }
-        }
-        if let Some(w) = file.vm.watermark_scale_factor {
-            if !(1..=3000).contains(&w) {
-                return Err(err("vm.watermark_scale_factor", format!("expected 1..3000, got {w}")));
-            }
-        }
-        if file.sample_interval == Some(0) {
-            return Err(err("sample_interval", "must be greater than 0".into()));
-        }
-        if file.cpu.timeslice_ns == 0 {
-            return Err(err("cpu.timeslice_ns", "must be greater than 0".into()));
-        }
-        for (name, d) in &file.device {
-            crate::device::DeviceModel::new(d).map_err(|e| err(&format!("device.{name}"), e))?;
-        }
-        for (i, s) in file.swap.iter().enumerate() {
-            let key = format!("swap[{i}]");
-            let Some(d) = file.device.get(&s.device) else {
-                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", s.device)));
-            };
-            if s.size < 2 * 4096 {
-                return Err(err(&format!("{key}.size"), "a swap area needs at least 2 pages".into()));
-            }
-            if s.size / 4096 >= 1 << 27 {
-                return Err(err(&format!("{key}.size"), "at most 512GiB per swap area".into()));
-            }
-            let cap = crate::device::DeviceModel::new(d).map(|m| m.capacity_bytes()).unwrap_or(0);
-            let used: u64 = file.swap[..i].iter().filter(|o| o.device == s.device).map(|o| o.size).sum();
-            if used + s.size > cap {
-                return Err(err(
-                    &format!("{key}.size"),
-                    format!("swap areas on \"{}\" need {} bytes but the device holds {cap}", s.device, used + s.size),
-                ));
-            }
-        }
-        if file.swap.len() > 15 {
-            return Err(err("swap", "at most 15 swap areas".into()));
-        }
-        for (name, fc) in &file.file {
-            let key = format!("file.{name}");
-            if !file.device.contains_key(&fc.device) {
-                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", fc.device)));
-            }
-            if fc.size == 0 {
-                return Err(err(&format!("{key}.size"), "must be greater than 0".into()));
-            }
-            if fc.size / 4096 >= 1 << 28 {
-                return Err(err(&format!("{key}.size"), "at most 1TiB per file".into()));
-            }
-        }
-        for (name, r) in file.region.iter_mut() {
-            let key = format!("region.{name}");
-            match (r.kind, &r.file) {
-                (RegionKind::File, None) => {
-                    return Err(err(&format!("{key}.file"), "a file region names the [file.NAME] it maps".into()))
-                }
-                (RegionKind::File, Some(f)) => {
-                    let Some(fc) = file.file.get(f) else {
-                        return Err(err(&format!("{key}.file"), format!("no file named \"{f}\"")));
-                    };
-                    if fc.per_task {
-                        return Err(err(
-                            &format!("{key}.file"),
-                            format!("file \"{f}\" is per_task and cannot be mapped"),
-                        ));
-                    }
-                    if r.size == 0 {
-                        r.size = fc.size;
-                    }
-                    if r.size > fc.size.next_multiple_of(4096) {
-                        return Err(err(
-                            &format!("{key}.size"),
-                            format!("maps {} bytes but file \"{f}\" has {}", r.size, fc.size),
-                        ));
-                    }
-                }
-                (_, Some(_)) => {
-                    return Err(err(&format!("{key}.file"), "only a kind = \"file\" region maps a file".into()))
-                }
-                (_, None) => {
-                    if r.madvise.is_some() {
-                        return Err(err(&format!("{key}.madvise"), "only file regions take a madvise hint".into()));
-                    }
-                }
-            }
-        }
-        for (name, r) in &file.region {
-            if r.size == 0 {
-                return Err(err(&format!("region.{name}.size"), "must be greater than 0".into()));
-            }
-            if r.size / 4096 >= 1 << 28 {
-                return Err(err(&format!("region.{name}.size"), "at most 1TiB per region".into()));
-            }
-            if let Some(c) = r.compress_ratio {
-                if !(c.is_finite() && (1.0..=4096.0).contains(&c)) {
-                    return Err(err(&format!("region.{name}.compress_ratio"), format!("expected 1..4096, got {c}")));
-                }
-            }
-            if !(r.compress_sigma.is_finite() && (0.0..=3.0).contains(&r.compress_sigma)) {
-                return Err(err(
-                    &format!("region.{name}.compress_sigma"),
-                    format!("expected 0..3, got {}", r.compress_sigma),
-                ));
-            }
-            for (key, v) in [("incompressible_percent", r.incompressible_percent), ("zero_percent", r.zero_percent)] {
-                if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
-                    return Err(err(&format!("region.{name}.{key}"), format!("expected 0..100, got {v}")));
-                }
-            }
-            if r.incompressible_percent + r.zero_percent > 100.0 {
-                return Err(err(
-                    &format!("region.{name}"),
-                    "incompressible_percent + zero_percent must not exceed 100".into(),
-                ));
-            }
-        }
-        file.zswap.validate(profile).map_err(|(key, msg)| err(key, msg))?;
-        if file.task.is_empty() {
-            return Err(err("task", "a scenario needs at least one [[task]]".into()));
-        }
-        for (i, t) in file.task.iter().enumerate() {
-            let key = format!("task[{i}]");
-            if let Some(m) = &t.memcg {
-                if !file.memcg.contains_key(m) {
-                    return Err(err(&format!("{key}.memcg"), format!("no memcg named \"{m}\"")));
-                }
-            }
-            if t.count == 0 {
-                return Err(err(&format!("{key}.count"), "must be at least 1".into()));
-            }
-            if t.step.is_empty() {
-                return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));
-            }
-            for (j, s) in t.step.iter().enumerate() {
-                let key = format!("{key}.step[{j}]");
-                validate_file_step(&file, s, &key).map_err(|(k, m)| err(&k, m))?;
-                if let Some(z) = s.zipf_s {
-                    if !(z > 0.0 && z < 10.0) {
-                        return Err(err(&format!("{key}.zipf_s"), format!("expected 0 < s < 10, got {z}")));
-                    }
-                }
-                for (k, v, range) in [
-                    ("special_pct", s.special_pct, 1..=100),
-                    ("special_res", s.special_res, 0..=99),
-                    ("special_iter", s.special_iter, 1..=1000),
-                ] {
-                    if let Some(v) = v {
-                        if s.pattern != Pattern::Special {
-                            return Err(err(&format!("{key}.{k}"), "only the special pattern takes this key".into()));
-                        }
-                        if !range.contains(&v) {
-                            return Err(err(
-                                &format!("{key}.{k}"),
-                                format!("expected {}..={}, got {v}", range.start(), range.end()),
-                            ));
-                        }
-                    }
-                }
-                if s.file.is_some() {
-                    continue;
-                }
-                if !file.region.contains_key(&s.region) {
-                    let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
-                    return Err(err(
-                        &format!("{key}.region"),
-                        format!("no region named \"{}\" (regions: {})", s.region, known.join(", ")),
-                    ));
-                }
-                if s.passes == Some(0) || s.accesses == Some(0) {
-                    return Err(err(&key, "passes and accesses must be at least 1".into()));
-                }
-                if s.passes.is_some() && s.accesses.is_some() {
-                    return Err(err(&key, "give passes or accesses, not both".into()));
-                }
-                if s.stride == Some(0) {
-                    return Err(err(&format!("{key}.stride"), "must be at least 1".into()));
-                }
-            }
-        }
-        let name = file.name.clone().unwrap_or_else(|| {
-            std::path::Path::new(origin).file_stem().map_or(origin.to_string(), |s| s.to_string_lossy().into_owned())
-        });
-        Ok(Scenario { file, name, origin: origin.to_string(), profile })
+    fn resolve(file: ScenarioFile, table: &toml::Table, origin: &str) -> Result<Self, Error> {
+        let config = Config::resolve(&file, table, origin)?;
+        Ok(Scenario {
+            name: config.name.clone(),
+            profile: config.kernel.profile,
+            origin: origin.to_string(),
+            file,
+            config,
+        })
     }
-}
-
-/// The checks of a step that concern files: a step names a region or a file; file steps
-/// read; file-only keys appear only on file steps. Errors are (key, message).
-fn validate_file_step(file: &ScenarioFile, s: &Step, key: &str) -> Result<(), (String, String)> {
-    let e = |k: &str, m: &str| Err((format!("{key}{k}"), m.to_string()));
-    if let Some(then_next) = s.then_next {
-        if !(0.0..=1.0).contains(&then_next) {
-            return e(".then_next", &format!("expected a probability in 0..1, got {then_next}"));
-        }
-    }
-    if let Some(c) = s.cluster {
-        if c == 0 || !c.is_multiple_of(4096) {
-            return e(".cluster", &format!("expected a positive multiple of 4 KiB, got {c} bytes"));
-        }
-        if s.pattern != Pattern::Zipf {
-            return e(".cluster", "only the zipf pattern takes a cluster size");
-        }
-    }
-    let Some(name) = &s.file else {
-        if s.region.is_empty() {
-            return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
-        }
-        if s.op == Some(AccessOp::Pread) {
-            return e(".op", "pread is for file steps; a region step does read or write");
-        }
-        for (k, given) in [
-            ("record", s.record.is_some()),
-            ("rate", s.rate.is_some()),
-            ("pace", s.pace.is_some()),
-            ("shared_fd", s.shared_fd),
-            ("fadvise", s.fadvise.is_some()),
-        ] {
-            if given {
-                return e(&format!(".{k}"), "only file steps (file = \"NAME\") take this key");
-            }
-        }
-        if let Some(r) = file.region.get(&s.region) {
-            if r.kind == RegionKind::File && s.op.unwrap_or(AccessOp::Write) == AccessOp::Write {
-                return e(".op", "file mappings are read-only in this model: give op = \"read\"");
-            }
-        }
-        return Ok(());
-    };
-    if !s.region.is_empty() {
-        return e("", "give region or file, not both");
-    }
-    let Some(fc) = file.file.get(name) else {
-        let known: Vec<&str> = file.file.keys().map(|k| k.as_str()).collect();
-        return e(".file", &format!("no file named \"{name}\" (files: {})", known.join(", ")));
-    };
-    match s.op {
-        Some(AccessOp::Read | AccessOp::Pread) => {}
-        None | Some(AccessOp::Write) => {
-            return e(".op", "file steps read: give op = \"read\" or \"pread\" (file writes are not modelled yet)")
-        }
-    }
-    let record = s.record.unwrap_or(4096);
-    if record == 0 || !record.is_multiple_of(4096) {
-        return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
-    }
-    if record > fc.size.next_multiple_of(4096) {
-        return e(".record", &format!("{record} bytes is more than file \"{name}\" holds ({})", fc.size));
-    }
-    if s.rate == Some(0) {
-        return e(".rate", "must be greater than 0 bytes per second");
-    }
-    if s.pace.is_some() && s.rate.is_none() {
-        return e(".pace", "only a step with a rate is paced: give rate = \"100KB\" or drop pace");
-    }
-    Ok(())
 }
 
 fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, Error> {
@@ -908,24 +641,39 @@ pub struct Tunable {
     pub doc: String,
 }
 
-/// Every scenario key with its unit and default (`pagesim describe`).
+/// A unit-less enum value as a scenario writes it (`"write"`, `"catch-up"`).
+fn written<T: Serialize>(v: T) -> String {
+    match serde_json::to_value(v) {
+        Ok(serde_json::Value::String(s)) => s,
+        other => format!("{other:?}"),
+    }
+}
+
+/// Every scenario key with its unit and default (`pagesim describe`). The defaults are
+/// those the resolution applies ([`defaults`], `CpuCosts::default()`, `ZswapParams::default()`,
+/// the device models'), printed as a scenario would write them.
 pub fn describe() -> Vec<Tunable> {
     let t =
         |k: &str, u: &str, d: String, doc: &str| Tunable { key: k.into(), unit: u.into(), default: d, doc: doc.into() };
     let c = CpuCosts::default();
+    let z = crate::swap::zswap::ZswapParams::default();
     let mut v = vec![
-        t("seed", "integer", "1".into(), "RNG seed"),
+        t("seed", "integer", defaults::SEED.to_string(), "RNG seed"),
         t("time_limit", "duration", "none".into(), "stop the run at this simulated time"),
         t("sample_interval", "duration", "none".into(), "record a timeline of reads and device I/O at this interval"),
         t("machine.ram", "bytes", "required".into(), "installed RAM (mem=)"),
-        t("machine.cpus", "count", "1".into(), "CPUs"),
+        t("machine.cpus", "count", defaults::CPUS.to_string(), "CPUs"),
         t(
             "machine.kernel_reserved",
             "bytes",
-            "ram/64 + 32MiB".into(),
+            format!(
+                "ram/{} + {}MiB",
+                defaults::KERNEL_RESERVED_RAM_DIVISOR,
+                defaults::KERNEL_RESERVED_FIXED_BYTES >> 20
+            ),
             "memory the page allocator never gets (memmap, kernel image)",
         ),
-        t("kernel.profile", "name", profile::DEFAULT_PROFILE.into(), "kernel profile (pagesim profiles)"),
+        t("kernel.profile", "name", defaults::PROFILE.into(), "kernel profile (pagesim profiles)"),
     ];
     // One key per kind of policy a kernel profile chooses, from the registries.
     v.extend(
@@ -935,17 +683,22 @@ pub fn describe() -> Vec<Tunable> {
             .map(|r| t(r.scenario_key, "name", "profile's".into(), r.what)),
     );
     v.extend([
-        t("kernel.vma_ra_enabled", "bool", "true".into(), "/sys/kernel/mm/swap/vma_ra_enabled"),
+        t("kernel.vma_ra_enabled", "bool", defaults::VMA_RA_ENABLED.to_string(), "/sys/kernel/mm/swap/vma_ra_enabled"),
         t(
             "kernel.cgroup_version",
             "1|2",
-            "2".into(),
+            defaults::CGROUP_VERSION.to_string(),
             "cgroup hierarchy of the memory controller (v1: limit reclaim waits on writeback)",
         ),
-        t("vm.swappiness", "0..100 (0..200 on 5.8+)", "60".into(), "vm.swappiness"),
-        t("vm.page-cluster", "log2 pages", "3".into(), "vm.page-cluster"),
+        t("vm.swappiness", "0..100 (0..200 on 5.8+)", defaults::SWAPPINESS.to_string(), "vm.swappiness"),
+        t("vm.page-cluster", "log2 pages", defaults::PAGE_CLUSTER.to_string(), "vm.page-cluster"),
         t("vm.min_free_kbytes", "kB", "sqrt(16 x lowmem kB)".into(), "vm.min_free_kbytes"),
-        t("vm.watermark_scale_factor", "1/10000", "10".into(), "vm.watermark_scale_factor (4.6+)"),
+        t(
+            "vm.watermark_scale_factor",
+            "1/10000",
+            defaults::WATERMARK_SCALE_FACTOR.to_string(),
+            "vm.watermark_scale_factor (4.6+)",
+        ),
         t("cpu.access_ns", "ns", c.access_ns.to_string(), "user access to a resident page"),
         t("cpu.fault_ns", "ns", c.fault_ns.to_string(), "fault entry/exit and page-table walk"),
         t("cpu.zero_page_ns", "ns", c.zero_page_ns.to_string(), "allocate and zero a page"),
@@ -978,7 +731,12 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("region.NAME.size", "bytes", "required (file: the file's)".into(), "mapping size"),
         t("region.NAME.file", "name", "none".into(), "the file a file region maps"),
-        t("region.NAME.madvise", "normal|sequential|random|willneed", "normal".into(), "madvise hint of a file region"),
+        t(
+            "region.NAME.madvise",
+            "normal|sequential|random|willneed",
+            written(defaults::MADVISE),
+            "madvise hint of a file region",
+        ),
         t(
             "region.NAME.compress_ratio",
             "ratio >= 1",
@@ -989,73 +747,88 @@ pub fn describe() -> Vec<Tunable> {
         t("region.NAME.compress_sigma", "0..3", "0".into(), "standard deviation of the log of a page's ratio"),
         t("region.NAME.incompressible_percent", "percent", "0".into(), "pages that do not compress"),
         t("region.NAME.zero_percent", "percent", "0".into(), "pages that are all zero (same-filled)"),
-        t("zswap.enabled", "bool", "false".into(), "/sys/module/zswap/parameters/enabled"),
+        t("zswap.enabled", "bool", z.enabled.to_string(), "/sys/module/zswap/parameters/enabled"),
         t(
             "zswap.max_pool_percent",
             "percent of RAM",
-            "20".into(),
+            z.max_pool_percent.to_string(),
             "zswap max_pool_percent: the compressed pool's limit",
         ),
         t(
             "zswap.compressor",
             &crate::mm::compress::names().replace(", ", "|"),
-            "lzo".into(),
+            z.compressor.clone(),
             "zswap compressor (CONFIG_ZSWAP_COMPRESSOR_DEFAULT); sizes and CPU costs in docs/model.md",
         ),
         t(
             "zswap.accept_threshold_percent",
             "percent",
-            "90".into(),
+            z.accept_threshold_percent.to_string(),
             "a full pool accepts stores again at or below this percent of its limit (5.6+)",
         ),
         t(
             "zswap.shrinker_enabled",
             "bool",
-            "false".into(),
+            z.shrinker_enabled.to_string(),
             "zswap memory shrinker (6.8+, CONFIG_ZSWAP_SHRINKER_DEFAULT_ON=n); not modelled, must stay false",
         ),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
-        t("task[].count", "count", "1".into(), "identical processes"),
+        t("task[].count", "count", defaults::TASK_COUNT.to_string(), "identical processes"),
         t("task[].start", "duration", "0".into(), "start time"),
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
         t("task[].step[].pattern", "seq|reverse|random|zipf|stride|special", "required".into(), "access pattern"),
-        t("task[].step[].record", "bytes", "4KB".into(), "bytes per read call (file steps)"),
+        t(
+            "task[].step[].record",
+            "bytes",
+            format!("{}KB", defaults::RECORD_BYTES >> 10),
+            "bytes per read call (file steps)",
+        ),
         t("task[].step[].rate", "bytes/s", "unlimited".into(), "streaming rate of a file step"),
         t(
             "task[].step[].pace",
             "catch-up|steady",
-            "catch-up".into(),
+            written(defaults::PACE),
             "rate pacing: catch-up reads back to back after falling behind; steady sleeps out each \
              record's interval and never makes up lost time",
         ),
-        t("task[].step[].then_next", "probability", "0".into(), "chance an access goes to the next record"),
+        t(
+            "task[].step[].then_next",
+            "probability",
+            defaults::THEN_NEXT.to_string(),
+            "chance an access goes to the next record",
+        ),
         t("task[].step[].cluster", "bytes", "one record".into(), "zipf: size of the hot clusters ranks go to"),
         t("task[].step[].shared_fd", "bool", "false".into(), "instances share one open file (one ra state)"),
         t("task[].step[].fadvise", "normal|sequential|random|willneed", "none".into(), "posix_fadvise at open"),
-        t("task[].step[].passes", "count", "1".into(), "passes (seq/stride) or accesses/pages (random/zipf/special)"),
+        t(
+            "task[].step[].passes",
+            "count",
+            defaults::PASSES.to_string(),
+            "passes (seq/stride) or accesses/pages (random/zipf/special)",
+        ),
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
-        t("task[].step[].op", "read|write|pread", "write".into(), "access type (file steps: read or pread)"),
-        t("task[].step[].stride", "pages", "16".into(), "stride"),
-        t("task[].step[].zipf_s", "exponent", "0.99".into(), "zipf skew"),
+        t("task[].step[].op", "read|write|pread", written(defaults::OP), "access type (file steps: read or pread)"),
+        t("task[].step[].stride", "pages", defaults::STRIDE_PAGES.to_string(), "stride"),
+        t("task[].step[].zipf_s", "exponent", defaults::ZIPF_S.to_string(), "zipf skew"),
         t(
             "task[].step[].special_pct",
             "percent",
-            "1".into(),
+            defaults::SPECIAL_PCT.to_string(),
             "special: share of units that are hot (sysbench --oltp-dist-pct)",
         ),
         t(
             "task[].step[].special_res",
             "percent",
-            "75".into(),
+            defaults::SPECIAL_RES.to_string(),
             "special: share of draws to the hot units (--oltp-dist-res)",
         ),
         t(
             "task[].step[].special_iter",
             "count",
-            "12".into(),
+            defaults::SPECIAL_ITER.to_string(),
             "special: uniform draws averaged for the rest (--oltp-dist-iter)",
         ),
         t("task[].step[].think", "duration", "0".into(), "CPU time between accesses"),

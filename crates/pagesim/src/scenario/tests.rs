@@ -181,3 +181,181 @@ fn front_ends_get_every_registry_from_one_list() {
         assert!(keys.iter().any(|k| k == r.scenario_key), "describe lacks {}", r.scenario_key);
     }
 }
+
+/// The key and message of a resolution error of `text` with the overrides `sets`.
+fn err_with(text: &str, sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    Scenario::from_toml(text, "s.toml", &sets).unwrap_err().0
+}
+
+#[test]
+fn what_only_a_run_found_is_rejected_when_the_scenario_is_loaded() {
+    // The default kernel reserve (ram/64 + 32MiB) is more than 20 MB of RAM.
+    let e = err_with(GOOD, &["machine.ram=\"20MB\""]);
+    assert!(e.starts_with("s.toml: machine.ram: ") && e.contains("default reserve"), "{e}");
+    let e = err_with(GOOD, &["machine.ram=\"64MB\"", "machine.kernel_reserved=\"64MB\""]);
+    assert!(e.starts_with("s.toml: machine.kernel_reserved: "), "{e}");
+    // What the reserve leaves cannot hold the default watermarks (27 pages).
+    let e = err_with(GOOD, &["machine.ram=34200000"]);
+    assert!(e.starts_with("s.toml: machine.ram: ") && e.contains("high watermark in 27 pages"), "{e}");
+    let e = err_with(GOOD, &["machine.kernel_reserved=\"65400KB\""]);
+    assert!(e.starts_with("s.toml: machine.kernel_reserved: ") && e.contains("high watermark"), "{e}");
+    let e = err_with(GOOD, &["machine.ram=\"1TiB\"", "machine.kernel_reserved=0"]);
+    assert!(e.starts_with("s.toml: machine.ram: too large"), "{e}");
+    // vm.min_free_kbytes leaving no room above the high watermark, up to beyond all memory.
+    for kb in ["30000", "4611686018427387904"] {
+        let e = err_with(GOOD, &[&format!("vm.min_free_kbytes={kb}")]);
+        assert!(e.starts_with(&format!("s.toml: vm.min_free_kbytes: {kb} kB leaves no room")), "{e}");
+    }
+    let e = err_with(GOOD, &["vm.watermark_scale_factor=3000"]);
+    assert!(e.starts_with("s.toml: vm.watermark_scale_factor: 3000 ") && e.contains("high watermark"), "{e}");
+    // Before 4.6 there is no scale factor: it is ignored, as the kernel has no such sysctl.
+    Scenario::from_toml(GOOD, "s.toml", &["vm.watermark_scale_factor=3000".into(), "kernel.profile=linux-3.14".into()])
+        .unwrap();
+    // A file that does not fit its device after the swap areas (64 MB of 80 MB).
+    let files = format!("{GOOD}\n[device.ssd]\n");
+    let files = files.replace(
+        "[device.ssd]\nmodel = \"sata-ssd\"",
+        "[device.ssd]\nmodel = \"sata-ssd\"\ncapacity = \"80MB\"\n[file.big]\ndevice = \"ssd\"\nsize = \"17MB\"",
+    );
+    let files = files.trim_end_matches("[device.ssd]\n");
+    let e = err(files);
+    assert!(e.starts_with("s.toml: file.big: device \"ssd\" holds 83886080 bytes"), "{e}");
+    Scenario::from_toml(files, "s.toml", &["file.big.size=\"16MB\"".into()]).unwrap();
+}
+
+#[test]
+fn a_scenario_without_optional_keys_resolves_to_describes_defaults() {
+    // One step of each kind whose keys have defaults, and nothing optional set.
+    let text = r#"
+        [machine]
+        ram = "256MB"
+        [device.d]
+        model = "nvme"
+        [file.f]
+        device = "d"
+        size = "1MB"
+        [region.a]
+        kind = "anon"
+        size = "1MB"
+        [region.m]
+        kind = "file"
+        file = "f"
+        [[task]]
+        name = "t"
+        [[task.step]]
+        region = "a"
+        pattern = "stride"
+        [[task.step]]
+        region = "a"
+        pattern = "zipf"
+        [[task.step]]
+        region = "a"
+        pattern = "special"
+        [[task.step]]
+        file = "f"
+        op = "read"
+        pattern = "seq"
+        rate = "1MB"
+    "#;
+    let sc = Scenario::from_toml(text, "d.toml", &[]).unwrap();
+    let c = &sc.config;
+    let resolved = serde_json::to_value(c).unwrap();
+    // The resolved value of a described key: the first task, region or step that has it.
+    let find = |key: &str| -> Option<serde_json::Value> {
+        let path: Vec<&str> = key.split('.').collect();
+        let candidates: Vec<&serde_json::Value> = match path[0] {
+            "task[]" if path[1] == "step[]" => {
+                resolved["task"][0]["step"].as_array().unwrap().iter().map(|s| &s[path[2]]).collect()
+            }
+            "task[]" => vec![&resolved["task"][0][path[1]]],
+            "region" => resolved["region"].as_object().unwrap().values().map(|r| &r[path[2]]).collect(),
+            "file" => vec![&resolved["file"]["f"][path[2]]],
+            _ => vec![path.iter().fold(&resolved, |v, k| &v[k])],
+        };
+        candidates.into_iter().find(|v| !v.is_null()).cloned()
+    };
+    let mut compared = Vec::new();
+    for t in describe() {
+        let d = t.default.as_str();
+        // Defaults that are words or formulas, not values.
+        let descriptive = d.starts_with("required")
+            || d.contains(' ')
+            || ["none", "profile's", "unlimited", "pages", "root"].contains(&d);
+        let Some(value) = find(&t.key).filter(|_| !descriptive) else { continue };
+        let same = match &value {
+            serde_json::Value::String(v) => v == d,
+            serde_json::Value::Bool(v) => v.to_string() == d,
+            v if t.unit == "bytes" => v.as_u64() == crate::units::parse_bytes(d).ok(),
+            v => v.as_f64() == d.parse::<f64>().ok(),
+        };
+        assert!(same, "describe's default of {} is {d}; the resolution applies {value}", t.key);
+        compared.push(t.key);
+    }
+    for key in [
+        "seed",
+        "machine.cpus",
+        "kernel.profile",
+        "kernel.vma_ra_enabled",
+        "kernel.cgroup_version",
+        "vm.swappiness",
+        "vm.page-cluster",
+        "vm.watermark_scale_factor",
+        "cpu.access_ns",
+        "zswap.compressor",
+        "zswap.max_pool_percent",
+        "region.NAME.madvise",
+        "task[].count",
+        "task[].step[].record",
+        "task[].step[].pace",
+        "task[].step[].then_next",
+        "task[].step[].passes",
+        "task[].step[].op",
+        "task[].step[].stride",
+        "task[].step[].zipf_s",
+        "task[].step[].special_pct",
+        "task[].step[].special_res",
+        "task[].step[].special_iter",
+    ] {
+        assert!(compared.iter().any(|k| k == key), "{key} was not compared: {compared:?}");
+    }
+    // The defaults that are formulas, and the policies, which are the profile's.
+    assert_eq!(c.machine.kernel_reserved, 256 * (1 << 20) / 64 + (32 << 20));
+    let reserved = describe().into_iter().find(|t| t.key == "machine.kernel_reserved").unwrap().default;
+    assert_eq!(reserved, "ram/64 + 32MiB");
+    assert_eq!(c.vm.min_free_kbytes, crate::mm::default_min_free_kbytes(c.machine.managed_pages, 262_144));
+    for r in registries().into_iter().filter(|r| r.selected.is_some()) {
+        assert_eq!(resolved["kernel"][r.kind], (r.selected.unwrap().by_profile)(sc.profile), "{}", r.kind);
+    }
+}
+
+/// Every scenario of the repository, resolved, serialized and resolved again, gives the same
+/// configuration: what pagesim-host's load generator reads is what the simulator ran.
+#[test]
+fn a_serialized_config_resolves_to_itself() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut paths = Vec::new();
+    let mut dirs = vec![root.join("scenarios"), root.join("validation")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "toml") && p.file_name().is_some_and(|n| n != "reproduce.toml")
+            {
+                paths.push(p);
+            }
+        }
+    }
+    assert!(paths.len() > 20, "{paths:?}");
+    let mut texts: Vec<(String, String)> =
+        paths.iter().map(|p| (p.display().to_string(), std::fs::read_to_string(p).unwrap())).collect();
+    texts.push(("good.toml".into(), GOOD.into()));
+    for (origin, text) in texts {
+        let sc = Scenario::from_toml(&text, &origin, &[]).unwrap();
+        let json = serde_json::to_value(&sc.config).unwrap();
+        let again = Scenario::from_json(&json, "replay.json", &[]).unwrap_or_else(|e| panic!("{origin}: {e}"));
+        assert_eq!(format!("{:?}", sc.config), format!("{:?}", again.config), "{origin}");
+        assert_eq!(json, serde_json::to_value(&again.config).unwrap(), "{origin}");
+    }
+}

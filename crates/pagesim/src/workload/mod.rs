@@ -7,7 +7,8 @@
 //! engine's hit loop stays tight.
 
 use crate::rng::Rng;
-use crate::scenario::{AccessOp, Fadvise, Pattern, Scenario, Step};
+use crate::scenario::config::{Amount, PatternParams, Step, Target};
+use crate::scenario::{defaults, AccessOp, Fadvise, Pattern, Scenario};
 
 /// A step bound to a region instance of `pages` pages, or to a file.
 ///
@@ -48,37 +49,51 @@ pub struct BoundStep {
 }
 
 impl BoundStep {
+    /// Binds a resolved step (its defaults applied) to `pages` pages.
     pub fn new(step: &Step, vma: u32, pages: u32) -> Self {
-        let passes = step.passes.unwrap_or(1);
-        let file = step.file.is_some();
-        let record_pages = if file { (step.record.unwrap_or(4096) / 4096).clamp(1, pages as u64) as u32 } else { 1 };
-        let units = (pages / record_pages).max(1);
-        let stride = step.stride.unwrap_or(16).min(units as u64).max(1) as u32;
-        let total = match step.pattern {
-            Pattern::Seq | Pattern::Stride | Pattern::Reverse => passes * units as u64,
-            Pattern::Random | Pattern::Zipf | Pattern::Special => step.accesses.unwrap_or(passes * units as u64),
+        let (file, record_pages, rate, fadvise) = match &step.target {
+            Target::Region { .. } => (false, 1, None, None),
+            Target::File(f) => (true, (f.record / 4096).clamp(1, pages as u64) as u32, f.rate, f.fadvise),
         };
-        let cluster_units = step.cluster.map_or(1, |c| (c / 4096 / record_pages as u64).clamp(1, units as u64) as u32);
-        let zipf = (step.pattern == Pattern::Zipf)
-            .then(|| Zipf::new(units.div_ceil(cluster_units), step.zipf_s.unwrap_or(0.99)));
+        let units = (pages / record_pages).max(1);
+        let total = match step.amount {
+            Amount::Passes(passes) => passes * units as u64,
+            Amount::Accesses(n) => n,
+        };
+        // The pattern's parameters; the other patterns' fields are never read.
+        let mut stride = 1;
+        let mut zipf = None;
+        let mut cluster_units = 1;
+        let mut special = (defaults::SPECIAL_PCT, defaults::SPECIAL_RES, defaults::SPECIAL_ITER);
+        match step.pattern {
+            PatternParams::Seq | PatternParams::Reverse | PatternParams::Random => {}
+            PatternParams::Stride { stride: s } => stride = s.min(units as u64).max(1) as u32,
+            PatternParams::Zipf { zipf_s, cluster } => {
+                cluster_units = cluster.map_or(1, |c| (c / 4096 / record_pages as u64).clamp(1, units as u64) as u32);
+                zipf = Some(Zipf::new(units.div_ceil(cluster_units), zipf_s));
+            }
+            PatternParams::Special { special_pct, special_res, special_iter } => {
+                special = (special_pct, special_res, special_iter)
+            }
+        }
         BoundStep {
             vma,
             pages,
-            pattern: step.pattern,
-            write: step.op.unwrap_or(AccessOp::Write) == AccessOp::Write,
+            pattern: step.pattern.kind(),
+            write: step.op == AccessOp::Write,
             total,
             stride,
             think_ns: step.think,
             file,
             record_pages,
             units,
-            then_next: step.then_next.unwrap_or(0.0),
-            rate: step.rate.unwrap_or(0),
-            pace: step.pace.unwrap_or_default(),
-            fadvise: step.fadvise,
+            then_next: step.then_next,
+            rate: rate.map_or(0, |r| r.rate),
+            pace: rate.map_or(defaults::PACE, |r| r.pace),
+            fadvise,
             zipf,
             cluster_units,
-            special: (step.special_pct.unwrap_or(1), step.special_res.unwrap_or(75), step.special_iter.unwrap_or(12)),
+            special,
         }
     }
 
@@ -189,7 +204,7 @@ impl Zipf {
     }
 }
 
-/// One process of a scenario (task instance `instance` of `scenario.file.task[task]`) with
+/// One process of a scenario (task instance `instance` of `scenario.config.task[task]`) with
 /// its program bound to its regions and its own RNG stream, derived exactly as
 /// `engine::Sim::new` derives them: one root [`Rng`] from the seed, one `split()` per task
 /// instance in file order. Whoever replays a scenario outside the engine (the host load
@@ -197,7 +212,7 @@ impl Zipf {
 /// same page indices in the same order as in the simulator; a test pins it to the engine.
 #[derive(Clone, Debug)]
 pub struct TaskProgram {
-    /// Index of the task in `scenario.file.task`.
+    /// Index of the task in `scenario.config.task`.
     pub task: usize,
     /// Instance number, 0..count.
     pub instance: u32,
@@ -226,21 +241,12 @@ fn intern(list: &mut Vec<String>, name: &str) -> u32 {
     }
 }
 
-/// Pages of the region or file a step works on.
-pub fn step_pages(sc: &Scenario, st: &Step) -> u32 {
-    let bytes = match &st.file {
-        Some(f) => sc.file.file[f].size,
-        None => sc.file.region[&st.region].size,
-    };
-    bytes.div_ceil(4096) as u32
-}
-
 /// Every process of the scenario, in the engine's task order.
 pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
-    let f = &sc.file;
+    let c = &sc.config;
     let mut rng = Rng::new(seed);
     let mut out = Vec::new();
-    for (ti, t) in f.task.iter().enumerate() {
+    for (ti, t) in c.task.iter().enumerate() {
         for k in 0..t.count {
             let mut regions: Vec<String> = Vec::new();
             let mut files: Vec<String> = Vec::new();
@@ -248,11 +254,11 @@ pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
                 .step
                 .iter()
                 .map(|st| {
-                    let v = match &st.file {
-                        Some(name) => intern(&mut files, name),
-                        None => intern(&mut regions, &st.region),
+                    let v = match &st.target {
+                        Target::File(f) => intern(&mut files, &f.file),
+                        Target::Region { region, .. } => intern(&mut regions, region),
                     };
-                    BoundStep::new(st, v, step_pages(sc, st))
+                    BoundStep::new(st, v, c.step_pages(st))
                 })
                 .collect();
             let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
@@ -282,28 +288,30 @@ pub struct Cursor {
 mod tests {
     use super::*;
 
+    use crate::scenario::config::FileStep;
+
+    /// Two passes of `pattern` over region 0 (stride 4, zipf s = 1, sysbench's special).
     fn step(pattern: Pattern) -> Step {
+        let pattern = match pattern {
+            Pattern::Seq => PatternParams::Seq,
+            Pattern::Reverse => PatternParams::Reverse,
+            Pattern::Random => PatternParams::Random,
+            Pattern::Stride => PatternParams::Stride { stride: 4 },
+            Pattern::Zipf => PatternParams::Zipf { zipf_s: 1.0, cluster: None },
+            Pattern::Special => special(defaults::SPECIAL_RES),
+        };
         Step {
-            region: "r".into(),
+            target: Target::Region { region: "r".into(), index: 0 },
             pattern,
-            passes: Some(2),
-            accesses: None,
-            op: None,
-            stride: Some(4),
-            zipf_s: Some(1.0),
-            special_pct: None,
-            special_res: None,
-            special_iter: None,
+            amount: Amount::Passes(2),
+            op: defaults::OP,
+            then_next: 0.0,
             think: 0,
-            file: None,
-            record: None,
-            rate: None,
-            pace: None,
-            then_next: None,
-            cluster: None,
-            shared_fd: false,
-            fadvise: None,
         }
+    }
+
+    fn special(special_res: u32) -> PatternParams {
+        PatternParams::Special { special_pct: defaults::SPECIAL_PCT, special_res, special_iter: defaults::SPECIAL_ITER }
     }
 
     #[test]
@@ -313,8 +321,7 @@ mod tests {
         // standard deviation n / 12 = 833 around 5000, of which ~5% also land in the hot
         // percent.
         let mut st = step(Pattern::Special);
-        st.passes = None;
-        st.accesses = Some(100_000);
+        st.amount = Amount::Accesses(100_000);
         let s = BoundStep::new(&st, 0, 10_000);
         let mut rng = Rng::new(9);
         let v: Vec<u32> = (0..100_000).map(|i| s.index(i, &mut rng)).collect();
@@ -324,7 +331,7 @@ mod tests {
         let far = v.iter().filter(|&&u| u.abs_diff(5000) > 1667).count() as f64 / 1e5;
         assert!(far > 0.005 && far < 0.02, "tail share {far}");
         // res 50: floor(100 / 50) = 2, half the draws are hot.
-        st.special_res = Some(50);
+        st.pattern = special(50);
         let s = BoundStep::new(&st, 0, 10_000);
         let hot = (0..100_000).filter(|&i| (4950..5050).contains(&s.index(i, &mut rng))).count() as f64 / 1e5;
         assert!((0.5..0.53).contains(&hot), "hot share at res 50: {hot}");
@@ -349,8 +356,15 @@ mod tests {
     #[test]
     fn file_steps_choose_records_reverse_pairs_and_hot_clusters() {
         let mut st = step(Pattern::Reverse);
-        st.file = Some("f".into());
-        st.record = Some(16384);
+        st.target = Target::File(FileStep {
+            file: "f".into(),
+            index: 0,
+            extents: vec![0],
+            record: 16384,
+            rate: None,
+            shared_fd: false,
+            fadvise: None,
+        });
         let r = BoundStep::new(&st, 0, 40);
         // 40 pages in records of 4: 10 records, read from the last, two passes.
         assert_eq!((r.units, r.record_pages, r.total), (10, 4, 20));
@@ -360,7 +374,7 @@ mod tests {
 
         // then_next = 1: after the first access, always the next unit (until the end).
         let mut st = step(Pattern::Random);
-        st.then_next = Some(1.0);
+        st.then_next = 1.0;
         let p = BoundStep::new(&st, 0, 1000);
         let first = p.next_index(0, &mut rng, 0);
         assert_eq!(p.next_index(1, &mut rng, first), first + 1);
@@ -368,7 +382,7 @@ mod tests {
         let at_end = p.next_index(6, &mut rng, 999);
         assert!(at_end < 1000, "the last unit has no next: a fresh draw");
         // then_next = 0.2: about a fifth of the accesses continue the previous one.
-        st.then_next = Some(0.2);
+        st.then_next = 0.2;
         let p = BoundStep::new(&st, 0, 1_000_000);
         let mut last = 0;
         let mut next = 0;
@@ -382,7 +396,7 @@ mod tests {
         // Zipf over clusters: ranks go to 64-unit clusters; the hottest cluster holds many
         // of the accesses, spread over its units.
         let mut st = step(Pattern::Zipf);
-        st.cluster = Some(64 * 4096);
+        st.pattern = PatternParams::Zipf { zipf_s: 1.0, cluster: Some(64 * 4096) };
         let z = BoundStep::new(&st, 0, 64 * 100);
         let mut per_cluster = vec![0u32; 100];
         let mut units = std::collections::BTreeSet::new();

@@ -1,0 +1,965 @@
+//! The resolved scenario: parsed and checked once, every default applied, every name looked
+//! up.
+//!
+//! DOC: a scenario file says what it wants and leaves the rest to defaults and to the kernel
+//! profile. [`Config::resolve`] turns the parsed [`ScenarioFile`] into the configuration a
+//! run uses: defaults from [`super::defaults`], the profile's policies looked up in their
+//! registries, memcg, region and file names turned into indices, swap areas and files placed
+//! on their devices, the kernel's reserve, the managed pages and the watermarks computed.
+//! Every check a run depends on is made here, so `pagesim check` (which loads a scenario and
+//! stops) rejects all that `pagesim run` would, and `engine::Sim::new` builds the machine
+//! without looking anything up again.
+//!
+//! A `Config` serializes as a scenario of the same schema with every default written out
+//! (what `pagesim-host` hands its load generator): [`super::Scenario::from_json`] of that
+//! JSON resolves to the same `Config`. What is derived from the keys (indices, extents,
+//! watermarks, the device models) is not serialized. Device tables are kept as written: their
+//! parameters' defaults live in their timing models (device/), which rebuild the same model
+//! from the same table.
+
+use super::{defaults, profile, CpuCosts, Profile, ScenarioFile};
+use super::{AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind};
+use crate::device::DeviceModel;
+use crate::mm::{self, pte, Watermarks};
+use crate::pagecache::readahead::FileRa;
+use crate::reclaim::scan_balance::ScanBalance;
+use crate::registry::Entry;
+use crate::swap::readahead::SwapRa;
+use crate::swap::zswap::ZswapParams;
+use crate::Error;
+use serde::{Serialize, Serializer};
+use std::collections::BTreeMap;
+
+/// A scenario resolved for a run (see the module documentation).
+#[derive(Clone, Debug, Serialize)]
+pub struct Config {
+    /// Name shown in reports: the file's `name`, else the file name without extension.
+    pub name: String,
+    pub seed: u64,
+    pub machine: Machine,
+    pub kernel: Kernel,
+    pub vm: Vm,
+    pub cpu: CpuCosts,
+    /// Block devices, in name order; [`Swap::dev`], [`File::dev`] index this.
+    #[serde(serialize_with = "by_name")]
+    pub device: Vec<Device>,
+    /// Swap areas, in swapon order.
+    pub swap: Vec<Swap>,
+    #[serde(serialize_with = "zswap_params")]
+    pub zswap: ZswapParams,
+    /// Memory cgroups in name order; memcg `i` of the run is `memcg[i - 1]` (0 is the root).
+    #[serde(serialize_with = "by_name")]
+    pub memcg: Vec<Memcg>,
+    /// Files in name order.
+    #[serde(serialize_with = "by_name")]
+    pub file: Vec<File>,
+    /// Regions in name order; a VMA's `region` indexes this.
+    #[serde(serialize_with = "by_name")]
+    pub region: Vec<Region>,
+    pub task: Vec<Task>,
+    /// Stop the run at this simulated time, ns; `None`: when every task has finished.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_limit: Option<u64>,
+    /// Interval of the report's timeline, ns; `None`: no timeline.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_interval: Option<u64>,
+    /// Where every file's data is: the shared files in name order, then each process's own
+    /// copies of `per_task` files, by process and in the order its steps first read them
+    /// (the engine's page caches, in this order).
+    #[serde(skip)]
+    pub extents: Vec<Extent>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Machine {
+    /// Installed RAM, bytes.
+    pub ram: u64,
+    pub cpus: u32,
+    /// Memory the page allocator never gets, bytes: less than `ram`.
+    pub kernel_reserved: u64,
+    /// Pages the page allocator manages: (ram − kernel_reserved) / 4 KiB, at most what a
+    /// packed PTE can address.
+    #[serde(skip)]
+    pub managed_pages: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Kernel {
+    #[serde(serialize_with = "profile_name")]
+    pub profile: &'static Profile,
+    /// The swap-in readahead policy: the scenario's choice, else the profile's.
+    #[serde(serialize_with = "entry_name")]
+    pub swap_readahead: &'static Entry<SwapRa>,
+    /// The get_scan_count variant.
+    #[serde(serialize_with = "entry_name")]
+    pub scan_balance: &'static Entry<ScanBalance>,
+    /// The file readahead policy.
+    #[serde(serialize_with = "entry_name")]
+    pub file_readahead: &'static Entry<FileRa>,
+    pub vma_ra_enabled: bool,
+    /// 1 or 2.
+    pub cgroup_version: u32,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Vm {
+    pub swappiness: u32,
+    #[serde(rename = "page-cluster")]
+    pub page_cluster: u32,
+    /// kB: the scenario's, else the kernel's default for the managed pages.
+    pub min_free_kbytes: u64,
+    /// `None` on a profile without it (≤4.5: low and high are min + min/4 and min + min/2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watermark_scale_factor: Option<u64>,
+    /// The zone's watermarks, pages; `high` leaves more than half the managed pages above it.
+    #[serde(skip)]
+    pub watermarks: Watermarks,
+}
+
+/// A block device: its timing model, and its table as the scenario wrote it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Device {
+    #[serde(skip)]
+    pub name: String,
+    #[serde(skip)]
+    pub model: DeviceModel,
+    #[serde(flatten)]
+    pub table: toml::Table,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Swap {
+    pub device: String,
+    #[serde(skip)]
+    pub dev: u32,
+    /// Bytes, header page included.
+    pub size: u64,
+    /// `swapon -p`.
+    pub priority: i32,
+    /// Where the area starts on its device, bytes: after the device's earlier areas.
+    #[serde(skip)]
+    pub offset: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Memcg {
+    #[serde(skip)]
+    pub name: String,
+    /// memory.max, bytes; `None`: no limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max: Option<u64>,
+    /// memory.max in pages (rounded up); `u64::MAX` without a limit.
+    #[serde(skip)]
+    pub max_pages: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct File {
+    #[serde(skip)]
+    pub name: String,
+    pub device: String,
+    #[serde(skip)]
+    pub dev: u32,
+    /// Bytes, as written (the extent holds it rounded up to pages).
+    pub size: u64,
+    pub per_task: bool,
+    /// The extent of a shared file; `None` for a per-task file (each reader has its own).
+    #[serde(skip)]
+    pub extent: Option<u32>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Region {
+    #[serde(skip)]
+    pub name: String,
+    pub kind: RegionKind,
+    /// Mapping size, bytes: a file region's defaults to its file's.
+    pub size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The extent a file region maps.
+    #[serde(skip)]
+    pub extent: Option<u32>,
+    /// A file region's hint; `None` for anon and shmem regions, which take none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub madvise: Option<Madvise>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compress_ratio: Option<f64>,
+    pub compress_sigma: f64,
+    pub incompressible_percent: f64,
+    pub zero_percent: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Task {
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memcg: Option<String>,
+    /// The run's memcg index: 0 for the root, `1 + i` for `Config::memcg[i]`.
+    #[serde(skip)]
+    pub memcg_index: u16,
+    pub count: u32,
+    /// ns.
+    pub start: u64,
+    /// ns.
+    pub stagger: u64,
+    pub step: Vec<Step>,
+}
+
+/// One step of a workload program, with the keys its target and pattern take and no others.
+#[derive(Clone, Debug, Serialize)]
+pub struct Step {
+    #[serde(flatten)]
+    pub target: Target,
+    #[serde(flatten)]
+    pub pattern: PatternParams,
+    #[serde(flatten)]
+    pub amount: Amount,
+    pub op: AccessOp,
+    pub then_next: f64,
+    /// ns.
+    pub think: u64,
+}
+
+/// What a step works on.
+#[derive(Clone, Debug, Serialize)]
+#[serde(untagged)]
+pub enum Target {
+    /// Accesses to a mapping of `Config::region[index]`.
+    Region {
+        region: String,
+        #[serde(skip)]
+        index: u32,
+    },
+    /// read(2)/pread(2) calls on a file.
+    File(FileStep),
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct FileStep {
+    pub file: String,
+    /// `Config::file[index]`.
+    #[serde(skip)]
+    pub index: u32,
+    /// Per process of the task (instance k of `count`), the extent it reads: the file's, or
+    /// the process's own copy of a `per_task` file.
+    #[serde(skip)]
+    pub extents: Vec<u32>,
+    /// Bytes per call, a multiple of 4 KiB.
+    pub record: u64,
+    #[serde(flatten)]
+    pub rate: Option<Rate>,
+    pub shared_fd: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fadvise: Option<Fadvise>,
+}
+
+/// A file step's streaming rate and how it is held.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Rate {
+    /// Bytes per second, > 0.
+    pub rate: u64,
+    pub pace: Pace,
+}
+
+/// A step's pattern with the parameters that pattern takes.
+#[derive(Clone, Copy, Debug, Serialize)]
+#[serde(tag = "pattern", rename_all = "lowercase")]
+pub enum PatternParams {
+    Seq,
+    Reverse,
+    Random,
+    Stride {
+        /// Pages (units).
+        stride: u64,
+    },
+    Zipf {
+        zipf_s: f64,
+        /// Bytes per hot cluster; `None`: one unit.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cluster: Option<u64>,
+    },
+    Special {
+        special_pct: u32,
+        special_res: u32,
+        special_iter: u32,
+    },
+}
+
+impl PatternParams {
+    pub fn kind(&self) -> Pattern {
+        match self {
+            PatternParams::Seq => Pattern::Seq,
+            PatternParams::Reverse => Pattern::Reverse,
+            PatternParams::Random => Pattern::Random,
+            PatternParams::Stride { .. } => Pattern::Stride,
+            PatternParams::Zipf { .. } => Pattern::Zipf,
+            PatternParams::Special { .. } => Pattern::Special,
+        }
+    }
+}
+
+/// How many accesses (or read calls) a step makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Amount {
+    /// Passes over the units: `passes × units` (every pattern).
+    Passes(u64),
+    /// This many (random, zipf and special only).
+    Accesses(u64),
+}
+
+/// One file's data on a device: a shared file, or one process's copy of a per-task file.
+#[derive(Clone, Debug)]
+pub struct Extent {
+    /// The page cache's name: the file's, `NAME.TID` for process TID's copy.
+    pub name: String,
+    /// `Config::file[file]`.
+    pub file: u32,
+    /// The process that owns a per-task copy (its index in the run's task order).
+    pub owner: Option<u32>,
+    pub dev: u32,
+    /// Bytes from the start of the device.
+    pub offset: u64,
+    pub pages: u64,
+}
+
+impl Config {
+    /// The region named `name`.
+    pub fn region(&self, name: &str) -> Option<&Region> {
+        self.region.binary_search_by(|r| r.name.as_str().cmp(name)).ok().map(|i| &self.region[i])
+    }
+
+    /// Pages of the region or file a step works on.
+    pub fn step_pages(&self, st: &Step) -> u32 {
+        let bytes = match &st.target {
+            Target::Region { index, .. } => self.region[*index as usize].size,
+            Target::File(f) => self.file[f.index as usize].size,
+        };
+        bytes.div_ceil(4096) as u32
+    }
+
+    /// Resolves a parsed scenario. `table` is the same scenario as a TOML table (overrides
+    /// applied), for the device tables; errors name `origin`, the key and what was expected.
+    pub(super) fn resolve(file: &ScenarioFile, table: &toml::Table, origin: &str) -> Result<Config, Error> {
+        let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
+        let pname = file.kernel.profile.as_deref().unwrap_or(defaults::PROFILE);
+        let profile = profile::find(pname).ok_or_else(|| {
+            err("kernel.profile", format!("unknown profile \"{pname}\"; expected one of: {}", profile::names()))
+        })?;
+        let k = &file.kernel;
+        let kernel = Kernel {
+            profile,
+            swap_readahead: policy(
+                crate::swap::readahead::REGISTRY,
+                "kernel.swap_readahead",
+                k.swap_readahead.as_deref(),
+                profile.swap_readahead,
+            )
+            .map_err(|(key, m)| err(key, m))?,
+            scan_balance: policy(
+                crate::reclaim::scan_balance::REGISTRY,
+                "kernel.scan_balance",
+                k.scan_balance.as_deref(),
+                profile.scan_balance,
+            )
+            .map_err(|(key, m)| err(key, m))?,
+            file_readahead: policy(
+                crate::pagecache::readahead::REGISTRY,
+                "kernel.file_readahead",
+                k.file_readahead.as_deref(),
+                profile.file_readahead,
+            )
+            .map_err(|(key, m)| err(key, m))?,
+            vma_ra_enabled: k.vma_ra_enabled.unwrap_or(defaults::VMA_RA_ENABLED),
+            cgroup_version: k.cgroup_version.unwrap_or(defaults::CGROUP_VERSION),
+        };
+        if !(1..=2).contains(&kernel.cgroup_version) {
+            return Err(err("kernel.cgroup_version", format!("expected 1 or 2, got {}", kernel.cgroup_version)));
+        }
+
+        let machine = resolve_machine(file).map_err(|(key, m)| err(key, m))?;
+        let vm = resolve_vm(file, profile, machine.managed_pages).map_err(|(key, m)| err(key, m))?;
+        if file.sample_interval == Some(0) {
+            return Err(err("sample_interval", "must be greater than 0".into()));
+        }
+        if file.cpu.timeslice_ns == 0 {
+            return Err(err("cpu.timeslice_ns", "must be greater than 0".into()));
+        }
+
+        let device_tables = table.get("device").and_then(|v| v.as_table());
+        let mut device = Vec::new();
+        for (name, d) in &file.device {
+            let key = format!("device.{name}");
+            let model = DeviceModel::new(d).map_err(|e| err(&key, e))?;
+            let table = device_tables
+                .and_then(|t| t.get(name))
+                .and_then(|v| v.as_table())
+                .ok_or_else(|| err(&key, "expected a table".into()))?;
+            device.push(Device { name: name.clone(), model, table: table.clone() });
+        }
+        // Bytes of each device taken so far: swap areas first, then files.
+        let mut dev_used = vec![0u64; device.len()];
+        let mut swap = Vec::new();
+        for (i, s) in file.swap.iter().enumerate() {
+            let key = format!("swap[{i}]");
+            let Some(d) = index_of(&file.device, &s.device) else {
+                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", s.device)));
+            };
+            if s.size < 2 * 4096 {
+                return Err(err(&format!("{key}.size"), "a swap area needs at least 2 pages".into()));
+            }
+            if s.size / 4096 >= 1 << 27 {
+                return Err(err(&format!("{key}.size"), "at most 512GiB per swap area".into()));
+            }
+            let cap = device[d].model.capacity_bytes();
+            if dev_used[d] + s.size > cap {
+                return Err(err(
+                    &format!("{key}.size"),
+                    format!(
+                        "swap areas on \"{}\" need {} bytes but the device holds {cap}",
+                        s.device,
+                        dev_used[d] + s.size
+                    ),
+                ));
+            }
+            let priority = s.priority.unwrap_or(defaults::swap_priority(i));
+            swap.push(Swap { device: s.device.clone(), dev: d as u32, size: s.size, priority, offset: dev_used[d] });
+            dev_used[d] += s.size;
+        }
+        if file.swap.len() > 15 {
+            return Err(err("swap", "at most 15 swap areas".into()));
+        }
+
+        let mut files = Vec::new();
+        for (name, fc) in &file.file {
+            let key = format!("file.{name}");
+            let Some(d) = index_of(&file.device, &fc.device) else {
+                return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", fc.device)));
+            };
+            if fc.size == 0 {
+                return Err(err(&format!("{key}.size"), "must be greater than 0".into()));
+            }
+            if fc.size / 4096 >= 1 << 28 {
+                return Err(err(&format!("{key}.size"), "at most 1TiB per file".into()));
+            }
+            files.push(File {
+                name: name.clone(),
+                device: fc.device.clone(),
+                dev: d as u32,
+                size: fc.size,
+                per_task: fc.per_task,
+                extent: None,
+            });
+        }
+        // The shared files, one extent each after the swap areas of their device.
+        let mut placer = Placer { device: &device, used: dev_used, extents: Vec::new() };
+        for (i, f) in files.iter_mut().enumerate() {
+            if !f.per_task {
+                let e =
+                    placer.place(f, i as u32, f.name.clone(), None).map_err(|m| err(&format!("file.{}", f.name), m))?;
+                f.extent = Some(e);
+            }
+        }
+
+        let region = resolve_regions(file, &files).map_err(|(key, m)| err(&key, m))?;
+        file.zswap.validate(profile).map_err(|(key, msg)| err(key, msg))?;
+
+        if file.task.is_empty() {
+            return Err(err("task", "a scenario needs at least one [[task]]".into()));
+        }
+        let mut task = Vec::new();
+        for (i, t) in file.task.iter().enumerate() {
+            let key = format!("task[{i}]");
+            let memcg_index = match &t.memcg {
+                None => 0,
+                Some(m) => match index_of(&file.memcg, m) {
+                    Some(i) => 1 + i as u16,
+                    None => return Err(err(&format!("{key}.memcg"), format!("no memcg named \"{m}\""))),
+                },
+            };
+            if t.count == 0 {
+                return Err(err(&format!("{key}.count"), "must be at least 1".into()));
+            }
+            if t.step.is_empty() {
+                return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));
+            }
+            let step = t
+                .step
+                .iter()
+                .enumerate()
+                .map(|(j, s)| resolve_step(file, s, &format!("{key}.step[{j}]"), &files))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|(key, m)| err(&key, m))?;
+            task.push(Task {
+                name: t.name.clone(),
+                memcg: t.memcg.clone(),
+                memcg_index,
+                count: t.count,
+                start: t.start,
+                stagger: t.stagger,
+                step,
+            });
+        }
+        // Each process's own copies of per-task files, in the engine's process order.
+        let mut pid = 0u32;
+        for t in &mut task {
+            for _ in 0..t.count {
+                let mut own: BTreeMap<u32, u32> = BTreeMap::new();
+                for st in &mut t.step {
+                    let Target::File(fs) = &mut st.target else { continue };
+                    let f = &files[fs.index as usize];
+                    let e = match (f.extent, own.get(&fs.index)) {
+                        (Some(e), _) | (None, Some(&e)) => e,
+                        (None, None) => {
+                            let e = placer
+                                .place(f, fs.index, format!("{}.{pid}", f.name), Some(pid))
+                                .map_err(|m| err(&format!("file.{}", f.name), m))?;
+                            own.insert(fs.index, e);
+                            e
+                        }
+                    };
+                    fs.extents.push(e);
+                }
+                pid += 1;
+            }
+        }
+
+        let memcg = file
+            .memcg
+            .iter()
+            .map(|(name, m)| Memcg {
+                name: name.clone(),
+                max: m.max,
+                max_pages: m.max.map_or(u64::MAX, |b| b.div_ceil(4096)),
+            })
+            .collect();
+        let extents = placer.extents;
+        let name = file.name.clone().unwrap_or_else(|| {
+            std::path::Path::new(origin).file_stem().map_or(origin.to_string(), |s| s.to_string_lossy().into_owned())
+        });
+        Ok(Config {
+            name,
+            seed: file.seed,
+            machine,
+            kernel,
+            vm,
+            cpu: file.cpu.clone(),
+            device,
+            swap,
+            zswap: file.zswap.clone(),
+            memcg,
+            file: files,
+            region,
+            task,
+            time_limit: file.time_limit,
+            sample_interval: file.sample_interval,
+            extents,
+        })
+    }
+}
+
+/// Lays files out on their devices, each in one contiguous extent after what the device
+/// already holds.
+struct Placer<'a> {
+    device: &'a [Device],
+    used: Vec<u64>,
+    extents: Vec<Extent>,
+}
+
+impl Placer<'_> {
+    /// Places (a copy of) `f`; returns its extent, or why it does not fit.
+    fn place(&mut self, f: &File, file: u32, name: String, owner: Option<u32>) -> Result<u32, String> {
+        let d = f.dev as usize;
+        let bytes = f.size.div_ceil(4096) * 4096;
+        let cap = self.device[d].model.capacity_bytes();
+        let need = self.used[d] + bytes;
+        if need > cap {
+            return Err(format!("device \"{}\" holds {cap} bytes; its swap areas and files need {need}", f.device));
+        }
+        self.extents.push(Extent { name, file, owner, dev: f.dev, offset: self.used[d], pages: bytes / 4096 });
+        self.used[d] = need;
+        Ok((self.extents.len() - 1) as u32)
+    }
+}
+
+/// Position of `name` among the keys of `map` (name order).
+fn index_of<V>(map: &BTreeMap<String, V>, name: &str) -> Option<usize> {
+    map.keys().position(|k| k == name)
+}
+
+/// The policy of one kind: the scenario's `[kernel]` choice, else the profile's, from the
+/// kind's registry. Errors are (key, message).
+fn policy<T>(
+    registry: &'static [Entry<T>],
+    key: &'static str,
+    given: Option<&str>,
+    by_profile: &'static str,
+) -> Result<&'static Entry<T>, (&'static str, String)> {
+    let name = given.unwrap_or(by_profile);
+    registry.iter().find(|e| e.name == name).ok_or_else(|| {
+        let names: Vec<&str> = registry.iter().map(|e| e.name).collect();
+        (key, format!("unknown policy \"{name}\"; expected one of: {}", names.join(", ")))
+    })
+}
+
+/// RAM, CPUs, the kernel's reserve and the pages left to the page allocator.
+fn resolve_machine(file: &ScenarioFile) -> Result<Machine, (&'static str, String)> {
+    let m = &file.machine;
+    if m.ram < 16 << 20 {
+        return Err(("machine.ram", format!("expected at least 16MB, got {} bytes", m.ram)));
+    }
+    if m.ram > 1 << 40 {
+        return Err(("machine.ram", "at most 1TiB is supported".into()));
+    }
+    if m.cpus == 0 || m.cpus > 1024 {
+        return Err(("machine.cpus", format!("expected 1..1024, got {}", m.cpus)));
+    }
+    let kernel_reserved = match m.kernel_reserved {
+        Some(r) if r >= m.ram => {
+            return Err((
+                "machine.kernel_reserved",
+                format!("{r} bytes leaves nothing of machine.ram ({} bytes) to the page allocator", m.ram),
+            ))
+        }
+        Some(r) => r,
+        None => {
+            let r = defaults::kernel_reserved(m.ram);
+            if r >= m.ram {
+                return Err((
+                    "machine.ram",
+                    format!(
+                        "{} bytes is less than the kernel's default reserve of ram/{} + {}MiB = {r} bytes; give more \
+                         RAM or set machine.kernel_reserved",
+                        m.ram,
+                        defaults::KERNEL_RESERVED_RAM_DIVISOR,
+                        defaults::KERNEL_RESERVED_FIXED_BYTES >> 20
+                    ),
+                ));
+            }
+            r
+        }
+    };
+    let managed_pages = (m.ram - kernel_reserved) / 4096;
+    if managed_pages > pte::FRAME as u64 - 1 {
+        return Err(("machine.ram", "too large for this model".into()));
+    }
+    Ok(Machine { ram: m.ram, cpus: m.cpus, kernel_reserved, managed_pages })
+}
+
+/// The /proc/sys/vm tunables and the watermarks they give on `managed` pages.
+fn resolve_vm(file: &ScenarioFile, profile: &Profile, managed: u64) -> Result<Vm, (&'static str, String)> {
+    let v = &file.vm;
+    let swappiness = v.swappiness.unwrap_or(defaults::SWAPPINESS);
+    if swappiness > profile.swappiness_max {
+        return Err((
+            "vm.swappiness",
+            format!("expected 0..{} on {}, got {swappiness}", profile.swappiness_max, profile.name),
+        ));
+    }
+    let page_cluster = v.page_cluster.unwrap_or(defaults::PAGE_CLUSTER);
+    if page_cluster > 10 {
+        return Err(("vm.page-cluster", format!("expected 0..10, got {page_cluster}")));
+    }
+    if let Some(w) = v.watermark_scale_factor {
+        if !(1..=3000).contains(&w) {
+            return Err(("vm.watermark_scale_factor", format!("expected 1..3000, got {w}")));
+        }
+    }
+    let watermark_scale_factor =
+        profile.watermark_scale.then(|| v.watermark_scale_factor.unwrap_or(defaults::WATERMARK_SCALE_FACTOR));
+    let min_free_kbytes =
+        v.min_free_kbytes.unwrap_or_else(|| mm::default_min_free_kbytes(managed, profile.min_free_kbytes_max));
+    // kswapd reclaims up to the high watermark: above it must stay more than half the
+    // memory. (min_free_kbytes beyond all of memory is rejected before the watermarks are
+    // computed, so their arithmetic cannot overflow.)
+    let watermarks = (min_free_kbytes <= managed * 4)
+        .then(|| mm::watermarks(managed, min_free_kbytes, watermark_scale_factor))
+        .filter(|w| w.high * 2 < managed);
+    let Some(watermarks) = watermarks else {
+        let msg = format!("{min_free_kbytes} kB leaves no room above the high watermark in {managed} pages");
+        return Err(if v.min_free_kbytes.is_some() {
+            ("vm.min_free_kbytes", msg)
+        } else if let (Some(w), true) = (v.watermark_scale_factor, profile.watermark_scale) {
+            ("vm.watermark_scale_factor", format!("{w} with vm.min_free_kbytes = {msg}"))
+        } else {
+            let key = if file.machine.kernel_reserved.is_some() { "machine.kernel_reserved" } else { "machine.ram" };
+            (key, format!("too little memory left to the page allocator: the default vm.min_free_kbytes = {msg}"))
+        });
+    };
+    Ok(Vm { swappiness, page_cluster, min_free_kbytes, watermark_scale_factor, watermarks })
+}
+
+/// The regions, their sizes (a file region's defaults to its file's) and the extents file
+/// regions map. Errors are (key, message).
+fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (String, String)> {
+    let mut out = Vec::new();
+    for (name, r) in &file.region {
+        let key = format!("region.{name}");
+        let mut size = r.size;
+        let mut extent = None;
+        let mut madvise = None;
+        match (r.kind, &r.file) {
+            (RegionKind::File, None) => {
+                return Err((format!("{key}.file"), "a file region names the [file.NAME] it maps".into()))
+            }
+            (RegionKind::File, Some(f)) => {
+                let Some(fc) = files.iter().find(|c| c.name == *f) else {
+                    return Err((format!("{key}.file"), format!("no file named \"{f}\"")));
+                };
+                let Some(e) = fc.extent else {
+                    return Err((format!("{key}.file"), format!("file \"{f}\" is per_task and cannot be mapped")));
+                };
+                if size == 0 {
+                    size = fc.size;
+                }
+                if size > fc.size.next_multiple_of(4096) {
+                    return Err((format!("{key}.size"), format!("maps {size} bytes but file \"{f}\" has {}", fc.size)));
+                }
+                extent = Some(e);
+                madvise = Some(r.madvise.unwrap_or(defaults::MADVISE));
+            }
+            (_, Some(_)) => return Err((format!("{key}.file"), "only a kind = \"file\" region maps a file".into())),
+            (_, None) => {
+                if r.madvise.is_some() {
+                    return Err((format!("{key}.madvise"), "only file regions take a madvise hint".into()));
+                }
+            }
+        }
+        out.push(Region {
+            name: name.clone(),
+            kind: r.kind,
+            size,
+            file: r.file.clone(),
+            extent,
+            madvise,
+            compress_ratio: r.compress_ratio,
+            compress_sigma: r.compress_sigma,
+            incompressible_percent: r.incompressible_percent,
+            zero_percent: r.zero_percent,
+        });
+    }
+    for r in &out {
+        let key = format!("region.{}", r.name);
+        if r.size == 0 {
+            return Err((format!("{key}.size"), "must be greater than 0".into()));
+        }
+        if r.size / 4096 >= 1 << 28 {
+            return Err((format!("{key}.size"), "at most 1TiB per region".into()));
+        }
+        if let Some(c) = r.compress_ratio {
+            if !(c.is_finite() && (1.0..=4096.0).contains(&c)) {
+                return Err((format!("{key}.compress_ratio"), format!("expected 1..4096, got {c}")));
+            }
+        }
+        if !(r.compress_sigma.is_finite() && (0.0..=3.0).contains(&r.compress_sigma)) {
+            return Err((format!("{key}.compress_sigma"), format!("expected 0..3, got {}", r.compress_sigma)));
+        }
+        for (k, v) in [("incompressible_percent", r.incompressible_percent), ("zero_percent", r.zero_percent)] {
+            if !(v.is_finite() && (0.0..=100.0).contains(&v)) {
+                return Err((format!("{key}.{k}"), format!("expected 0..100, got {v}")));
+            }
+        }
+        if r.incompressible_percent + r.zero_percent > 100.0 {
+            return Err((key, "incompressible_percent + zero_percent must not exceed 100".into()));
+        }
+    }
+    Ok(out)
+}
+
+/// One step, checked and resolved; `key` is `task[i].step[j]`. A step names a region or a
+/// file; file steps read; each key appears only on the steps and patterns that take it.
+/// Errors are (key, message). The extents of a file step are filled in by the caller.
+fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File]) -> Result<Step, (String, String)> {
+    let e = |k: &str, m: &str| Err((format!("{key}{k}"), m.to_string()));
+    if let Some(then_next) = s.then_next {
+        if !(0.0..=1.0).contains(&then_next) {
+            return e(".then_next", &format!("expected a probability in 0..1, got {then_next}"));
+        }
+    }
+    if let Some(c) = s.cluster {
+        if c == 0 || !c.is_multiple_of(4096) {
+            return e(".cluster", &format!("expected a positive multiple of 4 KiB, got {c} bytes"));
+        }
+        if s.pattern != Pattern::Zipf {
+            return e(".cluster", "only the zipf pattern takes a cluster size");
+        }
+    }
+    let op;
+    let target = match &s.file {
+        None => {
+            if s.region.is_empty() {
+                return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
+            }
+            if s.op == Some(AccessOp::Pread) {
+                return e(".op", "pread is for file steps; a region step does read or write");
+            }
+            for (k, given) in [
+                ("record", s.record.is_some()),
+                ("rate", s.rate.is_some()),
+                ("pace", s.pace.is_some()),
+                ("shared_fd", s.shared_fd),
+                ("fadvise", s.fadvise.is_some()),
+            ] {
+                if given {
+                    return e(&format!(".{k}"), "only file steps (file = \"NAME\") take this key");
+                }
+            }
+            op = s.op.unwrap_or(defaults::OP);
+            if let Some(r) = file.region.get(&s.region) {
+                if r.kind == RegionKind::File && op == AccessOp::Write {
+                    return e(".op", "file mappings are read-only in this model: give op = \"read\"");
+                }
+            }
+            None
+        }
+        Some(name) => {
+            if !s.region.is_empty() {
+                return e("", "give region or file, not both");
+            }
+            let Some(index) = files.iter().position(|f| f.name == *name) else {
+                let known: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+                return e(".file", &format!("no file named \"{name}\" (files: {})", known.join(", ")));
+            };
+            let fc = &files[index];
+            op = match s.op {
+                Some(op @ (AccessOp::Read | AccessOp::Pread)) => op,
+                None | Some(AccessOp::Write) => {
+                    return e(
+                        ".op",
+                        "file steps read: give op = \"read\" or \"pread\" (file writes are not modelled yet)",
+                    )
+                }
+            };
+            let record = s.record.unwrap_or(defaults::RECORD_BYTES);
+            if record == 0 || !record.is_multiple_of(4096) {
+                return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
+            }
+            if record > fc.size.next_multiple_of(4096) {
+                return e(".record", &format!("{record} bytes is more than file \"{name}\" holds ({})", fc.size));
+            }
+            if s.rate == Some(0) {
+                return e(".rate", "must be greater than 0 bytes per second");
+            }
+            if s.pace.is_some() && s.rate.is_none() {
+                return e(".pace", "only a step with a rate is paced: give rate = \"100KB\" or drop pace");
+            }
+            Some(Target::File(FileStep {
+                file: name.clone(),
+                index: index as u32,
+                extents: Vec::new(),
+                record,
+                rate: s.rate.map(|rate| Rate { rate, pace: s.pace.unwrap_or(defaults::PACE) }),
+                shared_fd: s.shared_fd,
+                fadvise: s.fadvise,
+            }))
+        }
+    };
+    if let Some(z) = s.zipf_s {
+        if !(z > 0.0 && z < 10.0) {
+            return e(".zipf_s", &format!("expected 0 < s < 10, got {z}"));
+        }
+    }
+    for (k, v, range) in [
+        ("special_pct", s.special_pct, 1..=100),
+        ("special_res", s.special_res, 0..=99),
+        ("special_iter", s.special_iter, 1..=1000),
+    ] {
+        if let Some(v) = v {
+            if s.pattern != Pattern::Special {
+                return e(&format!(".{k}"), "only the special pattern takes this key");
+            }
+            if !range.contains(&v) {
+                return e(&format!(".{k}"), &format!("expected {}..={}, got {v}", range.start(), range.end()));
+            }
+        }
+    }
+    let target = match target {
+        Some(t) => t,
+        None => {
+            let Some(index) = index_of(&file.region, &s.region) else {
+                let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
+                return e(".region", &format!("no region named \"{}\" (regions: {})", s.region, known.join(", ")));
+            };
+            if s.passes == Some(0) || s.accesses == Some(0) {
+                return e("", "passes and accesses must be at least 1");
+            }
+            if s.passes.is_some() && s.accesses.is_some() {
+                return e("", "give passes or accesses, not both");
+            }
+            if s.stride == Some(0) {
+                return e(".stride", "must be at least 1");
+            }
+            Target::Region { region: s.region.clone(), index: index as u32 }
+        }
+    };
+    let pattern = match s.pattern {
+        Pattern::Seq => PatternParams::Seq,
+        Pattern::Reverse => PatternParams::Reverse,
+        Pattern::Random => PatternParams::Random,
+        Pattern::Stride => PatternParams::Stride { stride: s.stride.unwrap_or(defaults::STRIDE_PAGES) },
+        Pattern::Zipf => PatternParams::Zipf { zipf_s: s.zipf_s.unwrap_or(defaults::ZIPF_S), cluster: s.cluster },
+        Pattern::Special => PatternParams::Special {
+            special_pct: s.special_pct.unwrap_or(defaults::SPECIAL_PCT),
+            special_res: s.special_res.unwrap_or(defaults::SPECIAL_RES),
+            special_iter: s.special_iter.unwrap_or(defaults::SPECIAL_ITER),
+        },
+    };
+    // Sequential patterns make passes; the random ones a number of accesses, passes × units
+    // unless given.
+    let amount = match (s.pattern, s.accesses) {
+        (Pattern::Random | Pattern::Zipf | Pattern::Special, Some(a)) => Amount::Accesses(a),
+        _ => Amount::Passes(s.passes.unwrap_or(defaults::PASSES)),
+    };
+    Ok(Step { target, pattern, amount, op, then_next: s.then_next.unwrap_or(defaults::THEN_NEXT), think: s.think })
+}
+
+/// A list of named items as a table by name (as the scenario writes `[device.NAME]`).
+trait Named {
+    fn name(&self) -> &str;
+}
+
+macro_rules! named {
+    ($($t:ty),*) => {$(
+        impl Named for $t {
+            fn name(&self) -> &str {
+                &self.name
+            }
+        }
+    )*};
+}
+named!(Device, Memcg, File, Region);
+
+fn by_name<S: Serializer, T: Named + Serialize>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(items.iter().map(|i| (i.name(), i)))
+}
+
+fn profile_name<S: Serializer>(p: &&'static Profile, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.name)
+}
+
+fn entry_name<S: Serializer, T>(e: &&'static Entry<T>, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(e.name)
+}
+
+/// `[zswap]` as the scenario writes it. (ZswapParams is swap/'s and only deserializes; the
+/// exhaustive pattern makes a new parameter a compile error here.)
+fn zswap_params<S: Serializer>(z: &ZswapParams, s: S) -> Result<S::Ok, S::Error> {
+    #[derive(Serialize)]
+    struct Table<'a> {
+        enabled: bool,
+        max_pool_percent: u32,
+        compressor: &'a str,
+        accept_threshold_percent: u32,
+        shrinker_enabled: bool,
+    }
+    let ZswapParams { enabled, max_pool_percent, compressor, accept_threshold_percent, shrinker_enabled } = z;
+    Table {
+        enabled: *enabled,
+        max_pool_percent: *max_pool_percent,
+        compressor,
+        accept_threshold_percent: *accept_threshold_percent,
+        shrinker_enabled: *shrinker_enabled,
+    }
+    .serialize(s)
+}
