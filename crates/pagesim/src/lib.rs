@@ -9,6 +9,7 @@
 pub mod device;
 pub mod engine;
 pub mod histogram;
+pub mod ids;
 pub mod mm;
 pub mod pagecache;
 pub mod reclaim;

@@ -53,8 +53,24 @@ pub use ram::{Ram, RamParams};
 pub use sata_ssd::{SataSsdDefaults, SataSsdParams};
 pub use zram::{OverLimit, Stored, Zram, ZramParams};
 
+use crate::ids::DevId;
 use crate::mm::compress::{Compressor, Content};
 use serde::Deserialize;
+
+impl std::ops::Index<DevId> for Vec<DeviceQueue> {
+    type Output = DeviceQueue;
+    #[inline]
+    fn index(&self, d: DevId) -> &DeviceQueue {
+        &self[d.idx()]
+    }
+}
+
+impl std::ops::IndexMut<DevId> for Vec<DeviceQueue> {
+    #[inline]
+    fn index_mut(&mut self, d: DevId) -> &mut DeviceQueue {
+        &mut self[d.idx()]
+    }
+}
 
 /// One page I/O in flight (the tag handed to the device queue).
 #[derive(Clone, Copy, Debug)]
@@ -77,7 +93,7 @@ pub(crate) struct Io {
     /// Per device, the time its scheduler timer event was queued for.
     pub(crate) dev_timer: Vec<Option<u64>>,
     /// Threads sleeping for a request of a full device queue: (thread, device), in order.
-    pub(crate) req_waiters: Vec<(u32, u32)>,
+    pub(crate) req_waiters: Vec<(u32, DevId)>,
     /// The thread running now: the submitting context of its I/O.
     pub(crate) ctx: u32,
 }

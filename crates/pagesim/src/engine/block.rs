@@ -12,12 +12,13 @@ use crate::device::PageIo;
 use crate::device::{Dispatched, IoDir};
 use crate::engine::event::Event;
 use crate::engine::{Sim, TaskState};
+use crate::ids::DevId;
 use crate::mm::vmstat::Counter;
 use crate::mm::{self, pg, Mm};
 
 impl Sim {
     /// Queues a page I/O on device `dev` at byte `offset` (inside the current plug).
-    pub fn submit_bio(&mut self, dev: u32, offset: u64, frame: u32, dir: IoDir) {
+    pub fn submit_bio(&mut self, dev: DevId, offset: u64, frame: u32, dir: IoDir) {
         let tag = match self.io.free_ios.pop() {
             Some(t) => {
                 self.io.ios[t as usize] = PageIo { frame, dir };
@@ -29,7 +30,7 @@ impl Sim {
             }
         };
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
-        let q = &mut self.io.devices[dev as usize];
+        let q = &mut self.io.devices[dev];
         q.set_ctx(self.io.ctx);
         q.add(dir, offset, 4096, tag, self.sched.now, &mut out);
         self.device_ran(dev, &mut out);
@@ -37,9 +38,9 @@ impl Sim {
     }
 
     /// Releases the plug of device `dev` (`blk_finish_plug`).
-    pub fn unplug(&mut self, dev: u32) {
+    pub fn unplug(&mut self, dev: DevId) {
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
-        self.io.devices[dev as usize].unplug(self.sched.now, &mut out);
+        self.io.devices[dev].unplug(self.sched.now, &mut out);
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
     }
@@ -47,16 +48,16 @@ impl Sim {
     /// After device `dev` ran its queue: completion events for what it dispatched, an
     /// event for its scheduler timer, a woken `congestion_wait` if its write congestion
     /// cleared, and the first thread waiting for one of its requests if there is room.
-    fn device_ran(&mut self, dev: u32, out: &mut Vec<Dispatched>) {
+    fn device_ran(&mut self, dev: DevId, out: &mut Vec<Dispatched>) {
         for d in out.drain(..) {
             self.sched.events.push(d.done_ns, Event::IoDone { dev, rid: d.rid });
         }
-        let q = &mut self.io.devices[dev as usize];
+        let q = &mut self.io.devices[dev];
         let t = q.timer_at();
-        if let Some(at) = t.filter(|&at| Some(at) != self.io.dev_timer[dev as usize]) {
+        if let Some(at) = t.filter(|&at| Some(at) != self.io.dev_timer[dev.idx()]) {
             self.sched.events.push(at, Event::DevTimer { dev });
         }
-        self.io.dev_timer[dev as usize] = t;
+        self.io.dev_timer[dev.idx()] = t;
         // A write request freed below the congestion-off threshold: clear_bdi_congested
         // wakes the congestion_wait queue and kswapd's nap ends.
         if q.take_congestion_wakeup() && self.reclaim.kswapd.napping {
@@ -65,7 +66,7 @@ impl Sim {
             let k = self.kswapd_thread();
             self.wake(k, self.sched.now);
         }
-        if !self.io.devices[dev as usize].write_full() {
+        if !self.io.devices[dev].write_full() {
             if let Some(i) = self.io.req_waiters.iter().position(|&(_, d)| d == dev) {
                 let (th, _) = self.io.req_waiters.remove(i);
                 if th == self.kswapd_thread() {
@@ -80,24 +81,24 @@ impl Sim {
 
     /// A device timer event: stale if the timer was cancelled or moved later since. (The
     /// clock may already be past the timer when a thread's burst overran the event.)
-    pub(crate) fn dev_timer_fired(&mut self, dev: u32) {
-        if self.io.dev_timer[dev as usize].is_none_or(|t| t > self.sched.now) {
+    pub(crate) fn dev_timer_fired(&mut self, dev: DevId) {
+        if self.io.dev_timer[dev.idx()].is_none_or(|t| t > self.sched.now) {
             return;
         }
-        self.io.dev_timer[dev as usize] = None;
+        self.io.dev_timer[dev.idx()] = None;
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
-        self.io.devices[dev as usize].timer(self.sched.now, &mut out);
+        self.io.devices[dev].timer(self.sched.now, &mut out);
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
     }
 
     /// The first device whose write requests are all allocated, if any.
-    pub fn write_full_device(&self) -> Option<u32> {
-        self.io.devices.iter().position(|q| q.write_full()).map(|d| d as u32)
+    pub fn write_full_device(&self) -> Option<DevId> {
+        self.io.devices.iter().position(|q| q.write_full()).map(|d| DevId(d as u32))
     }
 
     /// Blocks thread `th` in `get_request_wait` until device `dev` frees a write request.
-    pub fn get_request_wait(&mut self, th: u32, dev: u32) {
+    pub fn get_request_wait(&mut self, th: u32, dev: DevId) {
         if th == self.kswapd_thread() {
             self.reclaim.kswapd.throttled = true;
         } else {
@@ -110,14 +111,14 @@ impl Sim {
     /// Unplugs every device.
     pub fn unplug_all(&mut self) {
         for d in 0..self.io.devices.len() as u32 {
-            self.unplug(d);
+            self.unplug(DevId(d));
         }
     }
 
-    pub(crate) fn io_done(&mut self, dev: u32, rid: u32) {
+    pub(crate) fn io_done(&mut self, dev: DevId, rid: u32) {
         let mut tags = std::mem::take(&mut self.io.scratch_tags);
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
-        self.io.devices[dev as usize].complete(self.sched.now, rid, &mut tags, &mut out);
+        self.io.devices[dev].complete(self.sched.now, rid, &mut tags, &mut out);
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
         for &tag in &tags {

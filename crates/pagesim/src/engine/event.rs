@@ -1,6 +1,7 @@
 //! The event queue: ordered by (time, sequence number), so events at equal times run in
 //! insertion order and a run is reproducible bit for bit.
 
+use crate::ids::DevId;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -10,9 +11,9 @@ pub enum Event {
     /// A thread (task or kswapd) becomes runnable.
     Run { thread: u32, token: u32 },
     /// A device completes request `rid`.
-    IoDone { dev: u32, rid: u32 },
+    IoDone { dev: DevId, rid: u32 },
     /// A device's I/O scheduler timer (CFQ's idle window) may have expired.
-    DevTimer { dev: u32 },
+    DevTimer { dev: DevId },
 }
 
 #[derive(Debug, Default)]

@@ -215,7 +215,7 @@ impl Sim {
             .swap
             .iter()
             .map(|s| {
-                let rot = devices[s.dev as usize].model().rotational();
+                let rot = devices[s.dev].model().rotational();
                 let clusters = !rot && profile.ssd_cluster_alloc;
                 SwapArea::new(s.dev, s.offset, s.size, s.priority, rot, clusters, ncpus)
             })
@@ -247,7 +247,7 @@ impl Sim {
             c.extents.iter().map(|e| AddressSpace::new(e.name.clone(), e.dev, e.offset, e.pages)).collect();
         // A new open file's readahead state: the bdi's `ra_pages` and `io_pages`.
         let new_ra = |files: &Vec<AddressSpace>, fi: u32| {
-            let m = devices[files[fi as usize].dev as usize].model();
+            let m = devices[files[fi as usize].dev].model();
             FileRaState::new(m.ra_pages(), m.io_pages())
         };
         let mut ra_states: Vec<FileRaState> = Vec::new();

@@ -241,7 +241,7 @@ impl Sim {
                     let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                     let view = CacheView {
                         mapping: &files[fi as usize],
-                        congested: devices[files[fi as usize].dev as usize].read_congested(),
+                        congested: devices[files[fi as usize].dev.idx()].read_congested(),
                     };
                     file_ra.read_page(&mut ra_states[r.work as usize], &view, i, r.end - i, found)
                 };
@@ -288,7 +288,7 @@ impl Sim {
             let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
             let view = CacheView {
                 mapping: &files[fi as usize],
-                congested: devices[files[fi as usize].dev as usize].read_congested(),
+                congested: devices[files[fi as usize].dev.idx()].read_congested(),
             };
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
@@ -348,7 +348,7 @@ impl Sim {
                 let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                 let view = CacheView {
                     mapping: &files[fi as usize],
-                    congested: devices[files[fi as usize].dev as usize].read_congested(),
+                    congested: devices[files[fi as usize].dev.idx()].read_congested(),
                 };
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };

@@ -20,6 +20,7 @@
 pub mod filemap;
 pub mod readahead;
 
+use crate::ids::DevId;
 use crate::mm::pte;
 use crate::mm::shadow::Shadow;
 use crate::mm::{pg, Frames};
@@ -53,7 +54,7 @@ pub struct AddressSpace {
     /// The scenario's file name (`name.k` for the copy of task instance k of a per_task file).
     pub name: String,
     /// Device index and byte offset of the file's extent.
-    pub dev: u32,
+    pub dev: DevId,
     pub dev_offset: u64,
     /// Pages in the file.
     pub nr_pages: u64,
@@ -68,7 +69,7 @@ pub struct AddressSpace {
 }
 
 impl AddressSpace {
-    pub fn new(name: String, dev: u32, dev_offset: u64, nr_pages: u64) -> Self {
+    pub fn new(name: String, dev: DevId, dev_offset: u64, nr_pages: u64) -> Self {
         AddressSpace {
             name,
             dev,

@@ -61,7 +61,7 @@ pub struct ScanControl {
     /// A write found its device's request queue full (`get_request_wait`): the reclaimer
     /// stops here and sleeps until that device frees a request, then resumes at the same
     /// priority.
-    pub wait_request: Option<u32>,
+    pub wait_request: Option<crate::ids::DevId>,
 }
 
 impl ScanControl {

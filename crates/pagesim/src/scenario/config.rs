@@ -20,6 +20,7 @@
 use super::{defaults, profile, CpuCosts, Profile, ScenarioFile};
 use super::{AccessOp, Fadvise, Madvise, Pace, Pattern, RegionKind};
 use crate::device::DeviceModel;
+use crate::ids::DevId;
 use crate::mm::{self, pte, Watermarks};
 use crate::pagecache::readahead::FileRa;
 use crate::reclaim::scan_balance::ScanBalance;
@@ -131,7 +132,7 @@ pub struct Device {
 pub struct Swap {
     pub device: String,
     #[serde(skip)]
-    pub dev: u32,
+    pub dev: DevId,
     /// Bytes, header page included.
     pub size: u64,
     /// `swapon -p`.
@@ -159,7 +160,7 @@ pub struct File {
     pub name: String,
     pub device: String,
     #[serde(skip)]
-    pub dev: u32,
+    pub dev: DevId,
     /// Bytes, as written (the extent holds it rounded up to pages).
     pub size: u64,
     pub per_task: bool,
@@ -318,7 +319,7 @@ pub struct Extent {
     pub file: u32,
     /// The process that owns a per-task copy (its index in the run's task order).
     pub owner: Option<u32>,
-    pub dev: u32,
+    pub dev: DevId,
     /// Bytes from the start of the device.
     pub offset: u64,
     pub pages: u64,
@@ -424,7 +425,13 @@ impl Config {
                 ));
             }
             let priority = s.priority.unwrap_or(defaults::swap_priority(i));
-            swap.push(Swap { device: s.device.clone(), dev: d as u32, size: s.size, priority, offset: dev_used[d] });
+            swap.push(Swap {
+                device: s.device.clone(),
+                dev: DevId(d as u32),
+                size: s.size,
+                priority,
+                offset: dev_used[d],
+            });
             dev_used[d] += s.size;
         }
         if file.swap.len() > 15 {
@@ -446,7 +453,7 @@ impl Config {
             files.push(File {
                 name: name.clone(),
                 device: fc.device.clone(),
-                dev: d as u32,
+                dev: DevId(d as u32),
                 size: fc.size,
                 per_task: fc.per_task,
                 extent: None,
@@ -570,7 +577,7 @@ struct Placer<'a> {
 impl Placer<'_> {
     /// Places (a copy of) `f`; returns its extent, or why it does not fit.
     fn place(&mut self, f: &File, file: u32, name: String, owner: Option<u32>) -> Result<u32, String> {
-        let d = f.dev as usize;
+        let d = f.dev.idx();
         let bytes = f.size.div_ceil(4096) * 4096;
         let cap = self.device[d].model.capacity_bytes();
         let need = self.used[d] + bytes;

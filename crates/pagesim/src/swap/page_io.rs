@@ -59,11 +59,11 @@ pub fn setup(
     let area_slots: Vec<u32> = areas.iter().map(|a| a.nslots).collect();
     let zswap = Zswap::new(&f.zswap, profile.zswap, &area_slots, managed_pages, nr_memcgs);
     let regions: Vec<RegionContent> = f.region.values().map(|r| r.content()).collect();
-    let any_backend = areas.iter().any(|a| devices[a.dev as usize].model().swap_backend().is_some());
+    let any_backend = areas.iter().any(|a| devices[a.dev.idx()].model().swap_backend().is_some());
     let zero_pages = profile.swap_zeromap && regions.iter().any(|r| r.zero > 0.0);
     let active = zswap.enabled || any_backend || zero_pages;
     for a in areas.iter_mut() {
-        a.track_release = zswap.enabled || devices[a.dev as usize].model().swap_backend().is_some();
+        a.track_release = zswap.enabled || devices[a.dev.idx()].model().swap_backend().is_some();
     }
     (zswap, PageContent::new(regions, seed, &area_slots, active))
 }
@@ -123,7 +123,7 @@ impl Sim {
                 continue;
             }
             let mut slots = std::mem::take(&mut self.swap.areas[a].released);
-            let dev = self.swap.areas[a].dev as usize;
+            let dev = self.swap.areas[a].dev;
             for &s in &slots {
                 let e = Entry::new(a as u32, s);
                 self.zswap_invalidate(e);
@@ -141,14 +141,14 @@ impl Sim {
 
     /// Whether I/O to `entry`'s device is done by the submitting thread.
     pub fn swap_dev_sync(&self, entry: Entry) -> bool {
-        let m = self.io.devices[self.swap.area_ref(entry).dev as usize].model();
+        let m = self.io.devices[self.swap.area_ref(entry).dev].model();
         m.swap_backend().is_some() || (m.synchronous_io() && self.profile.swap_sync_io)
     }
 
     /// `do_swap_page`'s test for the bypass: a synchronous device and one reference.
     pub fn swap_sync_bypass(&self, entry: Entry) -> bool {
         self.profile.swap_sync_io
-            && self.io.devices[self.swap.area_ref(entry).dev as usize].model().synchronous_io()
+            && self.io.devices[self.swap.area_ref(entry).dev].model().synchronous_io()
             && self.swap.area_ref(entry).count(entry.slot()) == 1
     }
 
@@ -195,7 +195,7 @@ impl Sim {
         let m = self.mm.frames.memcg[f as usize];
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
-            (a.dev as usize, a.offset_of(entry.slot()))
+            (a.dev, a.offset_of(entry.slot()))
         };
         self.mm.count(Counter::PswpOut, m, 1);
         self.mm.count(Counter::PgpgOut, m, 4);
@@ -203,7 +203,7 @@ impl Sim {
         if !self.swap_dev_sync(entry) {
             self.mm.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
             self.mm.nr_writeback += 1;
-            self.submit_bio(dev as u32, off, f, IoDir::Write);
+            self.submit_bio(dev, off, f, IoDir::Write);
             return;
         }
         let c = self.swap.content.get(entry);
@@ -267,7 +267,7 @@ impl Sim {
         }
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
-            (a.dev as usize, a.offset_of(entry.slot()))
+            (a.dev, a.offset_of(entry.slot()))
         };
         let now = self.sched.now;
         let model = self.io.devices[dev].model_mut();
@@ -351,7 +351,7 @@ impl Sim {
             ));
         }
         for (ai, a) in self.swap.areas.iter().enumerate() {
-            let zram = self.io.devices[a.dev as usize].model().swap_backend();
+            let zram = self.io.devices[a.dev].model().swap_backend();
             for s in 1..a.nslots {
                 if a.map[s as usize] != 0 || a.released.contains(&s) {
                     continue;

@@ -28,6 +28,7 @@
 //! count continuation pages (counts are small integers here), no THP swap.
 
 use super::{Entry, Shadow, Swap};
+use crate::ids::DevId;
 use crate::mm::NIL;
 use std::collections::VecDeque;
 
@@ -44,7 +45,7 @@ pub const BAD: u8 = 0x3f;
 #[derive(Debug)]
 pub struct SwapArea {
     /// Index of the block device in the engine's device table.
-    pub dev: u32,
+    pub dev: DevId,
     /// Byte offset of slot 0 on the device.
     pub base: u64,
     pub prio: i32,
@@ -83,7 +84,7 @@ impl SwapArea {
     /// `cluster_alloc`: use the per-CPU cluster allocator (non-rotational, ≥3.12) rather
     /// than `scan_swap_map`'s runs.
     pub fn new(
-        dev: u32,
+        dev: DevId,
         base: u64,
         size_bytes: u64,
         prio: i32,
@@ -440,7 +441,7 @@ mod tests {
 
     #[test]
     fn ssd_allocator_fills_per_cpu_clusters_in_order() {
-        let mut a = SwapArea::new(0, 0, 4 * 256 * 4096, -1, false, true, 2);
+        let mut a = SwapArea::new(DevId(0), 0, 4 * 256 * 4096, -1, false, true, 2);
         // CPU 0 takes cluster 1, CPU 1 cluster 2; each fills its own in order.
         assert_eq!(a.alloc(0), Some(256));
         assert_eq!(a.alloc(1), Some(512));
@@ -459,7 +460,7 @@ mod tests {
 
     #[test]
     fn ssd_allocator_falls_back_to_a_scan_when_clusters_run_out() {
-        let mut a = SwapArea::new(0, 0, 2 * 256 * 4096, -1, false, true, 1);
+        let mut a = SwapArea::new(DevId(0), 0, 2 * 256 * 4096, -1, false, true, 1);
         let mut got = Vec::new();
         while let Some(s) = a.alloc(0) {
             got.push(s);
@@ -474,7 +475,7 @@ mod tests {
 
     #[test]
     fn rotational_allocator_allocates_runs_in_order() {
-        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
+        let mut a = SwapArea::new(DevId(0), 0, 1024 * 4096, -1, true, false, 2);
         let v: Vec<u32> = (0..300).map(|i| a.alloc(i % 2).unwrap()).collect();
         assert_eq!(v, (1..301).collect::<Vec<_>>(), "sequential whatever the CPU");
     }
@@ -483,7 +484,7 @@ mod tests {
     fn a_new_run_starts_at_the_lowest_free_run_on_disks_and_after_the_cursor_on_ssds() {
         for (rotational, want) in [(true, 1), (false, 513)] {
             // scan_swap_map on both (3.6 has no SSD clusters yet).
-            let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, rotational, false, 1);
+            let mut a = SwapArea::new(DevId(0), 0, 1024 * 4096, -1, rotational, false, 1);
             for _ in 0..512 {
                 a.alloc(0);
             }
@@ -496,7 +497,7 @@ mod tests {
         // With no free run of 256 left (slots 769-1023 are 255), a disk goes on from the
         // lowest free slot, an SSD from the cursor.
         for (rotational, want) in [(true, [2, 4]), (false, [769, 770])] {
-            let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, rotational, false, 1);
+            let mut a = SwapArea::new(DevId(0), 0, 1024 * 4096, -1, rotational, false, 1);
             for _ in 0..768 {
                 a.alloc(0);
             }
@@ -509,7 +510,7 @@ mod tests {
 
     #[test]
     fn concurrent_allocators_interleave_on_the_shared_cursor() {
-        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, true, false, 2);
+        let mut a = SwapArea::new(DevId(0), 0, 1024 * 4096, -1, true, false, 2);
         a.set_lane(0, 2);
         let first: Vec<u32> = (0..3).map(|_| a.alloc(0).unwrap()).collect();
         a.set_lane(1, 2);
@@ -527,7 +528,7 @@ mod tests {
 
     #[test]
     fn references_and_cache_bit_free_the_slot_together() {
-        let mut a = SwapArea::new(0, 0, 1024 * 4096, -1, false, true, 1);
+        let mut a = SwapArea::new(DevId(0), 0, 1024 * 4096, -1, false, true, 1);
         let s = a.alloc(0).unwrap();
         a.dup(s); // the PTE now points at it
         assert_eq!((a.count(s), a.has_cache(s)), (1, true));
@@ -546,9 +547,9 @@ mod tests {
     fn priorities_and_round_robin() {
         let mut sw = Swap::new(
             vec![
-                SwapArea::new(0, 0, 64 * 4096, -1, true, false, 1),
-                SwapArea::new(1, 0, 64 * 4096, 5, true, false, 1),
-                SwapArea::new(2, 0, 64 * 4096, 5, true, false, 1),
+                SwapArea::new(DevId(0), 0, 64 * 4096, -1, true, false, 1),
+                SwapArea::new(DevId(1), 0, 64 * 4096, 5, true, false, 1),
+                SwapArea::new(DevId(2), 0, 64 * 4096, 5, true, false, 1),
             ],
             crate::swap::readahead::SwapRa::None(crate::swap::readahead::NoReadahead),
             crate::swap::zswap::Zswap::new(&Default::default(), None, &[0; 3], 0, 1),

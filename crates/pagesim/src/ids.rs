@@ -1,0 +1,36 @@
+//! Typed ids of the things the model keeps in flat arrays, so that a device index cannot be
+//! passed where a task id is expected. Each wraps the `u32` index into its table and
+//! serialises as that number.
+
+use serde::Serialize;
+
+macro_rules! ids {
+    ($($(#[$meta:meta])* $Id:ident),* $(,)?) => {$(
+        $(#[$meta])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $Id(pub u32);
+
+        impl $Id {
+            /// The index into its table.
+            #[inline]
+            pub fn idx(self) -> usize {
+                self.0 as usize
+            }
+        }
+
+        impl std::fmt::Display for $Id {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt(f)
+            }
+        }
+    )*};
+}
+
+ids! {
+    /// A block device: its index in `Io::devices` (the scenario's devices in name order).
+    DevId,
+    /// A thread: the scenario's tasks are 0..n in `Sched::tasks`, then kswapd, then zswap's
+    /// shrink worker.
+    Tid,
+}
