@@ -29,7 +29,7 @@ pub fn run(text: &str, sets: &[&str]) -> Report {
 /// in progress (`PendingFault`), then `handle_mm_fault`.
 pub fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
     s.sched.tasks[0].pending = Some(crate::engine::PendingFault::new(0, idx, write, s.sched.now));
-    let r = s.handle_mm_fault(0, 0, 0, idx, write);
+    let r = s.handle_mm_fault(crate::ids::Tid(0), 0, 0, idx, write);
     if matches!(r, Fault::Done) {
         s.sched.tasks[0].pending = None;
     }

@@ -93,9 +93,9 @@ pub(crate) struct Io {
     /// Per device, the time its scheduler timer event was queued for.
     pub(crate) dev_timer: Vec<Option<u64>>,
     /// Threads sleeping for a request of a full device queue: (thread, device), in order.
-    pub(crate) req_waiters: Vec<(u32, DevId)>,
+    pub(crate) req_waiters: Vec<(crate::ids::Tid, DevId)>,
     /// The thread running now: the submitting context of its I/O.
-    pub(crate) ctx: u32,
+    pub(crate) ctx: crate::ids::Tid,
 }
 /// Direction of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

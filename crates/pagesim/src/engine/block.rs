@@ -12,7 +12,7 @@ use crate::device::PageIo;
 use crate::device::{Dispatched, IoDir};
 use crate::engine::event::Event;
 use crate::engine::{Sim, TaskState};
-use crate::ids::DevId;
+use crate::ids::{DevId, Tid};
 use crate::mm::vmstat::Counter;
 use crate::mm::{self, pg, Mm};
 
@@ -31,7 +31,7 @@ impl Sim {
         };
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
         let q = &mut self.io.devices[dev];
-        q.set_ctx(self.io.ctx);
+        q.set_ctx(self.io.ctx.0);
         q.add(dir, offset, 4096, tag, self.sched.now, &mut out);
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
@@ -72,7 +72,7 @@ impl Sim {
                 if th == self.kswapd_thread() {
                     self.reclaim.kswapd.throttled = false;
                 } else {
-                    self.sched.tasks[th as usize].state = TaskState::Runnable;
+                    self.sched.tasks[th].state = TaskState::Runnable;
                 }
                 self.wake(th, self.sched.now);
             }
@@ -98,11 +98,11 @@ impl Sim {
     }
 
     /// Blocks thread `th` in `get_request_wait` until device `dev` frees a write request.
-    pub fn get_request_wait(&mut self, th: u32, dev: DevId) {
+    pub fn get_request_wait(&mut self, th: Tid, dev: DevId) {
         if th == self.kswapd_thread() {
             self.reclaim.kswapd.throttled = true;
         } else {
-            self.sched.tasks[th as usize].state = TaskState::WaitRequest;
+            self.sched.tasks[th].state = TaskState::WaitRequest;
         }
         self.block(th);
         self.io.req_waiters.push((th, dev));

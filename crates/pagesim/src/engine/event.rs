@@ -1,7 +1,7 @@
 //! The event queue: ordered by (time, sequence number), so events at equal times run in
 //! insertion order and a run is reproducible bit for bit.
 
-use crate::ids::DevId;
+use crate::ids::{DevId, Tid};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -9,7 +9,7 @@ use std::collections::BinaryHeap;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Event {
     /// A thread (task or kswapd) becomes runnable.
-    Run { thread: u32, token: u32 },
+    Run { thread: Tid, token: u32 },
     /// A device completes request `rid`.
     IoDone { dev: DevId, rid: u32 },
     /// A device's I/O scheduler timer (CFQ's idle window) may have expired.
@@ -54,13 +54,13 @@ mod tests {
     #[test]
     fn equal_times_keep_insertion_order() {
         let mut q = EventQueue::default();
-        q.push(5, Event::Run { thread: 2, token: 0 });
-        q.push(3, Event::Run { thread: 9, token: 0 });
-        q.push(5, Event::Run { thread: 1, token: 0 });
+        q.push(5, Event::Run { thread: Tid(2), token: 0 });
+        q.push(3, Event::Run { thread: Tid(9), token: 0 });
+        q.push(5, Event::Run { thread: Tid(1), token: 0 });
         assert_eq!(q.next_time(), 3);
-        assert_eq!(q.pop(), Some((3, Event::Run { thread: 9, token: 0 })));
-        assert_eq!(q.pop(), Some((5, Event::Run { thread: 2, token: 0 })));
-        assert_eq!(q.pop(), Some((5, Event::Run { thread: 1, token: 0 })));
+        assert_eq!(q.pop(), Some((3, Event::Run { thread: Tid(9), token: 0 })));
+        assert_eq!(q.pop(), Some((5, Event::Run { thread: Tid(2), token: 0 })));
+        assert_eq!(q.pop(), Some((5, Event::Run { thread: Tid(1), token: 0 })));
         assert_eq!(q.pop(), None);
     }
 }

@@ -37,6 +37,7 @@ mod verify;
 use crate::device::DeviceQueue;
 use crate::device::Io;
 use crate::histogram::Histogram;
+use crate::ids::Tid;
 use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
@@ -179,14 +180,14 @@ pub struct Sim {
 impl Sim {
     /// Thread id of kswapd (tasks are 0..n).
     #[inline]
-    pub fn kswapd_thread(&self) -> u32 {
-        self.sched.tasks.len() as u32
+    pub fn kswapd_thread(&self) -> Tid {
+        Tid(self.sched.tasks.len() as u32)
     }
 
     /// Thread id of zswap's shrink worker (`zswap_shrink_work`).
     #[inline]
-    pub fn zswap_worker_thread(&self) -> u32 {
-        self.sched.tasks.len() as u32 + 1
+    pub fn zswap_worker_thread(&self) -> Tid {
+        Tid(self.sched.tasks.len() as u32 + 1)
     }
 
     /// Builds the machine from a resolved scenario ([`Scenario::config`]). It cannot fail:
@@ -297,7 +298,7 @@ impl Sim {
                                     ra = (ra_states.len() - 1) as u32;
                                 }
                                 vmas.push(Vma {
-                                    task: tid,
+                                    task: Tid(tid),
                                     shmem: obj,
                                     file: r.extent,
                                     ra,
@@ -403,7 +404,7 @@ impl Sim {
                 scratch_tags: Vec::new(),
                 dev_timer: vec![None; ndevices],
                 req_waiters: Vec::new(),
-                ctx: 0,
+                ctx: Tid(0),
             },
             reclaim: Reclaim {
                 kswapd: Kswapd { sleeping: true, ..Default::default() },
@@ -417,8 +418,8 @@ impl Sim {
         if sim.sched.sample_every > 0 {
             sim.sched.timeline.push(TimelinePoint::of(&sim, 0));
         }
-        for tid in 0..sim.sched.tasks.len() as u32 {
-            let at = sim.sched.tasks[tid as usize].start_ns;
+        for tid in (0..sim.sched.tasks.len() as u32).map(Tid) {
+            let at = sim.sched.tasks[tid].start_ns;
             sim.wake(tid, at);
         }
         sim
@@ -444,7 +445,7 @@ impl Sim {
             self.sched.now = self.sched.now.max(t);
             match ev {
                 Event::Run { thread, token } => {
-                    if token == self.sched.tokens[thread as usize] {
+                    if token == self.sched.tokens[thread.idx()] {
                         self.run_thread(thread);
                     }
                 }
@@ -474,6 +475,21 @@ impl Sim {
                 }
             }
         }
+    }
+}
+
+impl std::ops::Index<Tid> for Vec<Task> {
+    type Output = Task;
+    #[inline]
+    fn index(&self, t: Tid) -> &Task {
+        &self[t.idx()]
+    }
+}
+
+impl std::ops::IndexMut<Tid> for Vec<Task> {
+    #[inline]
+    fn index_mut(&mut self, t: Tid) -> &mut Task {
+        &mut self[t.idx()]
     }
 }
 

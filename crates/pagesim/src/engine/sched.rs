@@ -15,6 +15,7 @@
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::{PendingFault, Sim, Task, TaskState};
 use crate::histogram::Histogram;
+use crate::ids::Tid;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::pagecache::filemap::ReadStep;
@@ -41,9 +42,9 @@ pub(crate) struct Sched {
     pub(crate) fault_hist: Histogram,
     /// Tasks sleeping on a page's I/O, and tasks throttled in reclaim.
     pub(crate) page_waiters: PageWaiters,
-    pub(crate) throttled: Vec<u32>,
+    pub(crate) throttled: Vec<Tid>,
     /// Reused buffer for the tasks one wakeup releases.
-    pub(crate) scratch_waiters: Vec<u32>,
+    pub(crate) scratch_waiters: Vec<Tid>,
     /// Timeline points every `sample_every` ns (none when 0).
     pub(crate) timeline: Vec<TimelinePoint>,
     pub(crate) sample_every: u64,
@@ -87,7 +88,7 @@ const PAGE_WAIT_TABLE_BITS: u32 = 8;
 /// hashes to one of 256 wait queues, so an I/O completion looks at the few sleepers of
 /// one queue rather than at every task; a queue holds (frame, task) pairs.
 pub(crate) struct PageWaiters {
-    queues: Vec<Vec<(u32, u32)>>,
+    queues: Vec<Vec<(u32, Tid)>>,
 }
 
 impl Default for PageWaiters {
@@ -102,13 +103,13 @@ impl PageWaiters {
         (f.wrapping_mul(0x61C8_8647) >> (32 - PAGE_WAIT_TABLE_BITS)) as usize
     }
 
-    pub(crate) fn add(&mut self, f: u32, tid: u32) {
+    pub(crate) fn add(&mut self, f: u32, tid: Tid) {
         self.queues[Self::queue(f)].push((f, tid));
     }
 
     /// Moves the tasks waiting on frame `f` into `out`, in task order (the order their
     /// wakeups are queued in), each once.
-    pub(crate) fn take(&mut self, f: u32, out: &mut Vec<u32>) {
+    pub(crate) fn take(&mut self, f: u32, out: &mut Vec<Tid>) {
         let q = &mut self.queues[Self::queue(f)];
         q.retain(|&(g, tid)| {
             if g == f {
@@ -133,21 +134,21 @@ enum Next {
 
 impl Sim {
     /// Makes thread `th` runnable at `at` (superseding any earlier wakeup).
-    pub fn wake(&mut self, th: u32, at: u64) {
-        let tok = &mut self.sched.tokens[th as usize];
+    pub fn wake(&mut self, th: Tid, at: u64) {
+        let tok = &mut self.sched.tokens[th.idx()];
         *tok = tok.wrapping_add(1);
         let token = *tok;
         self.sched.events.push(at, Event::Run { thread: th, token });
     }
 
     /// Invalidates pending wakeups of `th` (it blocks).
-    pub fn block(&mut self, th: u32) {
-        let tok = &mut self.sched.tokens[th as usize];
+    pub fn block(&mut self, th: Tid) {
+        let tok = &mut self.sched.tokens[th.idx()];
         *tok = tok.wrapping_add(1);
     }
 
     /// Dispatches one thread burst on the CPU that frees up first.
-    pub(crate) fn run_thread(&mut self, th: u32) {
+    pub(crate) fn run_thread(&mut self, th: Tid) {
         let (cpu, free_at) =
             self.sched.cpu_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("at least one CPU");
         if free_at > self.sched.now {
@@ -163,7 +164,7 @@ impl Sim {
             self.run_zswap_shrink_worker();
             self.swap.zswap.worker_cpu_ns += self.sched.now - start;
         } else {
-            let t = &mut self.sched.tasks[th as usize];
+            let t = &mut self.sched.tasks[th];
             if t.state == TaskState::NotStarted {
                 t.state = TaskState::Runnable;
             }
@@ -171,7 +172,7 @@ impl Sim {
                 return;
             }
             self.run_task(th, cpu as u32);
-            self.sched.tasks[th as usize].cpu_ns += self.sched.now - start;
+            self.sched.tasks[th].cpu_ns += self.sched.now - start;
         }
         self.sched.cpu_free[cpu] = self.sched.now;
     }
@@ -185,7 +186,7 @@ impl Sim {
     }
 
     /// Runs task `tid` until it blocks, finishes or its burst ends.
-    fn run_task(&mut self, tid: u32, cpu: u32) {
+    fn run_task(&mut self, tid: Tid, cpu: u32) {
         let limit = self.burst_limit(self.sched.now);
         loop {
             if self.sched.now >= limit {
@@ -193,14 +194,14 @@ impl Sim {
                 return;
             }
             // A reclaim job in progress runs first; the access is retried after it.
-            if self.sched.tasks[tid as usize].reclaim.is_some() {
+            if self.sched.tasks[tid].reclaim.is_some() {
                 match self.do_try_to_free_pages(tid, cpu) {
                     crate::reclaim::Step::Continue => continue,
                     crate::reclaim::Step::Blocked => return,
                     crate::reclaim::Step::Finished => {}
                 }
             }
-            if self.sched.tasks[tid as usize].read.is_some() {
+            if self.sched.tasks[tid].read.is_some() {
                 match self.file_read_step(tid, cpu, limit) {
                     ReadStep::Done => {
                         if self.finish_access(tid) {
@@ -216,7 +217,7 @@ impl Sim {
                     }
                 }
             }
-            let (vma, idx, write) = match self.sched.tasks[tid as usize].pending {
+            let (vma, idx, write) = match self.sched.tasks[tid].pending {
                 Some(p) => (p.vma, p.idx, p.write),
                 None => {
                     // The hit loop: no event, no allocation per access.
@@ -227,8 +228,8 @@ impl Sim {
                             continue;
                         }
                         Next::Stop => {
-                            if self.sched.tasks[tid as usize].state == TaskState::Done || self.sched.now >= limit {
-                                if self.sched.tasks[tid as usize].state != TaskState::Done {
+                            if self.sched.tasks[tid].state == TaskState::Done || self.sched.now >= limit {
+                                if self.sched.tasks[tid].state != TaskState::Done {
                                     self.wake(tid, self.sched.now);
                                 }
                                 return;
@@ -238,13 +239,13 @@ impl Sim {
                     }
                 }
             };
-            let t = &mut self.sched.tasks[tid as usize];
+            let t = &mut self.sched.tasks[tid];
             if t.pending.is_none() {
                 t.pending = Some(PendingFault::new(vma, idx, write, self.sched.now));
             }
             match self.handle_mm_fault(tid, cpu, vma, idx, write) {
                 crate::mm::memory::Fault::Done => {
-                    let t = &mut self.sched.tasks[tid as usize];
+                    let t = &mut self.sched.tasks[tid];
                     let start = t.pending.take().expect("the fault in progress").start_ns;
                     let lat = self.sched.now - start;
                     self.sched.fault_hist.record(lat);
@@ -261,8 +262,8 @@ impl Sim {
 
     /// Starts the read(2) of record `unit` of the task's current file step; the step's
     /// first read opens the file (its `posix_fadvise` is given then).
-    fn start_read(&mut self, tid: u32, cpu: u32, unit: u32) {
-        let t = &self.sched.tasks[tid as usize];
+    fn start_read(&mut self, tid: Tid, cpu: u32, unit: u32) {
+        let t = &self.sched.tasks[tid];
         let si = t.cur.step;
         let step = &t.steps[si];
         let (fi, ra) = (t.step_vma[si], t.step_ra[si]);
@@ -285,10 +286,10 @@ impl Sim {
     /// Executes accesses that hit until one faults, a file step needs a read call, the
     /// task ends, or the burst limit is reached.
     #[inline]
-    fn hit_loop(&mut self, tid: u32, limit: u64) -> Next {
+    fn hit_loop(&mut self, tid: Tid, limit: u64) -> Next {
         let access_ns = self.cost.access_ns;
         let (Sched { tasks, now, ops_done, .. }, vmas) = (&mut self.sched, &mut self.mm.vmas);
-        let t = &mut tasks[tid as usize];
+        let t = &mut tasks[tid];
         loop {
             if *now >= limit {
                 return Next::Stop;
@@ -329,8 +330,8 @@ impl Sim {
     /// Accounts the access (or read call) that just completed outside the hit loop. A
     /// step with a `rate` then sleeps until its bytes are due; returns whether the task
     /// went to sleep.
-    fn finish_access(&mut self, tid: u32) -> bool {
-        let t = &mut self.sched.tasks[tid as usize];
+    fn finish_access(&mut self, tid: Tid) -> bool {
+        let t = &mut self.sched.tasks[tid];
         let step = &t.steps[t.cur.step];
         let think = step.think_ns;
         let rate = step.rate;
@@ -370,8 +371,8 @@ impl Sim {
 
     /// Puts task `tid` to sleep until the I/O of frame `f` ends (`folio_wait_locked`,
     /// `folio_wait_writeback`).
-    pub(crate) fn sleep_on_page(&mut self, tid: u32, f: u32) {
-        self.sched.tasks[tid as usize].state = TaskState::WaitPage(f);
+    pub(crate) fn sleep_on_page(&mut self, tid: Tid, f: u32) {
+        self.sched.tasks[tid].state = TaskState::WaitPage(f);
         self.sched.page_waiters.add(f, tid);
         self.block(tid);
     }
@@ -384,8 +385,8 @@ impl Sim {
         let mut any = false;
         for &tid in &woken {
             // A task killed while it slept is no longer waiting.
-            if self.sched.tasks[tid as usize].state == TaskState::WaitPage(f) {
-                self.sched.tasks[tid as usize].state = TaskState::Runnable;
+            if self.sched.tasks[tid].state == TaskState::WaitPage(f) {
+                self.sched.tasks[tid].state = TaskState::Runnable;
                 any = true;
                 self.wake(tid, self.sched.now);
             }
@@ -406,18 +407,18 @@ mod tests {
         // A frame that hashes to the same queue as frame 7.
         let other = (8..).find(|&g| PageWaiters::queue(g) == PageWaiters::queue(7)).unwrap();
         for (f, tid) in [(7, 5), (other, 1), (7, 2), (9, 3), (7, 5)] {
-            w.add(f, tid);
+            w.add(f, Tid(tid));
         }
         let mut out = Vec::new();
         w.take(7, &mut out);
-        assert_eq!(out, [2, 5], "frame 7's sleepers, in task order, each once");
+        assert_eq!(out, [Tid(2), Tid(5)], "frame 7's sleepers, in task order, each once");
         out.clear();
         w.take(7, &mut out);
         assert!(out.is_empty(), "taken waiters are gone");
         w.take(other, &mut out);
-        assert_eq!(out, [1], "a frame sharing the queue keeps its waiter until its own I/O ends");
+        assert_eq!(out, [Tid(1)], "a frame sharing the queue keeps its waiter until its own I/O ends");
         out.clear();
         w.take(9, &mut out);
-        assert_eq!(out, [3]);
+        assert_eq!(out, [Tid(3)]);
     }
 }

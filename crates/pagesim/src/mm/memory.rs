@@ -14,6 +14,7 @@
 //! `FAULT_FLAG_TRIED` fault.
 
 use crate::engine::{PendingFault, Sim};
+use crate::ids::Tid;
 use crate::mm::swapops::Entry;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
@@ -33,16 +34,16 @@ pub enum Fault {
 
 impl Sim {
     /// The fault task `tid` is handling (`struct vm_fault`).
-    pub(crate) fn pending_fault(&mut self, tid: u32) -> &mut PendingFault {
-        self.sched.tasks[tid as usize].pending.as_mut().expect("a fault in progress")
+    pub(crate) fn pending_fault(&mut self, tid: Tid) -> &mut PendingFault {
+        self.sched.tasks[tid].pending.as_mut().expect("a fault in progress")
     }
 
     /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
-    pub fn handle_mm_fault(&mut self, tid: u32, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+    pub fn handle_mm_fault(&mut self, tid: Tid, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
+        let memcg = self.sched.tasks[tid].memcg;
         if !self.pending_fault(tid).counted {
             self.pending_fault(tid).counted = true;
-            self.sched.tasks[tid as usize].faults += 1;
+            self.sched.tasks[tid].faults += 1;
             self.mm.count(Counter::PgFault, memcg, 1);
             self.charge(self.cost.fault_ns);
         }
@@ -61,7 +62,7 @@ impl Sim {
     }
 
     /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed page.
-    fn do_anonymous_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool) -> Fault {
+    fn do_anonymous_page(&mut self, tid: Tid, vma: u32, idx: u32, write: bool) -> Fault {
         if !write {
             self.mm.vmas[vma as usize].pte[idx as usize] = pte::ZERO_PAGE;
             return Fault::Done;
@@ -76,7 +77,7 @@ impl Sim {
     }
 
     /// `do_wp_page`: write to a present read-only PTE.
-    fn do_wp_page(&mut self, tid: u32, vma: u32, idx: u32, e: u32) -> Fault {
+    fn do_wp_page(&mut self, tid: Tid, vma: u32, idx: u32, e: u32) -> Fault {
         match pte::frame(e) {
             // Copy-on-write of the zero page.
             None => {
@@ -95,7 +96,7 @@ impl Sim {
         }
     }
 
-    pub(crate) fn fault_ctx(&self, tid: u32, anon: bool, owner: u32, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
+    pub(crate) fn fault_ctx(&self, tid: Tid, anon: bool, owner: u32, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
         FaultCtx {
             anon,
             owner,
@@ -107,12 +108,12 @@ impl Sim {
             rotational_swap: self.swap.any_rotational(),
             vma_ra_enabled: self.tun.vma_ra_enabled,
             vma_ra_needs_nonrotational: self.profile.vma_ra_needs_nonrotational,
-            tried: self.sched.tasks[tid as usize].pending.is_some_and(|p| p.tried),
+            tried: self.sched.tasks[tid].pending.is_some_and(|p| p.tried),
         }
     }
 
     /// `do_swap_page`.
-    fn do_swap_page(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+    fn do_swap_page(&mut self, tid: Tid, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let pages = self.mm.vmas[vma as usize].pages;
         let ctx = self.fault_ctx(tid, true, vma, idx, pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
@@ -154,25 +155,25 @@ impl Sim {
     /// reclaimed as in the kernel, up to a window's worth earlier. `window` is the number
     /// of pages the fault will read (1 when a synchronous device bypasses the swap cache).
     /// Returns true when a reclaim job was started (the access is retried after it).
-    pub(crate) fn swapin_charge_room(&mut self, tid: u32, window: u64) -> bool {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+    pub(crate) fn swapin_charge_room(&mut self, tid: Tid, window: u64) -> bool {
+        let memcg = self.sched.tasks[tid].memcg;
         let m = &self.mm.memcgs[memcg as usize];
         let fits = m.usage + window <= m.max;
         if self.pending_fault(tid).room_reclaimed || fits {
             return false;
         }
         self.pending_fault(tid).room_reclaimed = true;
-        self.sched.tasks[tid as usize].reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
+        self.sched.tasks[tid].reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
         true
     }
 
-    pub(crate) fn major_fault(&mut self, tid: u32) {
-        let m = self.sched.tasks[tid as usize].memcg;
-        self.sched.tasks[tid as usize].major_faults += 1;
+    pub(crate) fn major_fault(&mut self, tid: Tid) {
+        let m = self.sched.tasks[tid].memcg;
+        self.sched.tasks[tid].major_faults += 1;
         self.mm.count(Counter::PgMajFault, m, 1);
     }
 
-    pub(crate) fn wait_page(&mut self, tid: u32, f: u32) -> Fault {
+    pub(crate) fn wait_page(&mut self, tid: Tid, f: u32) -> Fault {
         self.pending_fault(tid).tried = true;
         self.sleep_on_page(tid, f);
         Fault::Blocked
@@ -180,12 +181,12 @@ impl Sim {
 
     /// Maps a swap-cache page into an anon VMA after a swap fault (the end of
     /// `do_swap_page`).
-    fn map_swapped_anon(&mut self, tid: u32, vma: u32, idx: u32, write: bool, f: u32, entry: Entry) {
+    fn map_swapped_anon(&mut self, tid: Tid, vma: u32, idx: u32, write: bool, f: u32, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // swap_free: the PTE no longer references the slot; the swap cache keeps it.
         self.swap.area(entry).put(entry.slot());
-        let m = self.sched.tasks[tid as usize].memcg;
+        let m = self.sched.tasks[tid].memcg;
         self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
         let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
         if free_swap && self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK) {
@@ -196,7 +197,7 @@ impl Sim {
     }
 
     /// Waits for a page's writeback to end (polled by the throttle wakeup).
-    pub(crate) fn wait_writeback(&mut self, tid: u32, _f: u32) -> Fault {
+    pub(crate) fn wait_writeback(&mut self, tid: Tid, _f: u32) -> Fault {
         self.reclaim_throttle(tid, crate::units::JIFFY_NS);
         Fault::Blocked
     }

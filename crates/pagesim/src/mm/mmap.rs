@@ -4,6 +4,7 @@
 //! whose slot is left without references stays for reclaim to free.
 
 use crate::engine::Sim;
+use crate::ids::Tid;
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Mm, Owner};
 
@@ -22,7 +23,7 @@ pub enum VmHint {
 /// A virtual memory area: one region instance mapped by one task.
 #[derive(Debug)]
 pub struct Vma {
-    pub task: u32,
+    pub task: Tid,
     /// The shmem object it maps, or `None` for private anonymous memory.
     pub shmem: Option<u32>,
     /// The file it maps (read-only, shared), or `None`.
@@ -43,7 +44,7 @@ impl Sim {
     /// `exit_mmap` for the anon VMAs of `tid`: pages are freed, swap references dropped.
     /// Pages still under I/O or in the swap cache stay as unmapped swap-cache pages for
     /// reclaim to drop.
-    pub fn exit_mmap(&mut self, tid: u32) {
+    pub fn exit_mmap(&mut self, tid: Tid) {
         for v in 0..self.mm.vmas.len() {
             if self.mm.vmas[v].task != tid {
                 continue;
@@ -57,7 +58,7 @@ impl Sim {
                 }
                 if e & pte::SWAP != 0 {
                     let entry = Entry(e & !pte::SWAP);
-                    let m = self.sched.tasks[tid as usize].memcg;
+                    let m = self.sched.tasks[tid].memcg;
                     self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
                     self.swap.area(entry).put(entry.slot());
                 } else if let Some(f) = pte::frame(e) {

@@ -3,15 +3,17 @@
 //! `oom_kill_process`, which ends the task and frees its memory (mm/mmap.rs `exit_mmap`).
 
 use crate::engine::{Sim, TaskState};
+use crate::ids::Tid;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 
 impl Sim {
     /// `out_of_memory` / `mem_cgroup_out_of_memory`: kill the task with the most resident
     /// and swapped pages in the scope (oom_badness without adj).
-    pub fn oom_kill(&mut self, scope: Option<u16>) -> Option<u32> {
-        let mut best: Option<(u64, u32)> = None;
+    pub fn oom_kill(&mut self, scope: Option<u16>) -> Option<Tid> {
+        let mut best: Option<(u64, Tid)> = None;
         for (tid, t) in self.sched.tasks.iter().enumerate() {
+            let tid = Tid(tid as u32);
             if t.state == TaskState::Done || scope.is_some_and(|m| t.memcg != m) {
                 continue;
             }
@@ -19,24 +21,24 @@ impl Sim {
                 .mm
                 .vmas
                 .iter()
-                .filter(|v| v.task == tid as u32 && v.shmem.is_none() && v.file.is_none())
+                .filter(|v| v.task == tid && v.shmem.is_none() && v.file.is_none())
                 .map(|v| v.pte.iter().filter(|&&e| e != pte::NONE && e != pte::ZERO_PAGE).count() as u64)
                 .sum();
             if best.is_none_or(|(b, _)| badness > b) {
-                best = Some((badness, tid as u32));
+                best = Some((badness, tid));
             }
         }
         let (_, victim) = best?;
-        let m = self.sched.tasks[victim as usize].memcg;
+        let m = self.sched.tasks[victim].memcg;
         self.mm.count(Counter::OomKill, m, 1);
-        self.sched.tasks[victim as usize].oom_killed = true;
+        self.sched.tasks[victim].oom_killed = true;
         self.kill_task(victim);
         Some(victim)
     }
 
     /// Ends a task and releases its private memory (`exit_mmap`).
-    pub fn kill_task(&mut self, tid: u32) {
-        let t = &mut self.sched.tasks[tid as usize];
+    pub fn kill_task(&mut self, tid: Tid) {
+        let t = &mut self.sched.tasks[tid];
         t.state = TaskState::Done;
         t.end_ns = self.sched.now;
         t.reclaim = None;
@@ -49,6 +51,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::engine::TaskState;
+    use crate::ids::Tid;
     use crate::mm::memory::Fault;
     use crate::mm::vmstat::Counter;
     use crate::testutil::sim_from;
@@ -61,20 +64,20 @@ mod tests {
             [[task]]\nname = \"big\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n";
         let mut s = sim_from(text, &[]);
         // Task 1 ("big") maps VMA 1; give it more resident pages than task 0.
-        let touch = |s: &mut crate::engine::Sim, tid: u32, vma: u32, idx: u32| {
-            s.sched.tasks[tid as usize].pending = Some(crate::engine::PendingFault::new(vma, idx, true, 0));
+        let touch = |s: &mut crate::engine::Sim, tid: Tid, vma: u32, idx: u32| {
+            s.sched.tasks[tid].pending = Some(crate::engine::PendingFault::new(vma, idx, true, 0));
             assert!(matches!(s.handle_mm_fault(tid, 0, vma, idx, true), Fault::Done));
-            s.sched.tasks[tid as usize].pending = None;
+            s.sched.tasks[tid].pending = None;
         };
-        touch(&mut s, 0, 0, 0);
+        touch(&mut s, Tid(0), 0, 0);
         for i in 0..5 {
-            touch(&mut s, 1, 1, i);
+            touch(&mut s, Tid(1), 1, i);
         }
         let free = s.mm.nr_free();
-        assert_eq!(s.oom_kill(None), Some(1));
+        assert_eq!(s.oom_kill(None), Some(Tid(1)));
         assert!(s.sched.tasks[1].oom_killed && s.sched.tasks[1].state == TaskState::Done);
         assert_eq!(s.mm.nr_free(), free + 5, "exit_mmap freed its pages");
         assert_eq!(s.mm.vmstat.get(Counter::OomKill), 1);
-        assert_eq!(s.oom_kill(None), Some(0), "a dead task is no candidate");
+        assert_eq!(s.oom_kill(None), Some(Tid(0)), "a dead task is no candidate");
     }
 }

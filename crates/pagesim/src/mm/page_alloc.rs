@@ -17,6 +17,7 @@
 //! fragmentation and no compaction (docs/model.md).
 
 use crate::engine::Sim;
+use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::Mm;
 use crate::reclaim::ScanControl;
@@ -25,11 +26,11 @@ impl Sim {
     /// Allocates a page for task `tid` (`alloc_pages` + `mem_cgroup_charge`). When memory
     /// or the memcg limit is short, starts a reclaim job in the task and returns `None`:
     /// the caller retries the access once the job has run.
-    pub fn alloc_page(&mut self, tid: u32) -> Option<u32> {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+    pub fn alloc_page(&mut self, tid: Tid) -> Option<u32> {
+        let memcg = self.sched.tasks[tid].memcg;
         let m = &self.mm.memcgs[memcg as usize];
         if m.usage >= m.max {
-            self.sched.tasks[tid as usize].reclaim = Some(ScanControl::memcg(memcg));
+            self.sched.tasks[tid].reclaim = Some(ScanControl::memcg(memcg));
             return None;
         }
         let free = self.mm.nr_free();
@@ -40,7 +41,7 @@ impl Sim {
             return Some(self.mm.take_frame(memcg));
         }
         self.mm.count(Counter::AllocStall, 0, 1);
-        self.sched.tasks[tid as usize].reclaim = Some(ScanControl::direct());
+        self.sched.tasks[tid].reclaim = Some(ScanControl::direct());
         None
     }
 
@@ -113,6 +114,7 @@ impl Mm {
 
 #[cfg(test)]
 mod tests {
+    use crate::ids::Tid;
     use crate::mm::vmstat::Counter;
     use crate::testutil::{sim, sim_from};
 
@@ -126,15 +128,15 @@ mod tests {
             s.alloc_page_atomic(0).unwrap();
         }
         assert!(s.reclaim.kswapd.sleeping, "above low: kswapd sleeps on");
-        s.alloc_page(0).unwrap();
-        s.alloc_page(0).unwrap();
+        s.alloc_page(Tid(0)).unwrap();
+        s.alloc_page(Tid(0)).unwrap();
         assert!(!s.reclaim.kswapd.sleeping, "at low: wakeup_kswapd");
         while s.mm.nr_free() > s.tun.wmark.min + 1 {
             s.alloc_page_atomic(0).unwrap();
         }
-        s.alloc_page(0).unwrap();
+        s.alloc_page(Tid(0)).unwrap();
         assert_eq!(s.alloc_page_atomic(0), None, "an atomic allocation fails at min");
-        assert_eq!(s.alloc_page(0), None, "a task's allocation starts its reclaim instead");
+        assert_eq!(s.alloc_page(Tid(0)), None, "a task's allocation starts its reclaim instead");
         assert!(s.sched.tasks[0].reclaim.as_ref().is_some_and(|sc| sc.target_memcg.is_none() && !sc.kswapd));
         assert_eq!(s.mm.vmstat.get(Counter::AllocStall), 1);
     }
@@ -147,9 +149,9 @@ mod tests {
              [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
         );
         let mut s = sim_from(&text, &[]);
-        let frames: Vec<u32> = (0..16).map(|_| s.alloc_page(0).expect("under the limit")).collect();
+        let frames: Vec<u32> = (0..16).map(|_| s.alloc_page(Tid(0)).expect("under the limit")).collect();
         assert_eq!(s.mm.memcgs[1].usage, 16);
-        assert_eq!(s.alloc_page(0), None, "the 17th page is over max");
+        assert_eq!(s.alloc_page(Tid(0)), None, "the 17th page is over max");
         assert_eq!(s.sched.tasks[0].reclaim.as_ref().and_then(|sc| sc.target_memcg), Some(1), "memcg reclaim");
         assert_eq!(s.mm.vmstat.get(crate::mm::vmstat::Counter::AllocStall), 0, "limit reclaim is no allocstall");
         let before = s.mm.nr_free();

@@ -5,6 +5,7 @@
 //! swap/page_io.rs (`shmem_swapin_sync`).
 
 use crate::engine::Sim;
+use crate::ids::Tid;
 use crate::mm::memory::Fault;
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
@@ -20,7 +21,7 @@ pub struct ShmemObj {
 
 impl Sim {
     /// `shmem_fault`: page-cache hit, first touch, or swap-in.
-    pub(crate) fn shmem_fault(&mut self, tid: u32, vma: u32, obj: u32, idx: u32, write: bool) -> Fault {
+    pub(crate) fn shmem_fault(&mut self, tid: Tid, vma: u32, obj: u32, idx: u32, write: bool) -> Fault {
         let s = self.mm.shmem[obj as usize].slots[idx as usize];
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
         if s == 0 {

@@ -28,6 +28,7 @@ use super::readahead::{Advice, Lookup, Readahead, VmHint};
 use super::{file_pte, CacheView};
 use crate::device::IoDir;
 use crate::engine::Sim;
+use crate::ids::Tid;
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
@@ -138,9 +139,9 @@ impl Sim {
     /// Allocates page `index` of file `fi` for task `tid` and reads it alone (the read
     /// path's and the fault path's own `filemap_read_folio`). `None`: the allocation
     /// started the task's reclaim job.
-    fn read_page_alone(&mut self, tid: u32, fi: u32, index: u64) -> Option<u32> {
+    fn read_page_alone(&mut self, tid: Tid, fi: u32, index: u64) -> Option<u32> {
         let f = self.alloc_page(tid)?;
-        let memcg = self.sched.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid].memcg;
         self.add_to_page_cache(f, fi, index);
         self.read_file_page(fi, index, f, memcg);
         self.mm.count(Counter::FileReadSingle, memcg, 1);
@@ -149,7 +150,7 @@ impl Sim {
         Some(f)
     }
 
-    fn wait_file_page(&mut self, tid: u32, f: u32) {
+    fn wait_file_page(&mut self, tid: Tid, f: u32) {
         self.sleep_on_page(tid, f);
     }
 
@@ -191,14 +192,14 @@ impl Sim {
     }
 
     /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
-    pub fn file_read_begin(&mut self, tid: u32, fi: u32, ra: u32, index: u64, nr: u64) {
+    pub fn file_read_begin(&mut self, tid: Tid, fi: u32, ra: u32, index: u64, nr: u64) {
         let eof = self.pc.files[fi as usize].nr_pages;
         let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
         let same_page = self.pc.ra_last_page[ra as usize] == index;
         // do_generic_mapping_read (≤2.6.23): `ra = *_ra` here, `*_ra = ra` on return.
         let work = if self.profile.ra_read_copy {
-            let w = self.pc.ra_read_copies + tid;
+            let w = self.pc.ra_read_copies + tid.0;
             self.pc.ra_states[w as usize] = self.pc.ra_states[ra as usize];
             w
         } else {
@@ -206,22 +207,22 @@ impl Sim {
         };
         let PageCache { ra: file_ra, ra_states, .. } = &mut self.pc;
         file_ra.read_begin(&mut ra_states[work as usize], index, end - index);
-        self.sched.tasks[tid as usize].read =
+        self.sched.tasks[tid].read =
             Some(FileRead { file: fi, ra, work, start: index, end, index, ra_done: false, waited: false, same_page });
     }
 
     /// Runs task `tid`'s read(2) until it is done, blocks, needs reclaim, or the burst
     /// ends at `limit`. Cached pages cost no event.
-    pub fn file_read_step(&mut self, tid: u32, cpu: u32, limit: u64) -> ReadStep {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+    pub fn file_read_step(&mut self, tid: Tid, cpu: u32, limit: u64) -> ReadStep {
+        let memcg = self.sched.tasks[tid].memcg;
         loop {
-            let Some(mut r) = self.sched.tasks[tid as usize].read else { return ReadStep::Done };
+            let Some(mut r) = self.sched.tasks[tid].read else { return ReadStep::Done };
             if r.index >= r.end {
                 let PageCache { ra: file_ra, ra_states, .. } = &mut self.pc;
                 file_ra.read_end(&mut ra_states[r.work as usize], r.start, r.end - r.start);
                 ra_states[r.ra as usize] = ra_states[r.work as usize];
                 self.pc.ra_last_page[r.ra as usize] = r.end.wrapping_sub(1);
-                self.sched.tasks[tid as usize].read = None;
+                self.sched.tasks[tid].read = None;
                 return ReadStep::Done;
             }
             if self.sched.now >= limit {
@@ -253,7 +254,7 @@ impl Sim {
                 self.submit_file_readahead(fi, &dec, memcg, cpu);
                 found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
             }
-            self.sched.tasks[tid as usize].read = Some(r);
+            self.sched.tasks[tid].read = Some(r);
             let f = match found {
                 Lookup::Missing => {
                     let Some(f) = self.read_page_alone(tid, fi, i) else { return ReadStep::Retry };
@@ -263,7 +264,7 @@ impl Sim {
             };
             if self.mm.frames.test(f, pg::LOCKED) {
                 r.waited = true;
-                self.sched.tasks[tid as usize].read = Some(r);
+                self.sched.tasks[tid].read = Some(r);
                 self.wait_file_page(tid, f);
                 return ReadStep::Blocked;
             }
@@ -277,13 +278,13 @@ impl Sim {
             self.mm.count(Counter::FileReadPages, memcg, 1);
             r.index += 1;
             r.ra_done = false;
-            self.sched.tasks[tid as usize].read = Some(r);
+            self.sched.tasks[tid].read = Some(r);
         }
     }
 
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
-    pub fn file_fadvise(&mut self, tid: u32, cpu: u32, fi: u32, ra: u32, advice: Advice) {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+    pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: u32, ra: u32, advice: Advice) {
+        let memcg = self.sched.tasks[tid].memcg;
         let dec = {
             let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
             let view = CacheView {
@@ -322,8 +323,8 @@ impl Sim {
     }
 
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
-    pub fn filemap_fault(&mut self, tid: u32, cpu: u32, vma: u32, fi: u32, idx: u32) -> Fault {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+    pub fn filemap_fault(&mut self, tid: Tid, cpu: u32, vma: u32, fi: u32, idx: u32) -> Fault {
+        let memcg = self.sched.tasks[tid].memcg;
         if std::mem::take(&mut self.mm.vmas[vma as usize].willneed) {
             // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
             // this first fault, so this is where it takes effect.
@@ -340,7 +341,7 @@ impl Sim {
             self.pending_fault(tid).ra_done = true;
             if found == Lookup::Missing {
                 // 6.x filemap_fault: a page not in the page cache is a major fault.
-                self.sched.tasks[tid as usize].major_faults += 1;
+                self.sched.tasks[tid].major_faults += 1;
                 self.mm.count(Counter::PgMajFault, memcg, 1);
             }
             let (ra, hint) = (self.mm.vmas[vma as usize].ra, self.mm.vmas[vma as usize].hint);

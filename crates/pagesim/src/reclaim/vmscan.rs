@@ -26,6 +26,7 @@
 //! [`super::scan_balance`].
 
 use crate::engine::{Sim, TaskState};
+use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
 use crate::reclaim::scan_balance::{PrepareInput, Prepared, ScanInput, SWAP_CLUSTER_MAX};
@@ -116,7 +117,7 @@ impl Sim {
     /// `th` is: kswapd while it reclaims, then the tasks in direct or memcg reclaim, in id
     /// order, at most one per CPU. Before the per-CPU slots cache (4.11) they all allocate
     /// from one cursor, so their slots interleave ([`crate::swap::SwapArea::set_lane`]).
-    pub(crate) fn set_swap_lane(&mut self, th: u32) {
+    pub(crate) fn set_swap_lane(&mut self, th: Tid) {
         if self.profile.swap_slots_cache {
             return;
         }
@@ -127,7 +128,7 @@ impl Sim {
             lanes += 1;
         }
         for (tid, t) in self.sched.tasks.iter().enumerate() {
-            let tid = tid as u32;
+            let tid = Tid(tid as u32);
             if tid == th || (t.reclaim.is_some() && t.state == TaskState::Runnable) {
                 if tid == th {
                     lane = lanes;
@@ -140,27 +141,27 @@ impl Sim {
     }
 
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
-    pub fn do_try_to_free_pages(&mut self, tid: u32, cpu: u32) -> Step {
-        let mut sc = self.sched.tasks[tid as usize].reclaim.take().expect("reclaim job");
+    pub fn do_try_to_free_pages(&mut self, tid: Tid, cpu: u32) -> Step {
+        let mut sc = self.sched.tasks[tid].reclaim.take().expect("reclaim job");
         if sc.waited.is_empty() {
             sc.nr_scanned = 0;
             self.set_swap_lane(tid);
             self.shrink_node(&mut sc, cpu);
         }
         if let Some(dev) = sc.wait_request.take() {
-            self.sched.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid].reclaim = Some(sc);
             self.get_request_wait(tid, dev);
             return Step::Blocked;
         }
         if let Some(f) = self.retry_waited(&mut sc, cpu) {
             // folio_wait_writeback: the task sleeps until this page is written.
-            self.sched.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid].reclaim = Some(sc);
             self.sleep_on_page(tid, f);
             return Step::Blocked;
         }
         if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
             sc.priority -= 1;
-            self.sched.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid].reclaim = Some(sc);
             return Step::Continue;
         }
         self.snapshot_refaults(sc.target_memcg);
@@ -170,10 +171,10 @@ impl Sim {
             sc.priority = DEF_PRIORITY;
             sc.force_deactivate = true;
             sc.skipped_deactivate = false;
-            self.sched.tasks[tid as usize].reclaim = Some(sc);
+            self.sched.tasks[tid].reclaim = Some(sc);
             return Step::Continue;
         }
-        let t = &mut self.sched.tasks[tid as usize];
+        let t = &mut self.sched.tasks[tid];
         if sc.nr_reclaimed > 0 {
             t.no_progress = 0;
             return Step::Finished;
@@ -184,8 +185,8 @@ impl Sim {
             self.reclaim_throttle(tid, 25 * JIFFY_NS);
             return Step::Blocked;
         }
-        if self.sched.tasks[tid as usize].no_progress > MAX_RECLAIM_RETRIES {
-            self.sched.tasks[tid as usize].no_progress = 0;
+        if self.sched.tasks[tid].no_progress > MAX_RECLAIM_RETRIES {
+            self.sched.tasks[tid].no_progress = 0;
             let victim = self.oom_kill(sc.target_memcg);
             if victim == Some(tid) || victim.is_none() {
                 if victim.is_none() {
@@ -678,12 +679,12 @@ impl Sim {
 
     /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more
     /// pages are written back or `timeout_ns` passes.
-    pub fn reclaim_throttle(&mut self, th: u32, timeout_ns: u64) {
+    pub fn reclaim_throttle(&mut self, th: Tid, timeout_ns: u64) {
         self.reclaim.throttle_target = self.reclaim.throttle_target.min(self.reclaim.nr_written + 32);
         if th == self.kswapd_thread() {
             self.reclaim.kswapd.throttled = true;
         } else {
-            self.sched.tasks[th as usize].state = TaskState::Throttled;
+            self.sched.tasks[th].state = TaskState::Throttled;
             self.sched.throttled.push(th);
         }
         self.block(th);
@@ -699,8 +700,8 @@ impl Sim {
         for &tid in &throttled {
             // A task whose timeout ended its throttling meanwhile may still be marked
             // throttled (it runs again without waiting); it is released all the same.
-            if self.sched.tasks[tid as usize].state == TaskState::Throttled {
-                self.sched.tasks[tid as usize].state = TaskState::Runnable;
+            if self.sched.tasks[tid].state == TaskState::Throttled {
+                self.sched.tasks[tid].state = TaskState::Runnable;
                 self.wake(tid, self.sched.now);
             }
         }

@@ -38,6 +38,7 @@ use super::zswap::Zswap;
 use super::{Entry, SwapArea};
 use crate::device::{DeviceQueue, IoDir, MmStat, Stored};
 use crate::engine::Sim;
+use crate::ids::Tid;
 use crate::mm::compress::{self, Content, PageContent, RegionContent};
 use crate::mm::memory::Fault;
 use crate::mm::pte;
@@ -284,10 +285,10 @@ impl Sim {
 
     /// A new private page for a bypass swap-in of `entry`: refault accounting from the
     /// slot's shadow, on the LRU, read synchronously. `None`: reclaim first.
-    fn swapin_direct(&mut self, tid: u32, entry: Entry) -> Option<u32> {
+    fn swapin_direct(&mut self, tid: Tid, entry: Entry) -> Option<u32> {
         let f = self.alloc_page(tid)?;
         self.major_fault(tid);
-        let memcg = self.sched.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid].memcg;
         self.mm.frames.set(f, pg::SWAPBACKED);
         if let Some(shadow) = self.swap.area(entry).take_shadow(entry.slot()) {
             self.workingset_refault(f, shadow, false);
@@ -309,7 +310,7 @@ impl Sim {
     }
 
     /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference).
-    pub fn do_swap_page_sync(&mut self, tid: u32, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+    pub fn do_swap_page_sync(&mut self, tid: Tid, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // The page is exclusive and has no swap copy left: writable, and dirty for reclaim.
@@ -321,7 +322,7 @@ impl Sim {
     }
 
     /// `shmem_swapin_folio` through `shmem_swap_alloc_folio` (synchronous device, 6.14+).
-    pub fn shmem_swapin_sync(&mut self, tid: u32, vma: u32, obj: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+    pub fn shmem_swapin_sync(&mut self, tid: Tid, vma: u32, obj: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         // Back in the shmem page cache with no swap copy: dirty, as a new tmpfs page.
         self.mm.frames.set(f, pg::DIRTY);

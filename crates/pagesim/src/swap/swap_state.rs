@@ -11,6 +11,7 @@
 
 use crate::device::IoDir;
 use crate::engine::Sim;
+use crate::ids::Tid;
 use crate::mm::memory::Fault;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
@@ -59,14 +60,14 @@ impl Sim {
     /// Returns the frame, or `Err(Blocked)` when its read is still in flight.
     pub(crate) fn swap_cache_get_folio(
         &mut self,
-        tid: u32,
+        tid: Tid,
         ctx: &FaultCtx,
         entry: Entry,
     ) -> Option<Result<u32, Fault>> {
         let f = self.swap.area_ref(entry).cached(entry.slot())?;
         let was_ra = self.mm.frames.test_clear(f, pg::READAHEAD);
         if was_ra {
-            let m = self.sched.tasks[tid as usize].memcg;
+            let m = self.sched.tasks[tid].memcg;
             self.mm.count(Counter::SwapRaHit, m, 1);
         }
         self.swap.ra.on_cache_hit(ctx, was_ra);
@@ -80,14 +81,14 @@ impl Sim {
     /// `swap_vma_readahead`), under one block plug.
     pub(crate) fn swapin_readahead(
         &mut self,
-        tid: u32,
+        tid: Tid,
         ctx: &FaultCtx,
         win: Window,
         entry: Entry,
         target: u32,
         vma: Option<u32>,
     ) {
-        let memcg = self.sched.tasks[tid as usize].memcg;
+        let memcg = self.sched.tasks[tid].memcg;
         let area = entry.area();
         let mut target_read = false;
         match win {
