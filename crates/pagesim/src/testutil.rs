@@ -36,6 +36,9 @@ pub fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
     r
 }
 
+/// A SATA SSD `d` with a 16 MB swap area on it, for [`sim`].
+pub const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+
 /// A 64 MB machine (60 MB managed) with one task mapping a 4 MB anon region `buf`;
 /// `extra` adds devices, swap, zswap, the profile.
 pub fn sim(extra: &str) -> Sim {

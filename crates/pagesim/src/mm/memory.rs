@@ -207,9 +207,7 @@ impl Sim {
 mod tests {
     use super::*;
     use crate::mm::LruList;
-    use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
-
-    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+    use crate::testutil::{evict, fault, sim, swapcache_page, writeout, SSD};
 
     #[test]
     fn a_read_of_untouched_anon_memory_maps_the_zero_page_and_a_write_then_copies_it() {

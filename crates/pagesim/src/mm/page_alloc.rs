@@ -116,9 +116,7 @@ impl Mm {
 mod tests {
     use crate::ids::Tid;
     use crate::mm::vmstat::Counter;
-    use crate::testutil::{sim, sim_from};
-
-    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+    use crate::testutil::{sim, sim_from, SSD};
 
     #[test]
     fn allocation_wakes_kswapd_below_low_and_reclaims_directly_at_min() {

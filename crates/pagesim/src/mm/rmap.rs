@@ -103,9 +103,7 @@ impl Sim {
 mod tests {
     use crate::mm::memory::Fault;
     use crate::mm::{pg, pte};
-    use crate::testutil::{fault, sim};
-
-    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+    use crate::testutil::{fault, sim, SSD};
 
     #[test]
     fn folio_referenced_tests_and_clears_the_accessed_bit_and_try_to_unmap_leaves_the_swap_entry() {

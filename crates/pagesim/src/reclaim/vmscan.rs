@@ -38,6 +38,12 @@ use crate::units::JIFFY_NS;
 pub const DEF_PRIORITY: u32 = 12;
 pub use crate::mm::MAX_RECLAIM_RETRIES;
 
+/// The counters of pages scanned and stolen: (kswapd, direct, anon, file).
+const RECLAIM_SCAN: [Counter; 4] =
+    [Counter::PgScanKswapd, Counter::PgScanDirect, Counter::PgScanAnon, Counter::PgScanFile];
+const RECLAIM_STEAL: [Counter; 4] =
+    [Counter::PgStealKswapd, Counter::PgStealDirect, Counter::PgStealAnon, Counter::PgStealFile];
+
 /// `struct scan_control`.
 #[derive(Clone, Debug)]
 pub struct ScanControl {
@@ -235,14 +241,7 @@ impl Sim {
             Verdict::Freed => {
                 self.mm.free_frame(f);
                 sc.nr_reclaimed += 1;
-                let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
-                if sc.global() {
-                    self.mm.vmstat.add(steal_item, 1);
-                }
-                if m != 0 {
-                    self.mm.memcgs[m as usize].events.add(steal_item, 1);
-                }
-                self.mm.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, 1);
+                self.count_reclaim(sc, m, t, RECLAIM_STEAL, 1);
                 return 1;
             }
             Verdict::Activate => {
@@ -525,14 +524,7 @@ impl Sim {
         sc.nr_scanned += nr_taken;
         sc.nr_taken += nr_taken;
         self.mm.pages_scanned += nr_taken;
-        let scan_item = if sc.kswapd { Counter::PgScanKswapd } else { Counter::PgScanDirect };
-        if sc.global() {
-            self.mm.vmstat.add(scan_item, nr_taken);
-        }
-        if m != 0 {
-            self.mm.memcgs[m as usize].events.add(scan_item, nr_taken);
-        }
-        self.mm.vmstat.add(if t == 1 { Counter::PgScanFile } else { Counter::PgScanAnon }, nr_taken);
+        self.count_reclaim(sc, m, t, RECLAIM_SCAN, nr_taken);
         self.reclaim.scan_balance.note_scanned(m as usize, t, nr_taken, 0);
         self.charge(nr_taken * self.cost.scan_ns);
 
@@ -568,14 +560,7 @@ impl Sim {
         }
         self.mm.count(Counter::PgActivate, m, activated);
         self.reclaim.scan_balance.note_scanned(m as usize, t, 0, activated);
-        let steal_item = if sc.kswapd { Counter::PgStealKswapd } else { Counter::PgStealDirect };
-        if sc.global() {
-            self.mm.vmstat.add(steal_item, reclaimed);
-        }
-        if m != 0 {
-            self.mm.memcgs[m as usize].events.add(steal_item, reclaimed);
-        }
-        self.mm.vmstat.add(if t == 1 { Counter::PgStealFile } else { Counter::PgStealAnon }, reclaimed);
+        self.count_reclaim(sc, m, t, RECLAIM_STEAL, reclaimed);
         self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
         reclaimed
     }
@@ -670,6 +655,22 @@ impl Sim {
         Verdict::Freed
     }
 
+    /// Counts `n` pages scanned or stolen by reclaim of lruvec `m`, type `t` (0 anon, 1
+    /// file): `pgscan_kswapd`/`pgscan_direct` (or `pgsteal_*`) in the node's vmstat only for
+    /// global reclaim (`!cgroup_reclaim(sc)`) and in the memcg's events, and the per-type
+    /// `pgscan_anon`/`pgscan_file` (or `pgsteal_*`) in the node's.
+    fn count_reclaim(&mut self, sc: &ScanControl, m: u16, t: usize, items: [Counter; 4], n: u64) {
+        let [kswapd, direct, anon, file] = items;
+        let item = if sc.kswapd { kswapd } else { direct };
+        if sc.global() {
+            self.mm.vmstat.add(item, n);
+        }
+        if m != 0 {
+            self.mm.memcgs[m as usize].events.add(item, n);
+        }
+        self.mm.vmstat.add(if t == 1 { file } else { anon }, n);
+    }
+
     /// `lru_note_cost`: add reclaim cost to `m` and its ancestors, halving both costs when
     /// they exceed a quarter of the lruvec.
     pub(crate) fn lru_note_cost(&mut self, m: u16, t: usize, cost: u64) {
@@ -724,9 +725,7 @@ impl Sim {
 mod tests {
     use super::*;
     use crate::mm::memory::Fault;
-    use crate::testutil::{fault, sim};
-
-    const SSD: &str = "[device.d]\nmodel = \"sata-ssd\"\n[[swap]]\ndevice = \"d\"\nsize = \"16MB\"\n";
+    use crate::testutil::{fault, sim, SSD};
 
     /// Pages 0..n of the task's anon region written once (resident, dirty, young).
     fn touched(profile: &str, n: u32) -> Sim {
