@@ -89,11 +89,17 @@ const PAGE_WAIT_TABLE_BITS: u32 = 8;
 /// one queue rather than at every task; a queue holds (frame, task) pairs.
 pub(crate) struct PageWaiters {
     queues: Vec<Vec<(u32, Tid)>>,
+    /// One bit per queue, set while it holds anyone: the common I/O completion, with no
+    /// one waiting, tests one word that stays in cache instead of a queue.
+    occupied: [u64; (1 << PAGE_WAIT_TABLE_BITS) / 64],
 }
 
 impl Default for PageWaiters {
     fn default() -> Self {
-        PageWaiters { queues: vec![Vec::new(); 1 << PAGE_WAIT_TABLE_BITS] }
+        PageWaiters {
+            queues: vec![Vec::new(); 1 << PAGE_WAIT_TABLE_BITS],
+            occupied: [0; (1 << PAGE_WAIT_TABLE_BITS) / 64],
+        }
     }
 }
 
@@ -103,20 +109,33 @@ impl PageWaiters {
         (f.wrapping_mul(0x61C8_8647) >> (32 - PAGE_WAIT_TABLE_BITS)) as usize
     }
 
+    /// Whether frame `f`'s queue holds anyone (not necessarily for `f`).
+    #[inline]
+    pub(crate) fn has_waiters(&self, f: u32) -> bool {
+        let q = Self::queue(f);
+        self.occupied[q / 64] & (1 << (q % 64)) != 0
+    }
+
     pub(crate) fn add(&mut self, f: u32, tid: Tid) {
-        self.queues[Self::queue(f)].push((f, tid));
+        let q = Self::queue(f);
+        self.queues[q].push((f, tid));
+        self.occupied[q / 64] |= 1 << (q % 64);
     }
 
     /// Moves the tasks waiting on frame `f` into `out`, in task order (the order their
     /// wakeups are queued in), each once.
     pub(crate) fn take(&mut self, f: u32, out: &mut Vec<Tid>) {
-        let q = &mut self.queues[Self::queue(f)];
+        let qi = Self::queue(f);
+        let q = &mut self.queues[qi];
         q.retain(|&(g, tid)| {
             if g == f {
                 out.push(tid);
             }
             g != f
         });
+        if q.is_empty() {
+            self.occupied[qi / 64] &= !(1 << (qi % 64));
+        }
         out.sort_unstable();
         out.dedup();
     }
@@ -379,7 +398,14 @@ impl Sim {
 
     /// Wakes the tasks sleeping on frame `f` (`folio_wake_bit`); returns whether there were
     /// any.
+    #[inline]
     pub(crate) fn wake_page_waiters(&mut self, f: u32) -> bool {
+        // Most I/O ends with no one waiting (readahead, writeback): no work then.
+        self.sched.page_waiters.has_waiters(f) && self.wake_page_waiters_slow(f)
+    }
+
+    #[inline(never)]
+    fn wake_page_waiters_slow(&mut self, f: u32) -> bool {
         let mut woken = std::mem::take(&mut self.sched.scratch_waiters);
         self.sched.page_waiters.take(f, &mut woken);
         let mut any = false;
