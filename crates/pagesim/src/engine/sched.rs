@@ -435,14 +435,18 @@ mod tests {
         for (f, tid) in [(7, 5), (other, 1), (7, 2), (9, 3), (7, 5)] {
             w.add(f, Tid(tid));
         }
+        assert!(w.has_waiters(7) && w.has_waiters(9));
+        assert!(!w.has_waiters((0..).find(|&g| w.queues[PageWaiters::queue(g)].is_empty()).unwrap()));
         let mut out = Vec::new();
         w.take(7, &mut out);
+        assert!(w.has_waiters(7), "frame 7's queue still holds the other frame's waiter");
         assert_eq!(out, [Tid(2), Tid(5)], "frame 7's sleepers, in task order, each once");
         out.clear();
         w.take(7, &mut out);
         assert!(out.is_empty(), "taken waiters are gone");
         w.take(other, &mut out);
         assert_eq!(out, [Tid(1)], "a frame sharing the queue keeps its waiter until its own I/O ends");
+        assert!(!w.has_waiters(7), "an emptied queue is marked empty");
         out.clear();
         w.take(9, &mut out);
         assert_eq!(out, [Tid(3)]);
