@@ -75,3 +75,28 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::memory::Fault;
+    use crate::mm::pte;
+    use crate::testutil::{evict, fault, sim, swapcache_page, writeout, SSD};
+
+    #[test]
+    fn exit_mmap_frees_resident_pages_and_drops_the_swap_references() {
+        let mut s = sim(SSD);
+        for i in 0..3 {
+            assert!(matches!(fault(&mut s, i, true), Fault::Done));
+        }
+        let (f, e) = swapcache_page(&mut s, 5);
+        writeout(&mut s, f, e);
+        evict(&mut s, f, e, 5);
+        assert_eq!(s.swap.area_ref(e).count(e.slot()), 1);
+        let free = s.mm.nr_free();
+        s.exit_mmap(crate::ids::Tid(0));
+        assert_eq!(s.mm.nr_free(), free + 3, "the three resident pages are freed");
+        assert_eq!(s.swap.area_ref(e).map[e.slot() as usize], 0, "the swap slot is freed");
+        assert!(s.mm.vmas[0].pte.iter().all(|&p| p == pte::NONE), "no PTE is left");
+        s.verify().unwrap();
+    }
+}

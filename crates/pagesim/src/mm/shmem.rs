@@ -82,3 +82,45 @@ impl Sim {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::mm::memory::Fault;
+    use crate::mm::{pg, pte, Owner};
+    use crate::testutil::{fault, sim_from, SSD};
+
+    /// The 64 MB test machine with a shmem region `buf` instead of an anon one.
+    fn shmem_sim() -> crate::engine::Sim {
+        sim_from(
+            &format!(
+                "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n{SSD}\n\
+                 [region.buf]\nkind = \"shmem\"\nsize = \"4MB\"\n\
+                 [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
+            ),
+            &[],
+        )
+    }
+
+    #[test]
+    fn a_new_shmem_page_is_dirty_and_cached_and_a_swap_in_drops_its_swap_copy() {
+        let mut s = shmem_sim();
+        // A read of a hole allocates: tmpfs has no zero page, and the page is dirty from birth.
+        assert!(matches!(fault(&mut s, 4, false), Fault::Done));
+        let f = pte::frame(s.mm.vmas[0].pte[4]).unwrap();
+        assert!(s.mm.frames.test(f, pg::DIRTY | pg::SWAPBACKED));
+        assert_eq!(s.mm.shmem[0].slots[4], f + 1, "the object's page cache holds it");
+        // Evicted to swap as shrink_folio does for shmem: the slot takes the swap entry.
+        let e = s.swap.alloc(0).unwrap();
+        s.add_to_swap_cache(f, e);
+        s.swap.area(e).dup(e.slot());
+        s.mm.shmem[0].slots[4] = pte::SWAP | e.0;
+        s.mm.vmas[0].pte[4] = pte::NONE;
+        // Still in the swap cache: a minor fault, and the swap copy is dropped at once.
+        assert!(matches!(fault(&mut s, 4, true), Fault::Done));
+        assert_eq!(s.mm.shmem[0].slots[4], f + 1);
+        assert!(!s.mm.frames.test(f, pg::SWAPCACHE), "out of the swap cache");
+        assert_eq!(s.swap.area_ref(e).map[e.slot() as usize], 0, "the slot is free: the page is written again");
+        assert_eq!(s.mm.frames.owner(f), Owner::Shmem(0));
+        s.verify().unwrap();
+    }
+}

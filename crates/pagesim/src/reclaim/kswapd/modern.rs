@@ -33,3 +33,31 @@ impl Sim {
         true
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{sim, SSD};
+
+    fn pass(priority: u32, nr_to_reclaim: u64, nr_scanned: u64, nr_reclaimed: u64) -> ScanControl {
+        ScanControl { priority, nr_scanned, nr_reclaimed, ..ScanControl::new(nr_to_reclaim, None, true) }
+    }
+
+    #[test]
+    fn a_pass_that_falls_short_raises_the_priority_and_the_last_one_counts_a_failure() {
+        let mut s = sim(SSD);
+        // Scanned its target and freed pages: the same priority again.
+        assert!(s.balance_pgdat_pass_end(pass(12, 32, 40, 10), 0));
+        assert_eq!(s.reclaim.kswapd.sc.take().map(|sc| sc.priority), Some(12));
+        // Scanned less than the target: one priority up (lower number).
+        assert!(s.balance_pgdat_pass_end(pass(12, 32, 10, 10), 0));
+        assert_eq!(s.reclaim.kswapd.sc.take().map(|sc| sc.priority), Some(11));
+        // Scanned enough but freed nothing in this pass: up as well.
+        assert!(s.balance_pgdat_pass_end(pass(12, 32, 40, 10), 10));
+        assert_eq!(s.reclaim.kswapd.sc.take().map(|sc| sc.priority), Some(11));
+        // The pass at priority 1 that freed nothing ends the loop with a failure.
+        assert!(s.balance_pgdat_pass_end(pass(1, 32, 10, 0), 0));
+        assert!(s.reclaim.kswapd.sc.is_none());
+        assert_eq!(s.reclaim.kswapd.failures, 1);
+    }
+}
