@@ -33,4 +33,7 @@ ids! {
     /// A thread: the scenario's tasks are 0..n in `Sched::tasks`, then kswapd, then zswap's
     /// shrink worker.
     Tid,
+    /// A file: its index in `PageCache::files` (shared files in name order, then per-task
+    /// copies in task order).
+    FileId,
 }

@@ -37,7 +37,7 @@ mod verify;
 use crate::device::DeviceQueue;
 use crate::device::Io;
 use crate::histogram::Histogram;
-use crate::ids::Tid;
+use crate::ids::{FileId, Tid};
 use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
@@ -117,7 +117,8 @@ pub struct Task {
     pub name: String,
     pub memcg: u16,
     pub steps: Vec<BoundStep>,
-    /// Global VMA id of each step's region.
+    /// Per step: the global VMA id of its region, or for a file step the id of the file
+    /// it reads (a `FileId`'s number).
     pub step_vma: Vec<u32>,
     pub cur: Cursor,
     pub rng: Rng,
@@ -247,8 +248,8 @@ impl Sim {
         let mut files: Vec<AddressSpace> =
             c.extents.iter().map(|e| AddressSpace::new(e.name.clone(), e.dev, e.offset, e.pages)).collect();
         // A new open file's readahead state: the bdi's `ra_pages` and `io_pages`.
-        let new_ra = |files: &Vec<AddressSpace>, fi: u32| {
-            let m = devices[files[fi as usize].dev].model();
+        let new_ra = |files: &Vec<AddressSpace>, fi: FileId| {
+            let m = devices[files[fi.idx()].dev].model();
             FileRaState::new(m.ra_pages(), m.io_pages())
         };
         let mut ra_states: Vec<FileRaState> = Vec::new();
@@ -269,7 +270,7 @@ impl Sim {
                     let pages = c.step_pages(st);
                     let (v, ra) = match &st.target {
                         Target::File(fs) => {
-                            let fi = fs.extents[k as usize];
+                            let fi = FileId(fs.extents[k as usize]);
                             let ra = match shared_ra[j] {
                                 Some(ra) if fs.shared_fd => ra,
                                 _ => {
@@ -281,7 +282,7 @@ impl Sim {
                                     ra
                                 }
                             };
-                            (fi, ra)
+                            (fi.0, ra)
                         }
                         &Target::Region { index: region, .. } => {
                             let r = &c.region[region as usize];
@@ -292,15 +293,15 @@ impl Sim {
                                     shmem[o as usize].mappers.push(id);
                                 }
                                 let mut ra = NIL;
-                                if let Some(fi) = r.extent {
-                                    files[fi as usize].mappers.push(id);
+                                if let Some(fi) = r.extent.map(FileId) {
+                                    files[fi].mappers.push(id);
                                     ra_states.push(new_ra(&files, fi));
                                     ra = (ra_states.len() - 1) as u32;
                                 }
                                 vmas.push(Vma {
                                     task: Tid(tid),
                                     shmem: obj,
-                                    file: r.extent,
+                                    file: r.extent.map(FileId),
                                     ra,
                                     hint: Sim::vm_hint(r.madvise),
                                     willneed: r.madvise == Some(crate::scenario::Madvise::Willneed),

@@ -15,7 +15,7 @@
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::{PendingFault, Sim, Task, TaskState};
 use crate::histogram::Histogram;
-use crate::ids::Tid;
+use crate::ids::{FileId, Tid};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::pagecache::filemap::ReadStep;
@@ -285,11 +285,12 @@ impl Sim {
         let t = &self.sched.tasks[tid];
         let si = t.cur.step;
         let step = &t.steps[si];
-        let (fi, ra) = (t.step_vma[si], t.step_ra[si]);
+        // A file step's `step_vma` entry is its file's id (see `Task::step_vma`).
+        let (fi, ra) = (FileId(t.step_vma[si]), t.step_ra[si]);
         let nr = step.record_pages as u64;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
-                let nr_pages = self.pc.files[fi as usize].nr_pages;
+                let nr_pages = self.pc.files[fi].nr_pages;
                 let advice = match a {
                     Fadvise::Normal => Advice::Normal,
                     Fadvise::Sequential => Advice::Sequential,

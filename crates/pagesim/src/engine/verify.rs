@@ -131,7 +131,7 @@ impl Sim {
                 cached += 1;
                 let f = s - 1;
                 if self.mm.frames.is_free(f)
-                    || self.mm.frames.owner(f) != Owner::File(ai as u32)
+                    || self.mm.frames.owner(f) != Owner::File(crate::ids::FileId(ai as u32))
                     || self.mm.frames.index[f as usize] as usize != i
                 {
                     return Err(format!("file {ai} page {i}: frame {f} does not point back"));
@@ -149,7 +149,7 @@ impl Sim {
         for f in 0..n {
             if let Owner::File(a) = self.mm.frames.owner(f) {
                 let i = self.mm.frames.index[f as usize] as usize;
-                if self.pc.files.get(a as usize).is_none_or(|m| m.slots[i] != f + 1) {
+                if self.pc.files.get(a.idx()).is_none_or(|m| m.slots[i] != f + 1) {
                     return Err(format!("frame {f}: owned by file {a} page {i}, which does not hold it"));
                 }
             }

@@ -27,7 +27,7 @@ pub struct Vma {
     /// The shmem object it maps, or `None` for private anonymous memory.
     pub shmem: Option<u32>,
     /// The file it maps (read-only, shared), or `None`.
-    pub file: Option<u32>,
+    pub file: Option<crate::ids::FileId>,
     /// Readahead state of the mapping's open file (`vmf->file->f_ra`); file VMAs only.
     pub ra: u32,
     /// madvise hint of a file VMA.

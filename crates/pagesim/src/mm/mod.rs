@@ -38,6 +38,8 @@ pub mod swapops;
 pub mod vmstat;
 pub mod zsmalloc;
 
+use crate::ids::FileId;
+
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
 
 /// `MAX_RECLAIM_RETRIES` (mm/internal.h): reclaim passes without progress before the
@@ -97,7 +99,7 @@ pub enum Owner {
     None,
     Anon(u32),
     Shmem(u32),
-    File(u32),
+    File(FileId),
 }
 
 /// Owner encoding: `u32::MAX` none; bit 31 shmem object; bit 30 file; else anon VMA id.
@@ -180,7 +182,7 @@ impl Frames {
         } else if o & OWNER_SHMEM != 0 {
             Owner::Shmem(o & !OWNER_SHMEM)
         } else if o & OWNER_FILE != 0 {
-            Owner::File(o & !OWNER_FILE)
+            Owner::File(FileId(o & !OWNER_FILE))
         } else {
             Owner::Anon(o)
         }
@@ -192,7 +194,7 @@ impl Frames {
             Owner::None => OWNER_NONE,
             Owner::Anon(v) => v,
             Owner::Shmem(s) => s | OWNER_SHMEM,
-            Owner::File(a) => a | OWNER_FILE,
+            Owner::File(a) => a.0 | OWNER_FILE,
         };
         self.index[f as usize] = index;
     }

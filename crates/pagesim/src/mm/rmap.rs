@@ -31,7 +31,7 @@ impl Sim {
                 }
             }
             Owner::File(a) => {
-                for &v in &self.pc.files[a as usize].mappers {
+                for &v in &self.pc.files[a.idx()].mappers {
                     check(&mut self.mm.vmas[v as usize].pte);
                 }
             }
@@ -49,7 +49,7 @@ impl Sim {
             Owner::None => false,
             Owner::Anon(v) => maps(v),
             Owner::Shmem(o) => self.mm.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
-            Owner::File(a) => self.pc.files[a as usize].mappers.iter().any(|&v| maps(v)),
+            Owner::File(a) => self.pc.files[a.idx()].mappers.iter().any(|&v| maps(v)),
         }
     }
 
@@ -60,8 +60,8 @@ impl Sim {
         match self.mm.frames.owner(f) {
             Owner::File(a) => {
                 // Read-only mappings: no dirty bit to carry over.
-                for i in 0..self.pc.files[a as usize].mappers.len() {
-                    let v = self.pc.files[a as usize].mappers[i] as usize;
+                for i in 0..self.pc.files[a.idx()].mappers.len() {
+                    let v = self.pc.files[a.idx()].mappers[i] as usize;
                     let e = self.mm.vmas[v].pte[idx];
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
                         self.mm.vmas[v].pte[idx] = pte::NONE;

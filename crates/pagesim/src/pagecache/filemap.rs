@@ -28,7 +28,7 @@ use super::readahead::{Advice, Lookup, Readahead, VmHint};
 use super::{file_pte, CacheView};
 use crate::device::IoDir;
 use crate::engine::Sim;
-use crate::ids::Tid;
+use crate::ids::{FileId, Tid};
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
@@ -43,7 +43,7 @@ pub const FAULT_AROUND_PAGES: u64 = 16;
 /// readahead state `ra`; `index` is the next page to copy.
 #[derive(Clone, Copy, Debug)]
 pub struct FileRead {
-    pub file: u32,
+    pub file: FileId,
     /// The open file's readahead state.
     pub ra: u32,
     /// The state this read decides with: `ra` itself, or the task's copy of it where
@@ -77,8 +77,8 @@ impl Sim {
     /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes page
     /// `index` of file `fi`, locked for its read. A shadow entry at the slot makes it a
     /// refault (`workingset_refault`), which may start it on the active list.
-    fn add_to_page_cache(&mut self, f: u32, fi: u32, index: u64) {
-        let a = &mut self.pc.files[fi as usize];
+    fn add_to_page_cache(&mut self, f: u32, fi: FileId, index: u64) {
+        let a = &mut self.pc.files[fi];
         debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
         a.slots[index as usize] = f + 1;
         a.nrpages += 1;
@@ -94,9 +94,9 @@ impl Sim {
     }
 
     /// Submits the read of page `index` of file `fi` into frame `f` (inside the plug).
-    fn read_file_page(&mut self, fi: u32, index: u64, f: u32, memcg: u16) {
+    fn read_file_page(&mut self, fi: FileId, index: u64, f: u32, memcg: u16) {
         let (dev, off) = {
-            let a = &self.pc.files[fi as usize];
+            let a = &self.pc.files[fi];
             (a.dev, a.offset_of(index))
         };
         self.submit_bio(dev, off, f, IoDir::Read);
@@ -109,18 +109,18 @@ impl Sim {
     /// allocated with __GFP_NORETRY ([`Sim::alloc_page_noretry`]); a failed allocation
     /// ends the window there, as `page_cache_ra_unbounded` stops at the first page it
     /// cannot allocate.
-    fn submit_file_readahead(&mut self, fi: u32, dec: &Readahead, memcg: u16, cpu: u32) {
+    fn submit_file_readahead(&mut self, fi: FileId, dec: &Readahead, memcg: u16, cpu: u32) {
         if dec.is_empty() {
             return;
         }
-        let dev = self.pc.files[fi as usize].dev;
+        let dev = self.pc.files[fi].dev;
         'windows: for r in dec.ranges() {
             self.mm.count(Counter::FileRaWindows, memcg, 1);
             // The window as the policy sized it, cached pages included.
             let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
             self.pc.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
             for i in r.start..r.end() {
-                if self.pc.files[fi as usize].slots[i as usize] != 0 {
+                if self.pc.files[fi].slots[i as usize] != 0 {
                     continue;
                 }
                 let Some(f) = self.alloc_page_noretry(memcg, cpu) else { break 'windows };
@@ -139,13 +139,13 @@ impl Sim {
     /// Allocates page `index` of file `fi` for task `tid` and reads it alone (the read
     /// path's and the fault path's own `filemap_read_folio`). `None`: the allocation
     /// started the task's reclaim job.
-    fn read_page_alone(&mut self, tid: Tid, fi: u32, index: u64) -> Option<u32> {
+    fn read_page_alone(&mut self, tid: Tid, fi: FileId, index: u64) -> Option<u32> {
         let f = self.alloc_page(tid)?;
         let memcg = self.sched.tasks[tid].memcg;
         self.add_to_page_cache(f, fi, index);
         self.read_file_page(fi, index, f, memcg);
         self.mm.count(Counter::FileReadSingle, memcg, 1);
-        let dev = self.pc.files[fi as usize].dev;
+        let dev = self.pc.files[fi].dev;
         self.unplug(dev);
         Some(f)
     }
@@ -192,8 +192,8 @@ impl Sim {
     }
 
     /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
-    pub fn file_read_begin(&mut self, tid: Tid, fi: u32, ra: u32, index: u64, nr: u64) {
-        let eof = self.pc.files[fi as usize].nr_pages;
+    pub fn file_read_begin(&mut self, tid: Tid, fi: FileId, ra: u32, index: u64, nr: u64) {
+        let eof = self.pc.files[fi].nr_pages;
         let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
         let same_page = self.pc.ra_last_page[ra as usize] == index;
@@ -230,7 +230,7 @@ impl Sim {
             }
             let fi = r.file;
             let i = r.index;
-            let mut found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
+            let mut found = self.pc.files[fi].lookup(&self.mm.frames, i);
             if found == Lookup::Missing && r.ra_done && r.waited {
                 // Evicted while the reader slept: back to the lookup and readahead.
                 r.ra_done = false;
@@ -241,18 +241,18 @@ impl Sim {
                 let dec = {
                     let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                     let view = CacheView {
-                        mapping: &files[fi as usize],
-                        congested: devices[files[fi as usize].dev.idx()].read_congested(),
+                        mapping: &files[fi.idx()],
+                        congested: devices[files[fi.idx()].dev.idx()].read_congested(),
                     };
                     file_ra.read_page(&mut ra_states[r.work as usize], &view, i, r.end - i, found)
                 };
                 if dec.clear_mark {
-                    if let Some(f) = self.pc.files[fi as usize].frame(i) {
+                    if let Some(f) = self.pc.files[fi].frame(i) {
                         self.mm.frames.clear(f, pg::READAHEAD);
                     }
                 }
                 self.submit_file_readahead(fi, &dec, memcg, cpu);
-                found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
+                found = self.pc.files[fi].lookup(&self.mm.frames, i);
             }
             self.sched.tasks[tid].read = Some(r);
             let f = match found {
@@ -260,7 +260,7 @@ impl Sim {
                     let Some(f) = self.read_page_alone(tid, fi, i) else { return ReadStep::Retry };
                     f
                 }
-                _ => self.pc.files[fi as usize].frame(i).expect("cached"),
+                _ => self.pc.files[fi].frame(i).expect("cached"),
             };
             if self.mm.frames.test(f, pg::LOCKED) {
                 r.waited = true;
@@ -283,14 +283,12 @@ impl Sim {
     }
 
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
-    pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: u32, ra: u32, advice: Advice) {
+    pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: FileId, ra: u32, advice: Advice) {
         let memcg = self.sched.tasks[tid].memcg;
         let dec = {
             let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
-            let view = CacheView {
-                mapping: &files[fi as usize],
-                congested: devices[files[fi as usize].dev.idx()].read_congested(),
-            };
+            let view =
+                CacheView { mapping: &files[fi.idx()], congested: devices[files[fi.idx()].dev.idx()].read_congested() };
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
         self.submit_file_readahead(fi, &dec, memcg, cpu);
@@ -300,7 +298,7 @@ impl Sim {
     /// `fault_around_bytes` window around `idx` that are not mapped yet. Pages flagged
     /// PG_readahead are left for a real fault to trigger the async readahead. Prefaulted
     /// PTEs are old (x86 `arch_wants_old_prefaulted_pte`), the faulting one young.
-    fn do_fault_around(&mut self, vma: u32, fi: u32, idx: u32) -> bool {
+    fn do_fault_around(&mut self, vma: u32, fi: FileId, idx: u32) -> bool {
         let v = &self.mm.vmas[vma as usize];
         let pages = v.pages as u64;
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
@@ -310,7 +308,7 @@ impl Sim {
             if self.mm.vmas[vma as usize].pte[i as usize] != pte::NONE {
                 continue;
             }
-            let Some(f) = self.pc.files[fi as usize].frame(i) else { continue };
+            let Some(f) = self.pc.files[fi].frame(i) else { continue };
             if self.mm.frames.test(f, pg::LOCKED | pg::READAHEAD) {
                 continue;
             }
@@ -323,7 +321,7 @@ impl Sim {
     }
 
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
-    pub fn filemap_fault(&mut self, tid: Tid, cpu: u32, vma: u32, fi: u32, idx: u32) -> Fault {
+    pub fn filemap_fault(&mut self, tid: Tid, cpu: u32, vma: u32, fi: FileId, idx: u32) -> Fault {
         let memcg = self.sched.tasks[tid].memcg;
         if std::mem::take(&mut self.mm.vmas[vma as usize].willneed) {
             // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
@@ -336,7 +334,7 @@ impl Sim {
             return Fault::Done;
         }
         let i = idx as u64;
-        let mut found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
+        let mut found = self.pc.files[fi].lookup(&self.mm.frames, i);
         if !self.pending_fault(tid).ra_done {
             self.pending_fault(tid).ra_done = true;
             if found == Lookup::Missing {
@@ -348,18 +346,18 @@ impl Sim {
             let dec = {
                 let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                 let view = CacheView {
-                    mapping: &files[fi as usize],
-                    congested: devices[files[fi as usize].dev.idx()].read_congested(),
+                    mapping: &files[fi.idx()],
+                    congested: devices[files[fi.idx()].dev.idx()].read_congested(),
                 };
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };
             if dec.clear_mark {
-                if let Some(f) = self.pc.files[fi as usize].frame(i) {
+                if let Some(f) = self.pc.files[fi].frame(i) {
                     self.mm.frames.clear(f, pg::READAHEAD);
                 }
             }
             self.submit_file_readahead(fi, &dec, memcg, cpu);
-            found = self.pc.files[fi as usize].lookup(&self.mm.frames, i);
+            found = self.pc.files[fi].lookup(&self.mm.frames, i);
         } else if found == Lookup::Missing {
             // Evicted while the task waited for it: ask the policy again on the retry.
             self.pending_fault(tid).ra_done = false;
@@ -370,7 +368,7 @@ impl Sim {
                 let Some(f) = self.read_page_alone(tid, fi, i) else { return Fault::Retry };
                 f
             }
-            _ => self.pc.files[fi as usize].frame(i).expect("cached"),
+            _ => self.pc.files[fi].frame(i).expect("cached"),
         };
         if self.mm.frames.test(f, pg::LOCKED) {
             self.wait_file_page(tid, f);
@@ -393,14 +391,14 @@ impl Sim {
     /// `__filemap_remove_folio` from reclaim: the clean page leaves the page cache, a
     /// shadow entry takes its slot (≥3.15), and a readahead page nobody used counts as
     /// readahead thrashing.
-    pub fn page_cache_delete(&mut self, f: u32, fi: u32) {
+    pub fn page_cache_delete(&mut self, f: u32, fi: FileId) {
         let idx = self.mm.frames.index[f as usize] as u64;
         let m = self.mm.frames.memcg[f as usize];
         if self.mm.frames.test_clear(f, pg::RA_UNUSED) {
             self.mm.count(Counter::RaEvictedUnused, m, 1);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
-        let a = &mut self.pc.files[fi as usize];
+        let a = &mut self.pc.files[fi];
         debug_assert_eq!(a.slots[idx as usize], f + 1);
         a.slots[idx as usize] = 0;
         a.nrpages -= 1;

@@ -143,5 +143,20 @@ pub fn file_pte(f: u32, young: bool) -> u32 {
     pte::present(f, if young { pte::YOUNG } else { 0 })
 }
 
+impl std::ops::Index<crate::ids::FileId> for Vec<AddressSpace> {
+    type Output = AddressSpace;
+    #[inline]
+    fn index(&self, f: crate::ids::FileId) -> &AddressSpace {
+        &self[f.idx()]
+    }
+}
+
+impl std::ops::IndexMut<crate::ids::FileId> for Vec<AddressSpace> {
+    #[inline]
+    fn index_mut(&mut self, f: crate::ids::FileId) -> &mut AddressSpace {
+        &mut self[f.idx()]
+    }
+}
+
 #[cfg(test)]
 mod tests;

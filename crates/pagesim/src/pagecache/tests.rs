@@ -376,7 +376,7 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
         let ra = sim.sched.tasks[0].step_ra[0];
         assert_eq!(ra, sim.sched.tasks[1].step_ra[0], "one open file");
         let before = sim.pc.ra_states[ra as usize];
-        sim.file_read_begin(crate::ids::Tid(0), 0, ra, 0, 4);
+        sim.file_read_begin(crate::ids::Tid(0), crate::ids::FileId(0), ra, 0, 4);
         assert!(matches!(
             sim.file_read_step(crate::ids::Tid(0), 0, u64::MAX),
             crate::pagecache::filemap::ReadStep::Blocked
