@@ -36,4 +36,6 @@ ids! {
     /// A file: its index in `PageCache::files` (shared files in name order, then per-task
     /// copies in task order).
     FileId,
+    /// A VMA: its index in `Mm::vmas` (one per task and region it maps).
+    VmaId,
 }

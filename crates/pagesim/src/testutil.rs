@@ -28,8 +28,8 @@ pub fn run(text: &str, sets: &[&str]) -> Report {
 /// Task 0 touches page `idx` of VMA 0 as the engine's fault path does: a new fault
 /// in progress (`PendingFault`), then `handle_mm_fault`.
 pub fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
-    s.sched.tasks[0].pending = Some(crate::engine::PendingFault::new(0, idx, write, s.sched.now));
-    let r = s.handle_mm_fault(crate::ids::Tid(0), 0, 0, idx, write);
+    s.sched.tasks[0].pending = Some(crate::engine::PendingFault::new(crate::ids::VmaId(0), idx, write, s.sched.now));
+    let r = s.handle_mm_fault(crate::ids::Tid(0), 0, crate::ids::VmaId(0), idx, write);
     if matches!(r, Fault::Done) {
         s.sched.tasks[0].pending = None;
     }
@@ -55,7 +55,7 @@ pub fn sim(extra: &str) -> Sim {
 pub fn swapcache_page(s: &mut Sim, idx: u32) -> (u32, Entry) {
     let f = s.alloc_page_atomic(0).expect("free memory");
     s.mm.frames.set(f, pg::SWAPBACKED);
-    s.mm.frames.set_owner(f, Owner::Anon(0), idx);
+    s.mm.frames.set_owner(f, Owner::Anon(crate::ids::VmaId(0)), idx);
     s.lru_add(f, false);
     s.mm.vmas[0].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
     let e = s.swap.alloc(0).expect("swap space");

@@ -37,7 +37,7 @@ mod verify;
 use crate::device::DeviceQueue;
 use crate::device::Io;
 use crate::histogram::Histogram;
-use crate::ids::{FileId, Tid};
+use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
@@ -81,7 +81,7 @@ pub enum TaskState {
 /// faulting access, so nothing of one fault's state leaks into the next.
 #[derive(Clone, Copy, Debug)]
 pub struct PendingFault {
-    pub vma: u32,
+    pub vma: VmaId,
     pub idx: u32,
     pub write: bool,
     /// pgfault was already counted.
@@ -98,7 +98,7 @@ pub struct PendingFault {
 }
 
 impl PendingFault {
-    pub fn new(vma: u32, idx: u32, write: bool, now: u64) -> Self {
+    pub fn new(vma: VmaId, idx: u32, write: bool, now: u64) -> Self {
         PendingFault {
             vma,
             idx,
@@ -287,7 +287,7 @@ impl Sim {
                         &Target::Region { index: region, .. } => {
                             let r = &c.region[region as usize];
                             let v = *region_vma.entry(region).or_insert_with(|| {
-                                let id = vmas.len() as u32;
+                                let id = VmaId(vmas.len() as u32);
                                 let obj = shmem_of[region as usize];
                                 if let Some(o) = obj {
                                     shmem[o as usize].mappers.push(id);
@@ -311,7 +311,7 @@ impl Sim {
                                 });
                                 id
                             });
-                            (v, NIL)
+                            (v.0, NIL)
                         }
                     };
                     let bs = BoundStep::new(st, v, pages);

@@ -15,7 +15,7 @@
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::{PendingFault, Sim, Task, TaskState};
 use crate::histogram::Histogram;
-use crate::ids::{FileId, Tid};
+use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::pagecache::filemap::ReadStep;
@@ -144,7 +144,7 @@ impl PageWaiters {
 /// What the hit loop stopped at.
 enum Next {
     /// An access that faults: (vma, page, write).
-    Fault(u32, u32, bool),
+    Fault(VmaId, u32, bool),
     /// A file step's next read call, of this record.
     Read(u32),
     /// The task ended or the burst is over.
@@ -331,10 +331,10 @@ impl Sim {
             if step.file {
                 return Next::Read(idx);
             }
-            let vma = t.step_vma[t.cur.step];
+            let vma = VmaId(t.step_vma[t.cur.step]);
             let write = step.write;
             let think = step.think_ns;
-            let ptes = &mut vmas[vma as usize].pte;
+            let ptes = &mut vmas[vma].pte;
             let e = ptes[idx as usize];
             let ok = pte::is_present(e) && (!write || e & pte::WRITE != 0);
             if !ok {

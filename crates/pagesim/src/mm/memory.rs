@@ -14,7 +14,7 @@
 //! `FAULT_FLAG_TRIED` fault.
 
 use crate::engine::{PendingFault, Sim};
-use crate::ids::Tid;
+use crate::ids::{Tid, VmaId};
 use crate::mm::swapops::Entry;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
@@ -39,7 +39,7 @@ impl Sim {
     }
 
     /// `handle_mm_fault` for task `tid` touching page `idx` of `vma`.
-    pub fn handle_mm_fault(&mut self, tid: Tid, cpu: u32, vma: u32, idx: u32, write: bool) -> Fault {
+    pub fn handle_mm_fault(&mut self, tid: Tid, cpu: u32, vma: VmaId, idx: u32, write: bool) -> Fault {
         let memcg = self.sched.tasks[tid].memcg;
         if !self.pending_fault(tid).counted {
             self.pending_fault(tid).counted = true;
@@ -47,14 +47,14 @@ impl Sim {
             self.mm.count(Counter::PgFault, memcg, 1);
             self.charge(self.cost.fault_ns);
         }
-        let e = self.mm.vmas[vma as usize].pte[idx as usize];
+        let e = self.mm.vmas[vma].pte[idx as usize];
         if pte::is_present(e) {
             return self.do_wp_page(tid, vma, idx, e);
         }
-        if let Some(fi) = self.mm.vmas[vma as usize].file {
+        if let Some(fi) = self.mm.vmas[vma].file {
             return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
-        match self.mm.vmas[vma as usize].shmem {
+        match self.mm.vmas[vma].shmem {
             Some(obj) => self.shmem_fault(tid, vma, obj, idx, write),
             None if e == pte::NONE => self.do_anonymous_page(tid, vma, idx, write),
             None => self.do_swap_page(tid, vma, idx, write, Entry(e & !pte::SWAP)),
@@ -62,9 +62,9 @@ impl Sim {
     }
 
     /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed page.
-    fn do_anonymous_page(&mut self, tid: Tid, vma: u32, idx: u32, write: bool) -> Fault {
+    fn do_anonymous_page(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool) -> Fault {
         if !write {
-            self.mm.vmas[vma as usize].pte[idx as usize] = pte::ZERO_PAGE;
+            self.mm.vmas[vma].pte[idx as usize] = pte::ZERO_PAGE;
             return Fault::Done;
         }
         let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
@@ -72,16 +72,16 @@ impl Sim {
         self.mm.frames.set(f, pg::SWAPBACKED);
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         self.lru_add(f, self.profile.anon_starts_active);
-        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        self.mm.vmas[vma].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
         Fault::Done
     }
 
     /// `do_wp_page`: write to a present read-only PTE.
-    fn do_wp_page(&mut self, tid: Tid, vma: u32, idx: u32, e: u32) -> Fault {
+    fn do_wp_page(&mut self, tid: Tid, vma: VmaId, idx: u32, e: u32) -> Fault {
         match pte::frame(e) {
             // Copy-on-write of the zero page.
             None => {
-                self.mm.vmas[vma as usize].pte[idx as usize] = pte::NONE;
+                self.mm.vmas[vma].pte[idx as usize] = pte::NONE;
                 self.do_anonymous_page(tid, vma, idx, true)
             }
             Some(f) => {
@@ -90,7 +90,7 @@ impl Sim {
                 if self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK) {
                     self.delete_from_swap_cache(f);
                 }
-                self.mm.vmas[vma as usize].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
+                self.mm.vmas[vma].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
                 Fault::Done
             }
         }
@@ -113,9 +113,9 @@ impl Sim {
     }
 
     /// `do_swap_page`.
-    fn do_swap_page(&mut self, tid: Tid, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
-        let pages = self.mm.vmas[vma as usize].pages;
-        let ctx = self.fault_ctx(tid, true, vma, idx, pages, entry);
+    fn do_swap_page(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, entry: Entry) -> Fault {
+        let pages = self.mm.vmas[vma].pages;
+        let ctx = self.fault_ctx(tid, true, vma.0, idx, pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.map_swapped_anon(tid, vma, idx, write, f, entry);
@@ -181,7 +181,7 @@ impl Sim {
 
     /// Maps a swap-cache page into an anon VMA after a swap fault (the end of
     /// `do_swap_page`).
-    fn map_swapped_anon(&mut self, tid: Tid, vma: u32, idx: u32, write: bool, f: u32, entry: Entry) {
+    fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: u32, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // swap_free: the PTE no longer references the slot; the swap cache keeps it.
@@ -193,7 +193,7 @@ impl Sim {
             self.delete_from_swap_cache(f);
         }
         let flags = if write { pte::YOUNG | pte::WRITE | pte::DIRTY } else { pte::YOUNG };
-        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
     }
 
     /// Waits for a page's writeback to end (polled by the throttle wakeup).
@@ -220,7 +220,7 @@ mod tests {
         let f = pte::frame(s.mm.vmas[0].pte[3]).expect("do_wp_page gave the page a frame");
         assert!(s.mm.vmas[0].pte[3] & pte::WRITE != 0 && s.mm.vmas[0].pte[3] & pte::DIRTY != 0);
         assert_eq!(s.mm.nr_free(), free - 1);
-        assert_eq!(s.mm.frames.owner(f), Owner::Anon(0));
+        assert_eq!(s.mm.frames.owner(f), Owner::Anon(crate::ids::VmaId(0)));
         assert_eq!(s.mm.vmstat.get(Counter::PgFault), 2, "each fault counted once");
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);
         s.verify().unwrap();
@@ -260,7 +260,7 @@ mod tests {
         let (g, e5) = swapcache_page(&mut s, 5);
         s.mm.vmas[0].pte[5] = pte::SWAP | e5.0;
         s.swap.area(e5).dup(e5.slot());
-        s.mm.frames.set_owner(g, Owner::Anon(0), 5);
+        s.mm.frames.set_owner(g, Owner::Anon(crate::ids::VmaId(0)), 5);
         assert!(matches!(fault(&mut s, 5, false), Fault::Done), "a swap-cache hit completes at once");
         assert_eq!(pte::frame(s.mm.vmas[0].pte[5]), Some(g), "the swap-cache page is mapped");
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);

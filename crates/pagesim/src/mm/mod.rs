@@ -38,7 +38,7 @@ pub mod swapops;
 pub mod vmstat;
 pub mod zsmalloc;
 
-use crate::ids::FileId;
+use crate::ids::{FileId, VmaId};
 
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
 
@@ -97,7 +97,7 @@ pub mod pg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
     None,
-    Anon(u32),
+    Anon(VmaId),
     Shmem(u32),
     File(FileId),
 }
@@ -184,7 +184,7 @@ impl Frames {
         } else if o & OWNER_FILE != 0 {
             Owner::File(FileId(o & !OWNER_FILE))
         } else {
-            Owner::Anon(o)
+            Owner::Anon(VmaId(o))
         }
     }
 
@@ -192,7 +192,7 @@ impl Frames {
     pub fn set_owner(&mut self, f: u32, o: Owner, index: u32) {
         self.owner[f as usize] = match o {
             Owner::None => OWNER_NONE,
-            Owner::Anon(v) => v,
+            Owner::Anon(v) => v.0,
             Owner::Shmem(s) => s | OWNER_SHMEM,
             Owner::File(a) => a.0 | OWNER_FILE,
         };

@@ -51,7 +51,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::engine::TaskState;
-    use crate::ids::Tid;
+    use crate::ids::{Tid, VmaId};
     use crate::mm::memory::Fault;
     use crate::mm::vmstat::Counter;
     use crate::testutil::sim_from;
@@ -64,14 +64,14 @@ mod tests {
             [[task]]\nname = \"big\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n";
         let mut s = sim_from(text, &[]);
         // Task 1 ("big") maps VMA 1; give it more resident pages than task 0.
-        let touch = |s: &mut crate::engine::Sim, tid: Tid, vma: u32, idx: u32| {
+        let touch = |s: &mut crate::engine::Sim, tid: Tid, vma: VmaId, idx: u32| {
             s.sched.tasks[tid].pending = Some(crate::engine::PendingFault::new(vma, idx, true, 0));
             assert!(matches!(s.handle_mm_fault(tid, 0, vma, idx, true), Fault::Done));
             s.sched.tasks[tid].pending = None;
         };
-        touch(&mut s, Tid(0), 0, 0);
+        touch(&mut s, Tid(0), VmaId(0), 0);
         for i in 0..5 {
-            touch(&mut s, Tid(1), 1, i);
+            touch(&mut s, Tid(1), VmaId(1), i);
         }
         let free = s.mm.nr_free();
         assert_eq!(s.oom_kill(None), Some(Tid(1)));

@@ -6,6 +6,7 @@
 //! and i_mmap trees.
 
 use crate::engine::Sim;
+use crate::ids::VmaId;
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
 
@@ -24,15 +25,15 @@ impl Sim {
         };
         match self.mm.frames.owner(f) {
             Owner::None => {}
-            Owner::Anon(v) => check(&mut self.mm.vmas[v as usize].pte),
+            Owner::Anon(v) => check(&mut self.mm.vmas[v.idx()].pte),
             Owner::Shmem(o) => {
                 for &v in &self.mm.shmem[o as usize].mappers {
-                    check(&mut self.mm.vmas[v as usize].pte);
+                    check(&mut self.mm.vmas[v.idx()].pte);
                 }
             }
             Owner::File(a) => {
                 for &v in &self.pc.files[a.idx()].mappers {
-                    check(&mut self.mm.vmas[v as usize].pte);
+                    check(&mut self.mm.vmas[v.idx()].pte);
                 }
             }
         }
@@ -41,8 +42,8 @@ impl Sim {
 
     pub(crate) fn folio_mapped(&self, f: u32) -> bool {
         let idx = self.mm.frames.index[f as usize] as usize;
-        let maps = |v: u32| {
-            let e = self.mm.vmas[v as usize].pte[idx];
+        let maps = |v: VmaId| {
+            let e = self.mm.vmas[v].pte[idx];
             pte::is_present(e) && pte::frame(e) == Some(f)
         };
         match self.mm.frames.owner(f) {
@@ -61,7 +62,7 @@ impl Sim {
             Owner::File(a) => {
                 // Read-only mappings: no dirty bit to carry over.
                 for i in 0..self.pc.files[a.idx()].mappers.len() {
-                    let v = self.pc.files[a.idx()].mappers[i] as usize;
+                    let v = self.pc.files[a.idx()].mappers[i];
                     let e = self.mm.vmas[v].pte[idx];
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
                         self.mm.vmas[v].pte[idx] = pte::NONE;
@@ -70,13 +71,13 @@ impl Sim {
             }
             Owner::None => {}
             Owner::Anon(v) => {
-                let e = self.mm.vmas[v as usize].pte[idx];
+                let e = self.mm.vmas[v.idx()].pte[idx];
                 if pte::is_present(e) && pte::frame(e) == Some(f) {
                     if e & pte::DIRTY != 0 {
                         self.mm.frames.set(f, pg::DIRTY);
                     }
                     let entry = Entry(self.mm.frames.swap[f as usize]);
-                    self.mm.vmas[v as usize].pte[idx] = pte::SWAP | entry.0;
+                    self.mm.vmas[v.idx()].pte[idx] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
                     let m = self.mm.frames.memcg[f as usize];
                     self.mm.memcgs[m as usize].swap_usage += 1;
@@ -85,7 +86,7 @@ impl Sim {
             }
             Owner::Shmem(o) => {
                 for i in 0..self.mm.shmem[o as usize].mappers.len() {
-                    let v = self.mm.shmem[o as usize].mappers[i] as usize;
+                    let v = self.mm.shmem[o as usize].mappers[i];
                     let e = self.mm.vmas[v].pte[idx];
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
                         if e & pte::DIRTY != 0 {

@@ -5,7 +5,7 @@
 //! swap/page_io.rs (`shmem_swapin_sync`).
 
 use crate::engine::Sim;
-use crate::ids::Tid;
+use crate::ids::{Tid, VmaId};
 use crate::mm::memory::Fault;
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
@@ -16,12 +16,12 @@ pub struct ShmemObj {
     /// frame + 1, or `pte::SWAP | entry`, or 0 (hole).
     pub slots: Vec<u32>,
     /// VMAs mapping it.
-    pub mappers: Vec<u32>,
+    pub mappers: Vec<crate::ids::VmaId>,
 }
 
 impl Sim {
     /// `shmem_fault`: page-cache hit, first touch, or swap-in.
-    pub(crate) fn shmem_fault(&mut self, tid: Tid, vma: u32, obj: u32, idx: u32, write: bool) -> Fault {
+    pub(crate) fn shmem_fault(&mut self, tid: Tid, vma: VmaId, obj: u32, idx: u32, write: bool) -> Fault {
         let s = self.mm.shmem[obj as usize].slots[idx as usize];
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
         if s == 0 {
@@ -32,16 +32,16 @@ impl Sim {
             self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
             self.lru_add(f, false);
             self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
-            self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+            self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
             return Fault::Done;
         }
         if s & pte::SWAP == 0 {
             let f = s - 1;
-            self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+            self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
             return Fault::Done;
         }
         let entry = Entry(s & !pte::SWAP);
-        let ctx = self.fault_ctx(tid, false, obj, idx, self.mm.vmas[vma as usize].pages, entry);
+        let ctx = self.fault_ctx(tid, false, obj, idx, self.mm.vmas[vma].pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.charge(self.cost.swapin_ns / 4);
@@ -57,7 +57,7 @@ impl Sim {
                 self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
                 self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
                 self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
-                self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+                self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
                 Fault::Done
             }
             Some(Err(b)) => b,

@@ -28,7 +28,7 @@ use super::readahead::{Advice, Lookup, Readahead, VmHint};
 use super::{file_pte, CacheView};
 use crate::device::IoDir;
 use crate::engine::Sim;
-use crate::ids::{FileId, Tid};
+use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
@@ -298,14 +298,14 @@ impl Sim {
     /// `fault_around_bytes` window around `idx` that are not mapped yet. Pages flagged
     /// PG_readahead are left for a real fault to trigger the async readahead. Prefaulted
     /// PTEs are old (x86 `arch_wants_old_prefaulted_pte`), the faulting one young.
-    fn do_fault_around(&mut self, vma: u32, fi: FileId, idx: u32) -> bool {
-        let v = &self.mm.vmas[vma as usize];
+    fn do_fault_around(&mut self, vma: VmaId, fi: FileId, idx: u32) -> bool {
+        let v = &self.mm.vmas[vma];
         let pages = v.pages as u64;
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
         let mut mapped_target = false;
         for i in start..end {
-            if self.mm.vmas[vma as usize].pte[i as usize] != pte::NONE {
+            if self.mm.vmas[vma].pte[i as usize] != pte::NONE {
                 continue;
             }
             let Some(f) = self.pc.files[fi].frame(i) else { continue };
@@ -313,7 +313,7 @@ impl Sim {
                 continue;
             }
             let young = i == idx as u64;
-            self.mm.vmas[vma as usize].pte[i as usize] = file_pte(f, young);
+            self.mm.vmas[vma].pte[i as usize] = file_pte(f, young);
             self.mm.frames.clear(f, pg::RA_UNUSED);
             mapped_target |= young;
         }
@@ -321,13 +321,13 @@ impl Sim {
     }
 
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
-    pub fn filemap_fault(&mut self, tid: Tid, cpu: u32, vma: u32, fi: FileId, idx: u32) -> Fault {
+    pub fn filemap_fault(&mut self, tid: Tid, cpu: u32, vma: VmaId, fi: FileId, idx: u32) -> Fault {
         let memcg = self.sched.tasks[tid].memcg;
-        if std::mem::take(&mut self.mm.vmas[vma as usize].willneed) {
+        if std::mem::take(&mut self.mm.vmas[vma].willneed) {
             // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
             // this first fault, so this is where it takes effect.
-            let nr = self.mm.vmas[vma as usize].pages as u64;
-            let ra = self.mm.vmas[vma as usize].ra;
+            let nr = self.mm.vmas[vma].pages as u64;
+            let ra = self.mm.vmas[vma].ra;
             self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr });
         }
         if self.profile.fault_around && !self.pending_fault(tid).ra_done && self.do_fault_around(vma, fi, idx) {
@@ -342,7 +342,7 @@ impl Sim {
                 self.sched.tasks[tid].major_faults += 1;
                 self.mm.count(Counter::PgMajFault, memcg, 1);
             }
-            let (ra, hint) = (self.mm.vmas[vma as usize].ra, self.mm.vmas[vma as usize].hint);
+            let (ra, hint) = (self.mm.vmas[vma].ra, self.mm.vmas[vma].hint);
             let dec = {
                 let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                 let view = CacheView {
@@ -375,7 +375,7 @@ impl Sim {
             return Fault::Blocked;
         }
         self.mm.frames.clear(f, pg::RA_UNUSED);
-        self.mm.vmas[vma as usize].pte[idx as usize] = file_pte(f, true);
+        self.mm.vmas[vma].pte[idx as usize] = file_pte(f, true);
         Fault::Done
     }
 

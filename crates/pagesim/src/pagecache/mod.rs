@@ -63,7 +63,7 @@ pub struct AddressSpace {
     /// Packed shadow + 1 of each evicted page, or 0 (`xa_value` entries in the kernel).
     shadow: Vec<u64>,
     /// VMAs mapping the file.
-    pub mappers: Vec<u32>,
+    pub mappers: Vec<crate::ids::VmaId>,
     /// Pages cached (`mapping->nrpages`).
     pub nrpages: u64,
 }

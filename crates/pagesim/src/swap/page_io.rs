@@ -38,7 +38,7 @@ use super::zswap::Zswap;
 use super::{Entry, SwapArea};
 use crate::device::{DeviceQueue, IoDir, MmStat, Stored};
 use crate::engine::Sim;
-use crate::ids::Tid;
+use crate::ids::{Tid, VmaId};
 use crate::mm::compress::{self, Content, PageContent, RegionContent};
 use crate::mm::memory::Fault;
 use crate::mm::pte;
@@ -104,10 +104,10 @@ impl Sim {
             return;
         }
         let (key, region) = match self.mm.frames.owner(f) {
-            Owner::Anon(v) => (v, self.mm.vmas[v as usize].region),
+            Owner::Anon(v) => (v.0, self.mm.vmas[v].region),
             Owner::Shmem(o) => {
                 let v = self.mm.shmem[o as usize].mappers[0];
-                (o | 1 << 31, self.mm.vmas[v as usize].region)
+                (o | 1 << 31, self.mm.vmas[v.idx()].region)
             }
             // File pages never enter the swap cache.
             Owner::File(_) | Owner::None => return,
@@ -310,26 +310,26 @@ impl Sim {
     }
 
     /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference).
-    pub fn do_swap_page_sync(&mut self, tid: Tid, vma: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+    pub fn do_swap_page_sync(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, entry: Entry) -> Fault {
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // The page is exclusive and has no swap copy left: writable, and dirty for reclaim.
         self.mm.frames.set(f, pg::DIRTY);
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
-        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
         self.swap_free_for(f, entry);
         Fault::Done
     }
 
     /// `shmem_swapin_folio` through `shmem_swap_alloc_folio` (synchronous device, 6.14+).
-    pub fn shmem_swapin_sync(&mut self, tid: Tid, vma: u32, obj: u32, idx: u32, write: bool, entry: Entry) -> Fault {
+    pub fn shmem_swapin_sync(&mut self, tid: Tid, vma: VmaId, obj: u32, idx: u32, write: bool, entry: Entry) -> Fault {
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         // Back in the shmem page cache with no swap copy: dirty, as a new tmpfs page.
         self.mm.frames.set(f, pg::DIRTY);
         self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
         self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
-        self.mm.vmas[vma as usize].pte[idx as usize] = pte::present(f, flags);
+        self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
         self.swap_free_for(f, entry);
         Fault::Done
     }

@@ -86,7 +86,7 @@ impl Sim {
         win: Window,
         entry: Entry,
         target: u32,
-        vma: Option<u32>,
+        vma: Option<crate::ids::VmaId>,
     ) {
         let memcg = self.sched.tasks[tid].memcg;
         let area = entry.area();
@@ -104,7 +104,7 @@ impl Sim {
                 }
             }
             Window::VmaPages { start, end } => {
-                let v = vma.expect("VMA window for an anon fault") as usize;
+                let v = vma.expect("VMA window for an anon fault");
                 for i in start..end {
                     let e = self.mm.vmas[v].pte[i as usize];
                     if e & pte::SWAP == 0 {
