@@ -39,3 +39,25 @@ ids! {
     /// A VMA: its index in `Mm::vmas` (one per task and region it maps).
     VmaId,
 }
+
+/// Lets a table, a `Vec` of the things an id names, be indexed by the id:
+/// `index_by!(Task, Tid)` makes `tasks[tid]` work.
+macro_rules! index_by {
+    ($T:ty, $Id:ty) => {
+        impl std::ops::Index<$Id> for Vec<$T> {
+            type Output = $T;
+            #[inline]
+            fn index(&self, id: $Id) -> &$T {
+                &self[id.idx()]
+            }
+        }
+
+        impl std::ops::IndexMut<$Id> for Vec<$T> {
+            #[inline]
+            fn index_mut(&mut self, id: $Id) -> &mut $T {
+                &mut self[id.idx()]
+            }
+        }
+    };
+}
+pub(crate) use index_by;

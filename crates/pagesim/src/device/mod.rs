@@ -57,20 +57,7 @@ use crate::ids::DevId;
 use crate::mm::compress::{Compressor, Content};
 use serde::Deserialize;
 
-impl std::ops::Index<DevId> for Vec<DeviceQueue> {
-    type Output = DeviceQueue;
-    #[inline]
-    fn index(&self, d: DevId) -> &DeviceQueue {
-        &self[d.idx()]
-    }
-}
-
-impl std::ops::IndexMut<DevId> for Vec<DeviceQueue> {
-    #[inline]
-    fn index_mut(&mut self, d: DevId) -> &mut DeviceQueue {
-        &mut self[d.idx()]
-    }
-}
+crate::ids::index_by!(DeviceQueue, crate::ids::DevId);
 
 /// One page I/O in flight (the tag handed to the device queue).
 #[derive(Clone, Copy, Debug)]

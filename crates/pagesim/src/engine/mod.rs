@@ -479,20 +479,7 @@ impl Sim {
     }
 }
 
-impl std::ops::Index<Tid> for Vec<Task> {
-    type Output = Task;
-    #[inline]
-    fn index(&self, t: Tid) -> &Task {
-        &self[t.idx()]
-    }
-}
-
-impl std::ops::IndexMut<Tid> for Vec<Task> {
-    #[inline]
-    fn index_mut(&mut self, t: Tid) -> &mut Task {
-        &mut self[t.idx()]
-    }
-}
+crate::ids::index_by!(Task, crate::ids::Tid);
 
 #[cfg(test)]
 mod tests {

@@ -76,20 +76,7 @@ impl Sim {
     }
 }
 
-impl std::ops::Index<crate::ids::VmaId> for Vec<Vma> {
-    type Output = Vma;
-    #[inline]
-    fn index(&self, v: crate::ids::VmaId) -> &Vma {
-        &self[v.idx()]
-    }
-}
-
-impl std::ops::IndexMut<crate::ids::VmaId> for Vec<Vma> {
-    #[inline]
-    fn index_mut(&mut self, v: crate::ids::VmaId) -> &mut Vma {
-        &mut self[v.idx()]
-    }
-}
+crate::ids::index_by!(Vma, crate::ids::VmaId);
 
 #[cfg(test)]
 mod tests {

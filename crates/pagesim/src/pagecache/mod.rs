@@ -143,20 +143,7 @@ pub fn file_pte(f: u32, young: bool) -> u32 {
     pte::present(f, if young { pte::YOUNG } else { 0 })
 }
 
-impl std::ops::Index<crate::ids::FileId> for Vec<AddressSpace> {
-    type Output = AddressSpace;
-    #[inline]
-    fn index(&self, f: crate::ids::FileId) -> &AddressSpace {
-        &self[f.idx()]
-    }
-}
-
-impl std::ops::IndexMut<crate::ids::FileId> for Vec<AddressSpace> {
-    #[inline]
-    fn index_mut(&mut self, f: crate::ids::FileId) -> &mut AddressSpace {
-        &mut self[f.idx()]
-    }
-}
+crate::ids::index_by!(AddressSpace, crate::ids::FileId);
 
 #[cfg(test)]
 mod tests;
