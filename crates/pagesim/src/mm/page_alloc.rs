@@ -8,7 +8,7 @@
 //! - [`Sim::alloc_page_atomic`]: an allocation that never reclaims (swap readahead pages).
 //! - [`Sim::alloc_page_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
 //!   reclaim pass, then give up.
-//! - [`Mm::free_frame`](crate::mm::Mm::free_frame): `free_unref_folios` and the memcg uncharge.
+//! - `Mm::free_frame`: `free_unref_folios` and the memcg uncharge.
 //!
 //! The frames of zsmalloc pools (zswap, zram) are taken and returned in swap/page_io.rs
 //! (`zs_alloc_pages`, `zs_free_pages`), without watermarks (PF_MEMALLOC).
