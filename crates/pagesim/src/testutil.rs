@@ -4,6 +4,7 @@
 //! public-API ones in tests/common.)
 
 use crate::engine::Sim;
+use crate::ids::{Tid, VmaId};
 use crate::mm::memory::Fault;
 use crate::mm::{pg, pte, Owner};
 use crate::scenario::Scenario;
@@ -25,15 +26,20 @@ pub fn run(text: &str, sets: &[&str]) -> Report {
     crate::run_toml(text, "test.toml", RunOptions { sets, ..Default::default() }).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Task 0 touches page `idx` of VMA 0 as the engine's fault path does: a new fault
-/// in progress (`PendingFault`), then `handle_mm_fault`.
-pub fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
-    s.sched.tasks[0].pending = Some(crate::engine::PendingFault::new(crate::ids::VmaId(0), idx, write, s.sched.now));
-    let r = s.handle_mm_fault(crate::ids::Tid(0), 0, crate::ids::VmaId(0), idx, write);
+/// Task `tid` touches page `idx` of `vma` as the engine's fault path does: a new fault
+/// in progress (`PendingFault`), then `handle_mm_fault`; a completed fault ends it.
+pub fn fault_as(s: &mut Sim, tid: Tid, vma: VmaId, idx: u32, write: bool) -> Fault {
+    s.sched.tasks[tid].pending = Some(crate::engine::PendingFault::new(vma, idx, write, s.sched.now));
+    let r = s.handle_mm_fault(tid, 0, vma, idx, write);
     if matches!(r, Fault::Done) {
-        s.sched.tasks[0].pending = None;
+        s.sched.tasks[tid].pending = None;
     }
     r
+}
+
+/// [`fault_as`] for task 0 and its VMA 0.
+pub fn fault(s: &mut Sim, idx: u32, write: bool) -> Fault {
+    fault_as(s, Tid(0), VmaId(0), idx, write)
 }
 
 /// A SATA SSD `d` with a 16 MB swap area on it, for [`sim`].

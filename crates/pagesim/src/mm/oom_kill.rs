@@ -54,7 +54,7 @@ mod tests {
     use crate::ids::{Tid, VmaId};
     use crate::mm::memory::Fault;
     use crate::mm::vmstat::Counter;
-    use crate::testutil::sim_from;
+    use crate::testutil::{fault_as, sim_from};
 
     #[test]
     fn the_victim_is_the_task_with_the_most_pages_in_the_scope_and_its_memory_is_freed() {
@@ -65,9 +65,7 @@ mod tests {
         let mut s = sim_from(text, &[]);
         // Task 1 ("big") maps VMA 1; give it more resident pages than task 0.
         let touch = |s: &mut crate::engine::Sim, tid: Tid, vma: VmaId, idx: u32| {
-            s.sched.tasks[tid].pending = Some(crate::engine::PendingFault::new(vma, idx, true, 0));
-            assert!(matches!(s.handle_mm_fault(tid, 0, vma, idx, true), Fault::Done));
-            s.sched.tasks[tid].pending = None;
+            assert!(matches!(fault_as(s, tid, vma, idx, true), Fault::Done));
         };
         touch(&mut s, Tid(0), VmaId(0), 0);
         for i in 0..5 {
