@@ -12,6 +12,7 @@ pub mod histogram;
 pub mod ids;
 pub mod mm;
 pub mod pagecache;
+pub mod profile;
 pub mod reclaim;
 pub mod registry;
 pub mod report;

@@ -1,10 +1,10 @@
 //! One registry per kind of policy: the closed enum the engine dispatches through, the list
 //! of names scenarios use, and the one-line descriptions `pagesim describe` prints, all
-//! generated from one list by [`registry!`].
+//! generated from one list by `registry!`.
 //!
 //! DOC: a kind of policy (swap-in readahead, get_scan_count balance, file readahead) or of
 //! device (timing models) is a trait; each policy is one file implementing it. The kind's
-//! module invokes [`registry!`] once, with the trait methods the engine calls and one line
+//! module invokes `registry!` once, with the trait methods the engine calls and one line
 //! per policy:
 //!
 //! ```text

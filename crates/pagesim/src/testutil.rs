@@ -3,9 +3,9 @@
 //! mechanism without a whole run. (The integration tests in tests/ have their own,
 //! public-API ones in tests/common.)
 
+use crate::engine::memory::Fault;
 use crate::engine::Sim;
 use crate::ids::{Tid, VmaId};
-use crate::mm::memory::Fault;
 use crate::mm::{pg, pte, Owner};
 use crate::scenario::Scenario;
 use crate::swap::Entry;

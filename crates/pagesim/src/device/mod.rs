@@ -19,7 +19,7 @@
 //! and is listed by [`describe`] and in docs/model.md (section Devices).
 //!
 //! A model may also be a swap backend that keeps swapped pages itself ([`SwapBackend`]:
-//! zram), which swap/page_io.rs uses instead of timed requests. The block layer's state in
+//! zram), which engine/page_io.rs uses instead of timed requests. The block layer's state in
 //! a run is `Io` (the queues and the page I/O in flight, [`PageIo`]), driven by
 //! engine/block.rs.
 //!
@@ -241,7 +241,7 @@ pub trait TimingModel {
 
 /// A device that keeps the swapped pages written to it itself, compressed in memory (zram):
 /// swap writes and reads of it are done by the submitting thread through these calls, not
-/// timed as requests, and its pool takes frames from the machine (swap/page_io.rs). The
+/// timed as requests, and its pool takes frames from the machine (engine/page_io.rs). The
 /// offsets are byte offsets on the device, as a swap area's slots map to them.
 pub trait SwapBackend {
     /// The compressor, for the CPU cost of a store.

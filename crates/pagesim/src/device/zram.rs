@@ -5,7 +5,7 @@
 //! (`zram_write_page`) or decompresses (`zram_read_page`) in the submitting thread, so its
 //! "service time" is CPU time of the task or kswapd that swaps, and it is
 //! `SWP_SYNCHRONOUS_IO` (4.15+ swap-ins of single-reference slots skip the swap cache and
-//! readahead, see swap/page_io.rs). Per page it keeps one table entry:
+//! readahead, see engine/page_io.rs). Per page it keeps one table entry:
 //!
 //! * same-filled page (every word equal): the value only, no pool memory (`ZRAM_SAME`);
 //! * compressed length at least `zs_huge_class_size`: the page as it is, in a whole pool page

@@ -6,7 +6,7 @@
 //! I/O: `folio_end_read` (the page unlocks; its sleepers wake, engine/sched.rs
 //! `wake_page_waiters`) and `folio_end_writeback` (a waiting reclaimer wakes, or a
 //! PG_reclaim page rotates to the inactive tail, `folio_rotate_reclaimable`; enough
-//! completed writeback releases threads in `reclaim_throttle`, reclaim/vmscan.rs).
+//! completed writeback releases threads in `reclaim_throttle`, engine/vmscan.rs).
 
 use crate::device::PageIo;
 use crate::device::{Dispatched, IoDir};

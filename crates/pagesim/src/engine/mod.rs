@@ -1,4 +1,5 @@
-//! The simulation engine: simulated clock, event queue, threads on CPUs, I/O plumbing.
+//! The simulated kernel: the machine's state, its clock and threads, and the kernel paths
+//! that cross subsystems.
 //!
 //! Time is an integer number of nanoseconds. Threads are the tasks of the scenario,
 //! kswapd and zswap's shrink worker. A runnable thread takes the CPU that frees up first
@@ -7,23 +8,34 @@
 //! reclaim pass or an I/O submission charges CPU time from the scenario's `[cpu]` costs.
 //! Blocked threads wait for an I/O completion (page read, writeback progress) or a timeout.
 //!
-//! The kernel's state lives in [`Sim`], one state struct per subsystem; the kernel paths
-//! are `impl Sim` methods spread over one file per kernel source file they model, each
-//! naming the kernel functions it models. One access, file by file:
+//! The machine's state is [`Sim`], one state struct per subsystem, each owned by its folder
+//! (mm/, swap/, pagecache/, device/, reclaim/) with the operations that touch only it and
+//! the policies that decide for it. The kernel's paths are mutually recursive across those
+//! subsystems (a fault allocates, an allocation reclaims, reclaim writes to swap, a swap-in
+//! allocates), as they are in the kernel, which keeps them all in its mm/ folder. Here they
+//! are `impl Sim` methods in this folder, one file per kernel source file, named after it
+//! and naming the kernel functions it models; the subsystem folders import nothing from
+//! here, so the folders form a one-way graph (tests/layering.rs checks it). One access,
+//! file by file:
 //!
 //! ```text
-//!  engine/sched.rs      the task's burst: hit loop; a miss is a fault ──────────────┐
-//!  mm/memory.rs         handle_mm_fault: anon, wp, swap (mm/shmem.rs, pagecache/filemap.rs)
-//!  mm/page_alloc.rs     a frame; short: wakeup_kswapd (reclaim/kswapd/), or a reclaim
-//!                       job of the task (reclaim/vmscan.rs do_try_to_free_pages)
-//!  swap/swap_state.rs   swapin_readahead: the window from swap/readahead/, one
-//!                       read_swap_cache_async per page
-//!  swap/page_io.rs      zeromap, zswap, synchronous devices: done in place; else
-//!  engine/block.rs      submit_bio into a device queue (device/); the task sleeps on the
-//!                       page (engine/sched.rs sleep_on_page)
-//!  engine/event.rs      the completion event; engine/block.rs folio_end_read wakes the
-//!                       sleepers (sched.rs wake_page_waiters), which retry the fault ─┘
+//!  sched.rs         the task's burst: hit loop; a miss is a fault ──────────────────┐
+//!  memory.rs        handle_mm_fault: anon, wp, swap (shmem.rs, filemap.rs)          │
+//!  page_alloc.rs    a frame; short: wakeup_kswapd (kswapd/), or a reclaim job of    │
+//!                   the task (vmscan.rs do_try_to_free_pages)                       │
+//!  swap_state.rs    swapin_readahead: the window from swap/readahead/, one          │
+//!                   read_swap_cache_async per page                                  │
+//!  page_io.rs       zeromap, zswap, synchronous devices: done in place; else        │
+//!  block.rs         submit_bio into a device queue (device/); the task sleeps on    │
+//!                   the page (sched.rs sleep_on_page)                               │
+//!  event.rs         the completion event; block.rs folio_end_read wakes the         │
+//!                   sleepers (sched.rs wake_page_waiters), which retry the fault ───┘
 //! ```
+//!
+//! The other paths: rmap.rs (`folio_referenced`, `try_to_unmap`), vmscan.rs (LRU scanning,
+//! `shrink_folio_list`, throttling), workingset.rs (shadow entries, refaults), swap.rs
+//! (mm/swap.c `folio_add_lru`), oom_kill.rs, mmap.rs (`exit_mmap`), zswap.rs (store, load,
+//! the shrink worker).
 //!
 //! Here: the machine built from a scenario and the event loop. event.rs: the event queue;
 //! sched.rs: threads, the hit loop and the page wait queues; block.rs: page I/O to and from
@@ -31,8 +43,22 @@
 
 mod block;
 pub mod event;
+pub mod filemap;
+pub mod kswapd;
+pub mod memory;
+pub mod mmap;
+pub mod oom_kill;
+pub mod page_alloc;
+pub mod page_io;
+pub mod rmap;
 mod sched;
+pub mod shmem;
+pub mod swap;
+pub mod swap_state;
 mod verify;
+pub mod vmscan;
+pub mod workingset;
+pub mod zswap;
 
 use crate::device::DeviceQueue;
 use crate::device::Io;
@@ -43,8 +69,8 @@ use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
 use crate::mm::Mm;
 use crate::mm::{pte, Frames, Memcg, Watermarks, NIL};
-use crate::pagecache::filemap::FileRead;
 use crate::pagecache::readahead::FileRaState;
+use crate::pagecache::FileRead;
 use crate::pagecache::PageCache;
 use crate::pagecache::{AddressSpace, RA_WINDOW_BUCKETS};
 use crate::reclaim::ScanControl;
@@ -225,7 +251,7 @@ impl Sim {
         // zswap's parameters and the regions' page content, from the file: swap/ reads
         // them there (they have no defaults beyond their own serde ones).
         let (zswap, content) =
-            crate::swap::page_io::setup(&sc.file, profile, &mut areas, &devices, managed, c.memcg.len() + 1, seed);
+            crate::engine::page_io::setup(&sc.file, profile, &mut areas, &devices, managed, c.memcg.len() + 1, seed);
 
         let swap_ra = (c.kernel.swap_readahead.build)();
         let scan_balance = (c.kernel.scan_balance.build)();

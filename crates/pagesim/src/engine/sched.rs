@@ -1,11 +1,11 @@
 //! The threads of a run on the simulated CPUs: waking and blocking a thread (a token per
 //! thread makes stale wakeups no-ops), a thread burst on the CPU that frees up first (a
-//! task, kswapd's `balance_pgdat` in reclaim/kswapd/, or zswap's shrink worker in
-//! swap/zswap.rs), and a task's burst: its reclaim job (reclaim/vmscan.rs
-//! `do_try_to_free_pages`), its read(2) in progress (pagecache/filemap.rs
+//! task, kswapd's `balance_pgdat` in engine/kswapd/, or zswap's shrink worker in
+//! engine/zswap.rs), and a task's burst: its reclaim job (engine/vmscan.rs
+//! `do_try_to_free_pages`), its read(2) in progress (engine/filemap.rs
 //! `file_read_step`), then the hit loop, which executes accesses that hit (present PTE
 //! with the needed permission) with no event and no allocation until one faults, a file
-//! step needs a read call, or the burst ends. The fault itself is mm/memory.rs.
+//! step needs a read call, or the burst ends. The fault itself is engine/memory.rs.
 //!
 //! Also the page wait queues of mm/filemap.c (`folio_waitqueue`, `PAGE_WAIT_TABLE_BITS`):
 //! a task sleeps on a page's I/O (`sleep_on_page`: `folio_wait_locked`,
@@ -18,8 +18,8 @@ use crate::histogram::Histogram;
 use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
-use crate::pagecache::filemap::ReadStep;
 use crate::pagecache::readahead::Advice;
+use crate::pagecache::ReadStep;
 use crate::scenario::{Fadvise, Pace};
 
 /// The clock, the event queue, the CPUs and the threads of a run. Thread ids: the tasks
@@ -263,7 +263,7 @@ impl Sim {
                 t.pending = Some(PendingFault::new(vma, idx, write, self.sched.now));
             }
             match self.handle_mm_fault(tid, cpu, vma, idx, write) {
-                crate::mm::memory::Fault::Done => {
+                crate::engine::memory::Fault::Done => {
                     let t = &mut self.sched.tasks[tid];
                     let start = t.pending.take().expect("the fault in progress").start_ns;
                     let lat = self.sched.now - start;
@@ -272,9 +272,9 @@ impl Sim {
                         return;
                     }
                 }
-                crate::mm::memory::Fault::Blocked => return,
-                crate::mm::memory::Fault::Retry => continue,
-                crate::mm::memory::Fault::Killed => return,
+                crate::engine::memory::Fault::Blocked => return,
+                crate::engine::memory::Fault::Retry => continue,
+                crate::engine::memory::Fault::Killed => return,
             }
         }
     }

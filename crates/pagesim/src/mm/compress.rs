@@ -1,7 +1,7 @@
 //! What a swapped page compresses to, and what compressing it costs: the compressors that
 //! zswap (crypto/lzo.c, lz4.c, zstd.c, deflate.c through the crypto API) and zram
 //! (drivers/block/zram/backend_*.c) use, and the content of the pages pagesim swaps. In
-//! mm/ because both swap/zswap.rs and device/zram.rs use it (the kernel has no such file:
+//! mm/ because both engine/zswap.rs and device/zram.rs use it (the kernel has no such file:
 //! it keeps no model of page content).
 //!
 //! DOC: pagesim does not hold page contents, so it models them. Each page of a region has a
@@ -163,7 +163,7 @@ impl Compressor {
 }
 
 /// CPU time to copy one page (a page stored uncompressed, or filling a same-filled page):
-/// 4 KiB at 8 GB/s, the `ram` device's memcpy bandwidth [R].
+/// 4 KiB at 8 GB/s, the `ram` device's memcpy bandwidth \[R\].
 pub const PAGE_COPY_NS: u64 = 512;
 
 /// A page's content as far as compression goes.

@@ -1,13 +1,11 @@
 //! Intrusive LRU lists (include/linux/mmzone.h `enum lru_list`, mm_inline.h
-//! `lruvec_add_folio` / `lruvec_add_folio_tail` / `lruvec_del_folio`), and putting a new
-//! page on its list (mm/swap.c `folio_add_lru`, with the ≤5.7 `reclaim_stat` update that
-//! the 3.x scan-balance policies keep: `Sim::lru_add`, `Sim::lru_add_file`).
+//! `lruvec_add_folio` / `lruvec_add_folio_tail` / `lruvec_del_folio`). Putting a new page on
+//! its list (mm/swap.c `folio_add_lru`) is engine/swap.rs.
 //!
 //! The links live in [`Frames`]'s `next`/`prev` arrays, so a frame is on at most one list
 //! and moving it costs two array writes. `Frames::lru` records which list holds it.
 
-use crate::engine::Sim;
-use crate::mm::{self, pg, Frames, Mm, NIL};
+use crate::mm::{Frames, NIL};
 
 /// The five lists of an lruvec, in the kernel's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,32 +152,6 @@ impl Lru {
             cur = fr.next[f as usize];
             Some(f)
         })
-    }
-}
-
-impl Sim {
-    /// Adds a frame to its memcg's LRU (`folio_add_lru`).
-    pub fn lru_add(&mut self, f: u32, active: bool) {
-        let m = self.mm.frames.memcg[f as usize] as usize;
-        let l = mm::LruList::of(false, active);
-        if active {
-            self.mm.frames.set(f, pg::ACTIVE);
-        }
-        let Mm { memcgs, frames, .. } = &mut self.mm;
-        memcgs[m].lru.add_head(frames, f, l);
-        // 3.x reclaim_stat: every add counts as scanned, an active add as rotated.
-        self.reclaim.scan_balance.note_scanned(m, 0, 1, active as u64);
-    }
-
-    /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).
-    pub fn lru_add_file(&mut self, f: u32, active: bool) {
-        let m = self.mm.frames.memcg[f as usize] as usize;
-        if active {
-            self.mm.frames.set(f, pg::ACTIVE);
-        }
-        let Mm { memcgs, frames, .. } = &mut self.mm;
-        memcgs[m].lru.add_head(frames, f, mm::LruList::of(true, active));
-        self.reclaim.scan_balance.note_scanned(m, 1, 1, active as u64);
     }
 }
 

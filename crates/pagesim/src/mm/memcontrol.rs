@@ -4,8 +4,8 @@
 //! reclaim reads flushed rather than exact values. The memcg itself (`struct mem_cgroup`:
 //! its LRU lists, usage, limit, workingset state) is [`crate::mm::Memcg`] in mm/mod.rs; the
 //! per-lruvec balance statistics belong to the scan-balance policies (reclaim/scan_balance/).
-//! Charging is in mm/page_alloc.rs, the swap-in charge in mm/memory.rs
-//! (`swapin_charge_room`), zswap's in swap/zswap.rs.
+//! Charging is in engine/page_alloc.rs, the swap-in charge in engine/memory.rs
+//! (`swapin_charge_room`), zswap's in engine/zswap.rs.
 
 use crate::mm::vmstat::Counter;
 use crate::mm::{FlushedStats, Mm};

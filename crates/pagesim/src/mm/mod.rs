@@ -3,13 +3,14 @@
 //! Models include/linux/mm_types.h / page-flags.h (the per-frame state),
 //! include/linux/mmzone.h (lruvecs, watermarks), mm/page_alloc.c's watermark set-up
 //! (`__setup_per_zone_wmarks`, `init_per_zone_wmark_min`) and the memcg page counter of
-//! mm/memcontrol.c. The kernel paths have a file each, named after the kernel's:
-//! memory.rs (faults), shmem.rs, page_alloc.rs (allocation and freeing), rmap.rs,
-//! memcontrol.rs, oom_kill.rs, mmap.rs (`struct vm_area_struct`, `exit_mmap`), lru.rs (the
-//! lists and LRU insertion, the kernel's mm/swap.c), vmstat.rs (counters and gauges),
-//! zsmalloc.rs. Data the layers above share: pte.rs (the packed page-table entry),
-//! swapops.rs (the swap entry), shadow.rs (the shadow entry of an evicted page),
-//! compress.rs (page content and the compressors zswap and zram use).
+//! mm/memcontrol.c. This folder holds the state and what touches only it: lru.rs (the
+//! intrusive lists), memcontrol.rs (memcgs and their counters), mmap.rs (`struct
+//! vm_area_struct`), shmem.rs (shmem objects), vmstat.rs (counters and gauges), zsmalloc.rs.
+//! Data the layers above share: pte.rs (the packed page-table entry), swapops.rs (the swap
+//! entry), shadow.rs (the shadow entry of an evicted page), compress.rs (page content and the
+//! compressors zswap and zram use). The kernel paths over this state (faults, allocation,
+//! rmap, OOM, `exit_mmap`) cross into swap, the page cache and reclaim, so they are in
+//! engine/, one file per kernel source file (engine/memory.rs, engine/page_alloc.rs, ...).
 //!
 //! Frames live in flat arrays indexed by a `u32` frame number (struct-of-arrays): the
 //! flags, the LRU links, the owner (which VMA or shmem object maps it, and at which page
@@ -26,12 +27,8 @@
 pub mod compress;
 pub mod lru;
 pub mod memcontrol;
-pub mod memory;
 pub mod mmap;
-pub mod oom_kill;
-pub mod page_alloc;
 pub mod pte;
-pub mod rmap;
 pub mod shadow;
 pub mod shmem;
 pub mod swapops;

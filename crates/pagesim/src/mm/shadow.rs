@@ -1,6 +1,6 @@
 //! The shadow entry an evicted page leaves in its page-cache or swap-cache slot (mm/workingset.c
 //! `pack_shadow` / `unpack_shadow`): which memcg evicted it, that lruvec's nonresident age
-//! at the time, and whether the page was in the workingset. reclaim/workingset.rs makes
+//! at the time, and whether the page was in the workingset. engine/workingset.rs makes
 //! and reads them; pagecache/ and swap/ store them.
 
 /// A workingset shadow entry (`pack_shadow`): the eviction memcg, the lruvec's

@@ -1,11 +1,12 @@
-//! The page cache of files: address spaces, the buffered read path, file mmap faults and
-//! the file readahead policies.
+//! The page cache of files: address spaces, the state of a read(2) in progress, and the
+//! file readahead policies.
 //!
 //! Models include/linux/fs.h `struct address_space` (one per file: its page cache as an
-//! index → page array, with workingset shadow entries where evicted pages were) and, in
-//! [`filemap`], mm/filemap.c (`filemap_read` / 2.6's `do_generic_mapping_read`,
-//! `filemap_fault`, `filemap_map_pages`), mm/swap.c `folio_mark_accessed` and the
-//! page-cache half of mm/workingset.c. The readahead policies are in [`readahead`].
+//! index → page array, with workingset shadow entries where evicted pages were) and
+//! `struct file_ra_state`. The readahead policies are in [`readahead`]. The paths over this
+//! state (mm/filemap.c `filemap_read`, `filemap_fault`, `filemap_map_pages`, mm/swap.c
+//! `folio_mark_accessed`, the page-cache half of mm/workingset.c) allocate, reclaim and
+//! submit I/O, so they are in engine/filemap.rs.
 //!
 //! ```text
 //!  file extent on its device:  [dev_offset, dev_offset + nr_pages × 4 KiB)
@@ -17,10 +18,10 @@
 //! reclaim drops clean file pages without I/O, leaving a shadow entry. The model has no file
 //! writes: every file page is clean.
 
-pub mod filemap;
 pub mod readahead;
 
 use crate::ids::DevId;
+use crate::ids::FileId;
 use crate::mm::pte;
 use crate::mm::shadow::Shadow;
 use crate::mm::{pg, Frames};
@@ -147,3 +148,40 @@ crate::ids::index_by!(AddressSpace, crate::ids::FileId);
 
 #[cfg(test)]
 mod tests;
+
+/// `fault_around_bytes` (64 KiB) in pages.
+pub const FAULT_AROUND_PAGES: u64 = 16;
+
+/// A read(2) in progress: pages `[start, end)` of file `file`, read through the
+/// readahead state `ra`; `index` is the next page to copy.
+#[derive(Clone, Copy, Debug)]
+pub struct FileRead {
+    pub file: FileId,
+    /// The open file's readahead state.
+    pub ra: u32,
+    /// The state this read decides with: `ra` itself, or the task's copy of it where
+    /// the kernel's read path works on a copy (`Profile::ra_read_copy`).
+    pub work: u32,
+    pub start: u64,
+    pub end: u64,
+    pub index: u64,
+    /// The policy has been asked about page `index` in this read.
+    pub ra_done: bool,
+    /// The reader slept on page `index`.
+    pub waited: bool,
+    /// The read starts in the page where the previous read on this file ended, which
+    /// was marked accessed then.
+    pub same_page: bool,
+}
+
+/// How far a read got in one burst.
+pub enum ReadStep {
+    /// Every page was copied.
+    Done,
+    /// Waiting for a page's I/O.
+    Blocked,
+    /// A page allocation started the task's reclaim job: run it, then resume.
+    Retry,
+    /// The burst ended; resume later.
+    Yield,
+}

@@ -377,10 +377,7 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
         assert_eq!(ra, sim.sched.tasks[1].step_ra[0], "one open file");
         let before = sim.pc.ra_states[ra as usize];
         sim.file_read_begin(crate::ids::Tid(0), crate::ids::FileId(0), ra, 0, 4);
-        assert!(matches!(
-            sim.file_read_step(crate::ids::Tid(0), 0, u64::MAX),
-            crate::pagecache::filemap::ReadStep::Blocked
-        ));
+        assert!(matches!(sim.file_read_step(crate::ids::Tid(0), 0, u64::MAX), crate::pagecache::ReadStep::Blocked));
         assert!(sim.pc.files[0].nrpages >= 4, "{profile}: the first window was submitted");
         let shared = sim.pc.ra_states[ra as usize];
         assert_eq!(shared == before, copy, "{profile}: the open file's state while the read sleeps");

@@ -1,15 +1,16 @@
-//! Page reclaim: the LRU scanning of direct reclaim, memcg limit reclaim and kswapd
-//! (vmscan.rs), the kswapd thread and its priority loop (kswapd/, one file per version of
-//! `balance_pgdat`), the anon/file scan balance of `get_scan_count` (scan_balance/, one
-//! policy per kernel variant), and the refault detection that feeds both (workingset.rs).
+//! Page reclaim: its state and policies. [`ScanControl`] (`struct scan_control`), kswapd's
+//! state and the version of its loop (kswapd.rs), the anon/file scan balance of
+//! `get_scan_count` (scan_balance/, one policy per kernel variant), and the throttling of
+//! reclaimers. The reclaim paths themselves scan LRU lists, unmap, write to swap and free,
+//! so they are in engine/: vmscan.rs (direct, memcg and kswapd's LRU scanning), kswapd/
+//! (`balance_pgdat`, one file per version) and workingset.rs (refault detection).
 
 pub mod kswapd;
 pub mod scan_balance;
-pub mod vmscan;
-pub mod workingset;
 
+pub use crate::mm::MAX_RECLAIM_RETRIES;
 pub use kswapd::Kswapd;
-pub use vmscan::{ScanControl, Step, DEF_PRIORITY, MAX_RECLAIM_RETRIES};
+use scan_balance::{Prepared, SWAP_CLUSTER_MAX};
 
 /// Reclaim's state: kswapd, the get_scan_count policy, and the throttling of reclaimers
 /// on writeback progress (`reclaim_throttle`).
@@ -22,4 +23,73 @@ pub(crate) struct Reclaim {
     /// Writebacks completed, and the count at which throttled threads are released.
     pub(crate) nr_written: u64,
     pub(crate) throttle_target: u64,
+}
+
+/// `DEF_PRIORITY`.
+pub const DEF_PRIORITY: u32 = 12;
+
+/// `struct scan_control`.
+#[derive(Clone, Debug)]
+pub struct ScanControl {
+    pub nr_to_reclaim: u64,
+    pub nr_reclaimed: u64,
+    pub nr_scanned: u64,
+    pub priority: u32,
+    /// Memcg limit reclaim of this memcg, or global reclaim.
+    pub target_memcg: Option<u16>,
+    pub kswapd: bool,
+    pub force_deactivate: bool,
+    /// What `prepare_scan_count` decided for this pass (5.5+ scan balance), else `None`.
+    pub prepared: Option<Prepared>,
+    pub skipped_deactivate: bool,
+    // Per shrink_node batch statistics (`sc->nr`).
+    pub nr_taken: u64,
+    pub nr_writeback: u64,
+    pub nr_immediate: u64,
+    /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
+    /// limit reclaim, `shrink_folio_list` case 3), last found last.
+    pub waited: Vec<u32>,
+    /// A write found its device's request queue full (`get_request_wait`): the reclaimer
+    /// stops here and sleeps until that device frees a request, then resumes at the same
+    /// priority.
+    pub wait_request: Option<crate::ids::DevId>,
+}
+
+impl ScanControl {
+    pub(crate) fn new(nr_to_reclaim: u64, target_memcg: Option<u16>, kswapd: bool) -> Self {
+        ScanControl {
+            nr_to_reclaim,
+            nr_reclaimed: 0,
+            nr_scanned: 0,
+            priority: DEF_PRIORITY,
+            target_memcg,
+            kswapd,
+            force_deactivate: false,
+            prepared: None,
+            skipped_deactivate: false,
+            nr_taken: 0,
+            nr_writeback: 0,
+            nr_immediate: 0,
+            waited: Vec::new(),
+            wait_request: None,
+        }
+    }
+    /// `try_to_free_pages`: global direct reclaim of 32 pages.
+    pub fn direct() -> Self {
+        Self::new(SWAP_CLUSTER_MAX, None, false)
+    }
+    /// `try_to_free_mem_cgroup_pages`.
+    pub fn memcg(m: u16) -> Self {
+        Self::new(SWAP_CLUSTER_MAX, Some(m), false)
+    }
+    pub(crate) fn global(&self) -> bool {
+        self.target_memcg.is_none()
+    }
+}
+
+/// Outcome of one reclaim step of a task.
+pub enum Step {
+    Continue,
+    Blocked,
+    Finished,
 }

@@ -2,7 +2,7 @@
 //! up.
 //!
 //! DOC: a scenario file says what it wants and leaves the rest to defaults and to the kernel
-//! profile. [`Config::resolve`] turns the parsed [`ScenarioFile`] into the configuration a
+//! profile. `Config::resolve` turns the parsed [`ScenarioFile`] into the configuration a
 //! run uses: defaults from [`super::defaults`], the profile's policies looked up in their
 //! registries, memcg, region and file names turned into indices, swap areas and files placed
 //! on their devices, the kernel's reserve, the managed pages and the watermarks computed.

@@ -37,7 +37,7 @@
 
 pub mod config;
 pub mod defaults;
-pub mod profile;
+pub use crate::profile;
 mod registries;
 
 use crate::device::DeviceConfig;

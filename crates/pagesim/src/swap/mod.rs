@@ -1,16 +1,15 @@
-//! Swap: swap areas and their slot allocator (swapfile.rs), the swap cache and the reading
-//! side of swap-in readahead (swap_state.rs: a page read goes to swap/page_io.rs when it
-//! can be done in place, else to engine/block.rs `submit_bio`), the swap-in readahead
-//! policies (readahead/), the writing side and the paths that end without a bio
-//! (page_io.rs: `swap_writepage`, zeromap, zswap, synchronous devices), and zswap
-//! (zswap.rs). The page-content model that compression needs is mm/compress.rs.
+//! Swap: the state of swap areas and the swap-in readahead policies. swapfile.rs: a swap
+//! area, its swap map and slot allocator, its swap cache and shadow arrays; readahead/: the
+//! swap-in readahead policies (which slots a fault reads); zswap.rs: zswap's pool, entries
+//! and LRU. The paths over this state cross into mm and the block layer, so they are in
+//! engine/: swap_state.rs (the swap cache and the reading side of swap-in readahead),
+//! page_io.rs (`swap_writepage`, zeromap, zswap, synchronous devices) and zswap.rs (store,
+//! load, the shrink worker). The page-content model that compression needs is mm/compress.rs.
 //!
 //! Here: the swap state of the machine. The swap entry (`swp_entry_t`) is
 //! `crate::mm::swapops::Entry`, the shadow an evicted page leaves `crate::mm::shadow::Shadow`.
 
-pub mod page_io;
 pub mod readahead;
-pub mod swap_state;
 pub mod swapfile;
 pub mod zswap;
 

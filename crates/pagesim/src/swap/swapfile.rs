@@ -4,7 +4,7 @@
 //! `swap_free` → `put`), SWAP_HAS_CACHE (`swapcache_prepare` → `prepare_cache`,
 //! `put_swap_folio` → `clear_cache_bit`), freeing a slot (`swap_range_free` → `release`,
 //! which logs it for zswap and zram) and `vm_swap_full`; plus the per-area swap-cache and
-//! shadow arrays (filled by swap/swap_state.rs and, at eviction, reclaim/vmscan.rs).
+//! shadow arrays (filled by engine/swap_state.rs and, at eviction, engine/vmscan.rs).
 //!
 //! A swap slot is free iff its `swap_map` byte is 0. The byte holds the number of
 //! references (page-table entries or shmem slots that point at the slot, bits 0-5) and

@@ -33,13 +33,13 @@
 //!   interleaved readers of one file), a marker hit without state probes the cache for the
 //!   old window's end, io_pages-sized large reads and the FADV_RANDOM mode flag.
 //!
-//! # What the caller (pagecache/filemap.rs) does
+//! # What the caller (engine/filemap.rs) does
 //!
 //! A policy only decides; it never touches the page cache. It reads the cache through
 //! [`PageCacheView`] and returns a [`Readahead`]: up to [`MAX_RANGES`] disjoint ascending page
 //! ranges, clipped to EOF, each with at least one page missing from the cache, plus the one
 //! page (if any) to flag PG_readahead and whether to clear the flag on the page that
-//! triggered the call. pagecache/filemap.rs (`file_read_step`, `submit_file_readahead`,
+//! triggered the call. engine/filemap.rs (`file_read_step`, `submit_file_readahead`,
 //! `filemap_fault`, `file_fadvise`), like the kernel's read path:
 //!
 //! ```text

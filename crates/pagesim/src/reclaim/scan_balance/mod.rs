@@ -1,7 +1,7 @@
 //! `get_scan_count`: how many pages to scan on each evictable LRU list at a priority.
 //!
 //! Models mm/vmscan.c `get_scan_count` and, for the cost model, the decisions of
-//! `prepare_scan_count` (reclaim/vmscan.rs gathers its inputs).
+//! `prepare_scan_count` (engine/vmscan.rs gathers its inputs).
 //! A policy is one file; [`REGISTRY`] lists them; the engine dispatches through the
 //! closed enum [`ScanBalance`]. Integer arithmetic follows the kernel exactly: the shift
 //! by priority, the truncating FRACT multiply.

@@ -5,13 +5,13 @@
 //! reads (`swap_cluster_readahead`'s aligned block sized by `swapin_nr_pages`, or
 //! `swap_vma_readahead`'s PTE range) and what a swap-cache hit on a readahead page teaches
 //! the policy. The reading itself and the hit accounting (`swap_cache_get_folio`:
-//! PG_readahead test-and-cleared, `swap_ra_hit`) are swap/swap_state.rs.
+//! PG_readahead test-and-cleared, `swap_ra_hit`) are engine/swap_state.rs.
 //!
 //! A policy is one file implementing [`SwapReadahead`]; [`REGISTRY`] lists them and the
 //! engine dispatches through the closed enum [`SwapRa`]. Per-policy state (global hit
 //! counter, per-VMA readahead info) lives inside the policy.
 //!
-//! The common reading code (swap/swap_state.rs `swapin_readahead`) then, for each slot of the window in ascending order,
+//! The common reading code (engine/swap_state.rs `swapin_readahead`) then, for each slot of the window in ascending order,
 //! skips free or (on ≥4.11 profiles) unreferenced slots and slots already in the swap
 //! cache, reads the rest under one block plug, flags non-target pages PG_readahead and
 //! counts them in `swap_ra`; the target is read last if it was not in the window.

@@ -3,7 +3,7 @@
 //! to the 2 MiB PMD around the fault, and reads whatever swap slots those PTEs hold.
 //!
 //! Models mm/swap_state.c `swap_vma_ra_win` (the window of `swap_vma_readahead`, whose PTE
-//! walk and reads are swap/swap_state.rs `swapin_readahead`). Per-VMA state (the
+//! walk and reads are engine/swap_state.rs `swapin_readahead`). Per-VMA state (the
 //! `swap_readahead_info` word: last fault address, window, hits) lives in a side table
 //! indexed by VMA id. Shmem, and anon while rotational swap is active (≥4.15) or while
 //! `vma_ra_enabled` is off, use the global adaptive cluster readahead instead.

@@ -1,7 +1,7 @@
 //! Models mm/rmap.c: `folio_referenced` (test and clear the accessed bits of every PTE
 //! that maps a page), `folio_mapped`, and `try_to_unmap` (replace each PTE by the page's
 //! swap entry, or clear it for a clean file page), for the reclaim code of
-//! reclaim/vmscan.rs. A page is found from its owner (`Owner`: the anon VMA and index,
+//! engine/vmscan.rs. A page is found from its owner (`Owner`: the anon VMA and index,
 //! the shmem object, or the file and its mapping VMAs) instead of the kernel's anon_vma
 //! and i_mmap trees.
 
@@ -102,7 +102,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::mm::memory::Fault;
+    use crate::engine::memory::Fault;
     use crate::mm::{pg, pte};
     use crate::testutil::{fault, sim, SSD};
 

@@ -3,16 +3,16 @@
 //! and the reading side of swap-in readahead: `swapin_readahead` reads the window the
 //! policy gave (`swap_cluster_readahead`'s slots or `swap_vma_readahead`'s PTEs) under one
 //! block plug, one `read_swap_cache_async` per page, which reads in place when it can
-//! (swap/page_io.rs `swap_read_folio_sync`: zeromap, zswap, a synchronous device) and else
+//! (engine/page_io.rs `swap_read_folio_sync`: zeromap, zswap, a synchronous device) and else
 //! submits the bio (engine/block.rs `submit_bio`). Which window to read is decided by the
 //! policies of swap/readahead/. A page leaving the swap cache at eviction is removed in
-//! reclaim/vmscan.rs (`__remove_mapping`). The swap cache is a per-slot array in each area
+//! engine/vmscan.rs (`__remove_mapping`). The swap cache is a per-slot array in each area
 //! (`SwapArea::cache`), not the kernel's xarray split into 64 MB trees.
 
 use crate::device::IoDir;
+use crate::engine::memory::Fault;
 use crate::engine::Sim;
 use crate::ids::Tid;
-use crate::mm::memory::Fault;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
 use crate::swap::readahead::{FaultCtx, Window};
@@ -178,7 +178,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::mm::memory::Fault;
+    use crate::engine::memory::Fault;
     use crate::mm::vmstat::Counter;
     use crate::mm::{pg, pte};
     use crate::testutil::{evict, fault, sim, swapcache_page, writeout};

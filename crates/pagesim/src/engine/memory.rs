@@ -3,13 +3,13 @@
 //! `handle_mm_fault` sends a fault to `do_anonymous_page` (first touch; a read maps the
 //! shared zero page), `do_wp_page` (write to a read-only PTE: copy the zero page, or reuse
 //! an exclusive page and free its swap slot), `do_swap_page` (swap-cache lookup, readahead
-//! on a miss, `swap_free`, `should_try_to_free_swap`), mm/shmem.rs `shmem_fault` or
-//! pagecache/filemap.rs `filemap_fault`. A new page comes from mm/page_alloc.rs, which may
+//! on a miss, `swap_free`, `should_try_to_free_swap`), engine/shmem.rs `shmem_fault` or
+//! engine/filemap.rs `filemap_fault`. A new page comes from engine/page_alloc.rs, which may
 //! start a reclaim job instead (the fault is retried after it); a swap fault first makes
 //! room in the memcg for its readahead window (`swapin_charge_room`:
 //! `mem_cgroup_swapin_charge_folio`). The window comes from the policy in swap/readahead/
-//! and is read by swap/swap_state.rs `swapin_readahead`; the synchronous-device bypass of
-//! `do_swap_page` is in swap/page_io.rs. A fault that must wait for a page's read sleeps on
+//! and is read by engine/swap_state.rs `swapin_readahead`; the synchronous-device bypass of
+//! `do_swap_page` is in engine/page_io.rs. A fault that must wait for a page's read sleeps on
 //! it (`wait_page` → engine/sched.rs `sleep_on_page`) and is retried as a
 //! `FAULT_FLAG_TRIED` fault.
 

@@ -34,17 +34,17 @@
 //! per-slot data (zswap, zram); the log is drained here at every entry point, so an entry
 //! or object never outlives its slot by more than one swap operation.
 
-use super::zswap::Zswap;
-use super::{Entry, SwapArea};
 use crate::device::{DeviceQueue, IoDir, MmStat, Stored};
+use crate::engine::memory::Fault;
 use crate::engine::Sim;
 use crate::ids::{Tid, VmaId};
 use crate::mm::compress::{self, Content, PageContent, RegionContent};
-use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::{Counter, Gauge};
 use crate::mm::{pg, Mm, Owner};
 use crate::scenario::{Profile, ScenarioFile};
+use crate::swap::zswap::Zswap;
+use crate::swap::{Entry, SwapArea};
 
 /// Builds zswap and the content model for a run and marks the swap areas whose freed slots
 /// must be reported (zswap enabled, or the area is on zram).
@@ -409,7 +409,7 @@ impl Sim {
     pub(crate) fn swap_writepage(&mut self, f: u32) {
         let entry = Entry(self.mm.frames.swap[f as usize]);
         self.mm.frames.clear(f, pg::DIRTY);
-        // Zeromap, zswap, synchronous devices (swap/page_io.rs).
+        // Zeromap, zswap, synchronous devices (engine/page_io.rs).
         if self.swap_writepage_sync(f, entry) {
             return;
         }

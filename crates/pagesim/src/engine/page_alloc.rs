@@ -2,15 +2,15 @@
 //! it, with the memcg charge of mm/memcontrol.c (`mem_cgroup_charge` / `uncharge`).
 //!
 //! - [`Sim::alloc_page`]: `__alloc_pages` for a faulting task. Below the low watermark it
-//!   wakes kswapd (`wakeup_kswapd`, reclaim/kswapd/); at or under the min watermark, or at
+//!   wakes kswapd (`wakeup_kswapd`, engine/kswapd/); at or under the min watermark, or at
 //!   the memcg limit, it starts a reclaim job in the task (`__alloc_pages_direct_reclaim`,
-//!   `try_charge_memcg`), which `reclaim/vmscan.rs` runs one priority level per step.
+//!   `try_charge_memcg`), which `engine/vmscan.rs` runs one priority level per step.
 //! - [`Sim::alloc_page_atomic`]: an allocation that never reclaims (swap readahead pages).
 //! - [`Sim::alloc_page_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
 //!   reclaim pass, then give up.
 //! - `Mm::free_frame`: `free_unref_folios` and the memcg uncharge.
 //!
-//! The frames of zsmalloc pools (zswap, zram) are taken and returned in swap/page_io.rs
+//! The frames of zsmalloc pools (zswap, zram) are taken and returned in engine/page_io.rs
 //! (`zs_alloc_pages`, `zs_free_pages`), without watermarks (PF_MEMALLOC).
 //!
 //! One zone (ZONE_NORMAL) and order-0 pages only: pagesim has no zone fallback, no

@@ -9,8 +9,8 @@
 use crate::engine::Sim;
 use crate::mm::pg;
 use crate::mm::vmstat::Counter;
+use crate::profile::WorkingsetMode;
 use crate::reclaim::scan_balance::SWAP_CLUSTER_MAX;
-use crate::scenario::profile::WorkingsetMode;
 use crate::swap::Shadow;
 
 impl Sim {

@@ -24,54 +24,17 @@
 //! one read unless the page was evicted while the reader slept, which is when the kernel's
 //! read path also goes back to its lookup and readahead.
 
-use super::readahead::{Advice, Lookup, Readahead, VmHint};
-use super::{file_pte, CacheView};
 use crate::device::IoDir;
+use crate::engine::memory::Fault;
 use crate::engine::Sim;
 use crate::ids::{FileId, Tid, VmaId};
-use crate::mm::memory::Fault;
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, LruList, Mm, Owner};
+use crate::pagecache::readahead::{Advice, Lookup, Readahead, VmHint};
 use crate::pagecache::PageCache;
-use crate::scenario::profile::WorkingsetMode;
-
-/// `fault_around_bytes` (64 KiB) in pages.
-pub const FAULT_AROUND_PAGES: u64 = 16;
-
-/// A read(2) in progress: pages `[start, end)` of file `file`, read through the
-/// readahead state `ra`; `index` is the next page to copy.
-#[derive(Clone, Copy, Debug)]
-pub struct FileRead {
-    pub file: FileId,
-    /// The open file's readahead state.
-    pub ra: u32,
-    /// The state this read decides with: `ra` itself, or the task's copy of it where
-    /// the kernel's read path works on a copy (`Profile::ra_read_copy`).
-    pub work: u32,
-    pub start: u64,
-    pub end: u64,
-    pub index: u64,
-    /// The policy has been asked about page `index` in this read.
-    pub ra_done: bool,
-    /// The reader slept on page `index`.
-    pub waited: bool,
-    /// The read starts in the page where the previous read on this file ended, which
-    /// was marked accessed then.
-    pub same_page: bool,
-}
-
-/// How far a read got in one burst.
-pub enum ReadStep {
-    /// Every page was copied.
-    Done,
-    /// Waiting for a page's I/O.
-    Blocked,
-    /// A page allocation started the task's reclaim job: run it, then resume.
-    Retry,
-    /// The burst ended; resume later.
-    Yield,
-}
+use crate::pagecache::{file_pte, CacheView, FileRead, ReadStep, FAULT_AROUND_PAGES};
+use crate::profile::WorkingsetMode;
 
 impl Sim {
     /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes page

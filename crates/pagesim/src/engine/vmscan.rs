@@ -5,11 +5,11 @@
 //! `shrink_active_list`, `shrink_inactive_list` / `shrink_folio_list`,
 //! `folio_check_references`, `inactive_is_low`, `lru_note_cost`, `reclaim_throttle`.
 //! `shrink_folio` holds `shmem_writepage`'s and `__remove_mapping`'s steps inline.
-//! What reclaim calls elsewhere: mm/rmap.rs (`folio_referenced`, `try_to_unmap`),
-//! reclaim/workingset.rs (shadow entries), swap/swapfile.rs (the slot), swap/swap_state.rs
-//! (`add_to_swap_cache`), swap/page_io.rs (`swap_writepage`; the write ends in
-//! engine/block.rs `folio_end_writeback`), pagecache/filemap.rs (`page_cache_delete`),
-//! mm/oom_kill.rs (when reclaim fails). kswapd's loop is reclaim/kswapd/.
+//! What reclaim calls elsewhere: engine/rmap.rs (`folio_referenced`, `try_to_unmap`),
+//! engine/workingset.rs (shadow entries), swap/swapfile.rs (the slot), engine/swap_state.rs
+//! (`add_to_swap_cache`), engine/page_io.rs (`swap_writepage`; the write ends in
+//! engine/block.rs `folio_end_writeback`), engine/filemap.rs (`page_cache_delete`),
+//! engine/oom_kill.rs (when reclaim fails). kswapd's loop is engine/kswapd/.
 //!
 //! ```text
 //!  active list ──(shrink_active_list: deactivate, referenced or not)──▶ inactive head
@@ -23,19 +23,18 @@
 //! Reclaim runs in steps of one priority level (one `shrink_node`), so a reclaiming thread
 //! yields to I/O completions between steps, as the kernel's reclaim overlaps with the
 //! interrupts that end writeback. The get_scan_count variants are in
-//! [`super::scan_balance`].
+//! [`crate::reclaim::scan_balance`].
 
 use crate::engine::{Sim, TaskState};
 use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
+use crate::profile::InactiveRule;
 use crate::reclaim::scan_balance::{PrepareInput, Prepared, ScanInput, SWAP_CLUSTER_MAX};
-use crate::scenario::profile::InactiveRule;
+use crate::reclaim::{ScanControl, Step, DEF_PRIORITY};
 use crate::swap::Entry;
 use crate::units::JIFFY_NS;
 
-/// `DEF_PRIORITY`.
-pub const DEF_PRIORITY: u32 = 12;
 pub use crate::mm::MAX_RECLAIM_RETRIES;
 
 /// The counters of pages scanned and stolen: (kswapd, direct, anon, file).
@@ -43,72 +42,6 @@ const RECLAIM_SCAN: [Counter; 4] =
     [Counter::PgScanKswapd, Counter::PgScanDirect, Counter::PgScanAnon, Counter::PgScanFile];
 const RECLAIM_STEAL: [Counter; 4] =
     [Counter::PgStealKswapd, Counter::PgStealDirect, Counter::PgStealAnon, Counter::PgStealFile];
-
-/// `struct scan_control`.
-#[derive(Clone, Debug)]
-pub struct ScanControl {
-    pub nr_to_reclaim: u64,
-    pub nr_reclaimed: u64,
-    pub nr_scanned: u64,
-    pub priority: u32,
-    /// Memcg limit reclaim of this memcg, or global reclaim.
-    pub target_memcg: Option<u16>,
-    pub kswapd: bool,
-    pub force_deactivate: bool,
-    /// What `prepare_scan_count` decided for this pass (5.5+ scan balance), else `None`.
-    pub prepared: Option<Prepared>,
-    pub skipped_deactivate: bool,
-    // Per shrink_node batch statistics (`sc->nr`).
-    pub nr_taken: u64,
-    pub nr_writeback: u64,
-    pub nr_immediate: u64,
-    /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
-    /// limit reclaim, `shrink_folio_list` case 3), last found last.
-    pub waited: Vec<u32>,
-    /// A write found its device's request queue full (`get_request_wait`): the reclaimer
-    /// stops here and sleeps until that device frees a request, then resumes at the same
-    /// priority.
-    pub wait_request: Option<crate::ids::DevId>,
-}
-
-impl ScanControl {
-    pub(crate) fn new(nr_to_reclaim: u64, target_memcg: Option<u16>, kswapd: bool) -> Self {
-        ScanControl {
-            nr_to_reclaim,
-            nr_reclaimed: 0,
-            nr_scanned: 0,
-            priority: DEF_PRIORITY,
-            target_memcg,
-            kswapd,
-            force_deactivate: false,
-            prepared: None,
-            skipped_deactivate: false,
-            nr_taken: 0,
-            nr_writeback: 0,
-            nr_immediate: 0,
-            waited: Vec::new(),
-            wait_request: None,
-        }
-    }
-    /// `try_to_free_pages`: global direct reclaim of 32 pages.
-    pub fn direct() -> Self {
-        Self::new(SWAP_CLUSTER_MAX, None, false)
-    }
-    /// `try_to_free_mem_cgroup_pages`.
-    pub fn memcg(m: u16) -> Self {
-        Self::new(SWAP_CLUSTER_MAX, Some(m), false)
-    }
-    fn global(&self) -> bool {
-        self.target_memcg.is_none()
-    }
-}
-
-/// Outcome of one reclaim step of a task.
-pub enum Step {
-    Continue,
-    Blocked,
-    Finished,
-}
 
 enum Verdict {
     Activate,
@@ -724,7 +657,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mm::memory::Fault;
+    use crate::engine::memory::Fault;
     use crate::testutil::{fault, sim, SSD};
 
     /// Pages 0..n of the task's anon region written once (resident, dirty, young).

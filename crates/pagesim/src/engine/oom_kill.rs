@@ -1,6 +1,6 @@
 //! Models mm/oom_kill.c: `out_of_memory` choosing a victim (`oom_badness`: the task with
 //! the most resident and swapped pages, in the limited memcg or the whole machine) and
-//! `oom_kill_process`, which ends the task and frees its memory (mm/mmap.rs `exit_mmap`).
+//! `oom_kill_process`, which ends the task and frees its memory (engine/mmap.rs `exit_mmap`).
 
 use crate::engine::{Sim, TaskState};
 use crate::ids::Tid;
@@ -50,9 +50,9 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::memory::Fault;
     use crate::engine::TaskState;
     use crate::ids::{Tid, VmaId};
-    use crate::mm::memory::Fault;
     use crate::mm::vmstat::Counter;
     use crate::testutil::{fault_as, sim_from};
 

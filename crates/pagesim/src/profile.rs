@@ -3,7 +3,7 @@
 //! A profile is data, not code: each field is a version switch point listed in the spec
 //! (shared/spec/reclaim_writeback.md §11, readahead_swap.md §6). Policies are looked up by
 //! name in their own registries (`swap::readahead`, `reclaim::scan_balance`,
-//! `pagecache::readahead`); [`super::registries`] says which field names which kind.
+//! `pagecache::readahead`); [`crate::scenario::registries`] says which field names which kind.
 
 /// How `inactive_is_low` decides whether to deactivate (mm/vmscan.c).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
