@@ -38,6 +38,27 @@ ids! {
     FileId,
     /// A VMA: its index in `Mm::vmas` (one per task and region it maps).
     VmaId,
+    /// A page frame (the kernel's pfn): its index in the per-frame arrays of
+    /// `mm::Frames`.
+    Pfn,
+}
+
+impl Pfn {
+    /// "No frame": the end of an LRU list, an empty link.
+    pub const NIL: Pfn = Pfn(u32::MAX);
+
+    /// The encoding of a frame in the slot arrays of the page cache, the swap cache and
+    /// shmem objects: frame + 1, so that 0 is an empty slot.
+    #[inline]
+    pub fn slot(self) -> u32 {
+        self.0 + 1
+    }
+
+    /// The frame of a slot-array value ([`Pfn::slot`]); `None` for an empty slot.
+    #[inline]
+    pub fn from_slot(v: u32) -> Option<Pfn> {
+        v.checked_sub(1).map(Pfn)
+    }
 }
 
 /// Lets a table, a `Vec` of the things an id names, be indexed by the id:
@@ -61,3 +82,10 @@ macro_rules! index_by {
     };
 }
 pub(crate) use index_by;
+
+// The per-frame arrays of `mm::Frames` (flags, LRU, links, owner index, swap entry, memcg).
+index_by!(u8, Pfn);
+index_by!(u16, Pfn);
+index_by!(u32, Pfn);
+index_by!(Pfn, Pfn);
+index_by!(bool, Pfn);

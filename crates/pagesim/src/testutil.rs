@@ -5,6 +5,7 @@
 
 use crate::engine::memory::Fault;
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
 use crate::mm::{pg, pte, Owner};
 use crate::scenario::Scenario;
@@ -58,7 +59,7 @@ pub fn sim(extra: &str) -> Sim {
 
 /// Page `idx` of VMA 0 made resident and dirty, then put in the swap cache at a new slot,
 /// as `shrink_folio`'s add_to_swap does. Returns (frame, entry).
-pub fn swapcache_page(s: &mut Sim, idx: u32) -> (u32, Entry) {
+pub fn swapcache_page(s: &mut Sim, idx: u32) -> (Pfn, Entry) {
     let f = s.alloc_page_atomic(0).expect("free memory");
     s.mm.frames.set(f, pg::SWAPBACKED);
     s.mm.frames.set_owner(f, Owner::Anon(crate::ids::VmaId(0)), idx);
@@ -71,20 +72,20 @@ pub fn swapcache_page(s: &mut Sim, idx: u32) -> (u32, Entry) {
 }
 
 /// `swap_writepage`'s start: PG_dirty cleared, then the synchronous outcomes.
-pub fn writeout(s: &mut Sim, f: u32, e: Entry) -> bool {
+pub fn writeout(s: &mut Sim, f: Pfn, e: Entry) -> bool {
     s.mm.frames.clear(f, pg::DIRTY);
     s.swap_writepage_sync(f, e)
 }
 
 /// The rest of reclaiming a written page: the PTE takes the swap entry, the clean page
 /// leaves the swap cache and is freed.
-pub fn evict(s: &mut Sim, f: u32, e: Entry, idx: u32) {
+pub fn evict(s: &mut Sim, f: Pfn, e: Entry, idx: u32) {
     s.mm.vmas[0].pte[idx as usize] = pte::SWAP | e.0;
     s.swap.area(e).dup(e.slot());
     s.mm.memcgs[0].swap_usage += 1;
     s.mm.frames.set_owner(f, Owner::None, 0);
     s.mm.frames.clear(f, pg::SWAPCACHE);
-    s.mm.frames.swap[f as usize] = 0;
+    s.mm.frames.swap[f] = 0;
     s.swap.area(e).clear_cache_bit(e.slot());
     let crate::mm::Mm { memcgs, frames, .. } = &mut s.mm;
     memcgs[0].lru.del(frames, f);

@@ -54,6 +54,7 @@ pub use sata_ssd::{SataSsdDefaults, SataSsdParams};
 pub use zram::{OverLimit, Stored, Zram, ZramParams};
 
 use crate::ids::DevId;
+use crate::ids::Pfn;
 use crate::mm::compress::{Compressor, Content};
 use serde::Deserialize;
 
@@ -62,7 +63,7 @@ crate::ids::index_by!(DeviceQueue, crate::ids::DevId);
 /// One page I/O in flight (the tag handed to the device queue).
 #[derive(Clone, Copy, Debug)]
 pub struct PageIo {
-    pub frame: u32,
+    pub frame: Pfn,
     pub dir: IoDir,
 }
 

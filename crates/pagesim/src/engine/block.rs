@@ -12,13 +12,14 @@ use crate::device::PageIo;
 use crate::device::{Dispatched, IoDir};
 use crate::engine::event::Event;
 use crate::engine::{Sim, TaskState};
+use crate::ids::Pfn;
 use crate::ids::{DevId, Tid};
 use crate::mm::vmstat::Counter;
 use crate::mm::{self, pg, Mm};
 
 impl Sim {
     /// Queues a page I/O on device `dev` at byte `offset` (inside the current plug).
-    pub fn submit_bio(&mut self, dev: DevId, offset: u64, frame: u32, dir: IoDir) {
+    pub fn submit_bio(&mut self, dev: DevId, offset: u64, frame: Pfn, dir: IoDir) {
         let tag = match self.io.free_ios.pop() {
             Some(t) => {
                 self.io.ios[t as usize] = PageIo { frame, dir };
@@ -134,7 +135,7 @@ impl Sim {
     }
 
     /// A swap read completed: the page is uptodate and unlocked; waiters wake.
-    fn folio_end_read(&mut self, f: u32) {
+    fn folio_end_read(&mut self, f: Pfn) {
         self.mm.frames.clear(f, pg::LOCKED);
         self.wake_page_waiters(f);
     }
@@ -142,7 +143,7 @@ impl Sim {
     /// A swap write completed (`folio_end_writeback`): a reclaimer waiting for it (cgroup v1
     /// limit reclaim, `folio_wait_writeback`) wakes; otherwise, with PG_reclaim, the page is
     /// rotated to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
-    fn folio_end_writeback(&mut self, f: u32) {
+    fn folio_end_writeback(&mut self, f: Pfn) {
         self.mm.frames.clear(f, pg::WRITEBACK);
         self.mm.nr_writeback -= 1;
         self.reclaim.nr_written += 1;
@@ -150,10 +151,10 @@ impl Sim {
             // The waiter retries the page itself (it is not on the LRU in the kernel).
             self.mm.frames.clear(f, pg::RECLAIM);
         } else if self.mm.frames.test_clear(f, pg::RECLAIM) {
-            let l = self.mm.frames.lru[f as usize];
+            let l = self.mm.frames.lru[f];
             let dirty = self.mm.frames.test(f, pg::DIRTY);
             if l < mm::lru::NR_LRU_LISTS as u8 && l != mm::LruList::Unevictable as u8 && !dirty {
-                let m = self.mm.frames.memcg[f as usize] as usize;
+                let m = self.mm.frames.memcg[f] as usize;
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m].lru.del(frames, f);
                 frames.clear(f, pg::ACTIVE);

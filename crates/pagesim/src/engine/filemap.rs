@@ -27,6 +27,7 @@
 use crate::device::IoDir;
 use crate::engine::memory::Fault;
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
@@ -40,10 +41,10 @@ impl Sim {
     /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes page
     /// `index` of file `fi`, locked for its read. A shadow entry at the slot makes it a
     /// refault (`workingset_refault`), which may start it on the active list.
-    fn add_to_page_cache(&mut self, f: u32, fi: FileId, index: u64) {
+    fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
         let a = &mut self.pc.files[fi];
         debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
-        a.slots[index as usize] = f + 1;
+        a.slots[index as usize] = f.slot();
         a.nrpages += 1;
         let shadow = a.take_shadow(index);
         self.mm.frames.set(f, pg::LOCKED);
@@ -57,7 +58,7 @@ impl Sim {
     }
 
     /// Submits the read of page `index` of file `fi` into frame `f` (inside the plug).
-    fn read_file_page(&mut self, fi: FileId, index: u64, f: u32, memcg: u16) {
+    fn read_file_page(&mut self, fi: FileId, index: u64, f: Pfn, memcg: u16) {
         let (dev, off) = {
             let a = &self.pc.files[fi];
             (a.dev, a.offset_of(index))
@@ -102,7 +103,7 @@ impl Sim {
     /// Allocates page `index` of file `fi` for task `tid` and reads it alone (the read
     /// path's and the fault path's own `filemap_read_folio`). `None`: the allocation
     /// started the task's reclaim job.
-    fn read_page_alone(&mut self, tid: Tid, fi: FileId, index: u64) -> Option<u32> {
+    fn read_page_alone(&mut self, tid: Tid, fi: FileId, index: u64) -> Option<Pfn> {
         let f = self.alloc_page(tid)?;
         let memcg = self.sched.tasks[tid].memcg;
         self.add_to_page_cache(f, fi, index);
@@ -113,28 +114,28 @@ impl Sim {
         Some(f)
     }
 
-    fn wait_file_page(&mut self, tid: Tid, f: u32) {
+    fn wait_file_page(&mut self, tid: Tid, f: Pfn) {
         self.sleep_on_page(tid, f);
     }
 
     /// `folio_mark_accessed`: the first access sets PG_referenced; a second one on the
     /// inactive list activates the page (and ages the workingset clock, ≥3.15 for file
     /// pages).
-    pub fn mark_page_accessed(&mut self, f: u32) {
+    pub fn mark_page_accessed(&mut self, f: Pfn) {
         if !self.mm.frames.test(f, pg::REFERENCED) {
             self.mm.frames.set(f, pg::REFERENCED);
             return;
         }
-        if self.mm.frames.test(f, pg::ACTIVE) || self.mm.frames.lru[f as usize] == LruList::Unevictable as u8 {
+        if self.mm.frames.test(f, pg::ACTIVE) || self.mm.frames.lru[f] == LruList::Unevictable as u8 {
             return;
         }
-        let l = self.mm.frames.lru[f as usize];
+        let l = self.mm.frames.lru[f];
         let Some(list) = LruList::from_u8(l) else {
             // Isolated by reclaim right now: the kernel sets PG_active for putback; the
             // model's reclaim is not preemptible, so this does not happen.
             return;
         };
-        let m = self.mm.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f];
         let file = list.is_file();
         {
             let Mm { memcgs, frames, .. } = &mut self.mm;
@@ -354,15 +355,15 @@ impl Sim {
     /// `__filemap_remove_folio` from reclaim: the clean page leaves the page cache, a
     /// shadow entry takes its slot (≥3.15), and a readahead page nobody used counts as
     /// readahead thrashing.
-    pub fn page_cache_delete(&mut self, f: u32, fi: FileId) {
-        let idx = self.mm.frames.index[f as usize] as u64;
-        let m = self.mm.frames.memcg[f as usize];
+    pub fn page_cache_delete(&mut self, f: Pfn, fi: FileId) {
+        let idx = self.mm.frames.index[f] as u64;
+        let m = self.mm.frames.memcg[f];
         if self.mm.frames.test_clear(f, pg::RA_UNUSED) {
             self.mm.count(Counter::RaEvictedUnused, m, 1);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
         let a = &mut self.pc.files[fi];
-        debug_assert_eq!(a.slots[idx as usize], f + 1);
+        debug_assert_eq!(a.slots[idx as usize], f.slot());
         a.slots[idx as usize] = 0;
         a.nrpages -= 1;
         if let Some(s) = shadow {

@@ -14,6 +14,7 @@
 //! `FAULT_FLAG_TRIED` fault.
 
 use crate::engine::{PendingFault, Sim};
+use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
 use crate::mm::swapops::Entry;
 use crate::mm::vmstat::Counter;
@@ -173,7 +174,7 @@ impl Sim {
         self.mm.count(Counter::PgMajFault, m, 1);
     }
 
-    pub(crate) fn wait_page(&mut self, tid: Tid, f: u32) -> Fault {
+    pub(crate) fn wait_page(&mut self, tid: Tid, f: Pfn) -> Fault {
         self.pending_fault(tid).tried = true;
         self.sleep_on_page(tid, f);
         Fault::Blocked
@@ -181,7 +182,7 @@ impl Sim {
 
     /// Maps a swap-cache page into an anon VMA after a swap fault (the end of
     /// `do_swap_page`).
-    fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: u32, entry: Entry) {
+    fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // swap_free: the PTE no longer references the slot; the swap cache keeps it.
@@ -197,7 +198,7 @@ impl Sim {
     }
 
     /// Waits for a page's writeback to end (polled by the throttle wakeup).
-    pub(crate) fn wait_writeback(&mut self, tid: Tid, _f: u32) -> Fault {
+    pub(crate) fn wait_writeback(&mut self, tid: Tid, _f: Pfn) -> Fault {
         self.reclaim_throttle(tid, crate::units::JIFFY_NS);
         Fault::Blocked
     }

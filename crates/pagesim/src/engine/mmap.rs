@@ -33,7 +33,7 @@ impl Sim {
                     self.mm.frames.set_owner(f, Owner::None, 0);
                     self.mm.frames.clear(f, pg::DIRTY);
                     if !self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) {
-                        let m = self.mm.frames.memcg[f as usize] as usize;
+                        let m = self.mm.frames.memcg[f] as usize;
                         let Mm { memcgs, frames, .. } = &mut self.mm;
                         memcgs[m].lru.del(frames, f);
                         self.mm.free_frame(f);

@@ -63,6 +63,7 @@ pub mod zswap;
 use crate::device::DeviceQueue;
 use crate::device::Io;
 use crate::histogram::Histogram;
+use crate::ids::Pfn;
 use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
@@ -92,7 +93,7 @@ pub enum TaskState {
     Runnable,
     /// Waiting for the I/O of this frame to end (`folio_wait_locked`,
     /// `folio_wait_writeback`); it is in `Sched::page_waiters`.
-    WaitPage(u32),
+    WaitPage(Pfn),
     /// Throttled in reclaim: waiting for writeback progress or a timeout; it is in
     /// `Sched::throttled`.
     Throttled,

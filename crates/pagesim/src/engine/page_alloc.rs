@@ -17,6 +17,7 @@
 //! fragmentation and no compaction (docs/model.md).
 
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::Mm;
@@ -26,7 +27,7 @@ impl Sim {
     /// Allocates a page for task `tid` (`alloc_pages` + `mem_cgroup_charge`). When memory
     /// or the memcg limit is short, starts a reclaim job in the task and returns `None`:
     /// the caller retries the access once the job has run.
-    pub fn alloc_page(&mut self, tid: Tid) -> Option<u32> {
+    pub fn alloc_page(&mut self, tid: Tid) -> Option<Pfn> {
         let memcg = self.sched.tasks[tid].memcg;
         let m = &self.mm.memcgs[memcg as usize];
         if m.usage >= m.max {
@@ -47,7 +48,7 @@ impl Sim {
 
     /// Allocates a readahead page: never reclaims, fails below the min watermark or at
     /// the memcg limit.
-    pub fn alloc_page_atomic(&mut self, memcg: u16) -> Option<u32> {
+    pub fn alloc_page_atomic(&mut self, memcg: u16) -> Option<Pfn> {
         let m = &self.mm.memcgs[memcg as usize];
         if m.usage >= m.max {
             return None;
@@ -64,7 +65,7 @@ impl Sim {
     /// `try_to_free_pages` pass down the priorities until SWAP_CLUSTER_MAX pages are
     /// freed), and tries again; then it gives up, and the readahead window ends there. The
     /// caller's own page is allocated with [`Sim::alloc_page`], which may block in reclaim.
-    pub fn alloc_page_noretry(&mut self, memcg: u16, cpu: u32) -> Option<u32> {
+    pub fn alloc_page_noretry(&mut self, memcg: u16, cpu: u32) -> Option<Pfn> {
         if let Some(f) = self.alloc_page_atomic(memcg) {
             return Some(f);
         }
@@ -89,7 +90,7 @@ impl Sim {
 impl Mm {
     /// Takes a free frame for memcg `memcg` and charges it (`rmqueue`, `mem_cgroup_charge`);
     /// the caller checked that one is free.
-    fn take_frame(&mut self, memcg: u16) -> u32 {
+    fn take_frame(&mut self, memcg: u16) -> Pfn {
         let f = self.frames.alloc(memcg).expect("free frame present");
         self.memcgs[memcg as usize].usage += 1;
         self.vmstat.add(Counter::PgAlloc, 1);
@@ -103,8 +104,8 @@ impl Mm {
     }
 
     /// Frees a frame that is off every list and unmapped; uncharges its memcg.
-    pub fn free_frame(&mut self, f: u32) {
-        let m = self.frames.memcg[f as usize];
+    pub fn free_frame(&mut self, f: Pfn) {
+        let m = self.frames.memcg[f];
         self.memcgs[m as usize].usage -= 1;
         self.frames.free(f);
         self.pages_scanned = 0;
@@ -147,7 +148,7 @@ mod tests {
              [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
         );
         let mut s = sim_from(&text, &[]);
-        let frames: Vec<u32> = (0..16).map(|_| s.alloc_page(Tid(0)).expect("under the limit")).collect();
+        let frames: Vec<crate::ids::Pfn> = (0..16).map(|_| s.alloc_page(Tid(0)).expect("under the limit")).collect();
         assert_eq!(s.mm.memcgs[1].usage, 16);
         assert_eq!(s.alloc_page(Tid(0)), None, "the 17th page is over max");
         assert_eq!(s.sched.tasks[0].reclaim.as_ref().and_then(|sc| sc.target_memcg), Some(1), "memcg reclaim");

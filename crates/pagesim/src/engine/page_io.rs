@@ -37,6 +37,7 @@
 use crate::device::{DeviceQueue, IoDir, MmStat, Stored};
 use crate::engine::memory::Fault;
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
 use crate::mm::compress::{self, Content, PageContent, RegionContent};
 use crate::mm::pte;
@@ -99,7 +100,7 @@ impl Sim {
 
     /// Remembers the content of page `f`, entering the swap cache at `entry` while its
     /// owner is still known (from `add_to_swap_cache`).
-    pub fn swap_note_content(&mut self, f: u32, entry: Entry) {
+    pub fn swap_note_content(&mut self, f: Pfn, entry: Entry) {
         if !self.swap.content.active {
             return;
         }
@@ -112,7 +113,7 @@ impl Sim {
             // File pages never enter the swap cache.
             Owner::File(_) | Owner::None => return,
         };
-        let idx = self.mm.frames.index[f as usize];
+        let idx = self.mm.frames.index[f];
         self.swap.content.record(entry, key, region, idx);
     }
 
@@ -156,12 +157,12 @@ impl Sim {
     /// `swap_writepage` for dirty page `f` in the swap cache at `entry` (PG_dirty already
     /// cleared), when the write does not become an asynchronous bio: zero page with a
     /// zeromap, zswap, a synchronous device. Returns false to let the caller submit the bio.
-    pub fn swap_writepage_sync(&mut self, f: u32, entry: Entry) -> bool {
+    pub fn swap_writepage_sync(&mut self, f: Pfn, entry: Entry) -> bool {
         if !self.swap.content.active && !self.swap_dev_sync(entry) {
             return false;
         }
         self.swap_slots_released();
-        let m = self.mm.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f];
         let c = self.swap.content.get(entry);
         if self.profile.swap_zeromap {
             // swap_writeout: an all-zero page is only remembered.
@@ -192,8 +193,8 @@ impl Sim {
     /// is, else as a bio under the current plug. `reclaim` sets PG_reclaim (zswap writeback)
     /// so the page is rotated for reclaim when the write ends. A failed zram write leaves the
     /// page dirty (`__end_swap_bio_write`).
-    pub fn swap_write_to_device(&mut self, f: u32, entry: Entry, reclaim: bool) {
-        let m = self.mm.frames.memcg[f as usize];
+    pub fn swap_write_to_device(&mut self, f: Pfn, entry: Entry, reclaim: bool) {
+        let m = self.mm.frames.memcg[f];
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
             (a.dev, a.offset_of(entry.slot()))
@@ -249,7 +250,7 @@ impl Sim {
     /// `swap_read_folio` for page `f` at `entry` when the data is not fetched by an
     /// asynchronous bio: zeromap, zswap, a synchronous device. Returns true when `f` is
     /// uptodate; false lets the caller submit the bio.
-    pub fn swap_read_folio_sync(&mut self, f: u32, entry: Entry, memcg: u16) -> bool {
+    pub fn swap_read_folio_sync(&mut self, f: Pfn, entry: Entry, memcg: u16) -> bool {
         if !self.swap.content.active && !self.swap_dev_sync(entry) {
             return false;
         }
@@ -285,7 +286,7 @@ impl Sim {
 
     /// A new private page for a bypass swap-in of `entry`: refault accounting from the
     /// slot's shadow, on the LRU, read synchronously. `None`: reclaim first.
-    fn swapin_direct(&mut self, tid: Tid, entry: Entry) -> Option<u32> {
+    fn swapin_direct(&mut self, tid: Tid, entry: Entry) -> Option<Pfn> {
         let f = self.alloc_page(tid)?;
         self.major_fault(tid);
         let memcg = self.sched.tasks[tid].memcg;
@@ -302,9 +303,9 @@ impl Sim {
     }
 
     /// Drops the reference a PTE or shmem slot held on `entry` (`swap_free`), for page `f`.
-    fn swap_free_for(&mut self, f: u32, entry: Entry) {
+    fn swap_free_for(&mut self, f: Pfn, entry: Entry) {
         self.swap.area(entry).put(entry.slot());
-        let m = self.mm.frames.memcg[f as usize] as usize;
+        let m = self.mm.frames.memcg[f] as usize;
         self.mm.memcgs[m].swap_usage = self.mm.memcgs[m].swap_usage.saturating_sub(1);
         self.swap_slots_released();
     }
@@ -327,7 +328,7 @@ impl Sim {
         // Back in the shmem page cache with no swap copy: dirty, as a new tmpfs page.
         self.mm.frames.set(f, pg::DIRTY);
         self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
-        self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
+        self.mm.shmem[obj as usize].slots[idx as usize] = f.slot();
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
         self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
         self.swap_free_for(f, entry);
@@ -406,8 +407,8 @@ impl Sim {
     }
 
     /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
-    pub(crate) fn swap_writepage(&mut self, f: u32) {
-        let entry = Entry(self.mm.frames.swap[f as usize]);
+    pub(crate) fn swap_writepage(&mut self, f: Pfn) {
+        let entry = Entry(self.mm.frames.swap[f]);
         self.mm.frames.clear(f, pg::DIRTY);
         // Zeromap, zswap, synchronous devices (engine/page_io.rs).
         if self.swap_writepage_sync(f, entry) {
@@ -420,7 +421,7 @@ impl Sim {
             (a.dev, a.offset_of(entry.slot()))
         };
         self.submit_bio(dev, off, f, crate::device::IoDir::Write);
-        let m = self.mm.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f];
         self.mm.count(Counter::PswpOut, m, 1);
         self.mm.count(Counter::PgpgOut, m, 4);
         self.mm.count(Counter::NrVmscanWrite, m, 1);

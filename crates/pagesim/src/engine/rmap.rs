@@ -6,6 +6,7 @@
 //! and i_mmap trees.
 
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::VmaId;
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
@@ -13,8 +14,8 @@ use crate::mm::{pg, pte, Owner};
 impl Sim {
     /// `folio_referenced`: test-and-clear the young bit of every PTE mapping `f`; returns
     /// the number of mappings that were young.
-    pub(crate) fn folio_referenced(&mut self, f: u32) -> u32 {
-        let idx = self.mm.frames.index[f as usize] as usize;
+    pub(crate) fn folio_referenced(&mut self, f: Pfn) -> u32 {
+        let idx = self.mm.frames.index[f] as usize;
         let mut n = 0;
         let mut check = |ptes: &mut Vec<u32>| {
             let e = ptes[idx];
@@ -40,8 +41,8 @@ impl Sim {
         n
     }
 
-    pub(crate) fn folio_mapped(&self, f: u32) -> bool {
-        let idx = self.mm.frames.index[f as usize] as usize;
+    pub(crate) fn folio_mapped(&self, f: Pfn) -> bool {
+        let idx = self.mm.frames.index[f] as usize;
         let maps = |v: VmaId| {
             let e = self.mm.vmas[v].pte[idx];
             pte::is_present(e) && pte::frame(e) == Some(f)
@@ -56,8 +57,8 @@ impl Sim {
 
     /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
     /// shmem and file PTEs are cleared. PTE dirty bits move to the page.
-    pub(crate) fn try_to_unmap(&mut self, f: u32) {
-        let idx = self.mm.frames.index[f as usize] as usize;
+    pub(crate) fn try_to_unmap(&mut self, f: Pfn) {
+        let idx = self.mm.frames.index[f] as usize;
         match self.mm.frames.owner(f) {
             Owner::File(a) => {
                 // Read-only mappings: no dirty bit to carry over.
@@ -76,10 +77,10 @@ impl Sim {
                     if e & pte::DIRTY != 0 {
                         self.mm.frames.set(f, pg::DIRTY);
                     }
-                    let entry = Entry(self.mm.frames.swap[f as usize]);
+                    let entry = Entry(self.mm.frames.swap[f]);
                     self.mm.vmas[v.idx()].pte[idx] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
-                    let m = self.mm.frames.memcg[f as usize];
+                    let m = self.mm.frames.memcg[f];
                     self.mm.memcgs[m as usize].swap_usage += 1;
                 }
                 self.mm.frames.set_owner(f, Owner::None, 0);

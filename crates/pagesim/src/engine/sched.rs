@@ -15,6 +15,7 @@
 use crate::engine::event::{Event, EventQueue};
 use crate::engine::{PendingFault, Sim, Task, TaskState};
 use crate::histogram::Histogram;
+use crate::ids::Pfn;
 use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
@@ -88,7 +89,7 @@ const PAGE_WAIT_TABLE_BITS: u32 = 8;
 /// hashes to one of 256 wait queues, so an I/O completion looks at the few sleepers of
 /// one queue rather than at every task; a queue holds (frame, task) pairs.
 pub(crate) struct PageWaiters {
-    queues: Vec<Vec<(u32, Tid)>>,
+    queues: Vec<Vec<(Pfn, Tid)>>,
     /// One bit per queue, set while it holds anyone: the common I/O completion, with no
     /// one waiting, tests one word that stays in cache instead of a queue.
     occupied: [u64; (1 << PAGE_WAIT_TABLE_BITS) / 64],
@@ -104,19 +105,19 @@ impl Default for PageWaiters {
 }
 
 impl PageWaiters {
-    fn queue(f: u32) -> usize {
+    fn queue(f: Pfn) -> usize {
         // hash_32 (golden-ratio multiply, top bits).
-        (f.wrapping_mul(0x61C8_8647) >> (32 - PAGE_WAIT_TABLE_BITS)) as usize
+        (f.0.wrapping_mul(0x61C8_8647) >> (32 - PAGE_WAIT_TABLE_BITS)) as usize
     }
 
     /// Whether frame `f`'s queue holds anyone (not necessarily for `f`).
     #[inline]
-    pub(crate) fn has_waiters(&self, f: u32) -> bool {
+    pub(crate) fn has_waiters(&self, f: Pfn) -> bool {
         let q = Self::queue(f);
         self.occupied[q / 64] & (1 << (q % 64)) != 0
     }
 
-    pub(crate) fn add(&mut self, f: u32, tid: Tid) {
+    pub(crate) fn add(&mut self, f: Pfn, tid: Tid) {
         let q = Self::queue(f);
         self.queues[q].push((f, tid));
         self.occupied[q / 64] |= 1 << (q % 64);
@@ -124,7 +125,7 @@ impl PageWaiters {
 
     /// Moves the tasks waiting on frame `f` into `out`, in task order (the order their
     /// wakeups are queued in), each once.
-    pub(crate) fn take(&mut self, f: u32, out: &mut Vec<Tid>) {
+    pub(crate) fn take(&mut self, f: Pfn, out: &mut Vec<Tid>) {
         let qi = Self::queue(f);
         let q = &mut self.queues[qi];
         q.retain(|&(g, tid)| {
@@ -391,7 +392,7 @@ impl Sim {
 
     /// Puts task `tid` to sleep until the I/O of frame `f` ends (`folio_wait_locked`,
     /// `folio_wait_writeback`).
-    pub(crate) fn sleep_on_page(&mut self, tid: Tid, f: u32) {
+    pub(crate) fn sleep_on_page(&mut self, tid: Tid, f: Pfn) {
         self.sched.tasks[tid].state = TaskState::WaitPage(f);
         self.sched.page_waiters.add(f, tid);
         self.block(tid);
@@ -400,13 +401,13 @@ impl Sim {
     /// Wakes the tasks sleeping on frame `f` (`folio_wake_bit`); returns whether there were
     /// any.
     #[inline]
-    pub(crate) fn wake_page_waiters(&mut self, f: u32) -> bool {
+    pub(crate) fn wake_page_waiters(&mut self, f: Pfn) -> bool {
         // Most I/O ends with no one waiting (readahead, writeback): no work then.
         self.sched.page_waiters.has_waiters(f) && self.wake_page_waiters_slow(f)
     }
 
     #[inline(never)]
-    fn wake_page_waiters_slow(&mut self, f: u32) -> bool {
+    fn wake_page_waiters_slow(&mut self, f: Pfn) -> bool {
         let mut woken = std::mem::take(&mut self.sched.scratch_waiters);
         self.sched.page_waiters.take(f, &mut woken);
         let mut any = false;
@@ -432,24 +433,24 @@ mod tests {
     fn a_page_wakes_only_its_own_waiters_in_task_order_once_each() {
         let mut w = PageWaiters::default();
         // A frame that hashes to the same queue as frame 7.
-        let other = (8..).find(|&g| PageWaiters::queue(g) == PageWaiters::queue(7)).unwrap();
-        for (f, tid) in [(7, 5), (other, 1), (7, 2), (9, 3), (7, 5)] {
+        let other = (8..).map(Pfn).find(|&g| PageWaiters::queue(g) == PageWaiters::queue(Pfn(7))).unwrap();
+        for (f, tid) in [(Pfn(7), 5), (other, 1), (Pfn(7), 2), (Pfn(9), 3), (Pfn(7), 5)] {
             w.add(f, Tid(tid));
         }
-        assert!(w.has_waiters(7) && w.has_waiters(9));
-        assert!(!w.has_waiters((0..).find(|&g| w.queues[PageWaiters::queue(g)].is_empty()).unwrap()));
+        assert!(w.has_waiters(Pfn(7)) && w.has_waiters(Pfn(9)));
+        assert!(!w.has_waiters((0..).map(Pfn).find(|&g| w.queues[PageWaiters::queue(g)].is_empty()).unwrap()));
         let mut out = Vec::new();
-        w.take(7, &mut out);
-        assert!(w.has_waiters(7), "frame 7's queue still holds the other frame's waiter");
+        w.take(Pfn(7), &mut out);
+        assert!(w.has_waiters(Pfn(7)), "frame 7's queue still holds the other frame's waiter");
         assert_eq!(out, [Tid(2), Tid(5)], "frame 7's sleepers, in task order, each once");
         out.clear();
-        w.take(7, &mut out);
+        w.take(Pfn(7), &mut out);
         assert!(out.is_empty(), "taken waiters are gone");
         w.take(other, &mut out);
         assert_eq!(out, [Tid(1)], "a frame sharing the queue keeps its waiter until its own I/O ends");
-        assert!(!w.has_waiters(7), "an emptied queue is marked empty");
+        assert!(!w.has_waiters(Pfn(7)), "an emptied queue is marked empty");
         out.clear();
-        w.take(9, &mut out);
+        w.take(Pfn(9), &mut out);
         assert_eq!(out, [Tid(3)]);
     }
 }

@@ -6,6 +6,7 @@
 
 use crate::engine::memory::Fault;
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
@@ -22,12 +23,12 @@ impl Sim {
             self.mm.frames.set(f, pg::SWAPBACKED | pg::DIRTY);
             self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
             self.lru_add(f, false);
-            self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
+            self.mm.shmem[obj as usize].slots[idx as usize] = f.slot();
             self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
             return Fault::Done;
         }
         if s & pte::SWAP == 0 {
-            let f = s - 1;
+            let f = Pfn(s - 1);
             self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
             return Fault::Done;
         }
@@ -44,10 +45,10 @@ impl Sim {
                 }
                 self.delete_from_swap_cache(f);
                 self.swap.area(entry).put(entry.slot());
-                let m = self.mm.frames.memcg[f as usize];
+                let m = self.mm.frames.memcg[f];
                 self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
                 self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
-                self.mm.shmem[obj as usize].slots[idx as usize] = f + 1;
+                self.mm.shmem[obj as usize].slots[idx as usize] = f.slot();
                 self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
                 Fault::Done
             }
@@ -99,7 +100,7 @@ mod tests {
         assert!(matches!(fault(&mut s, 4, false), Fault::Done));
         let f = pte::frame(s.mm.vmas[0].pte[4]).unwrap();
         assert!(s.mm.frames.test(f, pg::DIRTY | pg::SWAPBACKED));
-        assert_eq!(s.mm.shmem[0].slots[4], f + 1, "the object's page cache holds it");
+        assert_eq!(s.mm.shmem[0].slots[4], f.slot(), "the object's page cache holds it");
         // Evicted to swap as shrink_folio does for shmem: the slot takes the swap entry.
         let e = s.swap.alloc(0).unwrap();
         s.add_to_swap_cache(f, e);
@@ -108,7 +109,7 @@ mod tests {
         s.mm.vmas[0].pte[4] = pte::NONE;
         // Still in the swap cache: a minor fault, and the swap copy is dropped at once.
         assert!(matches!(fault(&mut s, 4, true), Fault::Done));
-        assert_eq!(s.mm.shmem[0].slots[4], f + 1);
+        assert_eq!(s.mm.shmem[0].slots[4], f.slot());
         assert!(!s.mm.frames.test(f, pg::SWAPCACHE), "out of the swap cache");
         assert_eq!(s.swap.area_ref(e).map[e.slot() as usize], 0, "the slot is free: the page is written again");
         assert_eq!(s.mm.frames.owner(f), Owner::Shmem(0));

@@ -4,12 +4,13 @@
 //! `Sim::lru_add_file`).
 
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::mm::{self, pg, Mm};
 
 impl Sim {
     /// Adds a frame to its memcg's LRU (`folio_add_lru`).
-    pub fn lru_add(&mut self, f: u32, active: bool) {
-        let m = self.mm.frames.memcg[f as usize] as usize;
+    pub fn lru_add(&mut self, f: Pfn, active: bool) {
+        let m = self.mm.frames.memcg[f] as usize;
         let l = mm::LruList::of(false, active);
         if active {
             self.mm.frames.set(f, pg::ACTIVE);
@@ -21,8 +22,8 @@ impl Sim {
     }
 
     /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).
-    pub fn lru_add_file(&mut self, f: u32, active: bool) {
-        let m = self.mm.frames.memcg[f as usize] as usize;
+    pub fn lru_add_file(&mut self, f: Pfn, active: bool) {
+        let m = self.mm.frames.memcg[f] as usize;
         if active {
             self.mm.frames.set(f, pg::ACTIVE);
         }

@@ -12,6 +12,7 @@
 use crate::device::IoDir;
 use crate::engine::memory::Fault;
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
@@ -20,11 +21,11 @@ use crate::swap::{Entry, BAD};
 
 impl Sim {
     /// `add_to_swap_cache` at a freshly allocated slot.
-    pub fn add_to_swap_cache(&mut self, f: u32, entry: Entry) {
+    pub fn add_to_swap_cache(&mut self, f: Pfn, entry: Entry) {
         let a = self.swap.area(entry);
-        a.cache[entry.slot() as usize] = f + 1;
+        a.cache[entry.slot() as usize] = f.slot();
         self.mm.frames.set(f, pg::SWAPCACHE);
-        self.mm.frames.swap[f as usize] = entry.0;
+        self.mm.frames.swap[f] = entry.0;
         self.swap_note_content(f, entry);
     }
 
@@ -32,7 +33,7 @@ impl Sim {
     /// `entry` and enters the swap cache with `flags` (PG_swapbacked and the caller's), its
     /// shadow entry, if any, is tested for a refault, and it goes on the LRU (active when
     /// the refault says so).
-    pub fn swap_cache_add_new(&mut self, f: u32, entry: Entry, flags: u16) {
+    pub fn swap_cache_add_new(&mut self, f: Pfn, entry: Entry, flags: u16) {
         let slot = entry.slot();
         let ok = self.swap.area(entry).prepare_cache(slot);
         debug_assert!(ok, "slot {slot} could not take SWAP_HAS_CACHE");
@@ -48,10 +49,10 @@ impl Sim {
     }
 
     /// `folio_free_swap`: drop a page from the swap cache; the page becomes the only copy.
-    pub fn delete_from_swap_cache(&mut self, f: u32) {
-        let entry = Entry(self.mm.frames.swap[f as usize]);
+    pub fn delete_from_swap_cache(&mut self, f: Pfn) {
+        let entry = Entry(self.mm.frames.swap[f]);
         self.mm.frames.clear(f, pg::SWAPCACHE);
-        self.mm.frames.swap[f as usize] = 0;
+        self.mm.frames.swap[f] = 0;
         self.mm.frames.set(f, pg::DIRTY);
         self.swap.area(entry).clear_cache_bit(entry.slot());
     }
@@ -63,7 +64,7 @@ impl Sim {
         tid: Tid,
         ctx: &FaultCtx,
         entry: Entry,
-    ) -> Option<Result<u32, Fault>> {
+    ) -> Option<Result<Pfn, Fault>> {
         let f = self.swap.area_ref(entry).cached(entry.slot())?;
         let was_ra = self.mm.frames.test_clear(f, pg::READAHEAD);
         if was_ra {
@@ -85,7 +86,7 @@ impl Sim {
         ctx: &FaultCtx,
         win: Window,
         entry: Entry,
-        target: u32,
+        target: Pfn,
         vma: Option<crate::ids::VmaId>,
     ) {
         let memcg = self.sched.tasks[tid].memcg;
@@ -129,7 +130,7 @@ impl Sim {
     /// `__read_swap_cache_async` + `swap_read_folio` for one slot. `target` is the
     /// pre-allocated frame of the faulting page; readahead pages are allocated here
     /// without reclaim, flagged PG_readahead and counted in `swap_ra`.
-    fn read_swap_cache_async(&mut self, entry: Entry, memcg: u16, target: Option<u32>) {
+    fn read_swap_cache_async(&mut self, entry: Entry, memcg: u16, target: Option<Pfn>) {
         let slot = entry.slot();
         let a = self.swap.area_ref(entry);
         if let Some(f) = a.cached(slot) {

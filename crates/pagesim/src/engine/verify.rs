@@ -4,6 +4,7 @@
 //! Debug builds and tests run it as the simulation goes, at a bounded cost per event.
 
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::mm::{pg, pte, LruList, Owner};
 use crate::swap::Entry;
 
@@ -19,10 +20,10 @@ impl Sim {
         // zsmalloc's frames are off the LRU and charged to no memcg (they are in frame
         // memcg 0, taken back out below); zswap charges compressed bytes as pages instead.
         for &f in &self.mm.zs_frames {
-            if seen[f as usize] || self.mm.frames.memcg[f as usize] != 0 {
+            if seen[f] || self.mm.frames.memcg[f] != 0 {
                 return Err(format!("zsmalloc frame {f} listed twice or charged to a memcg"));
             }
-            seen[f as usize] = true;
+            seen[f] = true;
         }
         for (mi, c) in charged.iter_mut().enumerate() {
             *c = self.swap.zswap.memcg_pages(mi);
@@ -37,12 +38,12 @@ impl Sim {
             ] {
                 let mut cnt = 0;
                 for f in m.lru.walk(&self.mm.frames, l) {
-                    if seen[f as usize] {
+                    if seen[f] {
                         return Err(format!("frame {f} on two lists"));
                     }
-                    seen[f as usize] = true;
+                    seen[f] = true;
                     cnt += 1;
-                    if self.mm.frames.lru[f as usize] != l as u8 || self.mm.frames.memcg[f as usize] as usize != mi {
+                    if self.mm.frames.lru[f] != l as u8 || self.mm.frames.memcg[f] as usize != mi {
                         return Err(format!("frame {f}: lru/memcg fields disagree with list {l:?} of memcg {mi}"));
                     }
                     if self.mm.frames.test(f, pg::ACTIVE) != l.is_active() {
@@ -54,14 +55,14 @@ impl Sim {
                 }
             }
         }
-        for f in 0..n {
-            let on_list = seen[f as usize];
+        for f in (0..n).map(Pfn) {
+            let on_list = seen[f];
             let free = self.mm.frames.is_free(f);
             if on_list == free {
                 return Err(format!("frame {f}: free={free} on_list={on_list}"));
             }
             if !free {
-                charged[self.mm.frames.memcg[f as usize] as usize] += 1;
+                charged[self.mm.frames.memcg[f] as usize] += 1;
             }
         }
         charged[0] -= self.mm.zs_frames.len() as u64;
@@ -106,7 +107,7 @@ impl Sim {
                     Some(f) => {
                         if !a.has_cache(s)
                             || !self.mm.frames.test(f, pg::SWAPCACHE)
-                            || self.mm.frames.swap[f as usize] != Entry::new(ai as u32, s).0
+                            || self.mm.frames.swap[f] != Entry::new(ai as u32, s).0
                         {
                             return Err(format!("swap {ai} slot {s}: swap cache and frame {f} disagree"));
                         }
@@ -129,15 +130,15 @@ impl Sim {
                     continue;
                 }
                 cached += 1;
-                let f = s - 1;
+                let f = Pfn(s - 1);
                 if self.mm.frames.is_free(f)
                     || self.mm.frames.owner(f) != Owner::File(crate::ids::FileId(ai as u32))
-                    || self.mm.frames.index[f as usize] as usize != i
+                    || self.mm.frames.index[f] as usize != i
                 {
                     return Err(format!("file {ai} page {i}: frame {f} does not point back"));
                 }
-                if self.mm.frames.lru[f as usize] != LruList::InactiveFile as u8
-                    && self.mm.frames.lru[f as usize] != LruList::ActiveFile as u8
+                if self.mm.frames.lru[f] != LruList::InactiveFile as u8
+                    && self.mm.frames.lru[f] != LruList::ActiveFile as u8
                 {
                     return Err(format!("file {ai} page {i}: frame {f} is not on a file LRU list"));
                 }
@@ -146,15 +147,15 @@ impl Sim {
                 return Err(format!("file {ai}: nrpages {} but {cached} pages cached", a.nrpages));
             }
         }
-        for f in 0..n {
+        for f in (0..n).map(Pfn) {
             if let Owner::File(a) = self.mm.frames.owner(f) {
-                let i = self.mm.frames.index[f as usize] as usize;
-                if self.pc.files.get(a.idx()).is_none_or(|m| m.slots[i] != f + 1) {
+                let i = self.mm.frames.index[f] as usize;
+                if self.pc.files.get(a.idx()).is_none_or(|m| m.slots[i] != f.slot()) {
                     return Err(format!("frame {f}: owned by file {a} page {i}, which does not hold it"));
                 }
             }
             if !self.mm.frames.is_free(f) && self.mm.frames.test(f, pg::SWAPCACHE) {
-                let en = Entry(self.mm.frames.swap[f as usize]);
+                let en = Entry(self.mm.frames.swap[f]);
                 if self.swap.area_ref(en).cached(en.slot()) != Some(f) {
                     return Err(format!("frame {f}: PG_swapcache but slot does not point back"));
                 }

@@ -26,6 +26,7 @@
 //! [`crate::reclaim::scan_balance`].
 
 use crate::engine::{Sim, TaskState};
+use crate::ids::Pfn;
 use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
@@ -143,18 +144,18 @@ impl Sim {
     /// retries the same folio. Returns a page still under writeback, to wait for next.
     /// The waited pages were left at the head of their inactive list (in the kernel they stay
     /// isolated), so nothing else scans them meanwhile unless the list is very short.
-    fn retry_waited(&mut self, sc: &mut ScanControl, cpu: u32) -> Option<u32> {
+    fn retry_waited(&mut self, sc: &mut ScanControl, cpu: u32) -> Option<Pfn> {
         while let Some(&f) = sc.waited.last() {
             if self.mm.frames.test(f, pg::WRITEBACK) {
                 return Some(f);
             }
             sc.waited.pop();
-            let l = self.mm.frames.lru[f as usize];
+            let l = self.mm.frames.lru[f];
             if self.mm.frames.is_free(f) || (l != LruList::InactiveAnon as u8 && l != LruList::InactiveFile as u8) {
                 continue; // freed or moved by someone else meanwhile
             }
             let list = if l == LruList::InactiveAnon as u8 { LruList::InactiveAnon } else { LruList::InactiveFile };
-            let m = self.mm.frames.memcg[f as usize];
+            let m = self.mm.frames.memcg[f];
             {
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.del(frames, f);
@@ -168,7 +169,7 @@ impl Sim {
 
     /// `move_folios_to_lru` / `free_unref_folios` for one page `shrink_folio` decided on,
     /// with the counters of that decision. Returns 1 if the page was freed.
-    fn put_back(&mut self, m: u16, l: LruList, f: u32, verdict: Verdict, sc: &mut ScanControl) -> u64 {
+    fn put_back(&mut self, m: u16, l: LruList, f: Pfn, verdict: Verdict, sc: &mut ScanControl) -> u64 {
         let t = l.type_idx();
         match verdict {
             Verdict::Freed => {
@@ -499,7 +500,7 @@ impl Sim {
     }
 
     /// `shrink_folio_list` for one isolated page.
-    fn shrink_folio(&mut self, f: u32, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
+    fn shrink_folio(&mut self, f: Pfn, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
         let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
         if self.mm.frames.test(f, pg::WRITEBACK) {
             if sc.kswapd && self.mm.frames.test(f, pg::RECLAIM) && self.mm.pgdat_writeback {
@@ -553,10 +554,10 @@ impl Sim {
                         return Verdict::Activate;
                     };
                     self.add_to_swap_cache(f, entry);
-                    let idx = self.mm.frames.index[f as usize] as usize;
+                    let idx = self.mm.frames.index[f] as usize;
                     self.mm.shmem[o as usize].slots[idx] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
-                    let mc = self.mm.frames.memcg[f as usize];
+                    let mc = self.mm.frames.memcg[f];
                     self.mm.memcgs[mc as usize].swap_usage += 1;
                     self.mm.frames.set_owner(f, Owner::None, 0);
                 }
@@ -571,16 +572,16 @@ impl Sim {
         }
         // Clean: __remove_mapping.
         if self.mm.frames.test(f, pg::SWAPCACHE) {
-            let entry = Entry(self.mm.frames.swap[f as usize]);
+            let entry = Entry(self.mm.frames.swap[f]);
             if self.profile.workingset.tracks(false) {
                 let s = self.workingset_eviction(f);
                 self.swap.area(entry).set_shadow(entry.slot(), s);
             }
             self.mm.frames.clear(f, pg::SWAPCACHE);
-            self.mm.frames.swap[f as usize] = 0;
+            self.mm.frames.swap[f] = 0;
             self.swap.area(entry).clear_cache_bit(entry.slot());
         } else if let Owner::Shmem(o) = owner {
-            let idx = self.mm.frames.index[f as usize] as usize;
+            let idx = self.mm.frames.index[f] as usize;
             self.mm.shmem[o as usize].slots[idx] = 0;
         } else if let Owner::File(a) = owner {
             self.page_cache_delete(f, a);
@@ -674,7 +675,7 @@ mod tests {
         // 3.14: new anon pages start active, all of them young.
         let mut s = touched("linux-3.14", 40);
         assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveAnon), 40);
-        let oldest: Vec<u32> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::ActiveAnon).collect();
+        let oldest: Vec<Pfn> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::ActiveAnon).collect();
         let mut sc = ScanControl::direct();
         s.shrink_active_list(0, LruList::ActiveAnon, 32, &mut sc);
         assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveAnon), 8);
@@ -682,7 +683,7 @@ mod tests {
         assert_eq!(s.mm.vmstat.get(Counter::PgDeactivate), 32);
         assert_eq!(s.mm.vmstat.get(Counter::PgRefill), 32);
         // The tail (oldest) 32 moved; the newest 8 stayed.
-        let still: Vec<u32> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::ActiveAnon).collect();
+        let still: Vec<Pfn> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::ActiveAnon).collect();
         assert_eq!(still, oldest[..8], "walk runs head to tail: the 8 newest stay active");
         // Their accessed bits were tested and cleared (folio_referenced).
         assert!((32..40).all(|i| s.mm.vmas[0].pte[i as usize] & pte::YOUNG != 0));

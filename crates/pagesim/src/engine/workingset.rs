@@ -7,6 +7,7 @@
 //! `unpack_shadow`) is mm/shadow.rs.
 
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::mm::pg;
 use crate::mm::vmstat::Counter;
 use crate::profile::WorkingsetMode;
@@ -23,8 +24,8 @@ impl Sim {
     }
 
     /// `workingset_eviction`: the shadow of an evicted page.
-    pub(crate) fn workingset_eviction(&mut self, f: u32) -> Shadow {
-        let m = self.mm.frames.memcg[f as usize];
+    pub(crate) fn workingset_eviction(&mut self, f: Pfn) -> Shadow {
+        let m = self.mm.frames.memcg[f];
         let age = self.mm.memcgs[m as usize].workingset.nonresident_age;
         self.workingset_age_nonresident(m, 1);
         Shadow { memcg: m, age, workingset: self.mm.frames.test(f, pg::WORKINGSET) }
@@ -33,11 +34,11 @@ impl Sim {
     /// `workingset_refault` for a page read into frame `f` at a swap slot (`file` false)
     /// or page-cache index (`file` true) that held `shadow`: counts the refault, and
     /// activates the page if its refault distance fits in the workingset.
-    pub fn workingset_refault(&mut self, f: u32, shadow: Shadow, file: bool) {
+    pub fn workingset_refault(&mut self, f: Pfn, shadow: Shadow, file: bool) {
         if !self.profile.workingset.tracks(file) {
             return;
         }
-        let m = self.mm.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f];
         let (refault, activate, restore) = if file {
             (Counter::WorkingsetRefaultFile, Counter::WorkingsetActivateFile, Counter::WorkingsetRestoreFile)
         } else {

@@ -45,6 +45,7 @@
 //! (a scenario enabling it is refused); one compressor per run (no pool switching).
 
 use crate::engine::Sim;
+use crate::ids::Pfn;
 use crate::mm::compress::{self, Content, PAGE};
 use crate::mm::vmstat::Counter;
 use crate::mm::MAX_RECLAIM_RETRIES;
@@ -87,7 +88,7 @@ impl Sim {
 
     /// `zswap_store` of page `f` at `entry` with content `c`. Returns true if zswap took the
     /// page (the caller then writes nothing). Charges the compression to the running thread.
-    pub fn zswap_store(&mut self, f: u32, entry: Entry, c: Content) -> bool {
+    pub fn zswap_store(&mut self, f: Pfn, entry: Entry, c: Content) -> bool {
         // A stale entry of this slot is dropped whatever happens (check_old).
         self.zswap_invalidate(entry);
         if !self.swap.zswap.enabled {
@@ -100,11 +101,11 @@ impl Sim {
         stored
     }
 
-    fn zswap_try_store(&mut self, f: u32, entry: Entry, c: Content) -> bool {
+    fn zswap_try_store(&mut self, f: Pfn, entry: Entry, c: Content) -> bool {
         if self.swap.zswap.check_limits() {
             return false;
         }
-        let m = self.mm.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f];
         let comp = self.swap.zswap.comp;
         let len = match comp.compressed_len(c) {
             None if self.swap.zswap.rules.same_filled => None,
@@ -158,11 +159,11 @@ impl Sim {
 
     /// `zswap_load` into page `f` (in the swap cache, or a private page of a synchronous
     /// swap-in). Returns false on a miss.
-    pub fn zswap_load(&mut self, f: u32, entry: Entry) -> bool {
+    pub fn zswap_load(&mut self, f: Pfn, entry: Entry) -> bool {
         let Some(len) = self.swap.zswap.stored_len(entry) else { return false };
         let ns = if len == 0 { compress::PAGE_COPY_NS } else { self.swap.zswap.comp.decompress_ns(len) };
         self.charge(ns);
-        let m = self.mm.frames.memcg[f as usize];
+        let m = self.mm.frames.memcg[f];
         self.mm.count(Counter::Zswpin, m, 1);
         if self.swap.zswap.rules.exclusive_load && self.mm.frames.test(f, pg::SWAPCACHE) {
             // The swap cache owns the only copy now.
@@ -370,7 +371,7 @@ mod tests {
     fn compressed_bytes_are_charged_to_the_pages_memcg() {
         let mut s = zswap_sim("linux-6.6", "");
         content(&mut s, RegionContent { ratio: Some(2.0), ..Default::default() });
-        let mut last = (0, Entry(0));
+        let mut last = (Pfn(0), Entry(0));
         for idx in 0..3 {
             let (f, e) = swapcache_page(&mut s, idx);
             assert!(writeout(&mut s, f, e));

@@ -5,7 +5,8 @@
 //! The links live in [`Frames`]'s `next`/`prev` arrays, so a frame is on at most one list
 //! and moving it costs two array writes. `Frames::lru` records which list holds it.
 
-use crate::mm::{Frames, NIL};
+use crate::ids::Pfn;
+use crate::mm::Frames;
 
 /// The five lists of an lruvec, in the kernel's order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,14 +62,14 @@ impl LruList {
 /// Head, tail and length of each list of one lruvec.
 #[derive(Clone, Debug)]
 pub struct Lru {
-    pub head: [u32; NR_LRU_LISTS],
-    pub tail: [u32; NR_LRU_LISTS],
+    pub head: [Pfn; NR_LRU_LISTS],
+    pub tail: [Pfn; NR_LRU_LISTS],
     pub len: [u64; NR_LRU_LISTS],
 }
 
 impl Lru {
     pub fn new(_nframes: u32) -> Self {
-        Lru { head: [NIL; NR_LRU_LISTS], tail: [NIL; NR_LRU_LISTS], len: [0; NR_LRU_LISTS] }
+        Lru { head: [Pfn::NIL; NR_LRU_LISTS], tail: [Pfn::NIL; NR_LRU_LISTS], len: [0; NR_LRU_LISTS] }
     }
 
     #[inline]
@@ -77,64 +78,64 @@ impl Lru {
     }
 
     /// Adds at the head (newest end).
-    pub fn add_head(&mut self, fr: &mut Frames, f: u32, l: LruList) {
-        debug_assert_eq!(fr.lru[f as usize], LRU_NONE);
+    pub fn add_head(&mut self, fr: &mut Frames, f: Pfn, l: LruList) {
+        debug_assert_eq!(fr.lru[f], LRU_NONE);
         let li = l as usize;
         let old = self.head[li];
-        fr.prev[f as usize] = NIL;
-        fr.next[f as usize] = old;
-        if old == NIL {
+        fr.prev[f] = Pfn::NIL;
+        fr.next[f] = old;
+        if old == Pfn::NIL {
             self.tail[li] = f;
         } else {
-            fr.prev[old as usize] = f;
+            fr.prev[old] = f;
         }
         self.head[li] = f;
         self.len[li] += 1;
-        fr.lru[f as usize] = l as u8;
+        fr.lru[f] = l as u8;
     }
 
     /// Adds at the tail (next to be reclaimed).
-    pub fn add_tail(&mut self, fr: &mut Frames, f: u32, l: LruList) {
-        debug_assert_eq!(fr.lru[f as usize], LRU_NONE);
+    pub fn add_tail(&mut self, fr: &mut Frames, f: Pfn, l: LruList) {
+        debug_assert_eq!(fr.lru[f], LRU_NONE);
         let li = l as usize;
         let old = self.tail[li];
-        fr.next[f as usize] = NIL;
-        fr.prev[f as usize] = old;
-        if old == NIL {
+        fr.next[f] = Pfn::NIL;
+        fr.prev[f] = old;
+        if old == Pfn::NIL {
             self.head[li] = f;
         } else {
-            fr.next[old as usize] = f;
+            fr.next[old] = f;
         }
         self.tail[li] = f;
         self.len[li] += 1;
-        fr.lru[f as usize] = l as u8;
+        fr.lru[f] = l as u8;
     }
 
     /// Removes `f` from whichever list of this lruvec holds it.
-    pub fn del(&mut self, fr: &mut Frames, f: u32) {
-        let li = fr.lru[f as usize] as usize;
+    pub fn del(&mut self, fr: &mut Frames, f: Pfn) {
+        let li = fr.lru[f] as usize;
         debug_assert!(li < NR_LRU_LISTS, "frame {f} is on no list");
-        let (p, n) = (fr.prev[f as usize], fr.next[f as usize]);
-        if p == NIL {
+        let (p, n) = (fr.prev[f], fr.next[f]);
+        if p == Pfn::NIL {
             self.head[li] = n;
         } else {
-            fr.next[p as usize] = n;
+            fr.next[p] = n;
         }
-        if n == NIL {
+        if n == Pfn::NIL {
             self.tail[li] = p;
         } else {
-            fr.prev[n as usize] = p;
+            fr.prev[n] = p;
         }
         self.len[li] -= 1;
-        fr.lru[f as usize] = LRU_NONE;
-        fr.next[f as usize] = NIL;
-        fr.prev[f as usize] = NIL;
+        fr.lru[f] = LRU_NONE;
+        fr.next[f] = Pfn::NIL;
+        fr.prev[f] = Pfn::NIL;
     }
 
     /// Takes the oldest frame of list `l`.
-    pub fn pop_tail(&mut self, fr: &mut Frames, l: LruList) -> Option<u32> {
+    pub fn pop_tail(&mut self, fr: &mut Frames, l: LruList) -> Option<Pfn> {
         let t = self.tail[l as usize];
-        if t == NIL {
+        if t == Pfn::NIL {
             return None;
         }
         self.del(fr, t);
@@ -142,14 +143,14 @@ impl Lru {
     }
 
     /// Walks list `l` from head to tail (for the invariant checker and tests).
-    pub fn walk<'a>(&self, fr: &'a Frames, l: LruList) -> impl Iterator<Item = u32> + 'a {
+    pub fn walk<'a>(&self, fr: &'a Frames, l: LruList) -> impl Iterator<Item = Pfn> + 'a {
         let mut cur = self.head[l as usize];
         std::iter::from_fn(move || {
-            if cur == NIL {
+            if cur == Pfn::NIL {
                 return None;
             }
             let f = cur;
-            cur = fr.next[f as usize];
+            cur = fr.next[f];
             Some(f)
         })
     }
@@ -163,21 +164,21 @@ mod tests {
     fn head_tail_order_and_moves() {
         let mut fr = Frames::new(8);
         let mut lru = Lru::new(8);
-        let a: Vec<u32> = (0..4).map(|_| fr.alloc(0).unwrap()).collect();
+        let a: Vec<Pfn> = (0..4).map(|_| fr.alloc(0).unwrap()).collect();
         for &f in &a {
             lru.add_head(&mut fr, f, LruList::InactiveAnon);
         }
         // Newest first: 3 2 1 0; the tail is the oldest.
-        assert_eq!(lru.walk(&fr, LruList::InactiveAnon).collect::<Vec<_>>(), vec![3, 2, 1, 0]);
-        assert_eq!(lru.pop_tail(&mut fr, LruList::InactiveAnon), Some(0));
-        lru.del(&mut fr, 2);
-        lru.add_tail(&mut fr, 2, LruList::InactiveAnon);
-        assert_eq!(lru.walk(&fr, LruList::InactiveAnon).collect::<Vec<_>>(), vec![3, 1, 2]);
-        lru.del(&mut fr, 3);
-        lru.add_head(&mut fr, 3, LruList::ActiveAnon);
+        assert_eq!(lru.walk(&fr, LruList::InactiveAnon).collect::<Vec<_>>(), vec![Pfn(3), Pfn(2), Pfn(1), Pfn(0)]);
+        assert_eq!(lru.pop_tail(&mut fr, LruList::InactiveAnon), Some(Pfn(0)));
+        lru.del(&mut fr, Pfn(2));
+        lru.add_tail(&mut fr, Pfn(2), LruList::InactiveAnon);
+        assert_eq!(lru.walk(&fr, LruList::InactiveAnon).collect::<Vec<_>>(), vec![Pfn(3), Pfn(1), Pfn(2)]);
+        lru.del(&mut fr, Pfn(3));
+        lru.add_head(&mut fr, Pfn(3), LruList::ActiveAnon);
         assert_eq!(lru.size(LruList::InactiveAnon), 2);
         assert_eq!(lru.size(LruList::ActiveAnon), 1);
-        assert_eq!(fr.lru[3], LruList::ActiveAnon as u8);
-        assert_eq!(lru.walk(&fr, LruList::InactiveAnon).collect::<Vec<_>>(), vec![1, 2]);
+        assert_eq!(fr.lru[Pfn(3)], LruList::ActiveAnon as u8);
+        assert_eq!(lru.walk(&fr, LruList::InactiveAnon).collect::<Vec<_>>(), vec![Pfn(1), Pfn(2)]);
     }
 }

@@ -35,6 +35,7 @@ pub mod swapops;
 pub mod vmstat;
 pub mod zsmalloc;
 
+use crate::ids::Pfn;
 use crate::ids::{FileId, VmaId};
 
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
@@ -53,7 +54,7 @@ pub(crate) struct Mm {
     pub(crate) vmas: Vec<mmap::Vma>,
     pub(crate) shmem: Vec<shmem::ShmemObj>,
     /// Frames that zsmalloc pools (zswap's, zram's) hold.
-    pub(crate) zs_frames: Vec<u32>,
+    pub(crate) zs_frames: Vec<Pfn>,
     /// Pages under writeback (NR_WRITEBACK).
     pub(crate) nr_writeback: u64,
     /// 3.x `zone->pages_scanned`, reset when a page is freed.
@@ -109,14 +110,14 @@ const OWNER_FILE: u32 = 1 << 30;
 pub struct Frames {
     pub flags: Vec<u16>,
     pub lru: Vec<u8>,
-    pub next: Vec<u32>,
-    pub prev: Vec<u32>,
+    pub next: Vec<Pfn>,
+    pub prev: Vec<Pfn>,
     owner: Vec<u32>,
     pub index: Vec<u32>,
     /// Swap entry (see `swap::Entry`) of a swap-cache page; 0 otherwise.
     pub swap: Vec<u32>,
     pub memcg: Vec<u16>,
-    free: Vec<u32>,
+    free: Vec<Pfn>,
 }
 
 impl Frames {
@@ -125,14 +126,14 @@ impl Frames {
         Frames {
             flags: vec![0; n_us],
             lru: vec![lru::LRU_FREE; n_us],
-            next: vec![NIL; n_us],
-            prev: vec![NIL; n_us],
+            next: vec![Pfn::NIL; n_us],
+            prev: vec![Pfn::NIL; n_us],
             owner: vec![OWNER_NONE; n_us],
             index: vec![0; n_us],
             swap: vec![0; n_us],
             memcg: vec![0; n_us],
             // Hand out low frame numbers first; the order only matters for determinism.
-            free: (0..n).rev().collect(),
+            free: (0..n).rev().map(Pfn).collect(),
         }
     }
 
@@ -149,9 +150,9 @@ impl Frames {
     }
 
     /// Takes a free frame, cleared.
-    pub fn alloc(&mut self, memcg: u16) -> Option<u32> {
+    pub fn alloc(&mut self, memcg: u16) -> Option<Pfn> {
         let f = self.free.pop()?;
-        let i = f as usize;
+        let i = f.idx();
         self.flags[i] = 0;
         self.lru[i] = lru::LRU_NONE;
         self.owner[i] = OWNER_NONE;
@@ -161,8 +162,8 @@ impl Frames {
     }
 
     /// Returns a frame (already off every list) to the free pool.
-    pub fn free(&mut self, f: u32) {
-        let i = f as usize;
+    pub fn free(&mut self, f: Pfn) {
+        let i = f.idx();
         debug_assert_eq!(self.lru[i], lru::LRU_NONE);
         self.lru[i] = lru::LRU_FREE;
         self.flags[i] = 0;
@@ -172,8 +173,8 @@ impl Frames {
     }
 
     #[inline]
-    pub fn owner(&self, f: u32) -> Owner {
-        let o = self.owner[f as usize];
+    pub fn owner(&self, f: Pfn) -> Owner {
+        let o = self.owner[f];
         if o == OWNER_NONE {
             Owner::None
         } else if o & OWNER_SHMEM != 0 {
@@ -186,39 +187,39 @@ impl Frames {
     }
 
     #[inline]
-    pub fn set_owner(&mut self, f: u32, o: Owner, index: u32) {
-        self.owner[f as usize] = match o {
+    pub fn set_owner(&mut self, f: Pfn, o: Owner, index: u32) {
+        self.owner[f] = match o {
             Owner::None => OWNER_NONE,
             Owner::Anon(v) => v.0,
             Owner::Shmem(s) => s | OWNER_SHMEM,
             Owner::File(a) => a.0 | OWNER_FILE,
         };
-        self.index[f as usize] = index;
+        self.index[f] = index;
     }
 
     #[inline]
-    pub fn test(&self, f: u32, flag: u16) -> bool {
-        self.flags[f as usize] & flag != 0
+    pub fn test(&self, f: Pfn, flag: u16) -> bool {
+        self.flags[f] & flag != 0
     }
     #[inline]
-    pub fn set(&mut self, f: u32, flag: u16) {
-        self.flags[f as usize] |= flag;
+    pub fn set(&mut self, f: Pfn, flag: u16) {
+        self.flags[f] |= flag;
     }
     #[inline]
-    pub fn clear(&mut self, f: u32, flag: u16) {
-        self.flags[f as usize] &= !flag;
+    pub fn clear(&mut self, f: Pfn, flag: u16) {
+        self.flags[f] &= !flag;
     }
     /// Test-and-clear.
     #[inline]
-    pub fn test_clear(&mut self, f: u32, flag: u16) -> bool {
-        let was = self.flags[f as usize] & flag != 0;
-        self.flags[f as usize] &= !flag;
+    pub fn test_clear(&mut self, f: Pfn, flag: u16) -> bool {
+        let was = self.flags[f] & flag != 0;
+        self.flags[f] &= !flag;
         was
     }
 
     /// Is frame `f` on the free pool?
-    pub fn is_free(&self, f: u32) -> bool {
-        self.lru[f as usize] == lru::LRU_FREE
+    pub fn is_free(&self, f: Pfn) -> bool {
+        self.lru[f] == lru::LRU_FREE
     }
 }
 
@@ -361,11 +362,11 @@ mod tests {
     fn frames_alloc_and_free() {
         let mut f = Frames::new(4);
         let a = f.alloc(0).unwrap();
-        assert_eq!(a, 0);
+        assert_eq!(a, crate::ids::Pfn(0));
         assert_eq!(f.nr_free(), 3);
         f.set_owner(a, Owner::Shmem(7), 42);
         assert_eq!(f.owner(a), Owner::Shmem(7));
-        assert_eq!(f.index[a as usize], 42);
+        assert_eq!(f.index[a], 42);
         f.set(a, pg::DIRTY);
         assert!(f.test_clear(a, pg::DIRTY));
         assert!(!f.test(a, pg::DIRTY));

@@ -18,6 +18,8 @@
 //!   never-written anon memory.
 //! - 0: nothing mapped (never touched, or unmapped).
 
+use crate::ids::Pfn;
+
 pub const NONE: u32 = 0;
 pub const SWAP: u32 = 1 << 31;
 pub const YOUNG: u32 = 1 << 30;
@@ -28,8 +30,8 @@ pub const FRAME: u32 = (1 << 28) - 1;
 pub const ZERO_PAGE: u32 = YOUNG;
 
 #[inline]
-pub fn present(f: u32, flags: u32) -> u32 {
-    (f + 1) | flags
+pub fn present(f: Pfn, flags: u32) -> u32 {
+    f.slot() | flags
 }
 #[inline]
 pub fn is_present(e: u32) -> bool {
@@ -37,7 +39,6 @@ pub fn is_present(e: u32) -> bool {
 }
 /// Frame of a present entry (`None` for the zero page).
 #[inline]
-pub fn frame(e: u32) -> Option<u32> {
-    let v = e & FRAME;
-    (v != 0).then(|| v - 1)
+pub fn frame(e: u32) -> Option<Pfn> {
+    Pfn::from_slot(e & FRAME)
 }

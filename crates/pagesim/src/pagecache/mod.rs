@@ -22,6 +22,7 @@ pub mod readahead;
 
 use crate::ids::DevId;
 use crate::ids::FileId;
+use crate::ids::Pfn;
 use crate::mm::pte;
 use crate::mm::shadow::Shadow;
 use crate::mm::{pg, Frames};
@@ -85,9 +86,8 @@ impl AddressSpace {
 
     /// The cached frame at `index`.
     #[inline]
-    pub fn frame(&self, index: u64) -> Option<u32> {
-        let s = self.slots[index as usize];
-        (s != 0).then(|| s - 1)
+    pub fn frame(&self, index: u64) -> Option<Pfn> {
+        Pfn::from_slot(self.slots[index as usize])
     }
 
     /// Byte offset of page `index` on the device.
@@ -140,7 +140,7 @@ impl PageCacheView for CacheView<'_> {
 
 /// A file page's PTE in a read-only shared file mapping.
 #[inline]
-pub fn file_pte(f: u32, young: bool) -> u32 {
+pub fn file_pte(f: Pfn, young: bool) -> u32 {
     pte::present(f, if young { pte::YOUNG } else { 0 })
 }
 

@@ -8,6 +8,7 @@
 pub mod kswapd;
 pub mod scan_balance;
 
+use crate::ids::Pfn;
 pub use crate::mm::MAX_RECLAIM_RETRIES;
 pub use kswapd::Kswapd;
 use scan_balance::{Prepared, SWAP_CLUSTER_MAX};
@@ -19,7 +20,7 @@ pub(crate) struct Reclaim {
     pub(crate) kswapd_loop: kswapd::KswapdLoop,
     pub(crate) scan_balance: scan_balance::ScanBalance,
     /// Reused buffer for pages isolated by shrink_inactive_list.
-    pub(crate) isolate_buf: Vec<u32>,
+    pub(crate) isolate_buf: Vec<Pfn>,
     /// Writebacks completed, and the count at which throttled threads are released.
     pub(crate) nr_written: u64,
     pub(crate) throttle_target: u64,
@@ -48,7 +49,7 @@ pub struct ScanControl {
     pub nr_immediate: u64,
     /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
     /// limit reclaim, `shrink_folio_list` case 3), last found last.
-    pub waited: Vec<u32>,
+    pub waited: Vec<Pfn>,
     /// A write found its device's request queue full (`get_request_wait`): the reclaimer
     /// stops here and sleeps until that device frees a request, then resumes at the same
     /// priority.

@@ -29,6 +29,7 @@
 
 use super::{Entry, Shadow, Swap};
 use crate::ids::DevId;
+use crate::ids::Pfn;
 use crate::mm::NIL;
 use std::collections::VecDeque;
 
@@ -365,9 +366,8 @@ impl SwapArea {
 
     /// The frame caching `slot`, if any.
     #[inline]
-    pub fn cached(&self, slot: u32) -> Option<u32> {
-        let v = self.cache[slot as usize];
-        (v != 0).then(|| v - 1)
+    pub fn cached(&self, slot: u32) -> Option<Pfn> {
+        Pfn::from_slot(self.cache[slot as usize])
     }
 }
 
