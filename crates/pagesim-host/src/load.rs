@@ -562,10 +562,10 @@ fn run_child(
         bases.push((m.addr, m.len / PAGE));
     }
     let mut targets = Vec::with_capacity(p.steps.len());
-    for (j, (bs, st)) in p.steps.iter().zip(&task.step).enumerate() {
+    for (j, (&target, st)) in p.targets.iter().zip(&task.step).enumerate() {
         targets.push(match &st.file {
             None => {
-                let (base, pages) = bases[bs.vma as usize];
+                let (base, pages) = bases[target as usize];
                 Target::Map { base, pages }
             }
             Some(name) => {

@@ -19,7 +19,7 @@ use crate::ids::{Tid, VmaId};
 use crate::mm::swapops::Entry;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte, Owner};
-use crate::swap::readahead::FaultCtx;
+use crate::swap::readahead::{FaultCtx, FaultOwner};
 
 /// Outcome of a fault.
 pub enum Fault {
@@ -97,9 +97,8 @@ impl Sim {
         }
     }
 
-    pub(crate) fn fault_ctx(&self, tid: Tid, anon: bool, owner: u32, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
+    pub(crate) fn fault_ctx(&self, tid: Tid, owner: FaultOwner, idx: u32, pages: u32, entry: Entry) -> FaultCtx {
         FaultCtx {
-            anon,
             owner,
             index: idx,
             vma_pages: pages,
@@ -116,7 +115,7 @@ impl Sim {
     /// `do_swap_page`.
     fn do_swap_page(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, entry: Entry) -> Fault {
         let pages = self.mm.vmas[vma].pages;
-        let ctx = self.fault_ctx(tid, true, vma.0, idx, pages, entry);
+        let ctx = self.fault_ctx(tid, FaultOwner::Anon(vma), idx, pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.map_swapped_anon(tid, vma, idx, write, f, entry);

@@ -139,14 +139,24 @@ impl PendingFault {
     }
 }
 
+/// What a task's step accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepTarget {
+    /// A mapping: the VMA of the step's region in this task.
+    Vma(VmaId),
+    /// A file read with read(2)/pread(2), through the open file's readahead state (an
+    /// index into `PageCache::ra_states`; one per open file, shared by the instances of a
+    /// `shared_fd` step).
+    File { file: FileId, ra: u32 },
+}
+
 #[derive(Debug)]
 pub struct Task {
     pub name: String,
     pub memcg: u16,
     pub steps: Vec<BoundStep>,
-    /// Per step: the global VMA id of its region, or for a file step the id of the file
-    /// it reads (a `FileId`'s number).
-    pub step_vma: Vec<u32>,
+    /// Per step, what it accesses.
+    pub targets: Vec<StepTarget>,
     pub cur: Cursor,
     pub rng: Rng,
     pub state: TaskState,
@@ -164,8 +174,6 @@ pub struct Task {
     pub no_progress: u32,
     /// The read(2) in progress, if any.
     pub read: Option<FileRead>,
-    /// Per step: the readahead state its file reads use (file steps), else `NIL`.
-    pub step_ra: Vec<u32>,
     /// Per step: when it ended (0 while not ended).
     pub step_end_ns: Vec<u64>,
 }
@@ -291,11 +299,10 @@ impl Sim {
                 let tid = tasks.len() as u32;
                 let mut region_vma = std::collections::BTreeMap::new();
                 let mut steps = Vec::new();
-                let mut step_vma = Vec::new();
-                let mut step_ra = Vec::new();
+                let mut targets = Vec::new();
                 for (j, st) in t.step.iter().enumerate() {
                     let pages = c.step_pages(st);
-                    let (v, ra) = match &st.target {
+                    let target = match &st.target {
                         Target::File(fs) => {
                             let fi = FileId(fs.extents[k as usize]);
                             let ra = match shared_ra[j] {
@@ -309,7 +316,7 @@ impl Sim {
                                     ra
                                 }
                             };
-                            (fi.0, ra)
+                            StepTarget::File { file: fi, ra }
                         }
                         &Target::Region { index: region, .. } => {
                             let r = &c.region[region as usize];
@@ -338,14 +345,13 @@ impl Sim {
                                 });
                                 id
                             });
-                            (v.0, NIL)
+                            StepTarget::Vma(v)
                         }
                     };
-                    let bs = BoundStep::new(st, v, pages);
+                    let bs = BoundStep::new(st, pages);
                     ops_total += bs.total;
                     steps.push(bs);
-                    step_vma.push(v);
-                    step_ra.push(ra);
+                    targets.push(target);
                 }
                 let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
                 let nsteps = steps.len();
@@ -353,7 +359,7 @@ impl Sim {
                     name,
                     memcg: t.memcg_index,
                     steps,
-                    step_vma,
+                    targets,
                     cur: Cursor { step_start_ns: t.start + k as u64 * t.stagger, ..Cursor::default() },
                     rng: rng.split(),
                     state: TaskState::NotStarted,
@@ -367,7 +373,6 @@ impl Sim {
                     reclaim: None,
                     no_progress: 0,
                     read: None,
-                    step_ra,
                     step_end_ns: vec![0; nsteps],
                 });
             }
@@ -569,8 +574,9 @@ mod tests {
             for (j, (a, b)) in p.steps.iter().zip(&t.steps).enumerate() {
                 assert_eq!((a.pages, a.total, a.write, a.think_ns), (b.pages, b.total, b.write, b.think_ns));
                 let region = &sc.file.task[p.task].step[j].region;
-                assert_eq!(&p.regions[a.vma as usize], region);
-                assert_eq!(sim.mm.vmas[t.step_vma[j] as usize].pages, a.pages);
+                assert_eq!(&p.regions[p.targets[j] as usize], region);
+                let StepTarget::Vma(v) = t.targets[j] else { panic!("a mapping step") };
+                assert_eq!(sim.mm.vmas[v].pages, a.pages);
             }
             assert_eq!(stream(&p.steps, p.rng.clone()), stream(&t.steps, t.rng.clone()), "task {}", p.name);
         }

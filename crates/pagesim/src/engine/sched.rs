@@ -13,10 +13,10 @@
 //! (`wake_page_waiters`: `folio_wake_bit`).
 
 use crate::engine::event::{Event, EventQueue};
-use crate::engine::{PendingFault, Sim, Task, TaskState};
+use crate::engine::{PendingFault, Sim, StepTarget, Task, TaskState};
 use crate::histogram::Histogram;
 use crate::ids::Pfn;
-use crate::ids::{FileId, Tid, VmaId};
+use crate::ids::{Tid, VmaId};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::pagecache::readahead::Advice;
@@ -286,8 +286,7 @@ impl Sim {
         let t = &self.sched.tasks[tid];
         let si = t.cur.step;
         let step = &t.steps[si];
-        // A file step's `step_vma` entry is its file's id (see `Task::step_vma`).
-        let (fi, ra) = (FileId(t.step_vma[si]), t.step_ra[si]);
+        let StepTarget::File { file: fi, ra } = t.targets[si] else { unreachable!("a read is started by a file step") };
         let nr = step.record_pages as u64;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
@@ -332,7 +331,9 @@ impl Sim {
             if step.file {
                 return Next::Read(idx);
             }
-            let vma = VmaId(t.step_vma[t.cur.step]);
+            let StepTarget::Vma(vma) = t.targets[t.cur.step] else {
+                unreachable!("a file step returned Next::Read above")
+            };
             let write = step.write;
             let think = step.think_ns;
             let ptes = &mut vmas[vma].pte;

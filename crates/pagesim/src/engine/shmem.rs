@@ -10,6 +10,7 @@ use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
+use crate::swap::readahead::FaultOwner;
 
 impl Sim {
     /// `shmem_fault`: page-cache hit, first touch, or swap-in.
@@ -33,7 +34,7 @@ impl Sim {
             return Fault::Done;
         }
         let entry = Entry(s & !pte::SWAP);
-        let ctx = self.fault_ctx(tid, false, obj, idx, self.mm.vmas[vma].pages, entry);
+        let ctx = self.fault_ctx(tid, FaultOwner::Shmem(obj), idx, self.mm.vmas[vma].pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.charge(self.cost.swapin_ns / 4);

@@ -35,7 +35,7 @@ pub(crate) struct PageCache {
     /// The file readahead policy.
     pub(crate) ra: readahead::FileRa,
     /// Open files' readahead states (`struct file_ra_state`), indexed by `Vma::ra` and
-    /// `Task::step_ra`.
+    /// `StepTarget::File`.
     pub(crate) ra_states: Vec<readahead::FileRaState>,
     /// Per readahead state: the last page its previous read returned (`u64::MAX` none).
     pub(crate) ra_last_page: Vec<u64>,

@@ -373,8 +373,9 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
     for (profile, copy) in [("linux-2.6.20", true), ("linux-2.6.23", true), ("linux-6.6", false)] {
         let sc = Scenario::from_toml(&text, "t.toml", &[format!("kernel.profile={profile}")]).unwrap();
         let mut sim = Sim::new(&sc, 1);
-        let ra = sim.sched.tasks[0].step_ra[0];
-        assert_eq!(ra, sim.sched.tasks[1].step_ra[0], "one open file");
+        let target = sim.sched.tasks[0].targets[0];
+        assert_eq!(target, sim.sched.tasks[1].targets[0], "one open file");
+        let crate::engine::StepTarget::File { ra, .. } = target else { panic!("a file step") };
         let before = sim.pc.ra_states[ra as usize];
         sim.file_read_begin(crate::ids::Tid(0), crate::ids::FileId(0), ra, 0, 4);
         assert!(matches!(sim.file_read_step(crate::ids::Tid(0), 0, u64::MAX), crate::pagecache::ReadStep::Blocked));

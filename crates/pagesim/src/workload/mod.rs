@@ -17,8 +17,6 @@ use crate::scenario::{defaults, AccessOp, Fadvise, Pattern, Scenario};
 /// of the file (record r covers pages `r × record_pages ..`).
 #[derive(Clone, Debug)]
 pub struct BoundStep {
-    /// Index of the VMA the step touches, or of the file it reads (in the task's list).
-    pub vma: u32,
     /// Pages of the region or file.
     pub pages: u32,
     pub pattern: Pattern,
@@ -50,7 +48,7 @@ pub struct BoundStep {
 
 impl BoundStep {
     /// Binds a resolved step (its defaults applied) to `pages` pages.
-    pub fn new(step: &Step, vma: u32, pages: u32) -> Self {
+    pub fn new(step: &Step, pages: u32) -> Self {
         let (file, record_pages, rate, fadvise) = match &step.target {
             Target::Region { .. } => (false, 1, None, None),
             Target::File(f) => (true, (f.record / 4096).clamp(1, pages as u64) as u32, f.rate, f.fadvise),
@@ -77,7 +75,6 @@ impl BoundStep {
             }
         }
         BoundStep {
-            vma,
             pages,
             pattern: step.pattern.kind(),
             write: step.op == AccessOp::Write,
@@ -218,9 +215,11 @@ pub struct TaskProgram {
     pub instance: u32,
     /// `name`, or `name.k` when the task has count > 1 (the report's names).
     pub name: String,
-    /// Steps in program order; `BoundStep::vma` is an index into `regions` (mapping
-    /// steps) or into `files` (file steps).
+    /// Steps in program order.
     pub steps: Vec<BoundStep>,
+    /// Per step, what it accesses: an index into `regions` (mapping steps) or into
+    /// `files` (file steps).
+    pub targets: Vec<u32>,
     /// Names of the regions this process maps, in order of first use.
     pub regions: Vec<String>,
     /// Names of the files this process reads with read(2)/pread(2), in order of first use.
@@ -250,19 +249,17 @@ pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
         for k in 0..t.count {
             let mut regions: Vec<String> = Vec::new();
             let mut files: Vec<String> = Vec::new();
-            let steps = t
-                .step
-                .iter()
-                .map(|st| {
-                    let v = match &st.target {
-                        Target::File(f) => intern(&mut files, &f.file),
-                        Target::Region { region, .. } => intern(&mut regions, region),
-                    };
-                    BoundStep::new(st, v, c.step_pages(st))
-                })
-                .collect();
+            let mut steps = Vec::with_capacity(t.step.len());
+            let mut targets = Vec::with_capacity(t.step.len());
+            for st in &t.step {
+                targets.push(match &st.target {
+                    Target::File(f) => intern(&mut files, &f.file),
+                    Target::Region { region, .. } => intern(&mut regions, region),
+                });
+                steps.push(BoundStep::new(st, c.step_pages(st)));
+            }
             let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
-            out.push(TaskProgram { task: ti, instance: k, name, steps, regions, files, rng: rng.split() });
+            out.push(TaskProgram { task: ti, instance: k, name, steps, targets, regions, files, rng: rng.split() });
         }
     }
     out
@@ -322,7 +319,7 @@ mod tests {
         // percent.
         let mut st = step(Pattern::Special);
         st.amount = Amount::Accesses(100_000);
-        let s = BoundStep::new(&st, 0, 10_000);
+        let s = BoundStep::new(&st, 10_000);
         let mut rng = Rng::new(9);
         let v: Vec<u32> = (0..100_000).map(|i| s.index(i, &mut rng)).collect();
         let hot = v.iter().filter(|&&u| (4950..5050).contains(&u)).count() as f64 / 1e5;
@@ -332,7 +329,7 @@ mod tests {
         assert!(far > 0.005 && far < 0.02, "tail share {far}");
         // res 50: floor(100 / 50) = 2, half the draws are hot.
         st.pattern = special(50);
-        let s = BoundStep::new(&st, 0, 10_000);
+        let s = BoundStep::new(&st, 10_000);
         let hot = (0..100_000).filter(|&i| (4950..5050).contains(&s.index(i, &mut rng))).count() as f64 / 1e5;
         assert!((0.5..0.53).contains(&hot), "hot share at res 50: {hot}");
     }
@@ -340,12 +337,12 @@ mod tests {
     #[test]
     fn seq_and_stride_cover_every_page_each_pass() {
         let mut rng = Rng::new(1);
-        let s = BoundStep::new(&step(Pattern::Seq), 0, 10);
+        let s = BoundStep::new(&step(Pattern::Seq), 10);
         assert_eq!(s.total, 20);
         let v: Vec<u32> = (0..20).map(|i| s.index(i, &mut rng)).collect();
         assert_eq!(&v[..10], &(0..10).collect::<Vec<_>>()[..]);
         assert_eq!(&v[10..], &v[..10]);
-        let st = BoundStep::new(&step(Pattern::Stride), 0, 12);
+        let st = BoundStep::new(&step(Pattern::Stride), 12);
         let mut v: Vec<u32> = (0..12).map(|i| st.index(i, &mut rng)).collect();
         assert_eq!(&v[..4], &[0, 4, 8, 1]);
         v.sort();
@@ -365,7 +362,7 @@ mod tests {
             shared_fd: false,
             fadvise: None,
         });
-        let r = BoundStep::new(&st, 0, 40);
+        let r = BoundStep::new(&st, 40);
         // 40 pages in records of 4: 10 records, read from the last, two passes.
         assert_eq!((r.units, r.record_pages, r.total), (10, 4, 20));
         let mut rng = Rng::new(1);
@@ -375,7 +372,7 @@ mod tests {
         // then_next = 1: after the first access, always the next unit (until the end).
         let mut st = step(Pattern::Random);
         st.then_next = 1.0;
-        let p = BoundStep::new(&st, 0, 1000);
+        let p = BoundStep::new(&st, 1000);
         let first = p.next_index(0, &mut rng, 0);
         assert_eq!(p.next_index(1, &mut rng, first), first + 1);
         assert_eq!(p.next_index(5, &mut rng, 998), 999);
@@ -383,7 +380,7 @@ mod tests {
         assert!(at_end < 1000, "the last unit has no next: a fresh draw");
         // then_next = 0.2: about a fifth of the accesses continue the previous one.
         st.then_next = 0.2;
-        let p = BoundStep::new(&st, 0, 1_000_000);
+        let p = BoundStep::new(&st, 1_000_000);
         let mut last = 0;
         let mut next = 0;
         for i in 0..100_000 {
@@ -397,7 +394,7 @@ mod tests {
         // of the accesses, spread over its units.
         let mut st = step(Pattern::Zipf);
         st.pattern = PatternParams::Zipf { zipf_s: 1.0, cluster: Some(64 * 4096) };
-        let z = BoundStep::new(&st, 0, 64 * 100);
+        let z = BoundStep::new(&st, 64 * 100);
         let mut per_cluster = vec![0u32; 100];
         let mut units = std::collections::BTreeSet::new();
         for i in 0..50_000 {
@@ -413,14 +410,14 @@ mod tests {
     #[test]
     fn random_is_uniform_and_zipf_is_skewed() {
         let mut rng = Rng::new(3);
-        let r = BoundStep::new(&step(Pattern::Random), 0, 100);
+        let r = BoundStep::new(&step(Pattern::Random), 100);
         assert_eq!(r.total, 200);
         let mut hist = vec![0u32; 100];
         for i in 0..100_000 {
             hist[r.index(i, &mut rng) as usize] += 1;
         }
         assert!(hist.iter().all(|&h| (800..1200).contains(&h)));
-        let z = BoundStep::new(&step(Pattern::Zipf), 0, 10_000);
+        let z = BoundStep::new(&step(Pattern::Zipf), 10_000);
         let mut zh = vec![0u32; 10_000];
         for i in 0..200_000 {
             zh[z.index(i, &mut rng) as usize] += 1;

@@ -17,11 +17,12 @@ impl SwapReadahead for BlindCluster {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ids::VmaId;
+    use crate::swap::readahead::FaultOwner;
 
     fn ctx(slot: u32, pc: u32) -> FaultCtx {
         FaultCtx {
-            anon: true,
-            owner: 0,
+            owner: FaultOwner::Anon(VmaId(0)),
             index: 0,
             vma_pages: 1 << 20,
             slot,

@@ -22,19 +22,26 @@ mod none;
 mod vma;
 mod vma_2012;
 
+use crate::ids::VmaId;
 pub use adaptive::{swapin_nr_pages, Adaptive};
 pub use cluster::BlindCluster;
 pub use none::NoReadahead;
 pub use vma::Vma;
 pub use vma_2012::Vma2012;
 
+/// What a swap fault is in: an anonymous VMA, or a shmem object (whose faults have no
+/// VMA-based readahead).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultOwner {
+    Anon(VmaId),
+    /// The shmem object's index in `Mm::shmem`.
+    Shmem(u32),
+}
+
 /// What the faulting context is.
 #[derive(Clone, Copy, Debug)]
 pub struct FaultCtx {
-    /// Anonymous VMA (true) or shmem object (false).
-    pub anon: bool,
-    /// VMA id (anon) or shmem object id.
-    pub owner: u32,
+    pub owner: FaultOwner,
     /// Page index of the fault in the VMA or object.
     pub index: u32,
     /// Pages in the VMA (anon).
@@ -52,6 +59,16 @@ pub struct FaultCtx {
     pub vma_ra_needs_nonrotational: bool,
     /// This fault is being retried after waiting for the page (`FAULT_FLAG_TRIED`).
     pub tried: bool,
+}
+
+impl FaultCtx {
+    /// The anonymous VMA of the fault; `None` for a shmem fault.
+    pub fn anon_vma(&self) -> Option<VmaId> {
+        match self.owner {
+            FaultOwner::Anon(v) => Some(v),
+            FaultOwner::Shmem(_) => None,
+        }
+    }
 }
 
 /// The window a policy chooses.

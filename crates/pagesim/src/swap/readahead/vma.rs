@@ -9,6 +9,7 @@
 //! `vma_ra_enabled` is off, use the global adaptive cluster readahead instead.
 
 use super::{swapin_nr_pages, Adaptive, FaultCtx, SwapReadahead, Window};
+use crate::ids::VmaId;
 
 /// `SWAP_RA_ORDER_CEILING` on 64-bit.
 const ORDER_CEILING: u32 = 5;
@@ -37,11 +38,11 @@ impl Vma {
     }
 
     fn uses_vma(ctx: &FaultCtx) -> bool {
-        ctx.anon && ctx.vma_ra_enabled && !(ctx.vma_ra_needs_nonrotational && ctx.rotational_swap)
+        ctx.anon_vma().is_some() && ctx.vma_ra_enabled && !(ctx.vma_ra_needs_nonrotational && ctx.rotational_swap)
     }
 
-    fn info(&mut self, vma: u32) -> &mut RaInfo {
-        let i = vma as usize;
+    fn info(&mut self, vma: VmaId) -> &mut RaInfo {
+        let i = vma.idx();
         if i >= self.info.len() {
             self.info.resize(i + 1, RaInfo::default());
         }
@@ -57,12 +58,12 @@ impl Default for Vma {
 
 impl SwapReadahead for Vma {
     fn window(&mut self, ctx: &FaultCtx) -> Window {
-        if !Self::uses_vma(ctx) {
+        let Some(vma) = ctx.anon_vma().filter(|_| Self::uses_vma(ctx)) else {
             return self.cluster.window(ctx);
-        }
+        };
         let max_win = 1u32 << ctx.page_cluster.min(ORDER_CEILING);
         let f = ctx.index;
-        let info = self.info(ctx.owner);
+        let info = self.info(vma);
         if max_win == 1 {
             return Window::Target;
         }
@@ -88,9 +89,9 @@ impl SwapReadahead for Vma {
     }
 
     fn on_cache_hit(&mut self, ctx: &FaultCtx, was_readahead: bool) {
-        if Self::uses_vma(ctx) {
+        if let Some(vma) = ctx.anon_vma().filter(|_| Self::uses_vma(ctx)) {
             let f = ctx.index;
-            let info = self.info(ctx.owner);
+            let info = self.info(vma);
             let hits = if was_readahead { (info.hits + 1).min(HITS_MAX) } else { info.hits };
             *info = RaInfo { prev: f + 1, win: info.win, hits };
         } else {
@@ -102,11 +103,11 @@ impl SwapReadahead for Vma {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::swap::readahead::FaultOwner;
 
     fn ctx(index: u32) -> FaultCtx {
         FaultCtx {
-            anon: true,
-            owner: 3,
+            owner: FaultOwner::Anon(VmaId(3)),
             index,
             vma_pages: 4096,
             slot: 77,
@@ -155,7 +156,7 @@ mod tests {
     fn shmem_and_rotational_swap_use_the_global_cluster_window() {
         let mut p = Vma::new();
         let mut c = ctx(100);
-        c.anon = false;
+        c.owner = FaultOwner::Shmem(0);
         assert_eq!(p.window(&c), Window::Slots { lo: 72, hi: 79 }, "first decision: seeded hits -> 8 slots");
         let mut r = ctx(100);
         r.rotational_swap = true;

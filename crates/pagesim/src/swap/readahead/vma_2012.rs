@@ -16,6 +16,7 @@
 //! counter per VMA: every anon VMA in pagesim has its own anon_vma (no fork).
 
 use super::{aligned_block, FaultCtx, SwapReadahead, Window};
+use crate::ids::VmaId;
 
 /// `SWAPRA_MISS`: above this many net misses, readahead is skipped.
 const SKIP_THRESHOLD: u32 = 100;
@@ -30,8 +31,8 @@ pub struct Vma2012 {
 }
 
 impl Vma2012 {
-    fn miss(&mut self, vma: u32) -> &mut u32 {
-        let i = vma as usize;
+    fn miss(&mut self, vma: VmaId) -> &mut u32 {
+        let i = vma.idx();
         if i >= self.miss.len() {
             self.miss.resize(i + 1, 0);
         }
@@ -42,10 +43,10 @@ impl Vma2012 {
 impl SwapReadahead for Vma2012 {
     fn window(&mut self, ctx: &FaultCtx) -> Window {
         let blind = aligned_block(ctx.slot, 1 << ctx.page_cluster, ctx.area_slots);
-        if !ctx.anon {
+        let Some(vma) = ctx.anon_vma() else {
             return blind;
-        }
-        let m = self.miss(ctx.owner);
+        };
+        let m = self.miss(vma);
         if *m < MISS_MAX {
             *m += 1;
         }
@@ -58,8 +59,8 @@ impl SwapReadahead for Vma2012 {
 
     fn on_cache_hit(&mut self, ctx: &FaultCtx, _was_readahead: bool) {
         // Any swap-cache hit counts, readahead-marked or not.
-        if ctx.anon && !ctx.tried {
-            let m = self.miss(ctx.owner);
+        if let (Some(vma), false) = (ctx.anon_vma(), ctx.tried) {
+            let m = self.miss(vma);
             *m = m.saturating_sub(1);
         }
     }
@@ -68,11 +69,11 @@ impl SwapReadahead for Vma2012 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::swap::readahead::FaultOwner;
 
     fn ctx(anon: bool, owner: u32, slot: u32) -> FaultCtx {
         FaultCtx {
-            anon,
-            owner,
+            owner: if anon { FaultOwner::Anon(VmaId(owner)) } else { FaultOwner::Shmem(owner) },
             index: 0,
             vma_pages: 1 << 20,
             slot,
