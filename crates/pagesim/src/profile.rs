@@ -81,9 +81,18 @@ pub struct Profile {
     /// 3.11 (Mel Gorman) kswapd reclaims up to the high watermark per pass and raises the
     /// priority while it scans less than that.
     pub kswapd_pre_3_11: bool,
-    /// `shrink_lruvec` as in 3.x: global direct reclaim stops once nr_to_reclaim is met
-    /// (no proportional pass at DEF_PRIORITY, 3.16+); no PG_workingset (4.20+).
-    pub reclaim_3x: bool,
+    /// `shrink_lruvec` from 3.16: global direct reclaim at DEF_PRIORITY scans every list to
+    /// its target (`proportional_reclaim`), and at other priorities, once nr_to_reclaim is
+    /// met, stops the LRU type with less work left and scales the other down, as kswapd
+    /// and memcg reclaim do. Before 3.16 global direct reclaim stops as soon as
+    /// nr_to_reclaim is met.
+    pub proportional_reclaim: bool,
+    /// Pages deactivated by reclaim get PG_workingset, so that their refault counts as a
+    /// workingset refault (4.20, Johannes Weiner's psi series).
+    pub pg_workingset: bool,
+    /// Pages that reclaim puts back on the active list age the workingset clock
+    /// (`workingset_age_nonresident` in `move_folios_to_lru`, 5.9).
+    pub activation_ages_nonresident: bool,
     /// Reclaim's balance heuristics (`inactive_is_low`, the refault check of
     /// `prepare_scan_control`, `snapshot_refaults`, the refault distance in
     /// `workingset_test_recent`, `lru_note_cost`) read lruvec statistics flushed at most this
@@ -154,7 +163,9 @@ const LINUX_3_14: Profile = Profile {
     ssd_cluster_alloc: true,
     swap_slots_cache: false,
     kswapd_pre_3_11: false,
-    reclaim_3x: true,
+    proportional_reclaim: false,
+    pg_workingset: false,
+    activation_ages_nonresident: false,
     memcg_stats_flush_ns: 0,
     swap_sync_io: false,
     shmem_sync_bypass: false,
@@ -198,7 +209,9 @@ const LINUX_6_6: Profile = Profile {
     ssd_cluster_alloc: true,
     swap_slots_cache: true,
     kswapd_pre_3_11: false,
-    reclaim_3x: false,
+    proportional_reclaim: true,
+    pg_workingset: true,
+    activation_ages_nonresident: true,
     memcg_stats_flush_ns: 0,
     swap_sync_io: true,
     shmem_sync_bypass: false,

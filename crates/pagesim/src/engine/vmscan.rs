@@ -184,7 +184,7 @@ impl Sim {
                 memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
                 self.mm.count(Counter::PgActivate, m, 1);
                 self.reclaim.scan_balance.note_scanned(m as usize, t, 0, 1);
-                if !self.profile.reclaim_3x {
+                if self.profile.activation_ages_nonresident {
                     self.workingset_age_nonresident(m, 1);
                 }
             }
@@ -337,8 +337,8 @@ impl Sim {
         };
         let mut nr = self.reclaim.scan_balance.get_scan_count(m as usize, &inp);
         let targets = nr;
-        let legacy = self.profile.reclaim_3x;
-        let proportional = !legacy && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+        let proportional_rule = self.profile.proportional_reclaim;
+        let proportional = proportional_rule && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
         let mut scan_adjusted = false;
         let mut reclaimed = 0u64;
         'scan: while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
@@ -355,7 +355,7 @@ impl Sim {
             if reclaimed < sc.nr_to_reclaim || scan_adjusted || proportional {
                 continue;
             }
-            if legacy && sc.global() && !sc.kswapd {
+            if !proportional_rule && sc.global() && !sc.kswapd {
                 break;
             }
             let nr_file = nr[2] + nr[3];
@@ -427,7 +427,7 @@ impl Sim {
                 rotated += 1;
             }
             self.mm.frames.clear(f, pg::ACTIVE);
-            if !self.profile.reclaim_3x {
+            if self.profile.pg_workingset {
                 self.mm.frames.set(f, pg::WORKINGSET);
             }
             let Mm { memcgs, frames, .. } = &mut self.mm;
@@ -476,7 +476,7 @@ impl Sim {
                     self.mm.frames.set(f, pg::ACTIVE);
                     let Mm { memcgs, frames, .. } = &mut self.mm;
                     memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
-                    if !self.profile.reclaim_3x {
+                    if self.profile.activation_ages_nonresident {
                         // move_folios_to_lru: activations age the workingset clock.
                         self.workingset_age_nonresident(m, 1);
                     }
