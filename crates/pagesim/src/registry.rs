@@ -32,12 +32,10 @@
 //! default configuration (device/mod.rs).
 //!
 //! The I/O schedulers use a third form that registers names only: a unit enum chosen by serde
-//! (device/elevator.rs). They have no trait to dispatch through: their tunables are one
-//! sysfs-shaped `iosched` table resolved per scheduler (device/iosched.rs), and the request
-//! queue (device/queue.rs) calls hooks only CFQ has (per-process queues, the idle timer).
-//! Adding a scheduler is therefore its file, its registry line, its tunables in iosched.rs and
-//! its hooks in queue.rs, until an elevator-operations trait (`struct elevator_mq_ops`) is
-//! drawn out of queue.rs.
+//! (device/elevator.rs), because a scheduler is built from its resolved tunables (one
+//! sysfs-shaped `iosched` table, device/iosched.rs) rather than from a default. Their
+//! operations are a trait too (`ElevatorOps`), dispatched through a closed enum that
+//! device/elevator.rs generates from its own one-line-per-scheduler list.
 //!
 //! One invocation per module: it defines `find`, `names` and a test module there.
 //!

@@ -31,7 +31,9 @@
 //! close-cooperator queue merging, REQ_PRIO/REQ_NOIDLE flags, and the hw_tag detection
 //! (a device that queues commands, NCQ or NVMe, counts as queueing from the start).
 
+use super::elevator::ElevatorOps;
 use super::queue::Pending;
+use super::IoDir;
 use crate::units::JIFFY_NS;
 use std::collections::BTreeSet;
 
@@ -267,7 +269,7 @@ impl Cfq {
 
     /// The queue a request goes to (`cfq_get_queue`): the shared async queue, or the
     /// submitting context's sync queue (created on first use).
-    pub(super) fn classify(&mut self, sync: bool, ctx: u32, now: u64) -> u32 {
+    fn cfq_get_queue(&mut self, sync: bool, ctx: u32, now: u64) -> u32 {
         if !sync {
             return 0;
         }
@@ -283,7 +285,7 @@ impl Cfq {
     }
 
     /// When the idle timer fires, if armed.
-    pub(super) fn timer_at(&self) -> Option<u64> {
+    fn idle_timer_at(&self) -> Option<u64> {
         self.idle_timer
     }
 
@@ -608,7 +610,7 @@ impl Cfq {
     }
 
     /// `cfq_dispatch_requests`: the request to hand to the driver now, if any.
-    pub(super) fn select(&mut self, pending: &Pending, now: u64, rq_queued: usize) -> Option<u32> {
+    fn cfq_dispatch_requests(&mut self, pending: &Pending, now: u64, rq_queued: usize) -> Option<u32> {
         if self.busy_queues == 0 {
             return None;
         }
@@ -622,7 +624,7 @@ impl Cfq {
     /// The request chosen by [`Self::select`] (of queue `q`, ending at byte `end`) went to
     /// the driver and is no longer in `pending` (`cfq_dispatch_insert` and the rest of
     /// `cfq_dispatch_requests`).
-    pub(super) fn dispatched(&mut self, q: u32, end: u64, now: u64, pending: &Pending) {
+    fn cfq_dispatch_insert(&mut self, q: u32, end: u64, now: u64, pending: &Pending) {
         let maxrq = 2 * self.p.slice_async_rq * (8 - PRIO as u32);
         let c = &mut self.queues[q as usize];
         c.dispatched += 1;
@@ -641,7 +643,7 @@ impl Cfq {
     }
 
     /// A new request of queue `q` entered `pending` (`cfq_add_rq_rb` + `cfq_rq_enqueued`).
-    pub(super) fn queued(&mut self, q: u32, offset: u64, len: u64, now: u64, pending: &Pending) {
+    fn cfq_rq_enqueued(&mut self, q: u32, offset: u64, len: u64, now: u64, pending: &Pending) {
         if !self.queues[q as usize].on_rr {
             self.add_rr(q, now);
         }
@@ -728,7 +730,7 @@ impl Cfq {
     }
 
     /// A request of queue `q`, allocated at `start_ns`, completed (`cfq_completed_request`).
-    pub(super) fn completed(&mut self, q: u32, start_ns: u64, now: u64, pending: &Pending) {
+    fn cfq_completed_request(&mut self, q: u32, start_ns: u64, now: u64, pending: &Pending) {
         let c = &mut self.queues[q as usize];
         c.dispatched -= 1;
         let sync = c.sync;
@@ -779,7 +781,7 @@ impl Cfq {
     }
 
     /// The idle timer fired (`cfq_idle_slice_timer`); the queue is run afterwards.
-    pub(super) fn timer(&mut self, now: u64, pending: &Pending) {
+    fn cfq_idle_slice_timer(&mut self, now: u64, pending: &Pending) {
         if self.idle_timer.is_none_or(|t| t > now) {
             return;
         }
@@ -799,6 +801,30 @@ impl Cfq {
             }
         }
         self.slice_expired(timed_out, now, pending);
+    }
+}
+
+impl ElevatorOps for Cfq {
+    fn classify(&mut self, dir: IoDir, ctx: u32, now: u64) -> u32 {
+        self.cfq_get_queue(dir == IoDir::Read, ctx, now)
+    }
+    fn select(&mut self, pending: &Pending, now: u64, nr_queued: usize) -> Option<u32> {
+        self.cfq_dispatch_requests(pending, now, nr_queued)
+    }
+    fn queued(&mut self, q: u32, offset: u64, len: u64, now: u64, pending: &Pending) {
+        self.cfq_rq_enqueued(q, offset, len, now, pending)
+    }
+    fn dispatched(&mut self, q: u32, _dir: IoDir, end: u64, now: u64, pending: &Pending) {
+        self.cfq_dispatch_insert(q, end, now, pending)
+    }
+    fn completed(&mut self, q: u32, start_ns: u64, now: u64, pending: &Pending) {
+        self.cfq_completed_request(q, start_ns, now, pending)
+    }
+    fn timer_at(&self) -> Option<u64> {
+        self.idle_timer_at()
+    }
+    fn timer(&mut self, now: u64, pending: &Pending) {
+        self.cfq_idle_slice_timer(now, pending)
     }
 }
 
@@ -828,12 +854,12 @@ mod tests {
     fn one_sync_read_dispatched(ssd: bool, rid: u32, len: u64) -> (Cfq, Pending, u32) {
         let mut c = Cfq::new(CfqParams::default(), ssd, true);
         let mut p = pending(2);
-        let r = c.classify(true, 1, 0);
+        let r = c.cfq_get_queue(true, 1, 0);
         add(&mut p, r, 0, rid, 0);
-        c.queued(r, 0, len, 0, &p);
-        assert_eq!(c.select(&p, 0, 1), Some(rid));
+        c.cfq_rq_enqueued(r, 0, len, 0, &p);
+        assert_eq!(c.cfq_dispatch_requests(&p, 0, 1), Some(rid));
         take(&mut p, r, rid);
-        c.dispatched(r, len, 0, &p);
+        c.cfq_dispatch_insert(r, len, 0, &p);
         (c, p, r)
     }
 
@@ -862,26 +888,26 @@ mod tests {
     fn a_sync_read_preempts_the_async_queue_and_waits_for_writes_to_drain() {
         let mut c = Cfq::new(CfqParams::default(), false, true);
         let mut p = pending(2);
-        let r = c.classify(true, 7, 0);
+        let r = c.cfq_get_queue(true, 7, 0);
         assert_eq!(r, 1);
         // Writes queued first: the async queue becomes active and dispatches.
         add(&mut p, 0, 1 << 20, 0, 0);
-        c.queued(0, 1 << 20, 4096, 0, &p);
+        c.cfq_rq_enqueued(0, 1 << 20, 4096, 0, &p);
         add(&mut p, 0, 2 << 20, 1, 0);
-        c.queued(0, 2 << 20, 4096, 0, &p);
-        let first = c.select(&p, 0, 2).unwrap();
+        c.cfq_rq_enqueued(0, 2 << 20, 4096, 0, &p);
+        let first = c.cfq_dispatch_requests(&p, 0, 2).unwrap();
         assert_eq!(first, 0);
         take(&mut p, 0, first);
-        c.dispatched(0, (1 << 20) + 4096, 0, &p);
+        c.cfq_dispatch_insert(0, (1 << 20) + 4096, 0, &p);
         // A read arrives: it preempts the async queue ...
         add(&mut p, r, 500 << 20, 2, 1000);
-        c.queued(r, 500 << 20, 32768, 1000, &p);
+        c.cfq_rq_enqueued(r, 500 << 20, 32768, 1000, &p);
         assert_eq!(c.active, None, "the async slice was expired by preemption");
         // ... but waits until the write in flight has completed.
-        assert_eq!(c.select(&p, 1000, 2), None);
+        assert_eq!(c.cfq_dispatch_requests(&p, 1000, 2), None);
         assert_eq!(c.active, Some(r));
-        c.completed(0, 0, 5_000_000, &p);
-        assert_eq!(c.select(&p, 5_000_000, 2), Some(2));
+        c.cfq_completed_request(0, 0, 5_000_000, &p);
+        assert_eq!(c.cfq_dispatch_requests(&p, 5_000_000, 2), Some(2));
     }
 
     #[test]
@@ -889,22 +915,22 @@ mod tests {
         let (mut c, mut p, r) = one_sync_read_dispatched(false, 0, 32768);
         // A write is queued meanwhile.
         add(&mut p, 0, 100 << 20, 1, 100);
-        c.queued(0, 100 << 20, 4096, 100, &p);
-        c.completed(r, 0, 2_000_000, &p);
-        assert_eq!(c.timer_at(), Some(10_000_000), "idle for slice_idle after the read");
-        assert_eq!(c.select(&p, 2_000_000, 1), None, "the write waits while the disk idles");
+        c.cfq_rq_enqueued(0, 100 << 20, 4096, 100, &p);
+        c.cfq_completed_request(r, 0, 2_000_000, &p);
+        assert_eq!(c.idle_timer_at(), Some(10_000_000), "idle for slice_idle after the read");
+        assert_eq!(c.cfq_dispatch_requests(&p, 2_000_000, 1), None, "the write waits while the disk idles");
         // The reader's next request within the window is served at once.
         add(&mut p, r, 32768, 2, 3_000_000);
-        c.queued(r, 32768, 32768, 3_000_000, &p);
-        assert_eq!(c.timer_at(), None);
-        assert_eq!(c.select(&p, 3_000_000, 2), Some(2));
+        c.cfq_rq_enqueued(r, 32768, 32768, 3_000_000, &p);
+        assert_eq!(c.idle_timer_at(), None);
+        assert_eq!(c.cfq_dispatch_requests(&p, 3_000_000, 2), Some(2));
         take(&mut p, r, 2);
-        c.dispatched(r, 65536, 3_000_000, &p);
-        c.completed(r, 3_000_000, 4_000_000, &p);
+        c.cfq_dispatch_insert(r, 65536, 3_000_000, &p);
+        c.cfq_completed_request(r, 3_000_000, 4_000_000, &p);
         // No next read: the timer fires and the async queue gets the disk.
-        let t = c.timer_at().unwrap();
-        c.timer(t, &p);
-        assert_eq!(c.select(&p, t, 1), Some(1));
+        let t = c.idle_timer_at().unwrap();
+        c.cfq_idle_slice_timer(t, &p);
+        assert_eq!(c.cfq_dispatch_requests(&p, t, 1), Some(1));
     }
 
     #[test]
@@ -913,29 +939,29 @@ mod tests {
         let mut p = pending(2);
         for i in 0..8u32 {
             add(&mut p, 0, (i as u64) << 20, i, 0);
-            c.queued(0, (i as u64) << 20, 4096, 0, &p);
+            c.cfq_rq_enqueued(0, (i as u64) << 20, 4096, 0, &p);
         }
         // No delayed sync I/O in the last second: several writes go out at once.
         let mut n = 0;
-        while let Some(rid) = c.select(&p, 0, 8 - n) {
+        while let Some(rid) = c.cfq_dispatch_requests(&p, 0, 8 - n) {
             take(&mut p, 0, rid);
-            c.dispatched(0, ((rid as u64) << 20) + 4096, 0, &p);
+            c.cfq_dispatch_insert(0, ((rid as u64) << 20) + 4096, 0, &p);
             n += 1;
         }
         assert_eq!(n, 8, "sole queue: no dispatch limit");
         // A sync request that took longer than fifo_expire_sync throttles async to one.
         let (mut c, mut p, r) = one_sync_read_dispatched(false, 100, 4096);
-        c.completed(r, 0, 200_000_000, &p);
-        let t = c.timer_at().unwrap();
-        c.timer(t, &p);
+        c.cfq_completed_request(r, 0, 200_000_000, &p);
+        let t = c.idle_timer_at().unwrap();
+        c.cfq_idle_slice_timer(t, &p);
         for i in 0..8u32 {
             add(&mut p, 0, (i as u64) << 20, i, t);
-            c.queued(0, (i as u64) << 20, 4096, t, &p);
+            c.cfq_rq_enqueued(0, (i as u64) << 20, 4096, t, &p);
         }
         let mut n = 0;
-        while let Some(rid) = c.select(&p, t, 8 - n) {
+        while let Some(rid) = c.cfq_dispatch_requests(&p, t, 8 - n) {
             take(&mut p, 0, rid);
-            c.dispatched(0, ((rid as u64) << 20) + 4096, t, &p);
+            c.cfq_dispatch_insert(0, ((rid as u64) << 20) + 4096, t, &p);
             n += 1;
         }
         assert_eq!(n, 1, "one async request in the driver right after a delayed sync one");
@@ -956,7 +982,7 @@ mod tests {
     #[test]
     fn ssds_with_queueing_do_not_idle() {
         let (mut c, p, r) = one_sync_read_dispatched(true, 0, 32768);
-        c.completed(r, 0, 100_000, &p);
-        assert_eq!(c.timer_at(), None);
+        c.cfq_completed_request(r, 0, 100_000, &p);
+        assert_eq!(c.idle_timer_at(), None);
     }
 }

@@ -33,6 +33,7 @@ mod flash;
 mod hdd;
 mod iosched;
 mod mq_deadline;
+mod noop;
 mod nvme;
 mod pmem;
 mod queue;

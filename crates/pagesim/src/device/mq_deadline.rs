@@ -22,6 +22,7 @@
 //! best-effort here), zoned-device write locking, and `async_depth`. Merging lives in the
 //! queue ([`super::DeviceQueue`]); `front_merges` is read from here.
 
+use super::elevator::ElevatorOps;
 use super::{queue::Pending, IoDir};
 
 /// Tunables of mq-deadline, as in `/sys/block/<dev>/queue/iosched/` (parsed from the
@@ -91,8 +92,8 @@ impl MqDeadline {
     }
 
     /// Chooses the next request to dispatch (`__dd_dispatch_request`), or `None` if nothing
-    /// is queued. The caller removes it from `q` and reports its end with [`Self::dispatched`].
-    pub(super) fn select(&mut self, q: &Pending, now: u64) -> Option<u32> {
+    /// is queued. The caller removes it from `q` and reports its end with [`Self::dd_dispatched`].
+    fn dd_dispatch_request(&mut self, q: &Pending, now: u64) -> Option<u32> {
         if let Some(rid) = self.next_request(q, self.last_dir) {
             if self.batching < self.p.fifo_batch {
                 self.batching += 1;
@@ -131,7 +132,19 @@ impl MqDeadline {
     }
 
     /// Records that a request of `dir` ending at byte `end` was dispatched (`latest_pos`).
-    pub(super) fn dispatched(&mut self, dir: IoDir, end: u64) {
+    fn dd_dispatched(&mut self, dir: IoDir, end: u64) {
         self.latest_pos[dir.index()] = end;
+    }
+}
+
+impl ElevatorOps for MqDeadline {
+    fn classify(&mut self, dir: IoDir, _ctx: u32, _now: u64) -> u32 {
+        dir.index() as u32
+    }
+    fn select(&mut self, pending: &Pending, now: u64, _nr_queued: usize) -> Option<u32> {
+        self.dd_dispatch_request(pending, now)
+    }
+    fn dispatched(&mut self, _q: u32, dir: IoDir, end: u64, _now: u64, _pending: &Pending) {
+        self.dd_dispatched(dir, end)
     }
 }

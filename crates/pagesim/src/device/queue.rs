@@ -44,9 +44,7 @@
 //! "batching" allowance of the process that fills the queue (32 more requests for 20 ms) is
 //! not modelled.
 
-use super::cfq::Cfq;
-use super::iosched::Iosched;
-use super::mq_deadline::MqDeadline;
+use super::elevator::Elevator;
 use super::{DeviceModel, DriveCmd, IoDir};
 use std::collections::BTreeSet;
 
@@ -158,28 +156,11 @@ impl Pending {
 }
 
 #[derive(Debug)]
-enum Sched {
-    Fifo,
-    Deadline(MqDeadline),
-    Cfq(Box<Cfq>),
-}
-
-impl Sched {
-    /// The scheduler queue of a new request from context `ctx`.
-    fn classify(&mut self, dir: IoDir, ctx: u32, now: u64) -> u32 {
-        match self {
-            Sched::Fifo | Sched::Deadline(_) => dir.index() as u32,
-            Sched::Cfq(c) => c.classify(dir == IoDir::Read, ctx, now),
-        }
-    }
-}
-
-#[derive(Debug)]
 pub struct DeviceQueue {
     model: DeviceModel,
     max_bytes: u64,
     front_merges: bool,
-    sched: Sched,
+    sched: Elevator,
     plug: Vec<Request>,
     /// Queued and in-flight requests by rid; `None` marks a free rid.
     slab: Vec<Option<Request>>,
@@ -217,11 +198,7 @@ impl DeviceQueue {
     pub fn new(model: DeviceModel) -> Self {
         let q = model.queue_params();
         let iosched = q.iosched.resolve(q.scheduler).expect("validated by DeviceModel::new");
-        let (sched, front_merges) = match iosched {
-            Iosched::None => (Sched::Fifo, true),
-            Iosched::Deadline(p) => (Sched::Deadline(MqDeadline::new(p)), p.front_merges),
-            Iosched::Cfq(p) => (Sched::Cfq(Box::new(Cfq::new(p, !model.rotational(), model.tagged_queueing()))), true),
-        };
+        let (sched, front_merges) = Elevator::new(iosched, &model);
         // blk_queue_congestion_threshold
         let nr = q.nr_requests;
         let congestion_on = (nr - nr / 8 + 1).min(nr);
@@ -281,17 +258,12 @@ impl DeviceQueue {
 
     /// When the scheduler's timer (CFQ's idle window) fires, if armed.
     pub fn timer_at(&self) -> Option<u64> {
-        match &self.sched {
-            Sched::Cfq(c) => c.timer_at(),
-            _ => None,
-        }
+        self.sched.timer_at()
     }
 
     /// The scheduler's timer fired at `now`: the scheduler decides, then the queue runs.
     pub fn timer(&mut self, now: u64, out: &mut Vec<Dispatched>) {
-        if let Sched::Cfq(c) = &mut self.sched {
-            c.timer(now, &self.pending);
-        }
+        self.sched.timer(now, &self.pending);
         self.dispatch(now, out);
     }
 
@@ -449,12 +421,10 @@ impl DeviceQueue {
         tags.extend_from_slice(&r.tags);
         r.tags.clear();
         self.free_request(r.class(), now);
-        if let Sched::Cfq(c) = &mut self.sched {
-            let armed = c.timer_at().is_some();
-            c.completed(r.q, r.start_ns, now, &self.pending);
-            if !armed && c.timer_at().is_some() {
-                self.stats.idle_arms += 1;
-            }
+        let armed = self.sched.timer_at().is_some();
+        self.sched.completed(r.q, r.start_ns, now, &self.pending);
+        if !armed && self.sched.timer_at().is_some() {
+            self.stats.idle_arms += 1;
         }
         self.spare.push(r.tags);
         self.drive_busy = false;
@@ -565,9 +535,7 @@ impl DeviceQueue {
         let (q, offset, len) = (r.q, r.offset, r.len);
         self.slab[rid as usize] = Some(r);
         self.nr_queued += 1;
-        if let Sched::Cfq(c) = &mut self.sched {
-            c.queued(q, offset, len, now, &self.pending);
-        }
+        self.sched.queued(q, offset, len, now, &self.pending);
     }
 
     /// Queued request `rid` ends at `offset` and can grow by `len` within `max_sectors_kb`.
@@ -612,14 +580,7 @@ impl DeviceQueue {
 
     /// The scheduler's choice among queued requests.
     fn select(&mut self, now: u64) -> Option<u32> {
-        match &mut self.sched {
-            Sched::Fifo => {
-                let heads = self.pending.fifo.iter().filter_map(|f| f.first());
-                heads.min().map(|&(_, _, rid)| rid)
-            }
-            Sched::Deadline(dd) => dd.select(&self.pending, now),
-            Sched::Cfq(c) => c.select(&self.pending, now, self.nr_queued),
-        }
+        self.sched.select(&self.pending, now, self.nr_queued)
     }
 
     fn dispatch(&mut self, now: u64, out: &mut Vec<Dispatched>) {
@@ -631,11 +592,7 @@ impl DeviceQueue {
             self.pending.sorted[d].remove(&(offset, rid));
             self.pending.fifo[d].remove(&r.fifo_key(rid));
             self.nr_queued -= 1;
-            match &mut self.sched {
-                Sched::Deadline(dd) => dd.dispatched(dir, offset + len),
-                Sched::Cfq(c) => c.dispatched(q, offset + len, now, &self.pending),
-                Sched::Fifo => {}
-            }
+            self.sched.dispatched(q, dir, offset + len, now, &self.pending);
             if self.busy_channels == 0 {
                 self.busy_since = now;
             }
