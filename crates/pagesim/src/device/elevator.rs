@@ -4,12 +4,12 @@
 //! DOC: the kernel keeps a list of registered schedulers and `queue/scheduler` selects one by
 //! its name. Here [`SCHEDULERS`] is that list: the device's `scheduler` key takes one of its
 //! names, and `pagesim describe` lists it. Each scheduler is one file implementing
-//! [`ElevatorOps`] (the kernel's `struct elevator_mq_ops`, reduced to what timing needs:
+//! `ElevatorOps` (the kernel's `struct elevator_mq_ops`, reduced to what timing needs:
 //! which scheduler queue a request joins, which queued request goes next, and the
 //! notifications of insertion, dispatch, completion and the scheduler's own timer); the
-//! request queue (queue.rs) calls them through [`Elevator`] and does the rest (plugging,
+//! request queue (queue.rs) calls them through `Elevator` and does the rest (plugging,
 //! merging, request allocation, the device's channels). A scheduler's tunables are resolved
-//! from the device's `iosched` table (iosched.rs), and [`Elevator::new`] builds it from them
+//! from the device's `iosched` table (iosched.rs), and `Elevator::new` builds it from them
 //! (`elevator_init_mq`).
 //!
 //! Adding a scheduler: its file, its line in [`SCHEDULERS`], its tunables in iosched.rs, and
