@@ -44,9 +44,10 @@ enum Command {
     /// Load and validate a scenario without running it
     ///
     /// Makes every check `run` makes before it simulates (the same resolution of the
-    /// scenario). Prints the number of tasks and the kernel profile; an error names the file,
-    /// the line or key, and what was expected.
-    Check(Scenario),
+    /// scenario). Prints the number of tasks and the kernel profile, or with --json the
+    /// resolved configuration (every default applied, policy names looked up); an error names
+    /// the file, the line or key, and what was expected.
+    Check(CheckArgs),
     /// List every scenario key with its unit and default, and the policies and device models
     Describe,
     /// List the kernel profiles and the policies each one selects
@@ -96,6 +97,16 @@ struct Scenario {
 }
 
 #[derive(Debug, clap::Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    scenario: Scenario,
+    /// Print the resolved configuration as JSON: the scenario as a run sees it, with the
+    /// defaults, the profile's policies and the kernel's derived values (min_free_kbytes)
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Debug, clap::Args)]
 struct RunArgs {
     #[command(flatten)]
     scenario: Scenario,
@@ -133,9 +144,14 @@ fn main() -> ExitCode {
 fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
     match command {
         Command::Run(a) => cmd_run(a, out),
-        Command::Check(a) => {
+        Command::Check(CheckArgs { scenario: a, json }) => {
             let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
-            writeln!(out, "{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name)
+            if json {
+                let text = serde_json::to_string_pretty(&s.config).expect("a resolved configuration serializes");
+                writeln!(out, "{text}")
+            } else {
+                writeln!(out, "{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name)
+            }
         }
         Command::Describe => {
             writeln!(out, "{:<40} {:<24} {:<22} description", "key", "unit", "default")?;

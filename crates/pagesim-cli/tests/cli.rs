@@ -321,6 +321,22 @@ fn set_takes_its_value_after_a_space_or_an_equals_sign_and_repeats() {
 }
 
 #[test]
+fn check_json_prints_the_resolved_configuration() {
+    let quickstart = scenario("quickstart.toml");
+    let (code, out, err) = pagesim(&["check", &quickstart, "--json", "--set", "kernel.profile=linux-3.14"]);
+    assert_eq!(code, 0, "{err}");
+    let c: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    // The profile's policies and the defaults the file left out are filled in.
+    assert_eq!(c["kernel"]["profile"], "linux-3.14");
+    assert_eq!(c["kernel"]["swap_readahead"], "adaptive", "linux-3.14's swap readahead");
+    assert_eq!(c["kernel"]["scan_balance"], "force-per-lru");
+    assert!(c["swap"][0]["priority"].as_i64().is_some_and(|p| p < 0), "swapon's default priority: {}", c["swap"]);
+    assert_eq!(c["zswap"]["max_pool_percent"], 20, "zswap's default pool limit");
+    assert!(c["vm"]["min_free_kbytes"].as_u64().is_some_and(|k| k > 0), "derived from the RAM: {}", c["vm"]);
+    assert!(c["task"].as_array().is_some_and(|t| !t.is_empty()));
+}
+
+#[test]
 fn completions_are_a_script_for_each_shell() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let (code, out, err) = pagesim(&["completions", shell]);
