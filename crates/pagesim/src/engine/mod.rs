@@ -257,10 +257,8 @@ impl Sim {
                 SwapArea::new(s.dev, s.offset, s.size, s.priority, rot, clusters, ncpus)
             })
             .collect();
-        // zswap's parameters and the regions' page content, from the file: swap/ reads
-        // them there (they have no defaults beyond their own serde ones).
         let (zswap, content) =
-            crate::engine::page_io::setup(&sc.file, profile, &mut areas, &devices, managed, c.memcg.len() + 1, seed);
+            crate::engine::page_io::setup(c, profile, &mut areas, &devices, managed, c.memcg.len() + 1, seed);
 
         let swap_ra = (c.kernel.swap_readahead.build)();
         let scan_balance = (c.kernel.scan_balance.build)();

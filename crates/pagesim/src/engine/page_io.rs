@@ -43,14 +43,15 @@ use crate::mm::compress::{self, Content, PageContent, RegionContent};
 use crate::mm::pte;
 use crate::mm::vmstat::{Counter, Gauge};
 use crate::mm::{pg, Mm, Owner};
-use crate::scenario::{Profile, ScenarioFile};
+use crate::scenario::config::Config;
+use crate::scenario::Profile;
 use crate::swap::zswap::Zswap;
 use crate::swap::{Entry, SwapArea};
 
 /// Builds zswap and the content model for a run and marks the swap areas whose freed slots
 /// must be reported (zswap enabled, or the area is on zram).
 pub fn setup(
-    f: &ScenarioFile,
+    c: &Config,
     profile: &Profile,
     areas: &mut [SwapArea],
     devices: &[DeviceQueue],
@@ -59,8 +60,8 @@ pub fn setup(
     seed: u64,
 ) -> (Zswap, PageContent) {
     let area_slots: Vec<u32> = areas.iter().map(|a| a.nslots).collect();
-    let zswap = Zswap::new(&f.zswap, profile.zswap, &area_slots, managed_pages, nr_memcgs);
-    let regions: Vec<RegionContent> = f.region.values().map(|r| r.content()).collect();
+    let zswap = Zswap::new(&c.zswap, profile.zswap, &area_slots, managed_pages, nr_memcgs);
+    let regions: Vec<RegionContent> = c.region.iter().map(|r| r.content()).collect();
     let any_backend = areas.iter().any(|a| devices[a.dev.idx()].model().swap_backend().is_some());
     let zero_pages = profile.swap_zeromap && regions.iter().any(|r| r.zero > 0.0);
     let active = zswap.enabled || any_backend || zero_pages;

@@ -326,26 +326,32 @@ impl Sim {
                 t.cur.step_start_ns = *now;
                 continue;
             }
-            let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
-            t.cur.last = idx;
-            if step.file {
-                return Next::Read(idx);
-            }
-            let StepTarget::Vma(vma) = t.targets[t.cur.step] else {
-                unreachable!("a file step returned Next::Read above")
+            let vma = match t.targets[t.cur.step] {
+                StepTarget::Vma(v) => v,
+                StepTarget::File { .. } => {
+                    let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
+                    t.cur.last = idx;
+                    return Next::Read(idx);
+                }
             };
+            // The step's accesses, with what they need of a PTE and do to it hoisted out.
             let write = step.write;
-            let think = step.think_ns;
+            let need = if write { pte::WRITE } else { 0 };
+            let set = pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            let cost = access_ns + step.think_ns;
             let ptes = &mut vmas[vma].pte;
-            let e = ptes[idx as usize];
-            let ok = pte::is_present(e) && (!write || e & pte::WRITE != 0);
-            if !ok {
-                return Next::Fault(vma, idx, write);
+            while t.cur.done < step.total && *now < limit {
+                let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
+                t.cur.last = idx;
+                let e = ptes[idx as usize];
+                if !pte::is_present(e) || e & need != need {
+                    return Next::Fault(vma, idx, write);
+                }
+                ptes[idx as usize] = e | set;
+                t.cur.done += 1;
+                *ops_done += 1;
+                *now += cost;
             }
-            ptes[idx as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
-            t.cur.done += 1;
-            *ops_done += 1;
-            *now += access_ns + think;
         }
     }
 

@@ -191,6 +191,18 @@ pub struct Region {
     pub zero_percent: f64,
 }
 
+impl Region {
+    /// The region's page content model (what compression and zero-page detection see).
+    pub fn content(&self) -> crate::mm::compress::RegionContent {
+        crate::mm::compress::RegionContent {
+            ratio: self.compress_ratio,
+            sigma: self.compress_sigma,
+            incompressible: self.incompressible_percent / 100.0,
+            zero: self.zero_percent / 100.0,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct Task {
     pub name: String,

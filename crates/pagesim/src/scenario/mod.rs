@@ -325,18 +325,6 @@ pub struct Region {
     pub zero_percent: f64,
 }
 
-impl Region {
-    /// The region's page content model.
-    pub fn content(&self) -> crate::mm::compress::RegionContent {
-        crate::mm::compress::RegionContent {
-            ratio: self.compress_ratio,
-            sigma: self.compress_sigma,
-            incompressible: self.incompressible_percent / 100.0,
-            zero: self.zero_percent / 100.0,
-        }
-    }
-}
-
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Task {
