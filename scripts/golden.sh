@@ -12,12 +12,7 @@
 # `golden.sh compare before` after the change. A restructuring must compare identical; a fix
 # that moves numbers is listed, value by value, so its note can explain each.
 set -euo pipefail
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
-export CARGO_TARGET_DIR="$ROOT/target"
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
-    export PATH="$HOME/.cargo/bin:$PATH"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 usage() { echo "usage: scripts/golden.sh record NAME | compare NAME" >&2; exit 2; }
 [ $# -eq 2 ] || usage

@@ -7,13 +7,7 @@
 # installs Debian's python3-venv if the venv module is missing.
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
-# The README's commands use ./target/release/pagesim: build there whatever the caller's shell says.
-export CARGO_TARGET_DIR="$ROOT/target"
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
-    export PATH="$HOME/.cargo/bin:$PATH"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 command -v cargo >/dev/null 2>&1 || { echo "install.sh: cargo not found; install the Rust toolchain (rustup)" >&2; exit 1; }
 command -v python3 >/dev/null 2>&1 || { echo "install.sh: python3 not found" >&2; exit 1; }
 

@@ -5,12 +5,7 @@
 # run so that one report shows every failure.
 set -uo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$PWD
-export CARGO_TARGET_DIR="$ROOT/target"
-if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
-    export PATH="$HOME/.cargo/bin:$PATH"
-fi
+. "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 
 failed=()
 run() {
