@@ -326,23 +326,23 @@ impl Sim {
                 t.cur.step_start_ns = *now;
                 continue;
             }
+            // The step's accesses, with what they need of a PTE and do to it hoisted out. A
+            // file step's next access is a read call (the loop's first iteration returns).
             let vma = match t.targets[t.cur.step] {
-                StepTarget::Vma(v) => v,
-                StepTarget::File { .. } => {
-                    let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
-                    t.cur.last = idx;
-                    return Next::Read(idx);
-                }
+                StepTarget::Vma(v) => Some(v),
+                StepTarget::File { .. } => None,
             };
-            // The step's accesses, with what they need of a PTE and do to it hoisted out.
             let write = step.write;
             let need = if write { pte::WRITE } else { 0 };
             let set = pte::YOUNG | if write { pte::DIRTY } else { 0 };
             let cost = access_ns + step.think_ns;
-            let ptes = &mut vmas[vma].pte;
+            let ptes: &mut [u32] = vma.map_or(&mut [], |v| &mut vmas[v].pte);
             while t.cur.done < step.total && *now < limit {
                 let idx = step.next_index(t.cur.done, &mut t.rng, t.cur.last);
                 t.cur.last = idx;
+                let Some(vma) = vma else {
+                    return Next::Read(idx);
+                };
                 let e = ptes[idx as usize];
                 if !pte::is_present(e) || e & need != need {
                     return Next::Fault(vma, idx, write);
