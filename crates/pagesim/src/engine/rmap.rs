@@ -3,7 +3,9 @@
 //! swap entry, or clear it for a clean file page), for the reclaim code of
 //! engine/vmscan.rs. A page is found from its owner (`Owner`: the anon VMA and index,
 //! the shmem object, or the file and its mapping VMAs) instead of the kernel's anon_vma
-//! and i_mmap trees.
+//! and i_mmap trees. A file or shmem page is looked for only in the VMAs whose range
+//! covers its index (the kernel's `vma_address` check): a region may map only the start of
+//! its file, and readahead caches pages beyond it.
 
 use crate::engine::Sim;
 use crate::ids::Pfn;
@@ -18,9 +20,10 @@ impl Sim {
         let idx = self.mm.frames.index[f] as usize;
         let mut n = 0;
         let mut check = |ptes: &mut Vec<u32>| {
-            let e = ptes[idx];
+            let Some(pte) = ptes.get_mut(idx) else { return };
+            let e = *pte;
             if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
-                ptes[idx] = e & !pte::YOUNG;
+                *pte = e & !pte::YOUNG;
                 n += 1;
             }
         };
@@ -44,7 +47,7 @@ impl Sim {
     pub(crate) fn folio_mapped(&self, f: Pfn) -> bool {
         let idx = self.mm.frames.index[f] as usize;
         let maps = |v: VmaId| {
-            let e = self.mm.vmas[v].pte[idx];
+            let e = self.mm.vmas[v].pte.get(idx).copied().unwrap_or(pte::NONE);
             pte::is_present(e) && pte::frame(e) == Some(f)
         };
         match self.mm.frames.owner(f) {
@@ -64,7 +67,7 @@ impl Sim {
                 // Read-only mappings: no dirty bit to carry over.
                 for i in 0..self.pc.files[a.idx()].mappers.len() {
                     let v = self.pc.files[a.idx()].mappers[i];
-                    let e = self.mm.vmas[v].pte[idx];
+                    let e = self.mm.vmas[v].pte.get(idx).copied().unwrap_or(pte::NONE);
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
                         self.mm.vmas[v].pte[idx] = pte::NONE;
                     }
@@ -88,7 +91,7 @@ impl Sim {
             Owner::Shmem(o) => {
                 for i in 0..self.mm.shmem[o as usize].mappers.len() {
                     let v = self.mm.shmem[o as usize].mappers[i];
-                    let e = self.mm.vmas[v].pte[idx];
+                    let e = self.mm.vmas[v].pte.get(idx).copied().unwrap_or(pte::NONE);
                     if pte::is_present(e) && pte::frame(e) == Some(f) {
                         if e & pte::DIRTY != 0 {
                             self.mm.frames.set(f, pg::DIRTY);
@@ -104,6 +107,7 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::engine::memory::Fault;
+    use crate::mm::vmstat::Counter;
     use crate::mm::{pg, pte};
     use crate::testutil::{fault, sim, SSD};
 
@@ -122,5 +126,25 @@ mod tests {
         assert!(!s.folio_mapped(f));
         assert!(s.mm.frames.test(f, pg::DIRTY), "the PTE's dirty bit moved to the page");
         assert_eq!(s.swap.area_ref(e).count(e.slot()), 1, "one reference: the PTE");
+    }
+
+    /// A region that maps the first 4 MB of a 16 MB file, read twice in a memcg of 2 MB:
+    /// readahead caches pages past the mapping's end, and reclaim's rmap walk must find
+    /// that no VMA maps them (it indexed past the page table and panicked).
+    #[test]
+    fn reclaim_of_file_pages_beyond_a_short_mapping_finds_them_unmapped() {
+        let text = "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n\
+                    [device.d]\nmodel = \"nvme\"\n[file.data]\ndevice = \"d\"\nsize = \"16MB\"\n\
+                    [memcg.box]\nmax = \"2MB\"\n\
+                    [region.map]\nkind = \"file\"\nfile = \"data\"\nsize = \"4MB\"\n\
+                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
+                    [[task.step]]\nregion = \"map\"\npattern = \"seq\"\npasses = 2\nop = \"read\"\n";
+        for profile in crate::scenario::PROFILES {
+            let r = crate::testutil::run(text, &[&format!("kernel.profile={}", profile.name)]);
+            let (c, p) = (|k| r.counter(k), profile.name);
+            assert!(c(Counter::PgStealFile) > 0, "{p}: limit reclaim dropped file pages");
+            assert!(c(Counter::PgMajFault) <= c(Counter::PgFault), "{p}");
+            assert!(r.tasks[0].faults > 0, "{p}: the task ran");
+        }
     }
 }
