@@ -167,7 +167,11 @@ impl Sim {
         true
     }
 
+    /// Counts the fault in progress as major (`VM_FAULT_MAJOR`), once per faulting access.
     pub(crate) fn major_fault(&mut self, tid: Tid) {
+        if std::mem::replace(&mut self.pending_fault(tid).major_counted, true) {
+            return;
+        }
         let m = self.sched.tasks[tid].memcg;
         self.sched.tasks[tid].major_faults += 1;
         self.mm.count(Counter::PgMajFault, m, 1);

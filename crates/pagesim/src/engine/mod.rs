@@ -113,6 +113,9 @@ pub struct PendingFault {
     pub write: bool,
     /// pgfault was already counted.
     pub counted: bool,
+    /// pgmajfault was already counted: like pgfault, once per faulting access, also when
+    /// the page is evicted while the task waits and the retry reads it again.
+    pub major_counted: bool,
     /// The fault already waited for a page once: its retry is a `FAULT_FLAG_TRIED` fault.
     pub tried: bool,
     /// The readahead policy (or fault-around) was already consulted.
@@ -131,6 +134,7 @@ impl PendingFault {
             idx,
             write,
             counted: false,
+            major_counted: false,
             tried: false,
             ra_done: false,
             room_reclaimed: false,
