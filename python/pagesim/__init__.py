@@ -15,12 +15,13 @@ import os
 from typing import Any, Iterable, Mapping, Union
 
 from . import _native
-from ._native import ScenarioError, __version__
+from ._native import RunError, ScenarioError, __version__
 from .report import Result
 from .scenario import describe, overrides_to_sets, profiles, registries
 
 __all__ = [
     "Result",
+    "RunError",
     "ScenarioError",
     "__version__",
     "describe",
@@ -49,7 +50,10 @@ def run(
     to stderr during long runs.
 
     Raises :class:`ScenarioError` (a ``ValueError``) when pagesim rejects the scenario or an
-    override; the message names the key.
+    override; the message names the key. Raises :class:`RunError` (a ``RuntimeError``) when
+    the watchdog stops the run as livelocked (or it deadlocks): the message says what each
+    task was waiting on, and the exception's ``result`` is the report up to the stop. A run
+    cut off by the scenario's ``time_limit`` returns normally, with ``completed`` false.
     """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
@@ -63,4 +67,9 @@ def run(
         raise TypeError(
             f"scenario must be a path (str or os.PathLike) or a dict, got {type(scenario).__name__}"
         )
-    return Result(json.loads(report))
+    result = Result(json.loads(report))
+    if result.stop_reason in ("livelock", "deadlock"):
+        err = RunError(f"the run was stopped ({result.stop_reason}): {result.stop_detail}")
+        err.result = result  # type: ignore[attr-defined]
+        raise err
+    return result

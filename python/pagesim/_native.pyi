@@ -8,6 +8,9 @@ __version__: str
 class ScenarioError(ValueError):
     """A scenario, override or argument rejected by pagesim; the message names the key."""
 
+class RunError(RuntimeError):
+    """A run stopped as livelocked or deadlocked, or an internal error of pagesim."""
+
 def run_file(
     path: str | os.PathLike[str],
     seed: int | None = None,

@@ -43,6 +43,31 @@ class Result:
         return self.elapsed_ns / 1e9
 
     @property
+    def completed(self) -> bool:
+        """Every task finished (or was OOM-killed); ``False`` when the run was stopped first."""
+        return self._report.get("completed", True)
+
+    @property
+    def stop_reason(self) -> str | None:
+        """Why an unfinished run stopped: ``"time_limit"``, ``"livelock"`` or ``"deadlock"``."""
+        return self._report.get("stop_reason")
+
+    @property
+    def stop_detail(self) -> str | None:
+        """For a livelock or deadlock: what each unfinished task was waiting on."""
+        return self._report.get("stop_detail")
+
+    @property
+    def ops_done(self) -> int:
+        """Operations (accesses and read calls) done."""
+        return self._report.get("ops_done", 0)
+
+    @property
+    def ops_total(self) -> int:
+        """Operations the workload makes in total."""
+        return self._report.get("ops_total", 0)
+
+    @property
     def counters(self) -> dict[str, int]:
         """vmstat counters by their /proc/vmstat names."""
         return self._report.get("counters", {})
@@ -54,7 +79,7 @@ class Result:
 
     @property
     def tasks(self) -> list[dict[str, Any]]:
-        """Per task: name, elapsed_ns, cpu_ns, faults, major_faults, oom_killed, and ``steps``
+        """Per task: name, elapsed_ns, completed, cpu_ns, faults, major_faults, oom_killed, and ``steps``
         (per program step: start_ns, end_ns or None, ops, read_bytes)."""
         return self._report.get("tasks", [])
 

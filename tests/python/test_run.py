@@ -135,3 +135,40 @@ def test_readahead_windows_by_size_add_up_to_the_counter() -> None:
     r = pagesim.run(scenario)
     assert r.ra_window_hist == [[32, 32]]
     assert sum(c for _, c in r.ra_window_hist) == r.counters["file_ra_windows"]
+
+
+# Two random readers and an anon writer in a 12 MB memcg with full swap: on linux-3.14 the
+# run livelocks (crates/pagesim/src/engine/watchdog.rs has the same scenario).
+_LIVELOCK: dict[str, Any] = {
+    "watchdog": "2s",
+    "kernel": {"profile": "linux-3.14"},
+    "machine": {"ram": "32MB", "kernel_reserved": "6MB"},
+    "device": {"d": {"model": "sata-ssd"}},
+    "swap": [{"device": "d", "size": "1MB"}],
+    "file": {"f": {"device": "d", "size": "8MB", "per_task": True}},
+    "memcg": {"m": {"max": "12MB"}},
+    "region": {"buf": {"kind": "anon", "size": "16MB"}},
+    "task": [
+        {"name": "reader", "count": 2, "memcg": "m",
+         "step": [{"file": "f", "op": "read", "pattern": "random", "passes": 2}]},
+        {"name": "anon", "memcg": "m",
+         "step": [{"region": "buf", "pattern": "random", "passes": 3, "op": "write"}]},
+    ],
+}
+
+
+def test_a_livelocked_run_raises_run_error_with_the_report_up_to_the_stop() -> None:
+    with pytest.raises(pagesim.RunError, match=r"(?s)stopped \(livelock\).*task anon: in memcg reclaim") as e:
+        pagesim.run(_LIVELOCK)
+    assert isinstance(e.value, RuntimeError)
+    r = e.value.result
+    assert not r.completed and r.stop_reason == "livelock"
+    assert 0 < r.ops_done < r.ops_total
+    assert r.elapsed_ns >= 2_000_000_000
+
+
+def test_a_time_limit_returns_an_unfinished_report_with_real_times() -> None:
+    r = pagesim.run(_LIVELOCK, time_limit="5ms", kernel__profile="linux-6.6")
+    assert not r.completed and r.stop_reason == "time_limit" and r.stop_detail is None
+    assert r.elapsed_ns == 5_000_000
+    assert all(t["elapsed_ns"] == 5_000_000 and not t["completed"] for t in r.tasks)

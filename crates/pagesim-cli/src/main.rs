@@ -4,13 +4,14 @@
 //! The command line is clap's derive API: [`Cli`] and the subcommands' argument structs (in
 //! their own modules for `reproduce`, `validate` and `bench`). Their doc comments are what
 //! `--help` prints. Usage errors are clap's (exit status 2); a runtime error prints
-//! `pagesim: <message>` and exits with 2 too. Results go to stdout through [`out::Out`].
+//! `pagesim: <message>` and exits with 2 too; a run stopped as livelocked or deadlocked
+//! prints its report, then the state it stopped in, and exits with 1. Results go to stdout
+//! through [`out::Out`].
 
 use clap::{CommandFactory, Parser, Subcommand};
 use out::{Out, Stop};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Instant;
 
 mod bench;
 mod out;
@@ -138,6 +139,10 @@ fn main() -> ExitCode {
             eprintln!("pagesim: {e}");
             ExitCode::from(2)
         }
+        Err(Stop::Failed(e)) => {
+            eprintln!("pagesim: {e}");
+            ExitCode::from(1)
+        }
     }
 }
 
@@ -199,28 +204,26 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
 }
 
 fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
-    let started = Instant::now();
-    let mut last = Instant::now();
+    // The library calls this about once a second of wall time (and once at the end, which
+    // a run shorter than a second does not print).
     let quiet = a.quiet;
     let progress = move |p: &pagesim::Progress| {
-        if quiet || started.elapsed().as_secs_f64() < 1.0 || last.elapsed().as_secs_f64() < 0.5 {
-            return;
+        if !quiet && p.wall_s >= 1.0 {
+            eprintln!("{}", p.line());
         }
-        last = Instant::now();
-        let pct = p.ops_total.filter(|&t| t > 0).map(|t| format!(" ({:.0}%)", 100.0 * p.ops_done as f64 / t as f64));
-        eprintln!(
-            "pagesim: {:.1}s wall, {:.3}s simulated, {} accesses{}",
-            started.elapsed().as_secs_f64(),
-            p.sim_ns as f64 / 1e9,
-            p.ops_done,
-            pct.unwrap_or_default()
-        );
     };
     let opts = pagesim::RunOptions { seed: a.seed, sets: a.scenario.sets, progress: Some(Box::new(progress)) };
     let r = pagesim::run_file(&a.scenario.file, opts).map_err(|e| e.0)?;
     if a.json {
-        writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).expect("json"))
+        writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).expect("json"))?;
     } else {
-        write!(out, "{}", r.to_table())
+        write!(out, "{}", r.to_table())?;
+    }
+    match (&r.stop_reason, &r.stop_detail) {
+        (Some(reason), Some(detail)) => {
+            out.flush()?;
+            Err(Stop::Failed(format!("the run was stopped ({reason}): {detail}")))
+        }
+        _ => Ok(()),
     }
 }

@@ -15,6 +15,9 @@ pub enum Stop {
     /// A runtime error (a scenario that does not load, a failed host run): `main` prints
     /// `pagesim: <message>` on stderr and exits with status 2.
     Error(String),
+    /// The command did its work but what it ran failed (a run stopped by the watchdog):
+    /// `main` prints `pagesim: <message>` on stderr and exits with status 1.
+    Failed(String),
     /// Stdout's reader went away: nothing more to say, exit status 0.
     ClosedPipe,
 }

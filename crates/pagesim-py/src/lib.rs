@@ -3,7 +3,10 @@
 //! Every function converts its arguments, calls one library function with the GIL released and
 //! hands back JSON text; the Python package (python/pagesim) parses it and builds the
 //! user-facing objects. No simulation logic lives here. A library [`pagesim::Error`] becomes
-//! `pagesim.ScenarioError`, a `ValueError` carrying the library's message unchanged.
+//! `pagesim.ScenarioError`, a `ValueError` carrying the library's message unchanged. A
+//! panic inside the library (a bug) is caught here and becomes `pagesim.RunError`, a
+//! `RuntimeError`, so that no `PanicException` (which `except Exception` misses) escapes;
+//! the package raises `RunError` too for a run the watchdog stopped.
 //!
 //! The functions' Python signatures are mirrored in python/pagesim/_native.pyi; a test in
 //! tests/python checks the two for drift.
@@ -24,8 +27,29 @@ pyo3::create_exception!(
      file, the key and what was expected."
 );
 
-fn scenario_error(e: pagesim::Error) -> PyErr {
-    ScenarioError::new_err(e.0)
+pyo3::create_exception!(
+    pagesim,
+    RunError,
+    pyo3::exceptions::PyRuntimeError,
+    "A run failed: stopped as livelocked or deadlocked (its `result` attribute holds the \
+     report up to the stop), or an internal error of pagesim."
+);
+
+/// How a run handed to Python can fail.
+enum Failure {
+    Scenario(pagesim::Error),
+    Panic(String),
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> PyErr {
+        match f {
+            Failure::Scenario(e) => ScenarioError::new_err(e.0),
+            Failure::Panic(m) => {
+                RunError::new_err(format!("internal error in pagesim (a bug: please report it with the scenario): {m}"))
+            }
+        }
+    }
 }
 
 /// Builds the library's options. Called inside the GIL-free closure because the progress
@@ -33,10 +57,10 @@ fn scenario_error(e: pagesim::Error) -> PyErr {
 fn run_options(seed: Option<u64>, sets: Vec<String>, printed: Option<Rc<Cell<bool>>>) -> pagesim::RunOptions<'static> {
     let progress = printed.map(|printed| {
         Box::new(move |p: &pagesim::Progress| {
-            let mut line = format!("pagesim: simulated {:.3} s, {} ops", p.sim_ns as f64 / 1e9, p.ops_done);
-            if let Some(total) = p.ops_total.filter(|&t| t > 0) {
-                line.push_str(&format!(" of {total} ({:.0}%)", 100.0 * p.ops_done as f64 / total as f64));
+            if p.wall_s < 1.0 {
+                return; // a run shorter than a second prints nothing
             }
+            let line = p.line();
             // On a terminal one line is rewritten in place; in a log, one line per report.
             // A failed write to stderr is not worth failing a run for.
             let mut err = std::io::stderr().lock();
@@ -59,13 +83,26 @@ where
 {
     py.detach(move || {
         let printed = progress.then(|| Rc::new(Cell::new(false)));
-        let result = run(run_options(seed, sets, printed.clone()));
+        // The last resort against a bug: the library's panics are fixed where found, and
+        // any other must not reach Python as a PanicException.
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(run_options(seed, sets, printed.clone()))));
         if printed.is_some_and(|p| p.get()) {
             eprintln!(); // ends the line rewritten in place
         }
-        result.map(|report| report.to_json().to_string())
+        match result {
+            Ok(Ok(report)) => Ok(report.to_json().to_string()),
+            Ok(Err(e)) => Err(Failure::Scenario(e)),
+            Err(panic) => Err(Failure::Panic(
+                panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "a panic without a message".into()),
+            )),
+        }
     })
-    .map_err(scenario_error)
+    .map_err(PyErr::from)
 }
 
 /// Loads the scenario file at `path`, applies the `KEY=VALUE` overrides in `sets` and runs it.
@@ -138,6 +175,7 @@ fn registries() -> PyResult<String> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("ScenarioError", m.py().get_type::<ScenarioError>())?;
+    m.add("RunError", m.py().get_type::<RunError>())?;
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;

@@ -43,15 +43,36 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Progress of a long run, handed to [`RunOptions::progress`] about every 2^20 operations.
+/// Progress of a long run, handed to [`RunOptions::progress`] about once a second of wall
+/// time (also while no operation completes), and once at the end.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
     /// Simulated time so far, nanoseconds.
     pub sim_ns: u64,
-    /// Operations (accesses) executed so far.
+    /// Operations (accesses and read calls) executed so far.
     pub ops_done: u64,
     /// Operations the workload will execute in total, when known.
     pub ops_total: Option<u64>,
+    /// Wall-clock seconds since the run started.
+    pub wall_s: f64,
+}
+
+impl Progress {
+    /// The progress line every front end prints (CLI, Python), without a newline:
+    /// `pagesim: 12.0 s wall, 3.456 s simulated, 1048576 of 4194304 operations (25%)`.
+    pub fn line(&self) -> String {
+        let mut line = format!(
+            "pagesim: {:.1} s wall, {:.3} s simulated, {} ",
+            self.wall_s,
+            self.sim_ns as f64 / 1e9,
+            self.ops_done
+        );
+        match self.ops_total.filter(|&t| t > 0) {
+            Some(t) => line.push_str(&format!("of {t} operations ({:.0}%)", 100.0 * self.ops_done as f64 / t as f64)),
+            None => line.push_str("operations"),
+        }
+        line
+    }
 }
 
 /// Receives [`Progress`] during a run.
@@ -92,10 +113,11 @@ pub fn run_json(value: &serde_json::Value, origin: &str, opts: RunOptions<'_>) -
 /// loaded); the run itself does not fail.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
     let seed = opts.seed.unwrap_or(sc.config.seed);
+    let started = std::time::Instant::now();
     let mut sim = engine::Sim::new(sc, seed);
     sim.run(&mut opts.progress);
     if let Some(p) = opts.progress.as_mut() {
-        p(&Progress { sim_ns: sim.sched.now, ops_done: sim.sched.ops_done, ops_total: Some(sim.sched.ops_total) });
+        p(&sim.progress(started));
     }
     Ok(Report::from_sim(sc, seed, &sim))
 }

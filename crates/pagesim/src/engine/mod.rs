@@ -57,6 +57,9 @@ pub mod swap;
 pub mod swap_state;
 mod verify;
 pub mod vmscan;
+mod watchdog;
+
+pub use watchdog::RunEnd;
 pub mod workingset;
 pub mod zswap;
 
@@ -81,7 +84,6 @@ use crate::scenario::config::Target;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
-use crate::Progress;
 use event::{Event, EventQueue};
 pub use sched::TimelinePoint;
 use sched::{PageWaiters, Sched};
@@ -408,6 +410,10 @@ impl Sim {
                 scratch_waiters: Vec::new(),
                 timeline: Vec::new(),
                 sample_every: c.sample_interval.unwrap_or(0),
+                io_done: 0,
+                watchdog_ns: c.watchdog,
+                watchdog_mark: Default::default(),
+                end: RunEnd::Completed,
             },
             mm: Mm {
                 frames: Frames::new(nframes),
@@ -416,6 +422,7 @@ impl Sim {
                 vmas,
                 shmem,
                 zs_frames: Vec::new(),
+                region_names: c.region.iter().map(|r| r.name.clone()).collect(),
                 nr_writeback: 0,
                 pages_scanned: 0,
                 pgdat_writeback: false,
@@ -460,14 +467,25 @@ impl Sim {
         sim
     }
 
-    /// Runs to completion.
-    pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) {
-        let mut next_progress = 1u64 << 20;
+    /// Runs until every task has finished, the time limit, or the watchdog; returns (and
+    /// keeps, for the report) how it ended. `progress` is called about once a second of
+    /// wall time.
+    pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) -> RunEnd {
+        let started = std::time::Instant::now();
+        let mut last_progress = started;
+        let mut events = 0u32;
         let mut verify_countdown = 1u64;
-        while let Some((t, ev)) = self.sched.events.pop() {
+        let end = loop {
+            let Some((t, ev)) = self.sched.events.pop() else {
+                break if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
+                    RunEnd::Completed
+                } else {
+                    self.deadlock()
+                };
+            };
             if t > self.sched.time_limit {
                 self.sched.now = self.sched.time_limit;
-                break;
+                break RunEnd::TimeLimit;
             }
             while self.sched.sample_every > 0 {
                 let next = self.sched.timeline.last().map_or(0, |p| p.t_ns) + self.sched.sample_every;
@@ -484,21 +502,28 @@ impl Sim {
                         self.run_thread(thread);
                     }
                 }
-                Event::IoDone { dev, rid } => self.io_done(dev, rid),
+                Event::IoDone { dev, rid } => {
+                    self.sched.io_done += 1;
+                    self.io_done(dev, rid);
+                }
                 Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }
-            if self.sched.ops_done >= next_progress {
-                next_progress = self.sched.ops_done + (1 << 20);
-                if let Some(p) = progress.as_mut() {
-                    p(&Progress {
-                        sim_ns: self.sched.now,
-                        ops_done: self.sched.ops_done,
-                        ops_total: Some(self.sched.ops_total),
-                    });
+            if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
+                break RunEnd::Completed;
+            }
+            if let Some(span) = self.sched.watchdog_ns {
+                if let Some(end) = self.watchdog(span) {
+                    break end;
                 }
             }
-            if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
-                break;
+            events = events.wrapping_add(1);
+            if events.is_multiple_of(4096) {
+                if let Some(p) = progress.as_mut() {
+                    if last_progress.elapsed().as_millis() >= 1000 {
+                        last_progress = std::time::Instant::now();
+                        p(&self.progress(started));
+                    }
+                }
             }
             if cfg!(debug_assertions) {
                 verify_countdown -= 1;
@@ -509,6 +534,18 @@ impl Sim {
                     }
                 }
             }
+        };
+        self.sched.end = end.clone();
+        end
+    }
+
+    /// Where the run is, for a progress line.
+    pub fn progress(&self, started: std::time::Instant) -> crate::Progress {
+        crate::Progress {
+            sim_ns: self.sched.now,
+            ops_done: self.sched.ops_done,
+            ops_total: Some(self.sched.ops_total),
+            wall_s: started.elapsed().as_secs_f64(),
         }
     }
 }

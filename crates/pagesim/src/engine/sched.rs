@@ -49,6 +49,14 @@ pub(crate) struct Sched {
     /// Timeline points every `sample_every` ns (none when 0).
     pub(crate) timeline: Vec<TimelinePoint>,
     pub(crate) sample_every: u64,
+    /// Device requests completed (the watchdog's sign that the machine is busy).
+    pub(crate) io_done: u64,
+    /// The scenario's `watchdog` span, ns (`None`: no watchdog), and the machine when an
+    /// operation last completed.
+    pub(crate) watchdog_ns: Option<u64>,
+    pub(crate) watchdog_mark: super::watchdog::Mark,
+    /// How the run ended (`Completed` until it ends otherwise).
+    pub(crate) end: super::RunEnd,
 }
 
 /// Cumulative values at a timeline point (the engine records these; the report takes

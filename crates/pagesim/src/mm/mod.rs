@@ -55,6 +55,8 @@ pub(crate) struct Mm {
     pub(crate) shmem: Vec<shmem::ShmemObj>,
     /// Frames that zsmalloc pools (zswap's, zram's) hold.
     pub(crate) zs_frames: Vec<Pfn>,
+    /// The scenario's region names, by the index `Vma::region` holds (for messages).
+    pub(crate) region_names: Vec<String>,
     /// Pages under writeback (NR_WRITEBACK).
     pub(crate) nr_writeback: u64,
     /// 3.x `zone->pages_scanned`, reset when a page is freed.

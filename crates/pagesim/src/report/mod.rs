@@ -3,7 +3,7 @@
 //! formats for the front ends (table, JSON).
 
 use crate::engine::Sim;
-use crate::engine::TimelinePoint;
+use crate::engine::{RunEnd, TaskState, TimelinePoint};
 pub use crate::histogram::Histogram;
 use crate::mm::vmstat::{Counter, Gauge};
 use crate::scenario::Scenario;
@@ -12,7 +12,12 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct TaskReport {
     pub name: String,
+    /// From the task's start to its end, or to the end of the run if it did not finish
+    /// (0 if it never started).
     pub elapsed_ns: u64,
+    /// The task ran its whole program (`false` if it was OOM-killed or the run stopped
+    /// first).
+    pub completed: bool,
     pub cpu_ns: u64,
     pub faults: u64,
     pub major_faults: u64,
@@ -140,8 +145,18 @@ pub struct Report {
     pub scenario: String,
     pub profile: String,
     pub seed: u64,
-    /// Simulated time until the last task finished, ns.
+    /// Simulated time until the last task finished, or until the run was stopped, ns.
     pub elapsed_ns: u64,
+    /// Every task finished (or was OOM-killed). `false`: the run was stopped first, for
+    /// `stop_reason`.
+    pub completed: bool,
+    /// Why an unfinished run stopped: "time_limit", "livelock" (the watchdog) or "deadlock".
+    pub stop_reason: Option<String>,
+    /// For a livelock or deadlock: what each unfinished task was waiting on.
+    pub stop_detail: Option<String>,
+    /// Operations (accesses and read calls) done, of the workload's total.
+    pub ops_done: u64,
+    pub ops_total: u64,
     /// /proc/vmstat counters (events), plus gauges at the end of the run.
     pub counters: serde_json::Map<String, serde_json::Value>,
     pub memcg: serde_json::Map<String, serde_json::Value>,
@@ -192,7 +207,12 @@ impl Report {
             .iter()
             .map(|t| TaskReport {
                 name: t.name.clone(),
-                elapsed_ns: t.end_ns.saturating_sub(t.start_ns),
+                elapsed_ns: match t.state {
+                    TaskState::Done => t.end_ns - t.start_ns,
+                    TaskState::NotStarted => 0,
+                    _ => sim.sched.now.saturating_sub(t.start_ns),
+                },
+                completed: t.state == TaskState::Done && !t.oom_killed,
                 cpu_ns: t.cpu_ns,
                 faults: t.faults,
                 major_faults: t.major_faults,
@@ -200,7 +220,11 @@ impl Report {
                 steps: step_reports(t),
             })
             .collect();
-        let elapsed_ns = sim.sched.tasks.iter().map(|t| t.end_ns).max().unwrap_or(0);
+        let end = &sim.sched.end;
+        let elapsed_ns = match end {
+            RunEnd::Completed => sim.sched.tasks.iter().map(|t| t.end_ns).max().unwrap_or(0),
+            _ => sim.sched.now,
+        };
         let devices = sim
             .io
             .devices
@@ -236,6 +260,11 @@ impl Report {
             profile: sim.profile.name.to_string(),
             seed,
             elapsed_ns,
+            completed: *end == RunEnd::Completed,
+            stop_reason: end.reason().map(str::to_string),
+            stop_detail: end.detail().map(str::to_string),
+            ops_done: sim.sched.ops_done,
+            ops_total: sim.sched.ops_total,
             counters,
             memcg,
             tasks,
@@ -282,6 +311,18 @@ impl Report {
         let mut s = String::new();
         let _ = writeln!(s, "scenario {}  profile {}  seed {}", self.scenario, self.profile, self.seed);
         let _ = writeln!(s, "elapsed  {:.3} s (simulated)", self.elapsed_ns as f64 / 1e9);
+        if let Some(reason) = &self.stop_reason {
+            let why = match reason.as_str() {
+                "time_limit" => "at the scenario's time_limit",
+                "livelock" => "by the watchdog: a livelock",
+                _ => "with tasks waiting and nothing left to wake them",
+            };
+            let _ = writeln!(
+                s,
+                "STOPPED {why}: {} of {} operations done; unfinished tasks' elapsed times run to the stop",
+                self.ops_done, self.ops_total
+            );
+        }
         for t in &self.tasks {
             let _ = writeln!(
                 s,
@@ -291,7 +332,13 @@ impl Report {
                 t.cpu_ns as f64 / 1e9,
                 t.faults,
                 t.major_faults,
-                if t.oom_killed { "  OOM-KILLED" } else { "" }
+                if t.oom_killed {
+                    "  OOM-KILLED"
+                } else if !t.completed {
+                    "  unfinished"
+                } else {
+                    ""
+                }
             );
         }
         let _ = writeln!(

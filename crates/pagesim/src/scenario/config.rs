@@ -64,6 +64,10 @@ pub struct Config {
     /// Interval of the report's timeline, ns; `None`: no timeline.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sample_interval: Option<u64>,
+    /// No completed operation for this long (ns) while the machine is busy stops the run as
+    /// livelocked; `None`: never.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watchdog: Option<u64>,
     /// Where every file's data is: the shared files in name order, then each process's own
     /// copies of `per_task` files, by process and in the order its steps first read them
     /// (the engine's page caches, in this order).
@@ -573,6 +577,11 @@ impl Config {
             task,
             time_limit: file.time_limit,
             sample_interval: file.sample_interval,
+            watchdog: match file.watchdog {
+                None => Some(defaults::WATCHDOG_NS),
+                Some(0) => None,
+                w => w,
+            },
             extents,
         })
     }

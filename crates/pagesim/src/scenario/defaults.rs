@@ -12,6 +12,10 @@ use super::{AccessOp, Madvise, Pace};
 
 /// `seed`: the RNG seed.
 pub const SEED: u64 = 1;
+/// `watchdog`: a minute of simulated time without a completed operation while the machine
+/// is busy. The longest legitimate wait of a task is one operation (a read call of a whole
+/// record on a slow, congested device), seconds at most.
+pub const WATCHDOG_NS: u64 = 60_000_000_000;
 /// `machine.cpus`.
 pub const CPUS: u32 = 1;
 /// `machine.kernel_reserved` is RAM / this (the 64-byte `struct page` per 4 KiB page) ...

@@ -97,6 +97,10 @@ pub struct ScenarioFile {
     /// interval of simulated time. Default: no timeline.
     #[serde(default, deserialize_with = "de_opt_duration")]
     pub sample_interval: Option<u64>,
+    /// Stop the run as livelocked when no task completes an operation for this long in
+    /// simulated time while the machine keeps doing I/O or reclaim; 0 disables.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub watchdog: Option<u64>,
 }
 
 fn default_seed() -> u64 {
@@ -649,6 +653,12 @@ pub fn describe() -> Vec<Tunable> {
         t("seed", "integer", defaults::SEED.to_string(), "RNG seed"),
         t("time_limit", "duration", "none".into(), "stop the run at this simulated time"),
         t("sample_interval", "duration", "none".into(), "record a timeline of reads and device I/O at this interval"),
+        t(
+            "watchdog",
+            "duration",
+            format!("{}s", defaults::WATCHDOG_NS / 1_000_000_000),
+            "stop as livelocked when no task completes an operation for this long while I/O or reclaim goes on (0: never)",
+        ),
         t("machine.ram", "bytes", "required".into(), "installed RAM (mem=)"),
         t("machine.cpus", "count", defaults::CPUS.to_string(), "CPUs"),
         t(

@@ -287,6 +287,7 @@ fn a_scenario_without_optional_keys_resolves_to_describes_defaults() {
             serde_json::Value::String(v) => v == d,
             serde_json::Value::Bool(v) => v.to_string() == d,
             v if t.unit == "bytes" => v.as_u64() == crate::units::parse_bytes(d).ok(),
+            v if t.unit == "duration" => v.as_u64() == crate::units::parse_duration_ns(d).ok(),
             v => v.as_f64() == d.parse::<f64>().ok(),
         };
         assert!(same, "describe's default of {} is {d}; the resolution applies {value}", t.key);
@@ -294,6 +295,7 @@ fn a_scenario_without_optional_keys_resolves_to_describes_defaults() {
     }
     for key in [
         "seed",
+        "watchdog",
         "machine.cpus",
         "kernel.profile",
         "kernel.vma_ra_enabled",

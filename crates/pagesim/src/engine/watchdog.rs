@@ -1,0 +1,292 @@
+//! How a run ends, and the watchdog that ends a livelocked one.
+//!
+//! A run ends when every task has finished (or was OOM-killed), when the scenario's
+//! `time_limit` is reached, or when nothing can happen any more. A kernel can also livelock:
+//! reclaim keeps freeing pages and the devices keep reading them back, yet no task gets
+//! anywhere (a memcg full of unswappable anon memory whose file pages are evicted before the
+//! readers copy them, for example; a 3.x memcg charge retries as long as reclaim frees
+//! anything, so it never OOM-kills there). The model does what its kernel does, so such a
+//! run would go on forever. The watchdog stops it: when no task completes an operation for
+//! `watchdog` of simulated time while the machine keeps doing I/O or reclaim, the run ends
+//! as [`RunEnd::Livelock`] with a description of who waits on what. A machine that is only
+//! idle (tasks thinking, sleeping for a rate, not started yet) is not stopped.
+
+use crate::engine::{Sim, StepTarget, TaskState};
+use crate::ids::{Pfn, Tid};
+use crate::mm::vmstat::Counter;
+use crate::mm::Owner;
+
+/// Why a run ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// Every task finished or was OOM-killed.
+    Completed,
+    /// The scenario's `time_limit` came first.
+    TimeLimit,
+    /// No task completed an operation for the watchdog's span while I/O or reclaim went on;
+    /// the text says who waited on what.
+    Livelock(String),
+    /// No event was left while tasks still waited: nothing could wake them.
+    Deadlock(String),
+}
+
+impl RunEnd {
+    /// The short name reports use (`None` for a completed run).
+    pub fn reason(&self) -> Option<&'static str> {
+        match self {
+            RunEnd::Completed => None,
+            RunEnd::TimeLimit => Some("time_limit"),
+            RunEnd::Livelock(_) => Some("livelock"),
+            RunEnd::Deadlock(_) => Some("deadlock"),
+        }
+    }
+
+    /// The description of a livelock or deadlock.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            RunEnd::Livelock(d) | RunEnd::Deadlock(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
+/// What the watchdog compares against: the machine when an operation last completed.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Mark {
+    ops_done: u64,
+    at_ns: u64,
+    io_done: u64,
+    scanned: u64,
+    pgpgin: u64,
+}
+
+impl Sim {
+    fn mark(&self) -> Mark {
+        let v = &self.mm.vmstat;
+        Mark {
+            ops_done: self.sched.ops_done,
+            at_ns: self.sched.now,
+            io_done: self.sched.io_done,
+            scanned: v.get(Counter::PgScanAnon) + v.get(Counter::PgScanFile),
+            pgpgin: v.get(Counter::PgpgIn),
+        }
+    }
+
+    /// Called after each event: `Some` when the run must stop as livelocked.
+    pub(crate) fn watchdog(&mut self, span_ns: u64) -> Option<RunEnd> {
+        let m = self.sched.watchdog_mark;
+        if self.sched.ops_done != m.ops_done {
+            self.sched.watchdog_mark = self.mark();
+            return None;
+        }
+        if self.sched.now - m.at_ns < span_ns {
+            return None;
+        }
+        let now = self.mark();
+        let (io, scanned) = (now.io_done - m.io_done, now.scanned - m.scanned);
+        if io == 0 && scanned == 0 {
+            // Idle, not stuck: restart the span.
+            self.sched.watchdog_mark = now;
+            return None;
+        }
+        let mut d = format!(
+            "no task completed an operation from {:.3} s to {:.3} s of simulated time, while the devices \
+             completed {io} I/Os (pgpgin +{} KiB) and reclaim scanned {scanned} pages; {} of {} operations done. \
+             The kernel this profile models does not OOM-kill here: its reclaim keeps freeing pages that are \
+             faulted or read back. State:",
+            m.at_ns as f64 / 1e9,
+            now.at_ns as f64 / 1e9,
+            now.pgpgin - m.pgpgin,
+            self.sched.ops_done,
+            self.sched.ops_total,
+        );
+        self.describe_state(&mut d);
+        Some(RunEnd::Livelock(d))
+    }
+
+    /// The run ran out of events while tasks still wait.
+    pub(crate) fn deadlock(&self) -> RunEnd {
+        let mut d = format!(
+            "no event was left at {:.3} s of simulated time while tasks still waited; {} of {} operations done. State:",
+            self.sched.now as f64 / 1e9,
+            self.sched.ops_done,
+            self.sched.ops_total
+        );
+        self.describe_state(&mut d);
+        RunEnd::Deadlock(d)
+    }
+
+    /// One line per unfinished task (what it waits on, where it is in its program), per
+    /// memcg with a limit, and for swap.
+    fn describe_state(&self, out: &mut String) {
+        for (i, t) in self.sched.tasks.iter().enumerate() {
+            if t.state == TaskState::Done {
+                continue;
+            }
+            let total: u64 = t.steps.iter().map(|s| s.total).sum();
+            let done: u64 = t.steps[..t.cur.step.min(t.steps.len())].iter().map(|s| s.total).sum::<u64>() + t.cur.done;
+            out.push_str(&format!("\n  task {}: {}", t.name, self.task_wait(Tid(i as u32))));
+            if let Some(StepTarget::File { file, .. }) = t.targets.get(t.cur.step) {
+                if let Some(r) = t.read {
+                    out.push_str(&format!(", in a read(2) of file {} at page {}", self.pc.files[*file].name, r.index));
+                }
+            }
+            if let Some(p) = t.pending {
+                out.push_str(&format!(", in a fault on page {} of region {}", p.idx, self.region_name(p.vma)));
+            }
+            out.push_str(&format!("; {done} of {total} operations done"));
+        }
+        for m in self.mm.memcgs.iter().skip(1).filter(|m| m.max != u64::MAX) {
+            out.push_str(&format!(
+                "\n  memcg {}: {} of {} pages charged, {} swap pages",
+                m.name, m.usage, m.max, m.swap_usage
+            ));
+        }
+        let (total, free) = (self.swap.total_pages(), self.swap.free_pages());
+        out.push_str(&format!(
+            "\n  swap: {free} of {total} pages free; free memory {} pages (min watermark {})",
+            self.mm.nr_free(),
+            self.tun.wmark.min
+        ));
+    }
+
+    fn task_wait(&self, tid: Tid) -> String {
+        let t = &self.sched.tasks[tid];
+        let reclaim = t.reclaim.as_ref().map(|sc| {
+            let scope = match sc.target_memcg {
+                Some(m) => format!("memcg reclaim of {}", self.mm.memcgs[m as usize].name),
+                None => "direct reclaim".to_string(),
+            };
+            format!("in {scope} (priority {}, {} pages reclaimed in this call)", sc.priority, sc.nr_reclaimed)
+        });
+        match t.state {
+            TaskState::NotStarted => "not started".into(),
+            TaskState::Runnable => reclaim.unwrap_or_else(|| "runnable".into()),
+            TaskState::WaitPage(f) => format!("waiting for the I/O of {}", self.describe_page(f)),
+            TaskState::Throttled => {
+                format!("throttled in reclaim{}", reclaim.map(|r| format!(", {r}")).unwrap_or_default())
+            }
+            TaskState::WaitRequest => "waiting for a free request on a full device queue".into(),
+            TaskState::Done => "finished".into(),
+        }
+    }
+
+    fn describe_page(&self, f: Pfn) -> String {
+        let idx = self.mm.frames.index[f];
+        match self.mm.frames.owner(f) {
+            Owner::File(fi) => format!("page {idx} of file {}", self.pc.files[fi].name),
+            Owner::Anon(v) => format!("page {idx} of anon region {}", self.region_name(v)),
+            Owner::Shmem(o) => format!("page {idx} of shmem object {o}"),
+            Owner::None => "a swap-cache page".into(),
+        }
+    }
+
+    fn region_name(&self, v: crate::ids::VmaId) -> &str {
+        self.mm.region_names.get(self.mm.vmas[v].region as usize).map_or("?", String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::run;
+
+    /// Two random readers and an anon writer in a 12 MB memcg whose swap is full: reclaim
+    /// frees the readers' pages before they are copied, the readers read them again, and the
+    /// anon task's charge retries forever (3.x memcg charging retries while reclaim frees
+    /// anything). It ran without end; the watchdog stops it and says who waits on what.
+    const LIVELOCK: &str = r#"
+        watchdog = "2s"
+        [machine]
+        ram = "32MB"
+        kernel_reserved = "6MB"
+        [device.d]
+        model = "sata-ssd"
+        [[swap]]
+        device = "d"
+        size = "1MB"
+        [file.f]
+        device = "d"
+        size = "8MB"
+        per_task = true
+        [memcg.m]
+        max = "12MB"
+        [region.buf]
+        kind = "anon"
+        size = "16MB"
+        [[task]]
+        name = "reader"
+        count = 2
+        memcg = "m"
+        [[task.step]]
+        file = "f"
+        op = "read"
+        pattern = "random"
+        passes = 2
+        [[task]]
+        name = "anon"
+        memcg = "m"
+        [[task.step]]
+        region = "buf"
+        pattern = "random"
+        passes = 3
+        op = "write"
+    "#;
+
+    #[test]
+    fn a_livelocked_run_is_stopped_by_the_watchdog_with_the_state_it_was_in() {
+        for profile in ["linux-3.14", "linux-2.6.23"] {
+            let r = run(LIVELOCK, &[&format!("kernel.profile={profile}")]);
+            assert!(!r.completed, "{profile}");
+            assert_eq!(r.stop_reason.as_deref(), Some("livelock"), "{profile}");
+            let d = r.stop_detail.as_deref().unwrap();
+            assert!(d.contains("task reader.0: waiting for the I/O of page"), "{profile}: {d}");
+            assert!(d.contains("task anon: in memcg reclaim of m"), "{profile}: {d}");
+            assert!(d.contains("memcg m: 3072 of 3072 pages charged"), "{profile}: {d}");
+            assert!(r.ops_done < r.ops_total);
+            // The report's times run to the stop, at least the watchdog's span.
+            assert!(r.elapsed_ns >= 2_000_000_000, "{profile}: {}", r.elapsed_ns);
+            assert!(r.tasks.iter().all(|t| !t.completed && t.elapsed_ns > 0), "{profile}");
+        }
+    }
+
+    #[test]
+    fn linux_6_6_oom_kills_in_the_same_memcg_instead() {
+        let r = run(LIVELOCK, &["kernel.profile=linux-6.6"]);
+        assert!(r.completed, "{:?}", r.stop_detail);
+        assert!(r.tasks.iter().any(|t| t.oom_killed));
+    }
+
+    #[test]
+    fn a_run_cut_off_by_time_limit_reports_the_time_it_ran_and_what_it_did() {
+        let r = run(LIVELOCK, &["kernel.profile=linux-6.6", "time_limit=\"5ms\"", "watchdog=0"]);
+        assert!(!r.completed);
+        assert_eq!(r.stop_reason.as_deref(), Some("time_limit"));
+        assert_eq!(r.stop_detail, None);
+        assert_eq!(r.elapsed_ns, 5_000_000, "the run's time is the limit, not 0");
+        assert!(r.tasks.iter().all(|t| t.elapsed_ns == 5_000_000 && !t.completed));
+        assert!(r.ops_done > 0 && r.ops_done < r.ops_total);
+    }
+
+    /// A task that only thinks for a long time (nothing else happens) is idle, not stuck.
+    #[test]
+    fn an_idle_machine_is_not_a_livelock() {
+        let text = r#"
+            watchdog = "1s"
+            [machine]
+            ram = "64MB"
+            [region.buf]
+            kind = "anon"
+            size = "1MB"
+            [[task]]
+            name = "slow"
+            [[task.step]]
+            region = "buf"
+            pattern = "seq"
+            passes = 1
+            think = "10s"
+        "#;
+        let r = run(text, &[]);
+        assert!(r.completed, "{:?}", r.stop_detail);
+        assert!(r.elapsed_ns > 2_000_000_000_000, "256 accesses 10 s apart");
+    }
+}
