@@ -39,6 +39,7 @@ def run(
     seed: int | None = None,
     set: Mapping[str, Any] | Iterable[str] | None = None,  # noqa: A002 - mirrors `--set`
     progress: bool = False,
+    max_memory: int | None = None,
     **overrides: Any,
 ) -> Result:
     """Runs a scenario and returns its :class:`Result`.
@@ -47,7 +48,8 @@ def run(
     ``seed`` replaces the scenario's RNG seed. ``set`` overrides scenario fields by dotted
     key, as the CLI's ``--set``: ``{"vm.swappiness": 100}``; keyword arguments do the same
     with ``__`` for a dot: ``vm__swappiness=100``. ``progress=True`` prints a progress line
-    to stderr during long runs.
+    to stderr during long runs. A scenario that needs more host memory to simulate than
+    ``max_memory`` bytes (default: the host's available memory) is refused before it runs.
 
     Raises :class:`ScenarioError` (a ``ValueError``) when pagesim rejects the scenario or an
     override; the message names the key. Raises :class:`RunError` (a ``RuntimeError``) when
@@ -57,12 +59,18 @@ def run(
     """
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if max_memory is not None and (isinstance(max_memory, bool) or not isinstance(max_memory, int) or max_memory <= 0):
+        raise ValueError(f"max_memory must be a positive number of bytes, got {max_memory!r}")
     sets = overrides_to_sets(set, overrides)
     if isinstance(scenario, Mapping):
         text = json.dumps(scenario)
-        report = _native.run_json(text, "<dict>", seed=seed, sets=sets, progress=progress)
+        report = _native.run_json(
+            text, "<dict>", seed=seed, sets=sets, progress=progress, max_memory=max_memory
+        )
     elif isinstance(scenario, (str, os.PathLike)):
-        report = _native.run_file(os.fspath(scenario), seed=seed, sets=sets, progress=progress)
+        report = _native.run_file(
+            os.fspath(scenario), seed=seed, sets=sets, progress=progress, max_memory=max_memory
+        )
     else:
         raise TypeError(
             f"scenario must be a path (str or os.PathLike) or a dict, got {type(scenario).__name__}"

@@ -16,6 +16,7 @@ def run_file(
     seed: int | None = None,
     sets: Sequence[str] | None = None,
     progress: bool = False,
+    max_memory: int | None = None,
 ) -> str: ...
 def run_toml(
     text: str,
@@ -23,6 +24,7 @@ def run_toml(
     seed: int | None = None,
     sets: Sequence[str] | None = None,
     progress: bool = False,
+    max_memory: int | None = None,
 ) -> str: ...
 def run_json(
     json_text: str,
@@ -30,6 +32,7 @@ def run_json(
     seed: int | None = None,
     sets: Sequence[str] | None = None,
     progress: bool = False,
+    max_memory: int | None = None,
 ) -> str: ...
 def describe() -> str: ...
 def profiles() -> str: ...

@@ -172,3 +172,10 @@ def test_a_time_limit_returns_an_unfinished_report_with_real_times() -> None:
     assert not r.completed and r.stop_reason == "time_limit" and r.stop_detail is None
     assert r.elapsed_ns == 5_000_000
     assert all(t["elapsed_ns"] == 5_000_000 and not t["completed"] for t in r.tasks)
+
+
+def test_a_scenario_needing_more_memory_than_allowed_is_refused(quickstart_path: Path) -> None:
+    with pytest.raises(pagesim.ScenarioError, match=r"needs about .* more than the 1.0 MiB allowed"):
+        pagesim.run(quickstart_path, max_memory=1 << 20)
+    with pytest.raises(ValueError, match="max_memory"):
+        pagesim.run(quickstart_path, max_memory=-1)

@@ -95,6 +95,21 @@ struct Scenario {
     /// so a later --set of the same key wins.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
+    /// Refuse a scenario that needs more host memory than this to simulate (bytes, or with a
+    /// unit: 8GB) [default: the host's available memory]
+    #[arg(long, value_name = "SIZE", value_parser = parse_size)]
+    max_memory: Option<u64>,
+}
+
+impl Scenario {
+    /// The host memory a run may use: --max-memory, else what the host has available.
+    fn max_memory(&self) -> Option<u64> {
+        self.max_memory.or_else(pagesim::host_memory_available)
+    }
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    pagesim::units::parse_bytes(s)
 }
 
 #[derive(Debug, clap::Args)]
@@ -151,11 +166,19 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
         Command::Run(a) => cmd_run(a, out),
         Command::Check(CheckArgs { scenario: a, json }) => {
             let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
+            pagesim::check_memory(&s, a.max_memory()).map_err(|e| e.0)?;
             if json {
                 let text = serde_json::to_string_pretty(&s.config).expect("a resolved configuration serializes");
                 writeln!(out, "{text}")
             } else {
-                writeln!(out, "{}: ok ({} tasks, profile {})", a.file.display(), s.file.task.len(), s.profile.name)
+                writeln!(
+                    out,
+                    "{}: ok ({} tasks, profile {}, about {} of host memory to simulate)",
+                    a.file.display(),
+                    s.file.task.len(),
+                    s.profile.name,
+                    pagesim::units::format_bytes(s.config.memory_estimate())
+                )
             }
         }
         Command::Describe => {
@@ -212,7 +235,12 @@ fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
             eprintln!("{}", p.line());
         }
     };
-    let opts = pagesim::RunOptions { seed: a.seed, sets: a.scenario.sets, progress: Some(Box::new(progress)) };
+    let opts = pagesim::RunOptions {
+        seed: a.seed,
+        max_memory: a.scenario.max_memory(),
+        sets: a.scenario.sets,
+        progress: Some(Box::new(progress)),
+    };
     let r = pagesim::run_file(&a.scenario.file, opts).map_err(|e| e.0)?;
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).expect("json"))?;

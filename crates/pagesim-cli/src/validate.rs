@@ -548,9 +548,16 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         // The user's --sets come last and win (they were applied to the host run too).
         let mut sets: Vec<String> = overrides.iter().map(|o| o.set.clone()).collect();
         sets.extend(a.sets.iter().cloned());
-        let report =
-            pagesim::run_file(path, pagesim::RunOptions { seed: Some(host.seed), sets: sets.clone(), progress: None })
-                .map_err(|e| format!("{}: simulator: {e}", path.display()))?;
+        let report = pagesim::run_file(
+            path,
+            pagesim::RunOptions {
+                seed: Some(host.seed),
+                sets: sets.clone(),
+                progress: None,
+                max_memory: pagesim::host_memory_available(),
+            },
+        )
+        .map_err(|e| format!("{}: simulator: {e}", path.display()))?;
         let sim = report.to_json();
         for o in &overrides {
             writeln!(out, "  pagesim --set {}   ({})", o.set, o.why)?;

@@ -351,6 +351,19 @@ fn a_run_stopped_by_the_watchdog_prints_its_report_then_the_state_and_exits_1() 
 }
 
 #[test]
+fn max_memory_refuses_a_scenario_too_large_to_simulate_with_the_figures() {
+    let quickstart = scenario("quickstart.toml");
+    let (code, out, err) = pagesim(&["check", &quickstart]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("of host memory to simulate"), "{out}");
+    for cmd in ["check", "run"] {
+        let (code, _, err) = pagesim(&[cmd, &quickstart, "--max-memory", "1MB"]);
+        assert_eq!(code, 2, "{cmd}");
+        assert!(err.contains("needs about") && err.contains("more than the 1.0 MiB allowed"), "{cmd}: {err}");
+    }
+}
+
+#[test]
 fn check_json_prints_the_resolved_configuration() {
     let quickstart = scenario("quickstart.toml");
     let (code, out, err) = pagesim(&["check", &quickstart, "--json", "--set", "kernel.profile=linux-3.14"]);

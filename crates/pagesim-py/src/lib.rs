@@ -54,7 +54,12 @@ impl From<Failure> for PyErr {
 
 /// Builds the library's options. Called inside the GIL-free closure because the progress
 /// callback is not `Send`.
-fn run_options(seed: Option<u64>, sets: Vec<String>, printed: Option<Rc<Cell<bool>>>) -> pagesim::RunOptions<'static> {
+fn run_options(
+    seed: Option<u64>,
+    sets: Vec<String>,
+    max_memory: Option<u64>,
+    printed: Option<Rc<Cell<bool>>>,
+) -> pagesim::RunOptions<'static> {
     let progress = printed.map(|printed| {
         Box::new(move |p: &pagesim::Progress| {
             if p.wall_s < 1.0 {
@@ -73,20 +78,33 @@ fn run_options(seed: Option<u64>, sets: Vec<String>, printed: Option<Rc<Cell<boo
             }
         }) as Box<dyn FnMut(&pagesim::Progress)>
     });
-    pagesim::RunOptions { seed, sets, progress }
+    // Without a limit from the caller, the host's available memory.
+    let max_memory = max_memory.or_else(pagesim::host_memory_available);
+    pagesim::RunOptions { seed, sets, progress, max_memory }
+}
+
+/// What every run function takes besides its scenario.
+struct Opts {
+    seed: Option<u64>,
+    sets: Vec<String>,
+    progress: bool,
+    /// Bytes of host memory the run may need; `None`: the host's available memory.
+    max_memory: Option<u64>,
 }
 
 /// Runs `run` without the GIL and returns the report as JSON text.
-fn run_detached<F>(py: Python<'_>, seed: Option<u64>, sets: Vec<String>, progress: bool, run: F) -> PyResult<String>
+fn run_detached<F>(py: Python<'_>, opts: Opts, run: F) -> PyResult<String>
 where
     F: FnOnce(pagesim::RunOptions<'static>) -> Result<pagesim::Report, pagesim::Error> + Send,
 {
     py.detach(move || {
+        let Opts { seed, sets, progress, max_memory } = opts;
         let printed = progress.then(|| Rc::new(Cell::new(false)));
         // The last resort against a bug: the library's panics are fixed where found, and
         // any other must not reach Python as a PanicException.
-        let result =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(run_options(seed, sets, printed.clone()))));
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run(run_options(seed, sets, max_memory, printed.clone()))
+        }));
         if printed.is_some_and(|p| p.get()) {
             eprintln!(); // ends the line rewritten in place
         }
@@ -108,21 +126,23 @@ where
 /// Loads the scenario file at `path`, applies the `KEY=VALUE` overrides in `sets` and runs it.
 /// Returns the report as JSON text.
 #[pyfunction]
-#[pyo3(signature = (path, seed=None, sets=None, progress=false))]
+#[pyo3(signature = (path, seed=None, sets=None, progress=false, max_memory=None))]
 fn run_file(
     py: Python<'_>,
     path: PathBuf,
     seed: Option<u64>,
     sets: Option<Vec<String>>,
     progress: bool,
+    max_memory: Option<u64>,
 ) -> PyResult<String> {
-    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| pagesim::run_file(&path, opts))
+    let opts = Opts { seed, sets: sets.unwrap_or_default(), progress, max_memory };
+    run_detached(py, opts, move |opts| pagesim::run_file(&path, opts))
 }
 
 /// Parses a scenario from TOML text (`origin` names it in messages) and runs it.
 /// Returns the report as JSON text.
 #[pyfunction]
-#[pyo3(signature = (text, origin, seed=None, sets=None, progress=false))]
+#[pyo3(signature = (text, origin, seed=None, sets=None, progress=false, max_memory=None))]
 fn run_toml(
     py: Python<'_>,
     text: String,
@@ -130,14 +150,16 @@ fn run_toml(
     seed: Option<u64>,
     sets: Option<Vec<String>>,
     progress: bool,
+    max_memory: Option<u64>,
 ) -> PyResult<String> {
-    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| pagesim::run_toml(&text, &origin, opts))
+    let opts = Opts { seed, sets: sets.unwrap_or_default(), progress, max_memory };
+    run_detached(py, opts, move |opts| pagesim::run_toml(&text, &origin, opts))
 }
 
 /// Parses a scenario from JSON text of the same shape as the TOML file (`origin` names it in
 /// messages) and runs it. Returns the report as JSON text.
 #[pyfunction]
-#[pyo3(signature = (json_text, origin, seed=None, sets=None, progress=false))]
+#[pyo3(signature = (json_text, origin, seed=None, sets=None, progress=false, max_memory=None))]
 fn run_json(
     py: Python<'_>,
     json_text: String,
@@ -145,8 +167,10 @@ fn run_json(
     seed: Option<u64>,
     sets: Option<Vec<String>>,
     progress: bool,
+    max_memory: Option<u64>,
 ) -> PyResult<String> {
-    run_detached(py, seed, sets.unwrap_or_default(), progress, move |opts| {
+    let opts = Opts { seed, sets: sets.unwrap_or_default(), progress, max_memory };
+    run_detached(py, opts, move |opts| {
         let value: serde_json::Value =
             serde_json::from_str(&json_text).map_err(|e| pagesim::Error(format!("{origin}: not valid JSON: {e}")))?;
         pagesim::run_json(&value, &origin, opts)

@@ -87,6 +87,37 @@ pub struct RunOptions<'a> {
     pub sets: Vec<String>,
     /// Called periodically during the run.
     pub progress: Option<ProgressFn<'a>>,
+    /// Refuse to run a scenario whose host memory estimate
+    /// ([`scenario::config::Config::memory_estimate`]) exceeds this many bytes. The front
+    /// ends pass the host's available memory ([`host_memory_available`]) unless told
+    /// otherwise; `None`: no limit.
+    pub max_memory: Option<u64>,
+}
+
+/// The host's available memory (MemAvailable of /proc/meminfo), bytes; `None` where it
+/// cannot be read. The one place the library looks at the host, for the front ends'
+/// default of [`RunOptions::max_memory`].
+pub fn host_memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
+/// Refuses a scenario that needs more host memory than `max_memory`, with the figures.
+pub fn check_memory(sc: &Scenario, max_memory: Option<u64>) -> Result<(), Error> {
+    let need = sc.config.memory_estimate();
+    match max_memory {
+        Some(max) if need > max => Err(Error(format!(
+            "{}: this scenario needs about {} of host memory to simulate (machine.ram, swap, files, \
+             regions and tasks), more than the {} allowed (the host's available memory, or \
+             --max-memory / max_memory=)",
+            sc.origin,
+            units::format_bytes(need),
+            units::format_bytes(max)
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// Loads a scenario file, applies the overrides and runs it.
@@ -113,6 +144,7 @@ pub fn run_json(value: &serde_json::Value, origin: &str, opts: RunOptions<'_>) -
 /// loaded); the run itself does not fail.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
     let seed = opts.seed.unwrap_or(sc.config.seed);
+    check_memory(sc, opts.max_memory)?;
     let started = std::time::Instant::now();
     let mut sim = engine::Sim::new(sc, seed);
     sim.run(&mut opts.progress);

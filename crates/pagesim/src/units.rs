@@ -36,6 +36,22 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     Ok(bytes.round() as u64)
 }
 
+/// A byte count for messages: "512 B", "3.0 MiB", "6.5 GiB", "1.0 TiB".
+pub fn format_bytes(b: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut v = b as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{b} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// Parses a duration into nanoseconds.
 pub fn parse_duration_ns(s: &str) -> Result<u64, String> {
     let t = s.trim();

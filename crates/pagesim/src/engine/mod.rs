@@ -410,6 +410,7 @@ impl Sim {
                 scratch_waiters: Vec::new(),
                 timeline: Vec::new(),
                 sample_every: c.sample_interval.unwrap_or(0),
+                timeline_cap: crate::scenario::defaults::MAX_TIMELINE_POINTS,
                 io_done: 0,
                 watchdog_ns: c.watchdog,
                 watchdog_mark: Default::default(),
@@ -494,6 +495,13 @@ impl Sim {
                 }
                 let point = TimelinePoint::of(self, next);
                 self.sched.timeline.push(point);
+                if self.sched.timeline.len() > self.sched.timeline_cap {
+                    // Halve the resolution: points are cumulative, so keeping those at
+                    // multiples of the doubled interval loses nothing but detail.
+                    let every = 2 * self.sched.sample_every;
+                    self.sched.timeline.retain(|p| p.t_ns % every == 0);
+                    self.sched.sample_every = every;
+                }
             }
             self.sched.now = self.sched.now.max(t);
             match ev {
@@ -621,5 +629,26 @@ mod tests {
         }
         assert_ne!(stream(&progs[0].steps, progs[0].rng.clone()), stream(&progs[1].steps, progs[1].rng.clone()));
         assert_eq!(progs[1].regions, ["s", "a"]);
+    }
+
+    /// A long timeline halves its resolution instead of growing without bound; points stay
+    /// at multiples of the (doubled) interval and the report gives the interval it used.
+    #[test]
+    fn a_timeline_past_its_cap_doubles_its_interval() {
+        let mut sim = crate::testutil::sim_from(
+            "sample_interval = \"1ms\"\n[machine]\nram = \"64MB\"\n[region.buf]\nkind = \"anon\"\n\
+             size = \"1MB\"\n[[task]]\nname = \"t\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n\
+             think = \"1ms\"\n",
+            &[],
+        );
+        sim.sched.timeline_cap = 16;
+        sim.run(&mut None);
+        let points = &sim.sched.timeline;
+        assert!(points.len() <= 16, "{} points", points.len());
+        // 256 accesses 1 ms apart: 256 ms, which 16 points cover at 16 ms or more.
+        let doubled = sim.sched.sample_every / 1_000_000;
+        assert!(doubled.is_power_of_two() && doubled >= 16, "interval {doubled} ms");
+        assert!(points.iter().all(|p| p.t_ns % sim.sched.sample_every == 0));
+        assert!(points.windows(2).all(|w| w[1].t_ns - w[0].t_ns == sim.sched.sample_every));
     }
 }

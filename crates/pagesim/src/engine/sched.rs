@@ -49,6 +49,8 @@ pub(crate) struct Sched {
     /// Timeline points every `sample_every` ns (none when 0).
     pub(crate) timeline: Vec<TimelinePoint>,
     pub(crate) sample_every: u64,
+    /// The most timeline points kept: past it the interval doubles.
+    pub(crate) timeline_cap: usize,
     /// Device requests completed (the watchdog's sign that the machine is busy).
     pub(crate) io_done: u64,
     /// The scenario's `watchdog` span, ns (`None`: no watchdog), and the machine when an

@@ -169,6 +169,9 @@ pub struct Report {
     pub ra_window_hist: Vec<(u64, u64)>,
     /// Per-interval activity when the scenario sets `sample_interval`.
     pub timeline: Vec<Sample>,
+    /// The timeline's interval, ns: `sample_interval`, doubled as often as a long run needed
+    /// to keep at most 2^20 points (0: no timeline).
+    pub timeline_interval_ns: u64,
 }
 
 impl Report {
@@ -283,6 +286,7 @@ impl Report {
             devices,
             ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
             timeline: sim.sched.timeline.windows(2).map(|w| Sample::between(&w[0], &w[1])).collect(),
+            timeline_interval_ns: sim.sched.sample_every,
         }
     }
 

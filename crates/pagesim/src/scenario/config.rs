@@ -195,6 +195,47 @@ pub struct Region {
     pub zero_percent: f64,
 }
 
+impl Config {
+    /// The host memory a run of this configuration allocates, bytes: an estimate on the
+    /// high side, from what `Sim::new` builds (per-frame arrays, page tables, page-cache and
+    /// swap arrays, the threads). A run refuses to start when it exceeds the memory allowed
+    /// (`RunOptions::max_memory`), instead of aborting the process half-way.
+    pub fn memory_estimate(&self) -> u64 {
+        // flags, LRU list, two links, owner, index, swap entry, memcg, free list: 29 bytes.
+        const PER_FRAME: u64 = 32;
+        // Swap map, swap-cache and shadow slots, page content, zswap's per-slot entry.
+        const PER_SWAP_SLOT: u64 = 32;
+        // A page-cache slot and its shadow.
+        const PER_FILE_PAGE: u64 = 8;
+        const PER_PTE: u64 = 4;
+        const PER_TASK: u64 = 1024;
+        const PER_STEP: u64 = 256;
+        const FIXED: u64 = 16 << 20;
+        let pages = |bytes: u64| bytes.div_ceil(4096);
+        let frames = self.machine.managed_pages * PER_FRAME;
+        let swap: u64 = self.swap.iter().map(|s| pages(s.size) * PER_SWAP_SLOT).sum();
+        let files: u64 = self.extents.iter().map(|e| pages(self.file[e.file as usize].size) * PER_FILE_PAGE).sum();
+        let shmem: u64 =
+            self.region.iter().filter(|r| r.kind == RegionKind::Shmem).map(|r| pages(r.size) * PER_PTE).sum();
+        let mut tasks = 0u64;
+        for t in &self.task {
+            let mut regions: Vec<u32> = t
+                .step
+                .iter()
+                .filter_map(|s| match s.target {
+                    Target::Region { index, .. } => Some(index),
+                    Target::File(_) => None,
+                })
+                .collect();
+            regions.sort_unstable();
+            regions.dedup();
+            let ptes: u64 = regions.iter().map(|&r| pages(self.region[r as usize].size) * PER_PTE).sum();
+            tasks += t.count as u64 * (PER_TASK + t.step.len() as u64 * PER_STEP + ptes);
+        }
+        FIXED + frames + swap + files + shmem + tasks
+    }
+}
+
 impl Region {
     /// The region's page content model (what compression and zero-page detection see).
     pub fn content(&self) -> crate::mm::compress::RegionContent {
@@ -397,8 +438,11 @@ impl Config {
 
         let machine = resolve_machine(file).map_err(|(key, m)| err(key, m))?;
         let vm = resolve_vm(file, profile, machine.managed_pages).map_err(|(key, m)| err(key, m))?;
-        if file.sample_interval == Some(0) {
-            return Err(err("sample_interval", "must be greater than 0".into()));
+        if let Some(i) = file.sample_interval.filter(|&i| i < defaults::MIN_SAMPLE_INTERVAL_NS) {
+            return Err(err(
+                "sample_interval",
+                format!("expected at least 1ms (the timeline's finest interval), got {i} ns"),
+            ));
         }
         if file.cpu.timeslice_ns == 0 {
             return Err(err("cpu.timeslice_ns", "must be greater than 0".into()));
@@ -501,8 +545,11 @@ impl Config {
                     None => return Err(err(&format!("{key}.memcg"), format!("no memcg named \"{m}\""))),
                 },
             };
-            if t.count == 0 {
-                return Err(err(&format!("{key}.count"), "must be at least 1".into()));
+            if !(1..=defaults::MAX_TASK_COUNT).contains(&t.count) {
+                return Err(err(
+                    &format!("{key}.count"),
+                    format!("expected 1..={} processes, got {}", defaults::MAX_TASK_COUNT, t.count),
+                ));
             }
             if t.step.is_empty() {
                 return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));

@@ -12,6 +12,15 @@ use super::{AccessOp, Madvise, Pace};
 
 /// `seed`: the RNG seed.
 pub const SEED: u64 = 1;
+/// The most processes a `[[task]]` may start (`count`): far beyond the seeds' 200 readers,
+/// and a bound that keeps a typo from allocating a task table larger than the host.
+pub const MAX_TASK_COUNT: u32 = 100_000;
+/// The finest `sample_interval`: a timeline point per simulated millisecond. (Finer ones
+/// made a point per nanosecond of a run, gigabytes of them.)
+pub const MIN_SAMPLE_INTERVAL_NS: u64 = 1_000_000;
+/// The most timeline points a run keeps: past it, every other point is dropped and the
+/// interval doubles, so a long run's timeline stays within a few tens of MB.
+pub const MAX_TIMELINE_POINTS: usize = 1 << 20;
 /// `watchdog`: a minute of simulated time without a completed operation while the machine
 /// is busy. The longest legitimate wait of a task is one operation (a read call of a whole
 /// record on a slow, congested device), seconds at most.

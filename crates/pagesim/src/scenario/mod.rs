@@ -574,6 +574,11 @@ fn json_to_toml(v: &serde_json::Value) -> Result<toml::Value, String> {
     })
 }
 
+/// The deepest key a scenario has is `task.N.step.N.NAME` or `device.NAME.iosched.NAME`;
+/// a longer `--set` key is refused before it builds nested tables (a very deep one used to
+/// overflow the stack).
+const MAX_KEY_DEPTH: usize = 8;
+
 /// Applies one `KEY=VALUE` override: KEY is a dotted path (`vm.swappiness`,
 /// `task.0.step.0.passes`, `device.ssd.model`); VALUE is a TOML value, or a bare string.
 pub fn apply_set(table: &mut toml::Table, set: &str) -> Result<(), Error> {
@@ -589,6 +594,14 @@ pub fn apply_set(table: &mut toml::Table, set: &str) -> Result<(), Error> {
         Err(_) => toml::Value::String(val.trim().to_string()),
     };
     let parts: Vec<&str> = key.split('.').collect();
+    if parts.len() > MAX_KEY_DEPTH {
+        return Err(Error(format!(
+            "--set {}...: a key of {} dotted parts; scenario keys have at most {MAX_KEY_DEPTH} \
+             (`pagesim describe` lists them)",
+            parts[..3].join("."),
+            parts.len()
+        )));
+    }
     let mut root = toml::Value::Table(std::mem::take(table));
     let result = set_path(&mut root, &parts, value, key);
     if let toml::Value::Table(t) = root {
@@ -652,7 +665,12 @@ pub fn describe() -> Vec<Tunable> {
     let mut v = vec![
         t("seed", "integer", defaults::SEED.to_string(), "RNG seed"),
         t("time_limit", "duration", "none".into(), "stop the run at this simulated time"),
-        t("sample_interval", "duration", "none".into(), "record a timeline of reads and device I/O at this interval"),
+        t(
+            "sample_interval",
+            "duration",
+            "none".into(),
+            "record a timeline of reads and device I/O at this interval (at least 1ms; doubled as needed to keep at most 2^20 points)",
+        ),
         t(
             "watchdog",
             "duration",
@@ -772,7 +790,7 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
-        t("task[].count", "count", defaults::TASK_COUNT.to_string(), "identical processes"),
+        t("task[].count", "count", defaults::TASK_COUNT.to_string(), "identical processes (1 to 100000)"),
         t("task[].start", "duration", "0".into(), "start time"),
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),

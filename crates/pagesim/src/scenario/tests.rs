@@ -361,3 +361,34 @@ fn a_serialized_config_resolves_to_itself() {
         assert_eq!(json, serde_json::to_value(&again.config).unwrap(), "{origin}");
     }
 }
+
+fn set_err(sets: &[&str]) -> String {
+    let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+    Scenario::from_toml(GOOD, "s.toml", &sets).unwrap_err().0
+}
+
+/// Inputs that used to abort the process (a 4 GiB timeline, a stack overflow, a task table
+/// larger than the host) are refused with the key and the bound.
+#[test]
+fn inputs_that_aborted_are_refused_with_the_bound() {
+    let e = set_err(&["sample_interval=\"1ns\""]);
+    assert!(e.contains("sample_interval") && e.contains("at least 1ms"), "{e}");
+    let e = set_err(&["task.0.count=1000000000"]);
+    assert!(e.contains("task[0].count") && e.contains("1..=100000"), "{e}");
+    let deep = vec!["a"; 50_000].join(".") + "=1";
+    let e = set_err(&[&deep]);
+    assert!(e.contains("a.a.a...") && e.contains("50000 dotted parts") && e.contains("at most 8"), "{e}");
+}
+
+#[test]
+fn a_scenario_larger_than_the_memory_allowed_is_refused_with_both_figures() {
+    let sc = Scenario::from_toml(GOOD, "s.toml", &["machine.ram=\"64GB\"".into()]).unwrap();
+    // 64 GB of RAM is 16M frames: about half a GiB of per-frame arrays.
+    let need = sc.config.memory_estimate();
+    assert!((400 << 20..1 << 30).contains(&need), "{need}");
+    let e = crate::check_memory(&sc, Some(256 << 20)).unwrap_err().0;
+    assert!(e.starts_with("s.toml: this scenario needs about") && e.contains("more than the 256.0 MiB allowed"), "{e}");
+    assert!(crate::check_memory(&sc, Some(need)).is_ok());
+    let e = crate::run(&sc, crate::RunOptions { max_memory: Some(1 << 20), ..Default::default() }).unwrap_err().0;
+    assert!(e.contains("needs about"), "run refuses before it allocates: {e}");
+}
