@@ -179,3 +179,10 @@ def test_a_scenario_needing_more_memory_than_allowed_is_refused(quickstart_path:
         pagesim.run(quickstart_path, max_memory=1 << 20)
     with pytest.raises(ValueError, match="max_memory"):
         pagesim.run(quickstart_path, max_memory=-1)
+
+
+def test_every_key_is_reachable_by_keyword_page_cluster_too(quickstart_path: Path) -> None:
+    a = pagesim.run(quickstart_path, vm__page_cluster=0)
+    b = pagesim.run(quickstart_path, set={"vm.page-cluster": 0})
+    assert a == b
+    assert a.counters["pswpin"] > 0 and a != pagesim.run(quickstart_path)

@@ -166,7 +166,8 @@ pub struct Vm {
     pub swappiness: Option<u32>,
     /// vm.page-cluster: log2 of the swap readahead window, 0..10. Default
     /// [`defaults::PAGE_CLUSTER`].
-    #[serde(rename = "page-cluster")]
+    /// `vm.page_cluster` is accepted too (so Python's `vm__page_cluster` reaches it).
+    #[serde(rename = "page-cluster", alias = "page_cluster")]
     pub page_cluster: Option<u32>,
     /// vm.min_free_kbytes, kB. Default sqrt(16 × lowmem kB), clamped
     /// ([`crate::mm::default_min_free_kbytes`]). With the scale factor it must leave more than
@@ -593,7 +594,12 @@ pub fn apply_set(table: &mut toml::Table, set: &str) -> Result<(), Error> {
         Ok(mut t) => t.remove("v").expect("parsed table has v"),
         Err(_) => toml::Value::String(val.trim().to_string()),
     };
-    let parts: Vec<&str> = key.split('.').collect();
+    let mut parts: Vec<&str> = key.split('.').collect();
+    // The kernel spells this sysctl with a hyphen; its underscore form is an alias, written
+    // under the kernel's name so that it replaces the file's value.
+    if parts == ["vm", "page_cluster"] {
+        parts[1] = "page-cluster";
+    }
     if parts.len() > MAX_KEY_DEPTH {
         return Err(Error(format!(
             "--set {}...: a key of {} dotted parts; scenario keys have at most {MAX_KEY_DEPTH} \
@@ -707,7 +713,12 @@ pub fn describe() -> Vec<Tunable> {
             "cgroup hierarchy of the memory controller (v1: limit reclaim waits on writeback)",
         ),
         t("vm.swappiness", "0..100 (0..200 on 5.8+)", defaults::SWAPPINESS.to_string(), "vm.swappiness"),
-        t("vm.page-cluster", "log2 pages", defaults::PAGE_CLUSTER.to_string(), "vm.page-cluster"),
+        t(
+            "vm.page-cluster",
+            "log2 pages",
+            defaults::PAGE_CLUSTER.to_string(),
+            "vm.page-cluster (also vm.page_cluster)",
+        ),
         t("vm.min_free_kbytes", "kB", "sqrt(16 x lowmem kB)".into(), "vm.min_free_kbytes"),
         t(
             "vm.watermark_scale_factor",

@@ -392,3 +392,13 @@ fn a_scenario_larger_than_the_memory_allowed_is_refused_with_both_figures() {
     let e = crate::run(&sc, crate::RunOptions { max_memory: Some(1 << 20), ..Default::default() }).unwrap_err().0;
     assert!(e.contains("needs about"), "run refuses before it allocates: {e}");
 }
+
+/// `vm.page-cluster` is the kernel's spelling; its underscore form reaches the same key,
+/// from a file or from --set (Python's `vm__page_cluster`), and replaces the file's value.
+#[test]
+fn page_cluster_takes_its_underscore_alias() {
+    let s = Scenario::from_toml(GOOD, "s.toml", &["vm.page_cluster=0".into()]).unwrap();
+    assert_eq!(s.config.vm.page_cluster, 0, "--set replaced the file's 3");
+    let text = GOOD.replace("page-cluster = 3", "page_cluster = 5");
+    assert_eq!(Scenario::from_toml(&text, "s.toml", &[]).unwrap().config.vm.page_cluster, 5);
+}
