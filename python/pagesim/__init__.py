@@ -34,6 +34,12 @@ __all__ = [
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 
 
+def _looks_like_toml(text: str) -> bool:
+    """A string that is scenario text rather than a path: several lines, or a key = value,
+    and no file of that name."""
+    return ("\n" in text or "=" in text) and not os.path.exists(text)
+
+
 def run(
     scenario: Scenario,
     seed: int | None = None,
@@ -44,7 +50,8 @@ def run(
 ) -> Result:
     """Runs a scenario and returns its :class:`Result`.
 
-    ``scenario`` is the path of a scenario file (TOML) or a dict of the same shape.
+    ``scenario`` is the path of a scenario file (TOML), the TOML text itself, or a dict of
+    the same shape.
     ``seed`` replaces the scenario's RNG seed. ``set`` overrides scenario fields by dotted
     key, as the CLI's ``--set``: ``{"vm.swappiness": 100}``; keyword arguments do the same
     with ``__`` for a dot: ``vm__swappiness=100``. ``progress=True`` prints a progress line
@@ -66,6 +73,10 @@ def run(
         text = json.dumps(scenario)
         report = _native.run_json(
             text, "<dict>", seed=seed, sets=sets, progress=progress, max_memory=max_memory
+        )
+    elif isinstance(scenario, str) and _looks_like_toml(scenario):
+        report = _native.run_toml(
+            scenario, "<string>", seed=seed, sets=sets, progress=progress, max_memory=max_memory
         )
     elif isinstance(scenario, (str, os.PathLike)):
         report = _native.run_file(

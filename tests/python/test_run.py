@@ -186,3 +186,10 @@ def test_every_key_is_reachable_by_keyword_page_cluster_too(quickstart_path: Pat
     b = pagesim.run(quickstart_path, set={"vm.page-cluster": 0})
     assert a == b
     assert a.counters["pswpin"] > 0 and a != pagesim.run(quickstart_path)
+
+
+def test_toml_text_is_a_scenario_not_a_path(quickstart_path: Path, quickstart_result: pagesim.Result) -> None:
+    _same_run(pagesim.run(quickstart_path.read_text()), quickstart_result)
+    with pytest.raises(pagesim.ScenarioError, match=r"^<string> \(line 2\): machine.ram: expected a size") as e:
+        pagesim.run("[machine]\nram = 'lots'\n")
+    assert "machine.ram" in str(e.value) and len(str(e.value)) < 300

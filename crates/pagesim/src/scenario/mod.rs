@@ -57,8 +57,9 @@ pub struct ScenarioFile {
     /// Name shown in reports. Default: the file name.
     #[serde(default)]
     pub name: Option<String>,
-    /// RNG seed. Default [`defaults::SEED`].
-    #[serde(default = "default_seed")]
+    /// RNG seed, any u64: TOML's integers stop at 2^63 − 1, so a larger seed is written as
+    /// a string of digits. Default [`defaults::SEED`].
+    #[serde(default = "default_seed", deserialize_with = "de_seed")]
     pub seed: u64,
     pub machine: Machine,
     #[serde(default)]
@@ -105,6 +106,24 @@ pub struct ScenarioFile {
 
 fn default_seed() -> u64 {
     defaults::SEED
+}
+
+/// A seed: an integer, or a string of digits for the seeds above TOML's largest integer.
+fn de_seed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Seed {
+        Int(u64),
+        Digits(String),
+    }
+    match Seed::deserialize(d).map_err(|_| {
+        serde::de::Error::custom("expected a whole number from 0 to 18446744073709551615 (above 2^63 − 1, as a string)")
+    })? {
+        Seed::Int(v) => Ok(v),
+        Seed::Digits(s) => s.trim().parse().map_err(|_| {
+            serde::de::Error::custom(format!("expected a whole number from 0 to 18446744073709551615, got \"{s}\""))
+        }),
+    }
 }
 
 fn de_opt_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
@@ -503,10 +522,21 @@ impl Scenario {
 
     /// Parses TOML text. Errors name `origin`, the line and the key.
     pub fn from_toml(text: &str, origin: &str, sets: &[String]) -> Result<Self, Error> {
-        // Typed parse of the original text first, so errors carry its line numbers.
-        let file: ScenarioFile =
+        // Syntax errors come with the line and a caret under the spot.
+        let mut table: toml::Table =
             toml::from_str(text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
-        let mut table: toml::Table = toml::from_str(text).map_err(|e| Error(format!("{origin}: {e}")))?;
+        // Typed parse of the original text, for the line of a value of the wrong type; the
+        // message itself comes from the key's path (see `explain`).
+        let file: ScenarioFile = match toml::from_str(text) {
+            Ok(f) => f,
+            Err(e) => {
+                let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                let when = line.map_or(String::new(), |l| format!("line {l}"));
+                return Err(from_value(toml::Value::Table(table), origin, &when)
+                    .err()
+                    .unwrap_or_else(|| Error(format!("{origin}: {}", e.to_string().trim_end()))));
+            }
+        };
         if sets.is_empty() {
             return Self::resolve(file, &table, origin);
         }
@@ -545,11 +575,111 @@ impl Scenario {
 
 fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, Error> {
     let when = if when.is_empty() { String::new() } else { format!(" ({when})") };
-    serde_path_to_error::deserialize(v).map_err(|e| {
+    serde_path_to_error::deserialize(v.clone()).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner();
-        Error(format!("{origin}{when}: {path}: {inner}"))
+        let inner = e.into_inner().to_string();
+        let message = explain(&v, &path, &inner);
+        if path == "." || path.is_empty() {
+            Error(format!("{origin}{when}: {message}"))
+        } else {
+            Error(format!("{origin}{when}: {path}: {message}"))
+        }
     })
+}
+
+/// The value at a serde path such as `task[0].step[1].op`.
+fn value_at<'a>(root: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    let mut cur = root;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (name, indexes) = part.split_once('[').map_or((part, ""), |(n, rest)| (n, rest));
+        if !name.is_empty() {
+            cur = cur.get(name)?;
+        }
+        for idx in indexes.split('[').filter(|i| !i.is_empty()) {
+            cur = cur.get(idx.trim_end_matches(']').parse::<usize>().ok()?)?;
+        }
+    }
+    Some(cur)
+}
+
+/// serde's message for a bad scenario value, reworded to say what was expected and what
+/// was found, in the scenario's terms (serde speaks of `u64`, "unit variant", and repeats
+/// the path). `root` is the whole scenario, to show the value and to ask an enum-valued
+/// key for its names.
+fn explain(root: &toml::Value, path: &str, inner: &str) -> String {
+    // The toml crate appends "in `the.path`", which the caller already gives.
+    let inner = inner.split("\nin `").next().unwrap_or(inner).trim();
+    let found = value_at(root, path).map(|v| match v {
+        toml::Value::String(s) => format!("\"{s}\""),
+        toml::Value::Table(_) => "a table".to_string(),
+        toml::Value::Array(_) => "an array".to_string(),
+        v => v.to_string(),
+    });
+    let got = found.as_deref().map_or(String::new(), |f| format!(", got {f}"));
+    if let Some(field) = inner.strip_prefix("missing field `").and_then(|r| r.split('`').next()) {
+        return match (path, field) {
+            ("" | ".", "machine") => {
+                "the [machine] table is required, with at least `ram` (for example ram = \"1GB\"); \
+                 `cpus` and `kernel_reserved` have defaults"
+                    .into()
+            }
+            (_, "ram") => "`ram` is required: the installed RAM, for example ram = \"1GB\"".into(),
+            (_, "step") => "a task needs at least one [[task.step]] (what it touches or reads, and how)".into(),
+            _ => format!("`{field}` is required here (`pagesim describe` lists every key)"),
+        };
+    }
+    for int in ["u64", "u32", "u16", "u8", "usize"] {
+        if inner.ends_with(&format!("expected {int}")) {
+            let max = match int {
+                "u32" => u32::MAX as u64,
+                "u16" => u16::MAX as u64,
+                "u8" => u8::MAX as u64,
+                _ => i64::MAX as u64, // TOML's largest integer
+            };
+            return format!("expected a whole number from 0 to {max}{got}");
+        }
+    }
+    if inner.ends_with("expected f64") || inner.ends_with("expected f32") {
+        return format!("expected a number{got}");
+    }
+    if inner.ends_with("expected a boolean") {
+        return format!("expected true or false{got}");
+    }
+    if inner.starts_with("invalid type") || inner.starts_with("wanted ") {
+        // An enum-valued key given something that is not a name: ask it for its names by
+        // putting a name it cannot have in its place.
+        let mut probe = root.clone();
+        if let Some(slot) = value_at_mut(&mut probe, path) {
+            *slot = toml::Value::String("\u{1}".into());
+            if let Err(e) = serde_path_to_error::deserialize::<_, ScenarioFile>(probe) {
+                let m = e.into_inner().to_string();
+                if let Some(names) = m.split("expected one of ").nth(1) {
+                    let names = names.split("\nin `").next().unwrap_or(names).trim();
+                    return format!("expected one of {names}{got}");
+                }
+            }
+        }
+    }
+    let quoted = found.as_deref().is_some_and(|f| inner.contains(f.trim_matches('"')));
+    if inner.starts_with("unknown field") || quoted || inner.contains(" got ") {
+        inner.to_string()
+    } else {
+        format!("{inner}{got}")
+    }
+}
+
+fn value_at_mut<'a>(root: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Value> {
+    let mut cur = root;
+    for part in path.split('.').filter(|p| !p.is_empty()) {
+        let (name, indexes) = part.split_once('[').map_or((part, ""), |(n, rest)| (n, rest));
+        if !name.is_empty() {
+            cur = cur.get_mut(name)?;
+        }
+        for idx in indexes.split('[').filter(|i| !i.is_empty()) {
+            cur = cur.get_mut(idx.trim_end_matches(']').parse::<usize>().ok()?)?;
+        }
+    }
+    Some(cur)
 }
 
 fn json_to_toml(v: &serde_json::Value) -> Result<toml::Value, String> {

@@ -402,3 +402,21 @@ fn page_cluster_takes_its_underscore_alias() {
     let text = GOOD.replace("page-cluster = 3", "page_cluster = 5");
     assert_eq!(Scenario::from_toml(&text, "s.toml", &[]).unwrap().config.vm.page_cluster, 5);
 }
+
+/// serde's wording (`u64`, "unit variant", "wanted string or table", the path twice, a
+/// missing table reported one field at a time) is replaced by what was expected and found.
+#[test]
+fn errors_say_what_was_expected_and_what_was_found_once() {
+    let e = set_err(&["task.0.step.0.op=0"]);
+    assert_eq!(e, "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, got 0");
+    let e = err(&GOOD.replace("pattern = \"seq\"", "pattern = \"seq\"\nop = 0"));
+    assert!(e.starts_with("s.toml (line 26): task[0].step[0].op: expected one of `read`"), "{e}");
+    let e = set_err(&["vm.swappiness=-1"]);
+    assert!(e.ends_with("vm.swappiness: expected a whole number from 0 to 4294967295, got -1"), "{e}");
+    assert_eq!(e.matches("swappiness").count(), 1, "the location once: {e}");
+    let e = err("name = \"x\"\n");
+    assert!(e.contains("the [machine] table is required, with at least `ram`"), "{e}");
+    // A seed above TOML's largest integer is a string of digits.
+    let s = Scenario::from_toml(GOOD, "s.toml", &["seed=18446744073709551615".into()]).unwrap();
+    assert_eq!(s.config.seed, u64::MAX);
+}
