@@ -273,9 +273,15 @@ impl Table {
         let path = dir.join("reproduce.toml");
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(&path).map_err(|e| Error(format!("{origin}: {e}")))?;
+        Self::from_toml(&text, &origin, dir)
+    }
+
+    /// Parses a table's text (`origin` names it in messages); its `scenario` is read from
+    /// `dir`, and every cell's scenario is checked.
+    pub fn from_toml(text: &str, origin: &str, dir: &Path) -> Result<Table, Error> {
         // toml's errors carry the line, the column and the key.
         let f: TableFile =
-            toml::from_str(&text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
+            toml::from_str(text).map_err(|e| Error(format!("{origin}: {}", e.to_string().trim_end())))?;
         let err = |key: &str, msg: String| Error(format!("{origin}: {key}: {msg}"));
         if f.column.is_empty() || f.row.is_empty() {
             return Err(err("column/row", "a table needs at least one column and one row".into()));

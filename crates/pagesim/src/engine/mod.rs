@@ -59,6 +59,9 @@ mod verify;
 pub mod vmscan;
 mod watchdog;
 
+#[cfg(test)]
+mod proptests;
+
 pub use watchdog::RunEnd;
 pub mod workingset;
 pub mod zswap;
@@ -411,6 +414,7 @@ impl Sim {
                 timeline: Vec::new(),
                 sample_every: c.sample_interval.unwrap_or(0),
                 timeline_cap: crate::scenario::defaults::MAX_TIMELINE_POINTS,
+                verify_each_event: false,
                 io_done: 0,
                 watchdog_ns: c.watchdog,
                 watchdog_mark: Default::default(),
@@ -536,7 +540,7 @@ impl Sim {
             if cfg!(debug_assertions) {
                 verify_countdown -= 1;
                 if verify_countdown == 0 {
-                    verify_countdown = self.verify_stride();
+                    verify_countdown = if self.sched.verify_each_event { 1 } else { self.verify_stride() };
                     if let Err(e) = self.verify() {
                         panic!("invariant broken at t={}ns: {e}", self.sched.now);
                     }

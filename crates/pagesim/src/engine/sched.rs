@@ -51,6 +51,9 @@ pub(crate) struct Sched {
     pub(crate) sample_every: u64,
     /// The most timeline points kept: past it the interval doubles.
     pub(crate) timeline_cap: usize,
+    /// Debug builds: check every invariant after every event, not every few thousand
+    /// (the property tests set it; a whole run is much slower so).
+    pub(crate) verify_each_event: bool,
     /// Device requests completed (the watchdog's sign that the machine is busy).
     pub(crate) io_done: u64,
     /// The scenario's `watchdog` span, ns (`None`: no watchdog), and the machine when an

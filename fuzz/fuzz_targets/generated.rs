@@ -1,0 +1,108 @@
+//! Structure-aware: arbitrary bytes become a well-shaped scenario (a tiny machine, devices,
+//! swap, files, regions, memcgs and tasks that refer to each other), so that the run itself
+//! is fuzzed and not only the parser. Sizes stay small: a run is milliseconds.
+#![no_main]
+use arbitrary::Unstructured;
+use libfuzzer_sys::fuzz_target;
+use std::fmt::Write;
+
+#[path = "common.rs"]
+mod common;
+
+const MODELS: [&str; 6] = ["hdd", "sata-ssd", "nvme", "pmem", "ram", "zram"];
+const PATTERNS: [&str; 6] = ["seq", "random", "zipf", "stride", "reverse", "special"];
+const MADVISE: [&str; 5] = ["normal", "random", "sequential", "willneed", "none"];
+
+fn pick<'a>(u: &mut Unstructured, xs: &[&'a str]) -> arbitrary::Result<&'a str> {
+    Ok(xs[u.choose_index(xs.len())?])
+}
+
+fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
+    let mut s = String::new();
+    let profiles = pagesim::scenario::PROFILES;
+    let profile = profiles[u.choose_index(profiles.len())?].name;
+    let ram = u.int_in_range(8u32..=96)?;
+    let reserved = u.int_in_range(1u32..=4)?;
+    writeln!(s, "[machine]\nram = \"{ram}MB\"\nkernel_reserved = \"{reserved}MB\"\ncpus = {}", u.int_in_range(1u32..=4)?).unwrap();
+    writeln!(s, "[kernel]\nprofile = \"{profile}\"").unwrap();
+    if u.arbitrary()? {
+        writeln!(s, "[vm]\nswappiness = {}\npage-cluster = {}", u.int_in_range(0u32..=100)?, u.int_in_range(0u32..=5)?).unwrap();
+    }
+    let ndev = u.int_in_range(1usize..=2)?;
+    for d in 0..ndev {
+        writeln!(s, "[device.d{d}]\nmodel = \"{}\"", pick(u, &MODELS)?).unwrap();
+    }
+    for _ in 0..u.int_in_range(0usize..=2)? {
+        writeln!(s, "[[swap]]\ndevice = \"d{}\"\nsize = \"{}MB\"", u.choose_index(ndev)?, u.int_in_range(1u32..=32)?).unwrap();
+    }
+    if u.arbitrary()? {
+        writeln!(s, "[zswap]\nenabled = true\nmax_pool_percent = {}", u.int_in_range(1u32..=50)?).unwrap();
+    }
+    let nfiles = u.int_in_range(0usize..=2)?;
+    for f in 0..nfiles {
+        writeln!(
+            s,
+            "[file.f{f}]\ndevice = \"d{}\"\nsize = \"{}KB\"\nper_task = {}",
+            u.choose_index(ndev)?,
+            u.int_in_range(4u32..=16384)?,
+            u.arbitrary::<bool>()?
+        )
+        .unwrap();
+    }
+    let nmemcg = u.int_in_range(0usize..=2)?;
+    for m in 0..nmemcg {
+        writeln!(s, "[memcg.m{m}]\nmax = \"{}MB\"", u.int_in_range(1u32..=64)?).unwrap();
+    }
+    let nregions = u.int_in_range(1usize..=3)?;
+    for r in 0..nregions {
+        match u.int_in_range(0u8..=2)? {
+            2 if nfiles > 0 => {
+                writeln!(s, "[region.r{r}]\nkind = \"file\"\nfile = \"f{}\"", u.choose_index(nfiles)?).unwrap();
+                let m = pick(u, &MADVISE)?;
+                if m != "none" {
+                    writeln!(s, "madvise = \"{m}\"").unwrap();
+                }
+            }
+            1 => writeln!(s, "[region.r{r}]\nkind = \"shmem\"\nsize = \"{}KB\"", u.int_in_range(4u32..=32768)?).unwrap(),
+            _ => {
+                writeln!(s, "[region.r{r}]\nkind = \"anon\"\nsize = \"{}KB\"", u.int_in_range(4u32..=65536)?).unwrap();
+                if u.arbitrary()? {
+                    writeln!(s, "zero_percent = {}", u.int_in_range(0u32..=50)?).unwrap();
+                }
+            }
+        }
+    }
+    for t in 0..u.int_in_range(1usize..=3)? {
+        writeln!(s, "[[task]]\nname = \"t{t}\"\ncount = {}", u.int_in_range(1u32..=3)?).unwrap();
+        if nmemcg > 0 && u.arbitrary()? {
+            writeln!(s, "memcg = \"m{}\"", u.choose_index(nmemcg)?).unwrap();
+        }
+        for _ in 0..u.int_in_range(1usize..=3)? {
+            writeln!(s, "[[task.step]]\npattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
+            if nfiles > 0 && u.int_in_range(0u8..=3)? == 0 {
+                writeln!(s, "file = \"f{}\"\nop = \"{}\"", u.choose_index(nfiles)?, pick(u, &["read", "pread"])?).unwrap();
+                if u.arbitrary()? {
+                    writeln!(s, "record = \"{}KB\"", 4 * u.int_in_range(1u32..=64)?).unwrap();
+                }
+            } else {
+                writeln!(s, "region = \"r{}\"\nop = \"{}\"", u.choose_index(nregions)?, pick(u, &["read", "write"])?).unwrap();
+            }
+            if u.arbitrary()? {
+                writeln!(s, "passes = {}", u.int_in_range(1u32..=3)?).unwrap();
+            } else {
+                writeln!(s, "accesses = {}", u.int_in_range(1u32..=20000)?).unwrap();
+            }
+            if u.int_in_range(0u8..=4)? == 0 {
+                writeln!(s, "think = \"{}us\"", u.int_in_range(0u32..=100)?).unwrap();
+            }
+        }
+    }
+    Ok(s)
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut u = Unstructured::new(data);
+    if let Ok(text) = scenario(&mut u) {
+        common::bounded_run(&text, &[]);
+    }
+});
