@@ -137,24 +137,8 @@ def test_readahead_windows_by_size_add_up_to_the_counter() -> None:
     assert sum(c for _, c in r.ra_window_hist) == r.counters["file_ra_windows"]
 
 
-# Two random readers and an anon writer in a 12 MB memcg with full swap: on linux-3.14 the
-# run livelocks (crates/pagesim/src/engine/watchdog.rs has the same scenario).
-_LIVELOCK: dict[str, Any] = {
-    "watchdog": "2s",
-    "kernel": {"profile": "linux-3.14"},
-    "machine": {"ram": "32MB", "kernel_reserved": "6MB"},
-    "device": {"d": {"model": "sata-ssd"}},
-    "swap": [{"device": "d", "size": "1MB"}],
-    "file": {"f": {"device": "d", "size": "8MB", "per_task": True}},
-    "memcg": {"m": {"max": "12MB"}},
-    "region": {"buf": {"kind": "anon", "size": "16MB"}},
-    "task": [
-        {"name": "reader", "count": 2, "memcg": "m",
-         "step": [{"file": "f", "op": "read", "pattern": "random", "passes": 2}]},
-        {"name": "anon", "memcg": "m",
-         "step": [{"region": "buf", "pattern": "random", "passes": 3, "op": "write"}]},
-    ],
-}
+# A 3.x livelock in a full memcg (the file says how); the watchdog stops it after 2 s.
+_LIVELOCK = Path(__file__).resolve().parents[1] / "scenarios" / "livelock-memcg.toml"
 
 
 def test_a_livelocked_run_raises_run_error_with_the_report_up_to_the_stop() -> None:

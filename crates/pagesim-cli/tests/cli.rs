@@ -322,23 +322,8 @@ fn set_takes_its_value_after_a_space_or_an_equals_sign_and_repeats() {
 
 #[test]
 fn a_run_stopped_by_the_watchdog_prints_its_report_then_the_state_and_exits_1() {
-    let dir = std::env::temp_dir().join(format!("pagesim-cli-livelock-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("livelock.toml");
-    // crates/pagesim/src/engine/watchdog.rs's livelock: 3.14, a full memcg, full swap.
-    std::fs::write(
-        &path,
-        "watchdog = \"2s\"\n[kernel]\nprofile = \"linux-3.14\"\n\
-         [machine]\nram = \"32MB\"\nkernel_reserved = \"6MB\"\n[device.d]\nmodel = \"sata-ssd\"\n\
-         [[swap]]\ndevice = \"d\"\nsize = \"1MB\"\n\
-         [file.f]\ndevice = \"d\"\nsize = \"8MB\"\nper_task = true\n[memcg.m]\nmax = \"12MB\"\n\
-         [region.buf]\nkind = \"anon\"\nsize = \"16MB\"\n\
-         [[task]]\nname = \"reader\"\ncount = 2\nmemcg = \"m\"\n\
-         [[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"random\"\npasses = 2\n\
-         [[task]]\nname = \"anon\"\nmemcg = \"m\"\n\
-         [[task.step]]\nregion = \"buf\"\npattern = \"random\"\npasses = 3\nop = \"write\"\n",
-    )
-    .unwrap();
+    let path = format!("{}/../../tests/scenarios/livelock-memcg.toml", env!("CARGO_MANIFEST_DIR"));
+    let path = std::path::Path::new(&path);
     let (code, out, err) = pagesim(&["run", path.to_str().unwrap(), "-q"]);
     assert_eq!(code, 1, "{err}");
     assert!(out.contains("STOPPED by the watchdog: a livelock") && out.contains("unfinished"), "{out}");
@@ -347,7 +332,6 @@ fn a_run_stopped_by_the_watchdog_prints_its_report_then_the_state_and_exits_1() 
     let (code, out, err) = pagesim(&["run", path.to_str().unwrap(), "-q", "--set", "time_limit=\"5ms\""]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("elapsed  0.005 s") && out.contains("STOPPED at the scenario's time_limit"), "{out}");
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

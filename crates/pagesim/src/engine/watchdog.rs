@@ -190,47 +190,9 @@ impl Sim {
 mod tests {
     use crate::testutil::run;
 
-    /// Two random readers and an anon writer in a 12 MB memcg whose swap is full: reclaim
-    /// frees the readers' pages before they are copied, the readers read them again, and the
-    /// anon task's charge retries forever (3.x memcg charging retries while reclaim frees
-    /// anything). It ran without end; the watchdog stops it and says who waits on what.
-    const LIVELOCK: &str = r#"
-        watchdog = "2s"
-        [machine]
-        ram = "32MB"
-        kernel_reserved = "6MB"
-        [device.d]
-        model = "sata-ssd"
-        [[swap]]
-        device = "d"
-        size = "1MB"
-        [file.f]
-        device = "d"
-        size = "8MB"
-        per_task = true
-        [memcg.m]
-        max = "12MB"
-        [region.buf]
-        kind = "anon"
-        size = "16MB"
-        [[task]]
-        name = "reader"
-        count = 2
-        memcg = "m"
-        [[task.step]]
-        file = "f"
-        op = "read"
-        pattern = "random"
-        passes = 2
-        [[task]]
-        name = "anon"
-        memcg = "m"
-        [[task.step]]
-        region = "buf"
-        pattern = "random"
-        passes = 3
-        op = "write"
-    "#;
+    /// tests/scenarios/livelock-memcg.toml: a 3.x livelock in a full memcg (the file says
+    /// how). It ran without end; the watchdog stops it and says who waits on what.
+    const LIVELOCK: &str = include_str!("../../../../tests/scenarios/livelock-memcg.toml");
 
     #[test]
     fn a_livelocked_run_is_stopped_by_the_watchdog_with_the_state_it_was_in() {
