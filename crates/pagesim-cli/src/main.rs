@@ -166,7 +166,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
         Command::Run(a) => cmd_run(a, out),
         Command::Check(CheckArgs { scenario: a, json }) => {
             let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
-            pagesim::check_memory(&s, a.max_memory()).map_err(|e| e.0)?;
+            let need = pagesim::check_memory(&s, a.max_memory()).map_err(|e| e.0)?;
             if json {
                 let text = serde_json::to_string_pretty(&s.config).expect("a resolved configuration serializes");
                 writeln!(out, "{text}")
@@ -177,7 +177,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
                     a.file.display(),
                     s.file.task.len(),
                     s.profile.name,
-                    pagesim::units::format_bytes(s.config.memory_estimate())
+                    pagesim::units::format_bytes(need)
                 )
             }
         }

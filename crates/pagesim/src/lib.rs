@@ -104,8 +104,9 @@ pub fn host_memory_available() -> Option<u64> {
     Some(kb * 1024)
 }
 
-/// Refuses a scenario that needs more host memory than `max_memory`, with the figures.
-pub fn check_memory(sc: &Scenario, max_memory: Option<u64>) -> Result<(), Error> {
+/// Refuses a scenario that needs more host memory than `max_memory`, with the figures;
+/// returns what it needs, bytes.
+pub fn check_memory(sc: &Scenario, max_memory: Option<u64>) -> Result<u64, Error> {
     let need = sc.config.memory_estimate();
     match max_memory {
         Some(max) if need > max => Err(Error(format!(
@@ -116,7 +117,7 @@ pub fn check_memory(sc: &Scenario, max_memory: Option<u64>) -> Result<(), Error>
             units::format_bytes(need),
             units::format_bytes(max)
         ))),
-        _ => Ok(()),
+        _ => Ok(need),
     }
 }
 
@@ -145,11 +146,10 @@ pub fn run_json(value: &serde_json::Value, origin: &str, opts: RunOptions<'_>) -
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
     let seed = opts.seed.unwrap_or(sc.config.seed);
     check_memory(sc, opts.max_memory)?;
-    let started = std::time::Instant::now();
     let mut sim = engine::Sim::new(sc, seed);
     sim.run(&mut opts.progress);
     if let Some(p) = opts.progress.as_mut() {
-        p(&sim.progress(started));
+        p(&sim.progress());
     }
     Ok(Report::from_sim(sc, seed, &sim))
 }

@@ -418,6 +418,7 @@ impl Sim {
                 io_done: 0,
                 watchdog_ns: c.watchdog,
                 watchdog_mark: Default::default(),
+                run_started: None,
                 end: RunEnd::Completed,
             },
             mm: Mm {
@@ -477,6 +478,7 @@ impl Sim {
     /// wall time.
     pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) -> RunEnd {
         let started = std::time::Instant::now();
+        self.sched.run_started = Some(started);
         let mut last_progress = started;
         let mut events = 0u32;
         let mut verify_countdown = 1u64;
@@ -533,7 +535,7 @@ impl Sim {
                 if let Some(p) = progress.as_mut() {
                     if last_progress.elapsed().as_millis() >= 1000 {
                         last_progress = std::time::Instant::now();
-                        p(&self.progress(started));
+                        p(&self.progress());
                     }
                 }
             }
@@ -551,13 +553,13 @@ impl Sim {
         end
     }
 
-    /// Where the run is, for a progress line.
-    pub fn progress(&self, started: std::time::Instant) -> crate::Progress {
+    /// Where the run is, for a progress line (wall time from the start of [`Sim::run`]).
+    pub fn progress(&self) -> crate::Progress {
         crate::Progress {
             sim_ns: self.sched.now,
             ops_done: self.sched.ops_done,
             ops_total: Some(self.sched.ops_total),
-            wall_s: started.elapsed().as_secs_f64(),
+            wall_s: self.sched.run_started.map_or(0.0, |t| t.elapsed().as_secs_f64()),
         }
     }
 }

@@ -60,6 +60,8 @@ pub(crate) struct Sched {
     /// operation last completed.
     pub(crate) watchdog_ns: Option<u64>,
     pub(crate) watchdog_mark: super::watchdog::Mark,
+    /// When `Sim::run` started, in wall-clock time (for progress lines).
+    pub(crate) run_started: Option<std::time::Instant>,
     /// How the run ended (`Completed` until it ends otherwise).
     pub(crate) end: super::RunEnd,
 }

@@ -587,19 +587,41 @@ fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, 
     })
 }
 
-/// The value at a serde path such as `task[0].step[1].op`.
-fn value_at<'a>(root: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
-    let mut cur = root;
+/// One step of a serde path such as `task[0].step[1].op`: a key or an array index.
+enum PathStep<'a> {
+    Key(&'a str),
+    Index(usize),
+}
+
+/// The steps of a serde path; `None` if an index is not a number.
+fn path_steps(path: &str) -> Option<Vec<PathStep<'_>>> {
+    let mut steps = Vec::new();
     for part in path.split('.').filter(|p| !p.is_empty()) {
-        let (name, indexes) = part.split_once('[').map_or((part, ""), |(n, rest)| (n, rest));
+        let (name, indexes) = part.split_once('[').unwrap_or((part, ""));
         if !name.is_empty() {
-            cur = cur.get(name)?;
+            steps.push(PathStep::Key(name));
         }
         for idx in indexes.split('[').filter(|i| !i.is_empty()) {
-            cur = cur.get(idx.trim_end_matches(']').parse::<usize>().ok()?)?;
+            steps.push(PathStep::Index(idx.trim_end_matches(']').parse().ok()?));
         }
     }
-    Some(cur)
+    Some(steps)
+}
+
+/// The value at a serde path.
+fn value_at<'a>(root: &'a toml::Value, path: &str) -> Option<&'a toml::Value> {
+    path_steps(path)?.into_iter().try_fold(root, |v, step| match step {
+        PathStep::Key(k) => v.get(k),
+        PathStep::Index(i) => v.get(i),
+    })
+}
+
+/// The value at a serde path, to replace it.
+fn value_at_mut<'a>(root: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Value> {
+    path_steps(path)?.into_iter().try_fold(root, |v, step| match step {
+        PathStep::Key(k) => v.get_mut(k),
+        PathStep::Index(i) => v.get_mut(i),
+    })
 }
 
 /// serde's message for a bad scenario value, reworded to say what was expected and what
@@ -666,20 +688,6 @@ fn explain(root: &toml::Value, path: &str, inner: &str) -> String {
     } else {
         format!("{inner}{got}")
     }
-}
-
-fn value_at_mut<'a>(root: &'a mut toml::Value, path: &str) -> Option<&'a mut toml::Value> {
-    let mut cur = root;
-    for part in path.split('.').filter(|p| !p.is_empty()) {
-        let (name, indexes) = part.split_once('[').map_or((part, ""), |(n, rest)| (n, rest));
-        if !name.is_empty() {
-            cur = cur.get_mut(name)?;
-        }
-        for idx in indexes.split('[').filter(|i| !i.is_empty()) {
-            cur = cur.get_mut(idx.trim_end_matches(']').parse::<usize>().ok()?)?;
-        }
-    }
-    Some(cur)
 }
 
 fn json_to_toml(v: &serde_json::Value) -> Result<toml::Value, String> {
