@@ -92,7 +92,7 @@ pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Scenario files to run on the host and in pagesim (at least one, unless --probe)
-    #[arg(value_name = "SCENARIO", required_unless_present = "probe")]
+    #[arg(value_name = "SCENARIO", required_unless_present_any = ["probe", "cleanup"])]
     files: Vec<PathBuf>,
     /// Runs of each scenario on the host, each from a cold state
     ///
@@ -129,6 +129,15 @@ pub struct Args {
     /// Without SCENARIOs only this runs.
     #[arg(long)]
     probe: bool,
+    /// Only undo what earlier validate runs left on the host, and say what
+    ///
+    /// A validate killed with SIGKILL (or by the OOM killer) cannot clean up: its swap
+    /// files stay on, its memory cgroups and tunables stay as it set them. Each run keeps a
+    /// journal of what it still has to undo (/run/pagesim/host-PID.json, or in
+    /// $PAGESIM_JOURNAL_DIR); every validate first does what the journals of processes that
+    /// are no longer alive list, newest first. This option does only that.
+    #[arg(long, conflicts_with_all = ["files", "probe"])]
+    cleanup: bool,
 }
 
 /// The kernel profile for a host kernel release (`6.18.44-fc` → the newest `linux-X.Y[.Z]`
@@ -358,6 +367,48 @@ pub fn acceptance<'a>(rows: impl Iterator<Item = &'a Row>) -> (usize, usize) {
     rows.filter(|r| r.counted).fold((0, 0), |(n, w), r| (n + 1, w + r.within as usize))
 }
 
+/// Undoes what earlier runs killed before their cleanup left behind (their journals), and
+/// says what it did; `verbose` also says when there was nothing to do.
+fn recover(verbose: bool, out: &mut Out) -> Result<(), Stop> {
+    let found =
+        pagesim_host::journal::recover().map_err(|e| format!("validate: cleaning up after earlier runs: {}", e.0))?;
+    let mut failed = false;
+    for r in &found {
+        if r.running {
+            if verbose {
+                writeln!(out, "pid {} ({}) is still running; its changes are left to it", r.pid, r.command)?;
+            }
+            continue;
+        }
+        let why = if r.rebooted { "before the machine rebooted" } else { "without cleaning up" };
+        writeln!(out, "cleaned up after pid {} ({}), which ended {why}:", r.pid, r.command)?;
+        for d in &r.done {
+            writeln!(out, "  done: {d}")?;
+        }
+        for d in &r.skipped {
+            writeln!(out, "  not needed after the reboot: {d}")?;
+        }
+        for e in &r.errors {
+            writeln!(out, "  FAILED: {e}")?;
+        }
+        if !r.errors.is_empty() {
+            writeln!(out, "  (kept in {} for another try)", r.journal.display())?;
+            failed = true;
+        }
+    }
+    if verbose && found.iter().all(|r| r.running) {
+        writeln!(
+            out,
+            "nothing left to clean up by earlier validate runs ({})",
+            pagesim_host::journal::dir().display()
+        )?;
+    }
+    if failed {
+        return Err("validate: some of what earlier runs left could not be undone (above)".into());
+    }
+    Ok(())
+}
+
 /// What must be as it was after validation: swap areas, our cgroups, tunables (zswap's
 /// parameters among them), the zram devices and their settings.
 #[derive(Debug, PartialEq, Eq)]
@@ -502,6 +553,10 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             eprintln!("pagesim validate: cleanup: {e}");
         }
     });
+    recover(a.cleanup, out)?;
+    if a.cleanup {
+        return Ok(());
+    }
     let work_dir = std::env::temp_dir();
     if a.probe {
         let p = pagesim_host::probe::probe_device(&work_dir, 1 << 30, 2000).map_err(|e| e.0)?;

@@ -429,3 +429,127 @@ fn output_into_a_closed_pipe_ends_quietly_with_exit_0() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.starts_with("pagesim: stdout: "), "{err}");
 }
+
+/// `None` if `pagesim validate` can change this host (root, no other swap area, a memory
+/// cgroup, a temp dir that can hold a swap file, pagesim-load built beside pagesim), else why not.
+fn host_validation_skip_reason() -> Option<String> {
+    if !pagesim_host::is_root() {
+        return Some("not root".into());
+    }
+    match pagesim_host::swapfile::proc_swaps() {
+        Ok(v) if !v.is_empty() => return Some(format!("other swap areas are active: {v:?}")),
+        Err(e) => return Some(e.0),
+        _ => {}
+    }
+    if let Err(e) = pagesim_host::CgroupMount::detect() {
+        return Some(e.0);
+    }
+    let loader = std::path::Path::new(env!("CARGO_BIN_EXE_pagesim")).with_file_name("pagesim-load");
+    if !loader.exists() {
+        return Some(format!("{} not built (cargo build -p pagesim-host)", loader.display()));
+    }
+    let d = std::env::temp_dir().join(format!("pagesim-cli-swapprobe-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    let r = pagesim_host::SwapFile::create(&d.join("probe"), 1 << 20, None).and_then(|s| s.remove());
+    std::fs::remove_dir_all(&d).ok();
+    r.err().map(|e| format!("swapon of a file does not work here: {e}"))
+}
+
+/// The memory cgroups named after process `pid` (pagesim-host names them `pagesim-PID-N-name`).
+fn cgroups_of(pid: u32) -> Vec<std::path::PathBuf> {
+    let root = pagesim_host::CgroupMount::detect().unwrap().root;
+    let prefix = format!("pagesim-{pid}-");
+    let mut v: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|e| e.path())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn validate_killed_by_sigkill_is_cleaned_up_by_the_next_validate() {
+    if let Some(why) = host_validation_skip_reason() {
+        println!("skipped: {why}");
+        return;
+    }
+    // A journal directory of the test's own, so that it neither sees nor touches another
+    // process's journal.
+    let journals = std::env::temp_dir().join(format!("pagesim-cli-journal-{}", std::process::id()));
+    std::fs::create_dir_all(&journals).unwrap();
+    let swappiness = || std::fs::read_to_string("/proc/sys/vm/swappiness").unwrap();
+    let before = swappiness();
+    let other = if before.trim() == "100" { "99" } else { "100" };
+    let ci = format!("{}/../../validation/ci/anon-seq-small.toml", env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .args(["validate", &ci, "--repeats", "3"])
+        // Long host runs (the load reads its 32 MB 40 times), and a tunable it must restore.
+        .args(["--set", "task.0.step.1.passes=40", "--set", &format!("vm.swappiness={other}")])
+        .env("PAGESIM_JOURNAL_DIR", &journals)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Killed once its load runs in its memcg: swap file on, cgroup made, swappiness changed.
+    let t = std::time::Instant::now();
+    let running = loop {
+        let busy = cgroups_of(pid)
+            .iter()
+            .any(|c| std::fs::read_to_string(c.join("cgroup.procs")).is_ok_and(|p| !p.trim().is_empty()));
+        if busy || t.elapsed() > std::time::Duration::from_secs(60) {
+            break busy;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    child.kill().unwrap(); // SIGKILL: no handler runs.
+    child.wait().unwrap();
+    assert!(running, "the validate run never had its load running");
+    let swap_file = format!("pagesim-host-{pid}-");
+    let left_swaps = || -> Vec<String> {
+        pagesim_host::swapfile::proc_swaps()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.filename)
+            .filter(|f| f.contains(&swap_file))
+            .collect()
+    };
+    assert_eq!(left_swaps().len(), 1, "a SIGKILL leaves the swap file on");
+    assert_eq!(swappiness().trim(), other);
+
+    // The next validate (here with a scenario that does not exist) first cleans up, says so,
+    // and only then fails on its own arguments.
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .args(["validate", "/nonexistent/scenario.toml"])
+        .env("PAGESIM_JOURNAL_DIR", &journals)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    assert!(stdout.contains(&format!("cleaned up after pid {pid}")), "{stdout}");
+    for what in ["swapoff and remove", "remove memory cgroup", "restore /proc/sys/vm/swappiness", "kill pagesim-load"] {
+        assert!(stdout.contains(&format!("done: {what}")), "{what}: {stdout}");
+    }
+    assert_eq!(left_swaps(), Vec::<String>::new());
+    assert_eq!(cgroups_of(pid), Vec::<std::path::PathBuf>::new());
+    assert_eq!(swappiness(), before);
+    let work_dirs: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&swap_file))
+        .collect();
+    assert!(work_dirs.is_empty(), "work dir left: {work_dirs:?}");
+
+    // Nothing is left for --cleanup, which says so.
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .args(["validate", "--cleanup"])
+        .env("PAGESIM_JOURNAL_DIR", &journals)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("nothing left to clean up"), "{stdout}");
+    std::fs::remove_dir_all(&journals).unwrap();
+}

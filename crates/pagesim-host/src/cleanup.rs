@@ -12,7 +12,14 @@
 //! ```
 //!
 //! Whoever takes an entry out of the registry runs it, so a guard dropped while the watcher
-//! cleans up never runs its undo twice. Undo actions run outside the signal handler, on an
+//! cleans up never runs its undo twice.
+//!
+//! Every undo of a host change is an [`Undo`]: data, not a closure, so that it can be written
+//! down. While any is pending, the registry's undos are kept in a journal on disk
+//! ([`crate::journal`], `/run/pagesim/host-<pid>.json`), rewritten at each registration and
+//! each undo. SIGKILL (or an OOM kill, or a crash in a thread that holds a lock) gives no
+//! process a chance to clean up; the journal survives, and the next `pagesim validate` (or
+//! `pagesim validate --cleanup`) does what it lists for a process that is no longer alive. Undo actions run outside the signal handler, on an
 //! ordinary thread, so they may allocate, lock and make any system call.
 //!
 //! Setup steps and undo actions are serialized by one reentrant lock, the *host operation
@@ -25,6 +32,8 @@
 //! cleanup half done. (A thread already holding the lock finishes its step first.)
 
 use crate::Error;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, Once};
 use std::thread::ThreadId;
@@ -35,6 +44,90 @@ struct Entry {
     id: u64,
     what: String,
     action: Action,
+    /// What the action does, as data, for the journal (`None`: not a host change).
+    undo: Option<Undo>,
+}
+
+/// One way of undoing a host change, as data: what the guards run when dropped, and what
+/// [`crate::journal::recover`] runs for a process that died before it could.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "do", rename_all = "snake_case")]
+pub enum Undo {
+    /// Write `value` back to a sysctl or sysfs file.
+    Restore { path: PathBuf, value: String },
+    /// swapoff (if it is on) and delete a swap file.
+    RemoveSwapFile { path: PathBuf },
+    /// swapoff (if it is on) and reset a zram device, and give it back the compressor it had.
+    ResetZram { dev: PathBuf, sys: PathBuf, comp_algorithm: String },
+    /// Remove the zram device that was hot-added (`index`) through `control`/hot_remove.
+    HotRemoveZram { control: PathBuf, index: u32 },
+    /// Unload the zram module that was loaded (`modprobe -r zram`).
+    UnloadZram,
+    /// Wait (at most `timeout_ms`) until a memory cgroup has no process left, then rmdir it.
+    RemoveCgroup { dir: PathBuf, timeout_ms: u64 },
+    /// SIGKILL a process this one started, identified by PID and start time (clock ticks
+    /// after boot, /proc/PID/stat field 22), so a reused PID is never hit.
+    KillProcess { pid: i32, start_time: u64 },
+    /// Delete a directory and what is in it.
+    RemoveDir { path: PathBuf },
+}
+
+impl Undo {
+    /// The description used in error messages and in what recovery reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Undo::Restore { path, value } => format!("restore {} to \"{value}\"", path.display()),
+            Undo::RemoveSwapFile { path } => format!("swapoff and remove {}", path.display()),
+            Undo::ResetZram { dev, .. } => format!("swapoff and reset {}", dev.display()),
+            Undo::HotRemoveZram { index, .. } => format!("hot_remove zram{index}"),
+            Undo::UnloadZram => "modprobe -r zram".into(),
+            Undo::RemoveCgroup { dir, .. } => format!("remove memory cgroup {}", dir.display()),
+            Undo::KillProcess { pid, .. } => format!("kill pagesim-load (pid {pid})"),
+            Undo::RemoveDir { path } => format!("remove {}", path.display()),
+        }
+    }
+
+    /// Whether the change outlives a reboot: files do; tunables, swapon, zram devices,
+    /// cgroups and processes do not (undoing those after a reboot would overwrite the new
+    /// boot's settings or hit someone else's device).
+    pub fn survives_reboot(&self) -> bool {
+        matches!(self, Undo::RemoveSwapFile { .. } | Undo::RemoveDir { .. })
+    }
+
+    /// Does it. `owner_alive`: run by the process that made the change (which may reap its
+    /// own child), not by recovery after that process died.
+    pub(crate) fn run(&self, owner_alive: bool) -> Result<(), String> {
+        match self {
+            Undo::Restore { path, value } => crate::sysfs::write(path, value).map_err(|e| e.0),
+            Undo::RemoveSwapFile { path } => crate::swapfile::swapoff_and_remove(path),
+            Undo::ResetZram { dev, sys, comp_algorithm } => crate::zram::reset(dev, sys, comp_algorithm),
+            Undo::HotRemoveZram { control, index } => {
+                crate::sysfs::write(&control.join("hot_remove"), &index.to_string()).map_err(|e| e.0)
+            }
+            Undo::UnloadZram => crate::zram::unload_module(),
+            Undo::RemoveCgroup { dir, timeout_ms } => {
+                crate::memcg::remove_when_empty(dir, std::time::Duration::from_millis(*timeout_ms))
+            }
+            Undo::KillProcess { pid, start_time } => {
+                if owner_alive {
+                    // SAFETY: signals and reaps our own child, which is not yet reaped (the
+                    // owner waits with WNOWAIT while this is registered), so the PID is still
+                    // ours; reaping makes sure it is gone before its memcg is waited for.
+                    unsafe {
+                        libc::kill(*pid, libc::SIGKILL);
+                        libc::waitpid(*pid, std::ptr::null_mut(), 0);
+                    }
+                    Ok(())
+                } else {
+                    crate::journal::kill_if_same(*pid, *start_time)
+                }
+            }
+            Undo::RemoveDir { path } => match std::fs::remove_dir_all(path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+                _ => Ok(()),
+            },
+        }
+    }
 }
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -119,15 +212,36 @@ pub(crate) struct Cleanup {
 }
 
 impl Cleanup {
-    /// Registers `action` (described by `what` in error messages) and makes sure the signal
-    /// handlers are installed.
+    /// Registers `undo`, written to the journal before this returns, and makes sure the
+    /// signal handlers are installed. Register before making the change where a half-made
+    /// change is possible: every undo copes with a change that never happened.
+    pub(crate) fn undo(undo: Undo) -> Cleanup {
+        let u = undo.clone();
+        Self::push(undo.describe(), Box::new(move || u.run(true)), Some(undo))
+    }
+
+    /// Registers an arbitrary action (described by `what` in error messages), not journaled:
+    /// for actions that do not change the host.
+    #[cfg(test)]
     pub(crate) fn register(what: String, action: impl FnOnce() -> Result<(), String> + Send + 'static) -> Cleanup {
+        Self::push(what, Box::new(action), None)
+    }
+
+    fn push(what: String, action: Action, undo: Option<Undo>) -> Cleanup {
         let _op = op();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        lock(&REGISTRY).push(Entry { id, what, action: Box::new(action) });
+        let journaled = undo.is_some();
+        let mut reg = lock(&REGISTRY);
+        reg.push(Entry { id, what, action, undo });
+        if journaled {
+            write_journal(&reg);
+        }
         Cleanup { id }
     }
 
+    /// Takes the entry out of the registry. The journal still lists it until [`finish`]
+    /// rewrites it after the action ran: a SIGKILL in between leaves it for recovery. The
+    /// caller holds the operation lock, so no other thread changes the registry meanwhile.
     fn take(&self) -> Option<Entry> {
         let mut reg = lock(&REGISTRY);
         let pos = reg.iter().position(|e| e.id == self.id)?;
@@ -138,7 +252,7 @@ impl Cleanup {
     pub(crate) fn run(self) -> Result<(), Error> {
         let _op = op();
         match self.take() {
-            Some(e) => (e.action)().map_err(|m| Error(format!("{}: {m}", e.what))),
+            Some(e) => finish(e).map_err(Error),
             None => Ok(()),
         }
     }
@@ -146,7 +260,11 @@ impl Cleanup {
     /// Forgets the action without running it (the thing it would undo is already gone).
     pub(crate) fn dismiss(self) {
         let _op = op();
-        drop(self.take());
+        if let Some(e) = self.take() {
+            if e.undo.is_some() {
+                write_journal(&lock(&REGISTRY));
+            }
+        }
     }
 }
 
@@ -154,10 +272,30 @@ impl Drop for Cleanup {
     fn drop(&mut self) {
         let _op = op();
         if let Some(e) = self.take() {
-            if let Err(m) = (e.action)() {
-                lock(&ERRORS).push(format!("{}: {m}", e.what));
+            if let Err(m) = finish(e) {
+                lock(&ERRORS).push(m);
             }
         }
+    }
+}
+
+/// Runs a taken entry's action, then drops it from the journal; the error names the entry.
+fn finish(e: Entry) -> Result<(), String> {
+    let r = (e.action)().map_err(|m| format!("{}: {m}", e.what));
+    if e.undo.is_some() {
+        write_journal(&lock(&REGISTRY));
+    }
+    r
+}
+
+/// Mirrors the registry's undos in the journal (removed when none is left). The registry is
+/// locked by the caller, so journal writes happen in registry order. A journal that cannot be
+/// written is an error kept for [`take_errors`]: the run goes on, but a SIGKILL would then
+/// leave changes nobody knows of.
+fn write_journal(reg: &[Entry]) {
+    let undos: Vec<(u64, &Undo)> = reg.iter().filter_map(|e| Some((e.id, e.undo.as_ref()?))).collect();
+    if let Err(e) = crate::journal::write_own(&undos) {
+        lock(&ERRORS).push(e.0);
     }
 }
 
@@ -182,10 +320,15 @@ pub fn run_all() -> Vec<String> {
         if batch.is_empty() {
             return errors;
         }
+        // The journal keeps listing the batch until it is done (see `take`).
+        let journaled = batch.iter().any(|e| e.undo.is_some());
         for e in batch.into_iter().rev() {
             if let Err(m) = (e.action)() {
                 errors.push(format!("{}: {m}", e.what));
             }
+        }
+        if journaled {
+            write_journal(&lock(&REGISTRY));
         }
     }
 }

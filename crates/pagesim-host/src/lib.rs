@@ -7,6 +7,7 @@
 //! ```text
 //!   sysfs        read/write one /proc or /sys value; "[selected]" choices
 //!   cleanup      every setup registers its undo here: run once, on Drop or on SIGINT/SIGTERM
+//!   journal      the pending undos on disk, and recovery after a process killed by SIGKILL
 //!   tunable      Tunable (sysctl/sysfs value restored on drop), Zswap, drop_caches()
 //!   swapfile     SwapFile (fallocate, swap header, swapon; swapoff + remove), /proc/swaps
 //!   zram         Zram (disksize, swap header, swapon; swapoff + reset)
@@ -26,6 +27,7 @@
 //! [`cleanup::take_errors`].
 
 pub mod cleanup;
+pub mod journal;
 pub mod load;
 pub mod measure;
 pub mod memcg;

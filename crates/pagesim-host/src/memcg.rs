@@ -6,7 +6,7 @@
 //! generator's processes are ended by PID elsewhere) and then removes the directory. A group
 //! that stays populated is left in place and reported.
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Undo};
 use crate::sysfs;
 use crate::Error;
 use serde::Serialize;
@@ -113,10 +113,8 @@ impl Memcg {
         let dirname = format!("pagesim-{}-{}-{clean}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
         let dir = parent.join(dirname);
         std::fs::create_dir(&dir).map_err(|e| Error(format!("mkdir {}: {e}", dir.display())))?;
-        let d = dir.clone();
-        let cleanup = Cleanup::register(format!("remove memory cgroup {}", dir.display()), move || {
-            remove_when_empty(&d, empty_timeout)
-        });
+        let cleanup =
+            Cleanup::undo(Undo::RemoveCgroup { dir: dir.clone(), timeout_ms: empty_timeout.as_millis() as u64 });
         Ok(Memcg { name: name.to_string(), dir, version: mount.version, cleanup })
     }
 
@@ -226,7 +224,7 @@ fn procs(dir: &Path) -> Result<Vec<i32>, Error> {
     Ok(t.split_whitespace().filter_map(|s| s.parse().ok()).collect())
 }
 
-fn remove_when_empty(dir: &Path, timeout: Duration) -> Result<(), String> {
+pub(crate) fn remove_when_empty(dir: &Path, timeout: Duration) -> Result<(), String> {
     if !dir.exists() {
         return Ok(());
     }

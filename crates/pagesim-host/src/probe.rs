@@ -15,7 +15,7 @@
 //! blocks would return zeros without any I/O. It lives in its own directory, removed on
 //! every exit path through [`crate::cleanup`].
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Undo};
 use crate::sysfs;
 use crate::Error;
 use serde::Serialize;
@@ -242,10 +242,7 @@ impl ProbeDir {
     fn create(parent: &Path) -> Result<ProbeDir, Error> {
         let path = parent.join(format!("pagesim-probe-{}", std::process::id()));
         std::fs::create_dir(&path).map_err(|e| Error(format!("mkdir {}: {e}", path.display())))?;
-        let p = path.clone();
-        let cleanup = Cleanup::register(format!("remove {}", path.display()), move || {
-            std::fs::remove_dir_all(&p).map_err(|e| e.to_string())
-        });
+        let cleanup = Cleanup::undo(Undo::RemoveDir { path: path.clone() });
         Ok(ProbeDir { path, cleanup })
     }
 

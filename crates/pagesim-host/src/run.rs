@@ -19,9 +19,10 @@
 //!
 //! Every setup step is a guard registered with [`crate::cleanup`], so an error, a panic or
 //! SIGINT/SIGTERM undoes what was done, newest first (the load generator is killed by PID
-//! before its memcg is waited for).
+//! before its memcg is waited for). The pending undos are also in [`crate::journal`]'s file,
+//! which [`crate::journal::recover`] acts on after a SIGKILL.
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Undo};
 use crate::load::{replay_json, LoadReport, MAX_PROCESSES};
 use crate::measure::{meminfo, DamonStats, Vmstat};
 use crate::memcg::{CgroupMount, CgroupVersion, Memcg, MemoryStat, EMPTY_TIMEOUT};
@@ -193,6 +194,9 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     let loader = find_loader(opts.loader.as_deref())?;
     let seed = opts.seed.unwrap_or(sc.config.seed);
 
+    // Before the first change: a host run that could not be cleaned up after a SIGKILL
+    // does not start.
+    crate::journal::ready()?;
     let work = WorkDir::create(opts.work_dir.as_deref())?;
     let host = HostTunables::read(&work.path);
     let tunables = set_tunables(sc)?;
@@ -492,11 +496,8 @@ impl WorkDir {
         let parent = parent.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let path = parent.join(format!("pagesim-host-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
         std::fs::create_dir(&path).map_err(|e| Error(format!("mkdir {}: {e}", path.display())))?;
-        let p = path.clone();
         // An active swap file cannot be unlinked (EPERM), so this never pulls a swap area away.
-        let cleanup = Cleanup::register(format!("remove {}", path.display()), move || {
-            std::fs::remove_dir_all(&p).map_err(|e| e.to_string())
-        });
+        let cleanup = Cleanup::undo(Undo::RemoveDir { path: path.clone() });
         Ok(WorkDir { path, cleanup })
     }
 
@@ -562,15 +563,10 @@ fn run_loader(
     let op = crate::cleanup::op();
     let mut child = cmd.spawn().map_err(|e| Error(format!("{}: cannot start: {e}", loader.display())))?;
     let pid = child.id() as i32;
-    let kill = Cleanup::register(format!("kill pagesim-load (pid {pid})"), move || {
-        // SAFETY: signals and reaps only the loader we started, which is not yet reaped (see
-        // below); reaping here makes sure it is gone before its memcg is waited for.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
-        }
-        Ok(())
-    });
+    // Not yet reaped, so its /proc entry is there to give the start time that the journal
+    // identifies it by.
+    let start_time = crate::journal::process_start_time(pid).unwrap_or(0);
+    let kill = Cleanup::undo(Undo::KillProcess { pid, start_time });
     drop(op);
     // Wait without reaping: while `kill` is registered the PID stays ours (a zombie cannot be
     // reused), so the signal path can never hit an unrelated process.

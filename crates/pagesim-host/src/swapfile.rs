@@ -8,7 +8,7 @@
 //!   page 1..last_page: swap slots
 //! ```
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Undo};
 use crate::sysfs;
 use crate::Error;
 use serde::Serialize;
@@ -97,6 +97,20 @@ pub fn swapon(path: &Path, priority: Option<i32>) -> Result<(), Error> {
 }
 
 /// `swapoff(2)`: moves every page in the area back to memory (or to other areas).
+/// The undo of [`SwapFile::create`]: swapoff if the file is on, then delete it. A file
+/// already gone (or never made) is fine.
+pub(crate) fn swapoff_and_remove(p: &Path) -> Result<(), String> {
+    match is_active(p) {
+        Ok(true) => swapoff(p).map_err(|e| e.0)?,
+        Ok(false) => {}
+        Err(e) => return Err(e.0),
+    }
+    match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("remove: {e}")),
+        _ => Ok(()),
+    }
+}
+
 pub fn swapoff(path: &Path) -> Result<(), Error> {
     let c = cpath(path)?;
     // SAFETY: c is a valid NUL-terminated path that outlives the call.
@@ -147,29 +161,7 @@ impl SwapFile {
             .mode(0o600)
             .open(&path)
             .map_err(|e| Error(format!("{}: cannot create: {e}", path.display())))?;
-        let p = path.clone();
-        let cleanup = Cleanup::register(format!("swapoff and remove {}", path.display()), move || {
-            let mut msg = Vec::new();
-            match is_active(&p) {
-                Ok(true) => {
-                    if let Err(e) = swapoff(&p) {
-                        msg.push(e.0);
-                    }
-                }
-                Ok(false) => {}
-                Err(e) => msg.push(e.0),
-            }
-            if msg.is_empty() {
-                if let Err(e) = std::fs::remove_file(&p) {
-                    msg.push(format!("remove: {e}"));
-                }
-            }
-            if msg.is_empty() {
-                Ok(())
-            } else {
-                Err(msg.join("; "))
-            }
-        });
+        let cleanup = Cleanup::undo(Undo::RemoveSwapFile { path: path.clone() });
         let sf = SwapFile { path, bytes, priority, cleanup };
         let perm = std::fs::Permissions::from_mode(0o600);
         std::fs::set_permissions(&sf.path, perm).map_err(|e| Error(format!("chmod 600 {}: {e}", sf.path.display())))?;

@@ -2,7 +2,7 @@
 //! restores the value it read before (on drop, on [`Tunable::restore`], or from the signal
 //! path), and [`Zswap`] switches zswap on with a set of [`Tunable`]s.
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Undo};
 use crate::sysfs;
 use crate::Error;
 use std::path::{Path, PathBuf};
@@ -27,13 +27,9 @@ impl Tunable {
         let path = path.into();
         let before = sysfs::read(&path)?;
         let old = sysfs::selected(&before).to_string();
-        let p = path.clone();
-        let o = old.clone();
         // Register before writing: if the write half-succeeds (some sysfs stores apply and
         // then fail), the old value is still restored.
-        let cleanup = Cleanup::register(format!("restore {} to \"{old}\"", path.display()), move || {
-            sysfs::write(&p, &o).map_err(|e| e.0)
-        });
+        let cleanup = Cleanup::undo(Undo::Restore { path: path.clone(), value: old.clone() });
         sysfs::write(&path, value)?;
         Ok(Tunable { path, old, new: value.to_string(), cleanup })
     }

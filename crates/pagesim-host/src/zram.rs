@@ -6,7 +6,7 @@
 //! else a new one from `/sys/class/zram-control/hot_add`, hot-removed afterwards; when the
 //! zram module is not loaded at all it is loaded (`modprobe zram`) and unloaded afterwards.
 
-use crate::cleanup::Cleanup;
+use crate::cleanup::{Cleanup, Undo};
 use crate::swapfile::{is_active, swap_header, swapoff, swapon};
 use crate::sysfs;
 use crate::Error;
@@ -51,19 +51,8 @@ impl Zram {
         }
         let old_alg = sysfs::read(&sys.join("comp_algorithm"))?;
         let old_alg = sysfs::selected(&old_alg).to_string();
-        let (s, d, a) = (sys.to_path_buf(), dev.to_path_buf(), old_alg.clone());
-        let cleanup = Cleanup::register(format!("swapoff and reset {}", dev.display()), move || {
-            if is_active(&d).map_err(|e| e.0)? {
-                swapoff(&d).map_err(|e| e.0)?;
-            }
-            sysfs::write(&s.join("reset"), "1").map_err(|e| e.0)?;
-            // reset returns the compressor to the kernel default; restore the one we found.
-            let now = sysfs::read(&s.join("comp_algorithm")).map_err(|e| e.0)?;
-            if sysfs::selected(&now) != a {
-                sysfs::write(&s.join("comp_algorithm"), &a).map_err(|e| e.0)?;
-            }
-            Ok(())
-        });
+        let cleanup =
+            Cleanup::undo(Undo::ResetZram { dev: dev.to_path_buf(), sys: sys.to_path_buf(), comp_algorithm: old_alg });
         let z = Zram { dev: dev.to_path_buf(), sys: sys.to_path_buf(), cleanup };
         if let Some(alg) = algorithm {
             sysfs::write(&sys.join("comp_algorithm"), alg)?;
@@ -107,6 +96,30 @@ pub const ZRAM_CONTROL: &str = "/sys/class/zram-control";
 
 /// The index of a zram device this run may use: an existing unused one, or one hot-added
 /// (removed again when this is dropped or released). Devices in use are never touched.
+/// The undo of [`Zram::create`]: swapoff if on, reset (which frees the pool), and the
+/// compressor put back to `comp_algorithm` (reset returns it to the kernel's default).
+pub(crate) fn reset(dev: &Path, sys: &Path, comp_algorithm: &str) -> Result<(), String> {
+    if is_active(dev).map_err(|e| e.0)? {
+        swapoff(dev).map_err(|e| e.0)?;
+    }
+    sysfs::write(&sys.join("reset"), "1").map_err(|e| e.0)?;
+    let now = sysfs::read(&sys.join("comp_algorithm")).map_err(|e| e.0)?;
+    if sysfs::selected(&now) != comp_algorithm {
+        sysfs::write(&sys.join("comp_algorithm"), comp_algorithm).map_err(|e| e.0)?;
+    }
+    Ok(())
+}
+
+/// The undo of loading the zram module: `modprobe -r zram`.
+pub(crate) fn unload_module() -> Result<(), String> {
+    let st = std::process::Command::new("modprobe").args(["-r", "zram"]).status().map_err(|e| e.to_string())?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("modprobe -r zram: {st}"))
+    }
+}
+
 #[derive(Debug)]
 pub struct ZramIndex {
     pub index: u32,
@@ -125,15 +138,7 @@ impl ZramIndex {
         let mut z = ZramIndex { index: 0, added: false, loaded_module: false, cleanups: Vec::new() };
         let control = Path::new(ZRAM_CONTROL);
         if !control.exists() {
-            z.cleanups.push(Cleanup::register("modprobe -r zram".into(), || {
-                let st =
-                    std::process::Command::new("modprobe").args(["-r", "zram"]).status().map_err(|e| e.to_string())?;
-                if st.success() {
-                    Ok(())
-                } else {
-                    Err(format!("modprobe -r zram: {st}"))
-                }
-            }));
+            z.cleanups.push(Cleanup::undo(Undo::UnloadZram));
             let st = std::process::Command::new("modprobe")
                 .arg("zram")
                 .status()
@@ -151,10 +156,7 @@ impl ZramIndex {
             .trim()
             .parse()
             .map_err(|e| Error(format!("{ZRAM_CONTROL}/hot_add: not an index: {e}")))?;
-        let c = control.join("hot_remove");
-        z.cleanups.push(Cleanup::register(format!("hot_remove zram{i}"), move || {
-            sysfs::write(&c, &i.to_string()).map_err(|e| e.0)
-        }));
+        z.cleanups.push(Cleanup::undo(Undo::HotRemoveZram { control: control.to_path_buf(), index: i }));
         z.index = i;
         z.added = true;
         Ok(z)
