@@ -525,6 +525,12 @@ impl Sim {
             if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
                 break RunEnd::Completed;
             }
+            // A burst that began before the limit runs to its end (a direct reclaim pass can
+            // take tens of milliseconds of CPU); the run stops there, at the time it reached,
+            // and no later event runs. The watchdog does not judge time past the limit.
+            if self.sched.now >= self.sched.time_limit {
+                break RunEnd::TimeLimit;
+            }
             if let Some(span) = self.sched.watchdog_ns {
                 if let Some(end) = self.watchdog(span) {
                     break end;

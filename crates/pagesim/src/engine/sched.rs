@@ -212,12 +212,12 @@ impl Sim {
         self.sched.cpu_free[cpu] = self.sched.now;
     }
 
-    /// The end of this burst: the next event, or one time slice. A burst always gets to
-    /// make one step, so two threads woken at the same instant cannot yield to each other
-    /// forever without time advancing.
+    /// The end of this burst: the next event, one time slice, or the run's time limit. A
+    /// burst always gets to make one step, so two threads woken at the same instant cannot
+    /// yield to each other forever without time advancing.
     #[inline]
     pub fn burst_limit(&self, start: u64) -> u64 {
-        self.sched.events.next_time().max(start + 1).min(start + self.cost.timeslice_ns)
+        self.sched.events.next_time().min(self.sched.time_limit).max(start + 1).min(start + self.cost.timeslice_ns)
     }
 
     /// Runs task `tid` until it blocks, finishes or its burst ends.
