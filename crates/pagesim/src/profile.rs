@@ -40,6 +40,9 @@ pub struct Profile {
     /// `do_fault_around` (≥3.15): a read fault on a file mapping also maps the cached,
     /// uptodate pages around it (`fault_around_bytes` = 64 KiB), without faults.
     pub fault_around: bool,
+    /// Fault-around does not count pages with PG_workingset as read-around hits (6.10,
+    /// "mm/filemap: don't decrease mmap_miss when folio has workingset flag").
+    pub fault_around_skips_workingset: bool,
     /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
     pub anon_starts_active: bool,
     /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
@@ -147,6 +150,7 @@ const LINUX_3_14: Profile = Profile {
     scan_balance: "force-per-lru",
     file_readahead: "ondemand-2.6.23",
     fault_around: false,
+    fault_around_skips_workingset: false,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
     writeback_activate: false,
@@ -193,6 +197,7 @@ const LINUX_6_6: Profile = Profile {
     scan_balance: "cost",
     file_readahead: "modern",
     fault_around: true,
+    fault_around_skips_workingset: false,
     anon_starts_active: false,
     swapbacked_activate_on_first_ref: false,
     writeback_activate: true,
@@ -225,12 +230,14 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "linux-6.18",
         description: "Linux 6.18 (the validation host's kernel), classic LRU: linux-6.6's mechanisms, with \
-                      reclaim reading memcg stats flushed every 2 s; in swap: zeromap (6.12), exclusive zswap \
+                      reclaim reading memcg stats flushed every 2 s; fault-around not counting PG_workingset pages as read-around \
+                      hits (6.10); in swap: zeromap (6.12), exclusive zswap \
                       loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
                       referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 swap allocator \
                       rewrite, the end of the swap slots cache and the 6.18 swap table are not modelled apart \
                       (docs/model.md)",
         memcg_stats_flush_ns: 2_000_000_000,
+        fault_around_skips_workingset: true,
         shmem_sync_bypass: true,
         swap_zeromap: true,
         zswap: Some(ZswapRules {
