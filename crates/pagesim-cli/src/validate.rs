@@ -239,10 +239,15 @@ pub fn host_overrides(
             .and_modify(|w| *w = "swap files and the scenario's files live on the host's disk")
             .or_insert("the scenario's files live on the host's disk (its read_ahead_kb)");
     }
+    // A read_ahead_kb the scenario gives is set on the host disk for the run
+    // (pagesim-host), so pagesim keeps it; otherwise the disk's own applies.
+    let own_ra = pagesim_host::run::scenario_read_ahead_kb(sc).map_err(|e| e.0)?;
     for (d, why) in disk_devices {
         let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
-            if let Some(v) = queue.get(k) {
+            if let (Some(kb), "read_ahead_kb") = (own_ra, k) {
+                keys.push(format!("{k} = {kb}"));
+            } else if let Some(v) = queue.get(k) {
                 keys.push(if k == "scheduler" { format!("{k} = \"{v}\"") } else { format!("{k} = {v}") });
             }
         }
@@ -818,6 +823,39 @@ mod tests {
         let dev = pagesim::device::DeviceModel::new(&s.file.device["f"]).unwrap();
         assert_eq!((dev.name(), dev.queue_params().read_ahead_kb), ("nvme", 8192));
         assert_eq!(pagesim::device::DeviceModel::new(&s.file.device["z"]).unwrap().name(), "zram");
+    }
+
+    /// A read_ahead_kb the scenario gives its disk is set on the host for the run, so
+    /// pagesim keeps it instead of taking the host disk's; two disk devices that disagree
+    /// cannot both be the one host disk.
+    #[test]
+    fn a_read_ahead_kb_the_scenario_gives_is_kept() {
+        let queue: BTreeMap<String, String> = [("read_ahead_kb".to_string(), "8192".to_string())].into();
+        let text = "[machine]\nram = \"1GB\"\n[device.f]\nmodel = \"nvme\"\nread_ahead_kb = 128\n\
+                    [file.data]\ndevice = \"f\"\nsize = \"8MB\"\n[memcg.box]\nmax = \"32MB\"\n\
+                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"data\"\nop = \"read\"\n\
+                    pattern = \"seq\"\n";
+        let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
+        assert_eq!(pagesim_host::run::scenario_read_ahead_kb(&sc).unwrap(), Some(128));
+        let (o, _) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let all: Vec<String> = o.iter().map(|o| o.set.clone()).collect();
+        let s = pagesim::Scenario::from_toml(text, "f.toml", &all).unwrap();
+        let dev = pagesim::device::DeviceModel::new(&s.file.device["f"]).unwrap();
+        assert_eq!(dev.queue_params().read_ahead_kb, 128);
+        // Without it, the host disk's.
+        let plain = text.replace("read_ahead_kb = 128\n", "");
+        let sc = pagesim::Scenario::from_toml(&plain, "f.toml", &[]).unwrap();
+        assert_eq!(pagesim_host::run::scenario_read_ahead_kb(&sc).unwrap(), None);
+        // Given by --set, the same.
+        let sc = pagesim::Scenario::from_toml(&plain, "f.toml", &["device.f.read_ahead_kb=512".into()]).unwrap();
+        assert_eq!(pagesim_host::run::scenario_read_ahead_kb(&sc).unwrap(), Some(512));
+        // A swap device on the same disk with another value.
+        let two = format!(
+            "{text}[device.s]\nmodel = \"nvme\"\nread_ahead_kb = 256\n[[swap]]\ndevice = \"s\"\nsize = \"64MB\"\n"
+        );
+        let sc = pagesim::Scenario::from_toml(&two, "f.toml", &[]).unwrap();
+        let e = pagesim_host::run::scenario_read_ahead_kb(&sc).unwrap_err().0;
+        assert!(e.contains("device.f.read_ahead_kb = 128") && e.contains("device.s.read_ahead_kb = 256"), "{e}");
     }
 
     #[test]

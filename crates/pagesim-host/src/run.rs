@@ -4,7 +4,8 @@
 //! ```text
 //!   checks     root; RAM model vs host (or every task in a limited memcg); no foreign swap;
 //!              a usable memory cgroup; 4 KiB pages
-//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled) ─► zswap
+//!   setup      work dir ─► tunables the scenario sets (vm.*, vma_ra_enabled, its disk's
+//!              read_ahead_kb) ─► zswap
 //!              parameters as the scenario's [zswap] ─► one swap file per [[swap]], or a zram
 //!              device for a `model = "zram"` one (scenario size, priorities shifted to 0..
 //!              keeping order) ─► the scenario's [file.NAME]s (written, fsync'ed)
@@ -199,7 +200,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     crate::journal::ready()?;
     let work = WorkDir::create(opts.work_dir.as_deref())?;
     let host = HostTunables::read(&work.path);
-    let tunables = set_tunables(sc)?;
+    let mut tunables = set_tunables(sc)?;
+    tunables.extend(set_read_ahead(sc, &work.path)?);
     let zswap = crate::tunable::Zswap::apply(Path::new(crate::tunable::ZSWAP_PARAMETERS), &sc.file.zswap)?;
     let prios: Vec<i32> = sc.config.swap.iter().map(|s| s.priority).collect();
     let lowest = prios.iter().copied().min().unwrap_or(0);
@@ -480,6 +482,55 @@ fn set_tunables(sc: &Scenario) -> Result<Vec<Tunable>, Error> {
         out.push(Tunable::set("/sys/kernel/mm/swap/vma_ra_enabled", if on { "true" } else { "false" })?);
     }
     Ok(out)
+}
+
+/// The devices of the scenario that live on the work directory's disk on the host: those
+/// holding swap files (not zram) and the scenario's files.
+pub fn disk_devices(sc: &Scenario) -> Vec<&str> {
+    let f = &sc.file;
+    let mut v: Vec<&str> = f
+        .swap
+        .iter()
+        .filter(|s| !matches!(f.device.get(&s.device), Some(DeviceConfig::Zram(_))))
+        .map(|s| s.device.as_str())
+        .chain(f.file.values().map(|c| c.device.as_str()))
+        .collect();
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// `read_ahead_kb` that the scenario itself gives its disk devices (`None`: it leaves the
+/// disk's as it is). Every one of them is the same host disk, so they must agree.
+pub fn scenario_read_ahead_kb(sc: &Scenario) -> Result<Option<u64>, Error> {
+    let mut found: Option<(u64, &str)> = None;
+    for d in disk_devices(sc) {
+        let Some(v) = sc.given(&format!("device.{d}.read_ahead_kb")) else { continue };
+        let kb = v.as_integer().and_then(|k| u64::try_from(k).ok()).ok_or_else(|| {
+            Error(format!("{}: device.{d}.read_ahead_kb: expected a number of KiB, found {v}", sc.origin))
+        })?;
+        match found {
+            Some((k, other)) if k != kb => {
+                return Err(Error(format!(
+                    "{}: device.{other}.read_ahead_kb = {k} and device.{d}.read_ahead_kb = {kb}: on the host both \
+                     are the disk holding the work directory, which has one read_ahead_kb",
+                    sc.origin
+                )))
+            }
+            _ => found = Some((kb, d)),
+        }
+    }
+    Ok(found.map(|(k, _)| k))
+}
+
+/// Sets the read_ahead_kb of the disk holding `work` to the scenario's, if it gives one
+/// (restored afterwards like any tunable).
+fn set_read_ahead(sc: &Scenario, work: &Path) -> Result<Option<Tunable>, Error> {
+    let Some(kb) = scenario_read_ahead_kb(sc)? else { return Ok(None) };
+    let disk = crate::tunables::disk_dir(work).ok_or_else(|| {
+        Error(format!("{}: the scenario sets read_ahead_kb, but {} is on no block device", sc.origin, work.display()))
+    })?;
+    Tunable::set(disk.join("queue/read_ahead_kb"), &kb.to_string()).map(Some)
 }
 
 /// The run's own scratch directory; removed (with what is left in it) at the end.

@@ -115,12 +115,23 @@ pub fn dev_major_minor(dev: u64) -> (u32, u32) {
     (major as u32, minor as u32)
 }
 
+/// The sysfs directory of the disk holding `path` (of the whole disk for a partition):
+/// `/sys/devices/.../block/vda`. `None` for filesystems without a block device.
+pub fn disk_dir(path: &Path) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    let (maj, min) = dev_major_minor(std::fs::metadata(path).ok()?.dev());
+    disk_dir_in(Path::new("/"), maj, min)
+}
+
+fn disk_dir_in(root: &Path, maj: u32, min: u32) -> Option<std::path::PathBuf> {
+    let dir = root.join(format!("sys/dev/block/{maj}:{min}")).canonicalize().ok()?;
+    Some(if dir.join("partition").exists() { dir.parent()?.to_path_buf() } else { dir })
+}
+
 /// read_ahead_kb of block device `maj:min`, or of its disk when it is a partition, with the
 /// disk's `major:minor`. `None` for filesystems without a block device (tmpfs, overlay).
 fn read_ahead_kb(root: &Path, maj: u32, min: u32) -> Option<(u32, String)> {
-    let link = root.join(format!("sys/dev/block/{maj}:{min}"));
-    let dir = link.canonicalize().ok()?;
-    let disk = if dir.join("partition").exists() { dir.parent()?.to_path_buf() } else { dir };
+    let disk = disk_dir_in(root, maj, min)?;
     let kb = sysfs::read_opt(&disk.join("queue/read_ahead_kb"))?.parse().ok()?;
     let id = sysfs::read_opt(&disk.join("dev")).unwrap_or_else(|| format!("{maj}:{min}"));
     Some((kb, id))

@@ -505,6 +505,9 @@ pub struct Scenario {
     /// The file as written (overrides applied): which keys it gives, for front ends that
     /// carry only those over (the host runner's tunables).
     pub file: ScenarioFile,
+    /// The same as a TOML table, keys as given: whether a key with a default was written
+    /// at all (the host runner carries over only what the scenario sets).
+    pub given: toml::Table,
     /// The resolved configuration: what every run of the scenario reads.
     pub config: Config,
     pub name: String,
@@ -568,8 +571,20 @@ impl Scenario {
             profile: config.kernel.profile,
             origin: origin.to_string(),
             file,
+            given: table.clone(),
             config,
         })
+    }
+
+    /// The value of dotted key `key` (`device.disk.read_ahead_kb`) if the scenario (or an
+    /// override) gives it; `None` where a default applies.
+    pub fn given(&self, key: &str) -> Option<&toml::Value> {
+        let mut parts = key.split('.');
+        let mut v = self.given.get(parts.next()?)?;
+        for p in parts {
+            v = v.as_table()?.get(p)?;
+        }
+        Some(v)
     }
 }
 
