@@ -154,8 +154,10 @@ def test_a_livelocked_run_raises_run_error_with_the_report_up_to_the_stop() -> N
 def test_a_time_limit_returns_an_unfinished_report_with_real_times() -> None:
     r = pagesim.run(_LIVELOCK, time_limit="5ms", kernel__profile="linux-6.6")
     assert not r.completed and r.stop_reason == "time_limit" and r.stop_detail is None
-    assert r.elapsed_ns == 5_000_000
-    assert all(t["elapsed_ns"] == 5_000_000 and not t["completed"] for t in r.tasks)
+    # The run stops at the limit; a step that cannot be cut (an access, a reclaim pass)
+    # may end a little past it, and the report gives that real time, not 0.
+    assert 5_000_000 <= r.elapsed_ns < 5_500_000
+    assert all(t["elapsed_ns"] == r.elapsed_ns and not t["completed"] for t in r.tasks)
 
 
 def test_a_scenario_needing_more_memory_than_allowed_is_refused(quickstart_path: Path) -> None:

@@ -521,13 +521,18 @@ fn validate_killed_by_sigkill_is_cleaned_up_by_the_next_validate() {
 
     // The next validate (here with a scenario that does not exist) first cleans up, says so,
     // and only then fails on its own arguments.
-    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
-        .args(["validate", "/nonexistent/scenario.toml"])
-        .env("PAGESIM_JOURNAL_DIR", &journals)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(2), "{stdout}");
+    // `pagesim validate ARGS` with the test's journals: (exit code, stdout).
+    let validate = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+            .arg("validate")
+            .args(args)
+            .env("PAGESIM_JOURNAL_DIR", &journals)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, stdout) = validate(&["/nonexistent/scenario.toml"]);
+    assert_eq!(code, Some(2), "{stdout}");
     assert!(stdout.contains(&format!("cleaned up after pid {pid}")), "{stdout}");
     for what in ["swapoff and remove", "remove memory cgroup", "restore /proc/sys/vm/swappiness", "kill pagesim-load"] {
         assert!(stdout.contains(&format!("done: {what}")), "{what}: {stdout}");
@@ -543,13 +548,8 @@ fn validate_killed_by_sigkill_is_cleaned_up_by_the_next_validate() {
     assert!(work_dirs.is_empty(), "work dir left: {work_dirs:?}");
 
     // Nothing is left for --cleanup, which says so.
-    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
-        .args(["validate", "--cleanup"])
-        .env("PAGESIM_JOURNAL_DIR", &journals)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{stdout}");
+    let (code, stdout) = validate(&["--cleanup"]);
+    assert_eq!(code, Some(0), "{stdout}");
     assert!(stdout.contains("nothing left to clean up"), "{stdout}");
     std::fs::remove_dir_all(&journals).unwrap();
 }
