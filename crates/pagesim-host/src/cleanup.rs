@@ -19,8 +19,10 @@
 //! ([`crate::journal`], `/run/pagesim/host-<pid>.json`), rewritten at each registration and
 //! each undo. SIGKILL (or an OOM kill, or a crash in a thread that holds a lock) gives no
 //! process a chance to clean up; the journal survives, and the next `pagesim validate` (or
-//! `pagesim validate --cleanup`) does what it lists for a process that is no longer alive. Undo actions run outside the signal handler, on an
-//! ordinary thread, so they may allocate, lock and make any system call.
+//! `pagesim validate --cleanup`) does what it lists for a process that is no longer alive.
+//!
+//! Undo actions run outside the signal handler, on an ordinary thread, so they may allocate,
+//! lock and make any system call.
 //!
 //! Setup steps and undo actions are serialized by one reentrant lock, the *host operation
 //! lock* ([`op`]): a guard holds it while it changes the host (creating a swap file from

@@ -167,12 +167,12 @@ pub fn recover() -> Result<Vec<Recovered>, Error> {
 /// ends at the value the first found). Journals of live processes (this one among them) are
 /// reported as running and left alone. One recovery at a time (an flock on `d/recover.lock`).
 pub fn recover_in(d: &Path) -> Result<Vec<Recovered>, Error> {
-    let rd = match std::fs::read_dir(d) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(Error(format!("{}: {e}", d.display()))),
-    };
+    if !d.exists() {
+        return Ok(Vec::new());
+    }
+    // Listed under the lock: another recovery may have just removed what it undid.
     let _lock = RecoverLock::take(d)?;
+    let rd = std::fs::read_dir(d).map_err(|e| Error(format!("{}: {e}", d.display())))?;
     let mut journals = Vec::new();
     for e in rd.flatten() {
         let name = e.file_name().to_string_lossy().into_owned();
@@ -180,7 +180,12 @@ pub fn recover_in(d: &Path) -> Result<Vec<Recovered>, Error> {
             continue;
         }
         let path = e.path();
-        let text = std::fs::read_to_string(&path).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            // Its owner finished (and removed it) since the listing.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error(format!("{}: {e}", path.display()))),
+        };
         let j: Journal = serde_json::from_str(&text).map_err(|e| {
             Error(format!(
                 "{}: not a pagesim cleanup journal ({e}); remove it if it is not one of pagesim's",
