@@ -227,22 +227,15 @@ pub fn host_overrides(
     // Swap files and the scenario's files live on the disk that holds the work directory;
     // a zram swap device is a real zram device on the host (pagesim-host sets it up) and
     // keeps its model.
-    let mut disk_devices: BTreeMap<&str, &str> = BTreeMap::new();
-    for s in &f.swap {
-        if !matches!(f.device.get(&s.device), Some(pagesim::device::DeviceConfig::Zram(_))) {
-            disk_devices.insert(s.device.as_str(), "swap files live on the host's disk");
-        }
-    }
-    for c in f.file.values() {
-        disk_devices
-            .entry(c.device.as_str())
-            .and_modify(|w| *w = "swap files and the scenario's files live on the host's disk")
-            .or_insert("the scenario's files live on the host's disk (its read_ahead_kb)");
-    }
     // A read_ahead_kb the scenario gives is set on the host disk for the run
     // (pagesim-host), so pagesim keeps it; otherwise the disk's own applies.
     let own_ra = pagesim_host::run::scenario_read_ahead_kb(sc).map_err(|e| e.0)?;
-    for (d, why) in disk_devices {
+    for d in pagesim_host::run::disk_devices(sc) {
+        let why = match (f.swap.iter().any(|s| s.device == d), f.file.values().any(|c| c.device == d)) {
+            (true, true) => "swap files and the scenario's files live on the host's disk",
+            (true, false) => "swap files live on the host's disk",
+            _ => "the scenario's files live on the host's disk (its read_ahead_kb)",
+        };
         let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
             if let (Some(kb), "read_ahead_kb") = (own_ra, k) {
@@ -526,22 +519,11 @@ fn print_probe(p: &DeviceProbe, out: &mut Out) -> Result<(), Stop> {
 
 /// The queue settings of the disk holding `dir` (rotational, scheduler, max_sectors_kb).
 fn disk_queue(dir: &Path) -> BTreeMap<String, String> {
-    use std::os::unix::fs::MetadataExt;
     let mut q = BTreeMap::new();
-    let Ok(m) = std::fs::metadata(dir) else { return q };
-    let (maj, min) = pagesim_host::tunables::dev_major_minor(m.dev());
-    let Ok(mut d) = Path::new(&format!("/sys/dev/block/{maj}:{min}")).canonicalize() else { return q };
-    if d.join("partition").exists() {
-        d.pop();
-    }
+    let Some(d) = pagesim_host::tunables::disk_dir(dir) else { return q };
     for k in ["rotational", "scheduler", "max_sectors_kb", "read_ahead_kb"] {
         if let Ok(v) = std::fs::read_to_string(d.join("queue").join(k)) {
-            let v = v.trim();
-            let v = match (v.find('['), v.find(']')) {
-                (Some(a), Some(b)) if a < b => &v[a + 1..b],
-                _ => v,
-            };
-            q.insert(k.to_string(), v.to_string());
+            q.insert(k.to_string(), pagesim_host::sysfs::selected(&v).to_string());
         }
     }
     q
