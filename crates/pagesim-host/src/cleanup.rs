@@ -40,14 +40,36 @@ use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard, Once};
 use std::thread::ThreadId;
 
-type Action = Box<dyn FnOnce() -> Result<(), String> + Send>;
+/// What an entry does: an undo (journaled), or in tests any closure (not journaled).
+enum Action {
+    Undo(Undo),
+    #[cfg(test)]
+    Fn(Box<dyn FnOnce() -> Result<(), String> + Send>),
+}
+
+impl Action {
+    fn run(self) -> Result<(), String> {
+        match self {
+            Action::Undo(u) => u.run(true),
+            #[cfg(test)]
+            Action::Fn(f) => f(),
+        }
+    }
+
+    /// The undo to keep in the journal.
+    fn journaled(&self) -> Option<&Undo> {
+        match self {
+            Action::Undo(u) => Some(u),
+            #[cfg(test)]
+            Action::Fn(_) => None,
+        }
+    }
+}
 
 struct Entry {
     id: u64,
     what: String,
     action: Action,
-    /// What the action does, as data, for the journal (`None`: not a host change).
-    undo: Option<Undo>,
 }
 
 /// One way of undoing a host change, as data: what the guards run when dropped, and what
@@ -218,23 +240,22 @@ impl Cleanup {
     /// signal handlers are installed. Register before making the change where a half-made
     /// change is possible: every undo copes with a change that never happened.
     pub(crate) fn undo(undo: Undo) -> Cleanup {
-        let u = undo.clone();
-        Self::push(undo.describe(), Box::new(move || u.run(true)), Some(undo))
+        Self::push(undo.describe(), Action::Undo(undo))
     }
 
     /// Registers an arbitrary action (described by `what` in error messages), not journaled:
     /// for actions that do not change the host.
     #[cfg(test)]
     pub(crate) fn register(what: String, action: impl FnOnce() -> Result<(), String> + Send + 'static) -> Cleanup {
-        Self::push(what, Box::new(action), None)
+        Self::push(what, Action::Fn(Box::new(action)))
     }
 
-    fn push(what: String, action: Action, undo: Option<Undo>) -> Cleanup {
+    fn push(what: String, action: Action) -> Cleanup {
         let _op = op();
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        let journaled = undo.is_some();
+        let journaled = action.journaled().is_some();
         let mut reg = lock(&REGISTRY);
-        reg.push(Entry { id, what, action, undo });
+        reg.push(Entry { id, what, action });
         if journaled {
             write_journal(&reg);
         }
@@ -263,7 +284,7 @@ impl Cleanup {
     pub(crate) fn dismiss(self) {
         let _op = op();
         if let Some(e) = self.take() {
-            if e.undo.is_some() {
+            if e.action.journaled().is_some() {
                 write_journal(&lock(&REGISTRY));
             }
         }
@@ -283,8 +304,9 @@ impl Drop for Cleanup {
 
 /// Runs a taken entry's action, then drops it from the journal; the error names the entry.
 fn finish(e: Entry) -> Result<(), String> {
-    let r = (e.action)().map_err(|m| format!("{}: {m}", e.what));
-    if e.undo.is_some() {
+    let journaled = e.action.journaled().is_some();
+    let r = e.action.run().map_err(|m| format!("{}: {m}", e.what));
+    if journaled {
         write_journal(&lock(&REGISTRY));
     }
     r
@@ -295,7 +317,7 @@ fn finish(e: Entry) -> Result<(), String> {
 /// written is an error kept for [`take_errors`]: the run goes on, but a SIGKILL would then
 /// leave changes nobody knows of.
 fn write_journal(reg: &[Entry]) {
-    let undos: Vec<(u64, &Undo)> = reg.iter().filter_map(|e| Some((e.id, e.undo.as_ref()?))).collect();
+    let undos: Vec<&Undo> = reg.iter().filter_map(|e| e.action.journaled()).collect();
     if let Err(e) = crate::journal::write_own(&undos) {
         lock(&ERRORS).push(e.0);
     }
@@ -323,9 +345,9 @@ pub fn run_all() -> Vec<String> {
             return errors;
         }
         // The journal keeps listing the batch until it is done (see `take`).
-        let journaled = batch.iter().any(|e| e.undo.is_some());
+        let journaled = batch.iter().any(|e| e.action.journaled().is_some());
         for e in batch.into_iter().rev() {
-            if let Err(m) = (e.action)() {
+            if let Err(m) = e.action.run() {
                 errors.push(format!("{}: {m}", e.what));
             }
         }

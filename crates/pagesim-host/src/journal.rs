@@ -129,7 +129,7 @@ fn create_dir(d: &Path) -> std::io::Result<()> {
 
 /// Rewrites this process's journal with `undos` (oldest first), or removes it when there
 /// are none. Called by [`crate::cleanup`] with its registry locked.
-pub(crate) fn write_own(undos: &[(u64, &Undo)]) -> Result<(), Error> {
+pub(crate) fn write_own(undos: &[&Undo]) -> Result<(), Error> {
     if !crate::is_root() {
         return Ok(());
     }
@@ -143,7 +143,7 @@ pub(crate) fn write_own(undos: &[(u64, &Undo)]) -> Result<(), Error> {
             _ => Ok(()),
         };
     }
-    let j = Journal { entries: undos.iter().map(|(_, u)| (*u).clone()).collect(), ..own().clone() };
+    let j = Journal { entries: undos.iter().map(|u| (*u).clone()).collect(), ..own().clone() };
     write(&d, &path, &j)
 }
 
