@@ -321,6 +321,14 @@ mod tests {
         }
     }
 
+    /// Evicts page `idx` to swap, then unmaps it as munmap would: its PTE is cleared and
+    /// drops its reference on the slot (freed at the next `swap_slots_released`).
+    fn evict_and_unmap(s: &mut Sim, f: Pfn, e: Entry, idx: u32) {
+        evict(s, f, e, idx);
+        s.mm.vmas[0].pte[idx as usize] = pte::NONE;
+        s.swap.area(e).put(e.slot());
+    }
+
     #[test]
     fn a_full_pool_rejects_until_it_is_below_the_accept_threshold() {
         // 60 MB managed = 15360 pages; 1% = 153 pages, accept below 90% of that = 137.
@@ -339,18 +347,14 @@ mod tests {
         assert_eq!((s.swap.zswap.pool_limit_hit, s.swap.zswap.stored_pages), (1, 153));
         // Dropping entries to 138 pages (above the threshold) keeps it refusing...
         for &(g, ge, idx) in &stored[..15] {
-            evict(&mut s, g, ge, idx);
-            s.mm.vmas[0].pte[idx as usize] = pte::NONE;
-            s.swap.area(ge).put(ge.slot());
+            evict_and_unmap(&mut s, g, ge, idx);
         }
         s.swap_slots_released();
         assert_eq!(s.swap.zswap.pool.pages, 138);
         assert!(!s.zswap_store(f, e, Content::Word));
         // ... and at 137 it accepts again.
         let (g, ge, idx) = stored[15];
-        evict(&mut s, g, ge, idx);
-        s.mm.vmas[0].pte[idx as usize] = pte::NONE;
-        s.swap.area(ge).put(ge.slot());
+        evict_and_unmap(&mut s, g, ge, idx);
         s.swap_slots_released();
         assert_eq!(s.swap.zswap.pool.pages, 137);
         assert!(s.zswap_store(f, e, Content::Word));
@@ -381,9 +385,7 @@ mod tests {
         assert_eq!(s.swap.zswap.memcg_pages(0), 2);
         s.verify().unwrap();
         let (f, e) = last;
-        evict(&mut s, f, e, 2);
-        s.mm.vmas[0].pte[2] = pte::NONE;
-        s.swap.area(e).put(e.slot());
+        evict_and_unmap(&mut s, f, e, 2);
         s.swap_slots_released();
         assert_eq!(s.swap.zswap.memcg_pages(0), 1);
         s.verify().unwrap();
