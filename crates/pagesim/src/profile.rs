@@ -43,6 +43,10 @@ pub struct Profile {
     /// Fault-around does not count pages with PG_workingset as read-around hits (6.10,
     /// "mm/filemap: don't decrease mmap_miss when folio has workingset flag").
     pub fault_around_skips_workingset: bool,
+    /// The page cache of regular files holds large folios (ext4 from 6.16; XFS from 5.18):
+    /// readahead allocates them with the order growth of `page_cache_ra_order`, reclaim
+    /// and the workingset treat each as one unit, fault-around maps whole folios (6.18).
+    pub pagecache_large_folios: bool,
     /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
     pub anon_starts_active: bool,
     /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
@@ -151,6 +155,7 @@ const LINUX_3_14: Profile = Profile {
     file_readahead: "ondemand-2.6.23",
     fault_around: false,
     fault_around_skips_workingset: false,
+    pagecache_large_folios: false,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
     writeback_activate: false,
@@ -198,6 +203,7 @@ const LINUX_6_6: Profile = Profile {
     file_readahead: "modern",
     fault_around: true,
     fault_around_skips_workingset: false,
+    pagecache_large_folios: false,
     anon_starts_active: false,
     swapbacked_activate_on_first_ref: false,
     writeback_activate: true,
@@ -230,7 +236,8 @@ pub const PROFILES: &[Profile] = &[
     Profile {
         name: "linux-6.18",
         description: "Linux 6.18 (the validation host's kernel), classic LRU: linux-6.6's mechanisms, with \
-                      reclaim reading memcg stats flushed every 2 s; fault-around not counting PG_workingset pages as read-around \
+                      reclaim reading memcg stats flushed every 2 s; large folios in the page cache of files (ext4, \
+                      6.16) with the readahead order growth of 6.17; fault-around not counting PG_workingset pages as read-around \
                       hits (6.10); in swap: zeromap (6.12), exclusive zswap \
                       loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
                       referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 swap allocator \
@@ -238,6 +245,7 @@ pub const PROFILES: &[Profile] = &[
                       (docs/model.md)",
         memcg_stats_flush_ns: 2_000_000_000,
         fault_around_skips_workingset: true,
+        pagecache_large_folios: true,
         shmem_sync_bypass: true,
         swap_zeromap: true,
         zswap: Some(ZswapRules {

@@ -61,11 +61,14 @@ use serde::Deserialize;
 
 crate::ids::index_by!(DeviceQueue, crate::ids::DevId);
 
-/// One page I/O in flight (the tag handed to the device queue).
+/// One folio's I/O in flight (the tag handed to the device queue).
 #[derive(Clone, Copy, Debug)]
 pub struct PageIo {
     pub frame: Pfn,
     pub dir: IoDir,
+    /// Requests of this I/O not completed yet: a large folio bigger than the device's
+    /// largest request goes out as several (the block layer's `bio_split`).
+    pub parts: u32,
 }
 
 /// The block layer of the machine: its device queues and the page I/O in flight.

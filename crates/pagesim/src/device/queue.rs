@@ -373,6 +373,11 @@ impl DeviceQueue {
         self.nr_queued + self.busy_channels as usize
     }
 
+    /// The largest request this queue builds, in bytes (`max_sectors_kb`).
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
     /// Submits a page-sized or larger I/O at `now` under the current plug (`submit_bio`,
     /// `blk_queue_bio`): merged into the plug's last request or a queued request of the
     /// same scheduler queue, else a new request is allocated and plugged. A plug already

@@ -20,20 +20,35 @@ use crate::mm::{self, pg, Mm};
 impl Sim {
     /// Queues a page I/O on device `dev` at byte `offset` (inside the current plug).
     pub fn submit_bio(&mut self, dev: DevId, offset: u64, frame: Pfn, dir: IoDir) {
+        self.submit_folio_bio(dev, offset, frame, dir, 4096);
+    }
+
+    /// Queues the I/O of a whole folio, `len` bytes at `offset`, split into requests no
+    /// larger than the device takes (`bio_split` to `max_sectors_kb`); the folio's I/O ends
+    /// when the last of them completes.
+    pub fn submit_folio_bio(&mut self, dev: DevId, offset: u64, frame: Pfn, dir: IoDir, len: u64) {
+        let max = self.io.devices[dev].max_bytes().max(4096);
+        let parts = len.div_ceil(max) as u32;
+        let io = PageIo { frame, dir, parts };
         let tag = match self.io.free_ios.pop() {
             Some(t) => {
-                self.io.ios[t as usize] = PageIo { frame, dir };
+                self.io.ios[t as usize] = io;
                 t
             }
             None => {
-                self.io.ios.push(PageIo { frame, dir });
+                self.io.ios.push(io);
                 (self.io.ios.len() - 1) as u32
             }
         };
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
         let q = &mut self.io.devices[dev];
         q.set_ctx(self.io.ctx.0);
-        q.add(dir, offset, 4096, tag, self.sched.now, &mut out);
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(max);
+            q.add(dir, offset + done, n, tag, self.sched.now, &mut out);
+            done += n;
+        }
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
     }
@@ -123,7 +138,12 @@ impl Sim {
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
         for &tag in &tags {
-            let io = self.io.ios[tag as usize];
+            let io = &mut self.io.ios[tag as usize];
+            io.parts -= 1;
+            if io.parts > 0 {
+                continue;
+            }
+            let io = *io;
             self.io.free_ios.push(tag);
             match io.dir {
                 IoDir::Read => self.folio_end_read(io.frame),

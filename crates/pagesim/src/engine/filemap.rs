@@ -38,15 +38,21 @@ use crate::pagecache::{file_pte, CacheView, FileRead, ReadStep, FAULT_AROUND_PAG
 use crate::profile::WorkingsetMode;
 
 impl Sim {
-    /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes page
-    /// `index` of file `fi`, locked for its read. A shadow entry at the slot makes it a
-    /// refault (`workingset_refault`), which may start it on the active list.
+    /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes the
+    /// folio at page `index` of file `fi` (all its pages), locked for its read. A shadow
+    /// entry in its range makes it a refault (`workingset_refault`), which may start it on
+    /// the active list.
     fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
+        let nr = self.mm.frames.nr_pages(f);
         let a = &mut self.pc.files[fi];
-        debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
-        a.slots[index as usize] = f.slot();
-        a.nrpages += 1;
-        let shadow = a.take_shadow(index);
+        for slot in &mut a.slots[index as usize..(index + nr) as usize] {
+            debug_assert_eq!(*slot, 0, "a page of the folio at {index} of file {fi} is already cached");
+            *slot = f.slot();
+        }
+        a.nrpages += nr;
+        let shadow = a.take_shadows(index, nr);
+        let m = self.mm.frames.memcg[f];
+        self.mm.count(Counter::FileFolios, m, 1);
         self.mm.frames.set(f, pg::LOCKED);
         self.mm.frames.set_owner(f, Owner::File(fi), index as u32);
         if let Some(s) = shadow {
@@ -57,22 +63,31 @@ impl Sim {
         self.lru_add_file(f, active);
     }
 
-    /// Submits the read of page `index` of file `fi` into frame `f` (inside the plug).
+    /// Submits the read of the folio in frame `f`, at page `index` of file `fi` (inside
+    /// the plug): one bio for the whole folio.
     fn read_file_page(&mut self, fi: FileId, index: u64, f: Pfn, memcg: u16) {
+        let nr = self.mm.frames.nr_pages(f);
         let (dev, off) = {
             let a = &self.pc.files[fi];
             (a.dev, a.offset_of(index))
         };
-        self.submit_bio(dev, off, f, IoDir::Read);
-        self.mm.count(Counter::PgpgIn, memcg, 4);
+        self.submit_folio_bio(dev, off, f, IoDir::Read, nr * 4096);
+        self.mm.count(Counter::PgpgIn, memcg, 4 * nr);
         self.charge(self.cost.pagecache_read_ns);
     }
 
     /// `read_pages` for a policy's decision: allocates and reads every missing page of
-    /// the windows under one plug and sets the PG_readahead marker. Readahead pages are
-    /// allocated with __GFP_NORETRY ([`Sim::alloc_page_noretry`]); a failed allocation
-    /// ends the window there, as `page_cache_ra_unbounded` stops at the first page it
-    /// cannot allocate.
+    /// the windows under one plug and sets the PG_readahead marker on the folio holding
+    /// the marked page. Readahead folios are allocated with __GFP_NORETRY
+    /// ([`Sim::alloc_folio_noretry`]); a failed single-page allocation ends the window
+    /// there, as `page_cache_ra_unbounded` stops at the first page it cannot allocate.
+    ///
+    /// With a decision of order > 0 (a mapping with large folios), the window is carved as
+    /// `page_cache_ra_order` does: from its start, each folio of the decision's order, or
+    /// smaller where the index is not aligned to it (the order of the index's lowest set
+    /// bit) or where it would pass the window's end. A folio that would cover a page
+    /// already cached (-EEXIST) or that cannot be allocated ends the large-folio loop; the
+    /// rest of the window is read in single pages (`do_page_cache_ra`).
     fn submit_file_readahead(&mut self, fi: FileId, dec: &Readahead, memcg: u16, cpu: u32) {
         if dec.is_empty() {
             return;
@@ -83,18 +98,39 @@ impl Sim {
             // The window as the policy sized it, cached pages included.
             let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
             self.pc.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
-            for i in r.start..r.end() {
-                if self.pc.files[fi].slots[i as usize] != 0 {
+            let end = r.end();
+            let mut order = dec.order;
+            let mut i = r.start;
+            while i < end {
+                let mut o = order.min(i.trailing_zeros().min(u8::MAX as u32) as u8);
+                while o > 0 && i + (1 << o) > end {
+                    o -= 1;
+                }
+                let slots = &self.pc.files[fi].slots[i as usize..(i + (1 << o)) as usize];
+                if slots.iter().any(|&s| s != 0) {
+                    if o > 0 {
+                        order = 0; // -EEXIST: the rest in single pages
+                        continue;
+                    }
+                    i += 1;
                     continue;
                 }
-                let Some(f) = self.alloc_page_noretry(memcg, cpu) else { break 'windows };
+                let Some(f) = self.alloc_folio_noretry(memcg, cpu, o) else {
+                    if o > 0 {
+                        order = 0;
+                        continue;
+                    }
+                    break 'windows;
+                };
+                let nr = 1u64 << o;
                 self.add_to_page_cache(f, fi, i);
                 self.mm.frames.set(f, pg::RA_UNUSED);
-                if dec.mark == Some(i) {
+                if dec.mark.is_some_and(|m| (i..i + nr).contains(&m)) {
                     self.mm.frames.set(f, pg::READAHEAD);
                 }
                 self.read_file_page(fi, i, f, memcg);
-                self.mm.count(Counter::FileRaPages, memcg, 1);
+                self.mm.count(Counter::FileRaPages, memcg, nr);
+                i += nr;
             }
         }
         self.unplug(dev);
@@ -119,8 +155,8 @@ impl Sim {
     }
 
     /// `folio_mark_accessed`: the first access sets PG_referenced; a second one on the
-    /// inactive list activates the page (and ages the workingset clock, ≥3.15 for file
-    /// pages).
+    /// inactive list activates the folio (and ages the workingset clock by its pages, ≥3.15
+    /// for file pages).
     pub fn mark_page_accessed(&mut self, f: Pfn) {
         if !self.mm.frames.test(f, pg::REFERENCED) {
             self.mm.frames.set(f, pg::REFERENCED);
@@ -144,14 +180,15 @@ impl Sim {
             frames.set(f, pg::ACTIVE);
             memcgs[m as usize].lru.add_head(frames, f, LruList::of(file, true));
         }
-        self.mm.count(Counter::PgActivate, m, 1);
+        let nr = self.mm.frames.nr_pages(f);
+        self.mm.count(Counter::PgActivate, m, nr);
         let ages = match self.profile.workingset {
             WorkingsetMode::Off => false,
             WorkingsetMode::FileOnly => file,
             WorkingsetMode::AnonAndFile => true,
         };
         if ages {
-            self.workingset_age_nonresident(m, 1);
+            self.workingset_age_nonresident(m, nr);
         }
     }
 
@@ -160,7 +197,7 @@ impl Sim {
         let eof = self.pc.files[fi].nr_pages;
         let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
-        let same_page = self.pc.ra_last_page[ra as usize] == index;
+        let prev_last = self.pc.ra_last_page[ra as usize];
         // do_generic_mapping_read (≤2.6.23): `ra = *_ra` here, `*_ra = ra` on return.
         let work = if self.profile.ra_read_copy {
             let w = self.pc.ra_read_copies + tid.0;
@@ -172,7 +209,7 @@ impl Sim {
         let PageCache { ra: file_ra, ra_states, .. } = &mut self.pc;
         file_ra.read_begin(&mut ra_states[work as usize], index, end - index);
         self.sched.tasks[tid].read =
-            Some(FileRead { file: fi, ra, work, start: index, end, index, ra_done: false, waited: false, same_page });
+            Some(FileRead { file: fi, ra, work, start: index, end, index, ra_done: false, waited: false, prev_last });
     }
 
     /// Runs task `tid`'s read(2) until it is done, blocks, needs reclaim, or the burst
@@ -202,13 +239,21 @@ impl Sim {
             r.waited = false;
             if !r.ra_done {
                 r.ra_done = true;
+                // A flagged folio is handed over by its first page (`filemap_readahead`).
+                let at = match found {
+                    Lookup::Marked => self.pc.files[fi].frame(i).map_or(i, |f| self.mm.frames.index[f] as u64),
+                    _ => i,
+                };
+                let large_folios = self.profile.pagecache_large_folios;
                 let dec = {
                     let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                     let view = CacheView {
                         mapping: &files[fi.idx()],
+                        frames: &self.mm.frames,
                         congested: devices[files[fi.idx()].dev.idx()].read_congested(),
+                        large_folios,
                     };
-                    file_ra.read_page(&mut ra_states[r.work as usize], &view, i, r.end - i, found)
+                    file_ra.read_page(&mut ra_states[r.work as usize], &view, at, r.end - at, found)
                 };
                 if dec.clear_mark {
                     if let Some(f) = self.pc.files[fi].frame(i) {
@@ -232,11 +277,15 @@ impl Sim {
                 self.wait_file_page(tid, f);
                 return ReadStep::Blocked;
             }
-            // Uptodate: copy it out. A read starting in the page where the previous one
-            // ended does not mark it accessed twice (filemap_read's `pos_same_folio`).
+            // Uptodate: copy it out. A read marks each folio it copies from once; one
+            // starting in the folio where the previous read ended does not mark it again
+            // (filemap_read's `pos_same_folio`).
             self.charge(self.cost.copy_page_ns);
             self.mm.frames.clear(f, pg::RA_UNUSED);
-            if !(i == r.start && r.same_page) {
+            let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
+            let entering = i == r.start || i == first;
+            let same_folio = i == r.start && r.prev_last.wrapping_sub(first) < nr;
+            if entering && !same_folio {
                 self.mark_page_accessed(f);
             }
             self.mm.count(Counter::FileReadPages, memcg, 1);
@@ -249,21 +298,28 @@ impl Sim {
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
     pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: FileId, ra: u32, advice: Advice) {
         let memcg = self.sched.tasks[tid].memcg;
+        let large_folios = self.profile.pagecache_large_folios;
         let dec = {
             let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
-            let view =
-                CacheView { mapping: &files[fi.idx()], congested: devices[files[fi.idx()].dev.idx()].read_congested() };
+            let view = CacheView {
+                mapping: &files[fi.idx()],
+                frames: &self.mm.frames,
+                congested: devices[files[fi.idx()].dev.idx()].read_congested(),
+                large_folios,
+            };
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
         self.submit_file_readahead(fi, &dec, memcg, cpu);
     }
 
     /// `filemap_map_pages` (fault-around): maps the cached, uptodate pages of the aligned
-    /// `fault_around_bytes` window around `idx` that are not mapped yet. Pages flagged
+    /// `fault_around_bytes` window around `idx` that are not mapped yet. Folios flagged
     /// PG_readahead are left for a real fault to trigger the async readahead. Prefaulted
-    /// PTEs are old (x86 `arch_wants_old_prefaulted_pte`), the faulting one young.
+    /// PTEs are old (x86 `arch_wants_old_prefaulted_pte`), the faulting one young. From 6.18
+    /// ("map entire large folio faultaround") a large folio that lies inside the VMA is
+    /// mapped whole, its pages outside the window included.
     ///
-    /// Every uptodate page of the window counts as a read-around hit, mapped now or already
+    /// Every uptodate page it goes over counts as a read-around hit, mapped now or already
     /// (5.x-6.x count before the PTE check), except, from 6.10, pages with PG_workingset
     /// (recently evicted and faulted back: read-around there is wasted); the hits are taken
     /// off the file's `mmap_miss` (saturating at 0). On random faults over a file that
@@ -274,23 +330,34 @@ impl Sim {
         let (pages, ra) = (v.pages as u64, v.ra);
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
+        let whole = self.profile.pagecache_large_folios;
         let mut mapped_target = false;
         let mut hits = 0u32;
-        for i in start..end {
-            let Some(f) = self.pc.files[fi].frame(i) else { continue };
+        let mut i = start;
+        while i < end {
+            let Some(f) = self.pc.files[fi].frame(i) else {
+                i += 1;
+                continue;
+            };
+            let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
+            let (lo, hi) = if whole && first + nr <= pages { (first, first + nr) } else { (i, (first + nr).min(end)) };
+            i = (first + nr).max(i + 1);
             if self.mm.frames.test(f, pg::LOCKED | pg::READAHEAD) {
                 continue;
             }
-            if !(self.profile.fault_around_skips_workingset && self.mm.frames.test(f, pg::WORKINGSET)) {
-                hits += 1;
+            let workingset = self.profile.fault_around_skips_workingset && self.mm.frames.test(f, pg::WORKINGSET);
+            if !workingset {
+                hits += (hi - lo) as u32;
             }
-            if self.mm.vmas[vma].pte[i as usize] != pte::NONE {
-                continue;
+            for p in lo..hi {
+                if self.mm.vmas[vma].pte[p as usize] != pte::NONE {
+                    continue;
+                }
+                let young = p == idx as u64;
+                self.mm.vmas[vma].pte[p as usize] = file_pte(f, young);
+                mapped_target |= young;
             }
-            let young = i == idx as u64;
-            self.mm.vmas[vma].pte[i as usize] = file_pte(f, young);
             self.mm.frames.clear(f, pg::RA_UNUSED);
-            mapped_target |= young;
         }
         let state = &mut self.pc.ra_states[ra as usize];
         state.mmap_miss = state.mmap_miss.saturating_sub(hits);
@@ -319,11 +386,14 @@ impl Sim {
                 self.major_fault(tid);
             }
             let (ra, hint) = (self.mm.vmas[vma].ra, self.mm.vmas[vma].hint);
+            let large_folios = self.profile.pagecache_large_folios;
             let dec = {
                 let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                 let view = CacheView {
                     mapping: &files[fi.idx()],
+                    frames: &self.mm.frames,
                     congested: devices[files[fi.idx()].dev.idx()].read_congested(),
+                    large_folios,
                 };
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };
@@ -351,8 +421,23 @@ impl Sim {
             return Fault::Blocked;
         }
         self.mm.frames.clear(f, pg::RA_UNUSED);
-        self.mm.vmas[vma].pte[idx as usize] = file_pte(f, true);
+        self.finish_fault(vma, f, idx);
         Fault::Done
+    }
+
+    /// `finish_fault`: maps page `idx` of file VMA `vma` (young); from 6.18, if its folio is
+    /// large and lies inside the VMA, the folio's other unmapped pages too (old).
+    fn finish_fault(&mut self, vma: VmaId, f: Pfn, idx: u32) {
+        let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
+        let v = &mut self.mm.vmas[vma];
+        if nr > 1 && self.profile.pagecache_large_folios && first + nr <= v.pages as u64 {
+            for p in first..first + nr {
+                if v.pte[p as usize] == pte::NONE {
+                    v.pte[p as usize] = file_pte(f, false);
+                }
+            }
+        }
+        v.pte[idx as usize] = file_pte(f, true);
     }
 
     /// The madvise hint of a file VMA as the readahead policies take it.
@@ -364,22 +449,25 @@ impl Sim {
         }
     }
 
-    /// `__filemap_remove_folio` from reclaim: the clean page leaves the page cache, a
-    /// shadow entry takes its slot (≥3.15), and a readahead page nobody used counts as
-    /// readahead thrashing.
+    /// `__filemap_remove_folio` from reclaim: the clean folio leaves the page cache, a
+    /// shadow entry takes its slots (≥3.15), and a readahead folio nobody used counts as
+    /// readahead thrashing, all its pages.
     pub fn page_cache_delete(&mut self, f: Pfn, fi: FileId) {
         let idx = self.mm.frames.index[f] as u64;
+        let nr = self.mm.frames.nr_pages(f);
         let m = self.mm.frames.memcg[f];
         if self.mm.frames.test_clear(f, pg::RA_UNUSED) {
-            self.mm.count(Counter::RaEvictedUnused, m, 1);
+            self.mm.count(Counter::RaEvictedUnused, m, nr);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
         let a = &mut self.pc.files[fi];
-        debug_assert_eq!(a.slots[idx as usize], f.slot());
-        a.slots[idx as usize] = 0;
-        a.nrpages -= 1;
+        for slot in &mut a.slots[idx as usize..(idx + nr) as usize] {
+            debug_assert_eq!(*slot, f.slot());
+            *slot = 0;
+        }
+        a.nrpages -= nr;
         if let Some(s) = shadow {
-            a.set_shadow(idx, s);
+            a.set_shadows(idx, nr, s);
         }
         self.mm.frames.set_owner(f, Owner::None, 0);
     }
@@ -433,5 +521,104 @@ mod tests {
             let kib = per_fault(profile);
             assert!(kib >= 900, "{profile}: {kib} KiB per major fault, want whole 1024 KiB windows");
         }
+    }
+
+    /// A 1 MB file read sequentially in 4 KiB read(2)s, read_ahead_kb 128 (32 pages), no
+    /// memory pressure. On linux-6.18 (ext4 with large folios, 6.17's `ra->order`) the
+    /// first window [0, 4) is order 0 with its mark on page 1; each async step adds 2 to the
+    /// order, trims the window to a multiple of 2^min(order, 5) pages and clamps the order
+    /// to ilog2 of the window: [4, 12) two order-2 folios; [12, 16) order 2; [16, 24) and
+    /// [24, 32) order 3; [32, 48) and [48, 64) order 4; then order 5 (32 pages, ilog2 of
+    /// the 32-page window) for good. Worked out by hand from mm/readahead.c's rules. Before
+    /// large folios (linux-3.14, linux-6.6) every page is its own folio.
+    #[test]
+    fn sequential_reads_fill_the_page_cache_with_growing_large_folios_on_6_18_only() {
+        let text = "[machine]\nram = \"64MB\"\n\
+                    [device.d]\nmodel = \"nvme\"\nread_ahead_kb = 128\n\
+                    [file.data]\ndevice = \"d\"\nsize = \"1MB\"\n\
+                    [[task]]\nname = \"t\"\n\
+                    [[task.step]]\nfile = \"data\"\npattern = \"seq\"\nop = \"read\"\nrecord = \"4KB\"\n";
+        // (first page, order) of each folio over the file.
+        let folios = |profile: &str| {
+            let mut s = crate::testutil::sim_from(text, &[&format!("kernel.profile=\"{profile}\"")]);
+            s.run(&mut None);
+            s.verify().unwrap();
+            let a = &s.pc.files[crate::ids::FileId(0)];
+            let mut out = Vec::new();
+            let mut i = 0;
+            while i < a.nr_pages {
+                let f = a.frame(i).unwrap_or_else(|| panic!("{profile}: page {i} not cached"));
+                assert_eq!(s.mm.frames.index[f] as u64, i, "{profile}: folio at {i} starts elsewhere");
+                out.push((i, s.mm.frames.order[f]));
+                i += s.mm.frames.nr_pages(f);
+            }
+            (out, s.mm.vmstat.get(Counter::FileFolios))
+        };
+        let (got, added) = folios("linux-6.18");
+        let mut want =
+            vec![(0, 0), (1, 0), (2, 0), (3, 0), (4, 2), (8, 2), (12, 2), (16, 3), (24, 3), (32, 4), (48, 4)];
+        want.extend((64..256).step_by(32).map(|i| (i, 5)));
+        assert_eq!(got, want);
+        assert_eq!(added, want.len() as u64, "file_folios counts folios, not pages");
+        for profile in ["linux-3.14", "linux-6.6"] {
+            let (got, added) = folios(profile);
+            assert!(got.iter().all(|&(_, o)| o == 0), "{profile}: {got:?}");
+            assert_eq!((got.len(), added), (256, 256), "{profile}");
+        }
+    }
+
+    /// Two sequential passes of read(2) over a 64 MB file in a 16 MB memcg on linux-6.18:
+    /// the folios are reclaimed whole and counted in pages (pgsteal_file is the pages read
+    /// minus what stays cached); each leaves its shadow over all its pages, so every page
+    /// of the second pass is a refault, counted once per page, as on linux-6.6 with single
+    /// pages.
+    #[test]
+    fn large_folios_are_reclaimed_whole_and_refault_page_by_page() {
+        let text = "[machine]\nram = \"256MB\"\n\
+                    [device.d]\nmodel = \"nvme\"\nread_ahead_kb = 512\n\
+                    [file.data]\ndevice = \"d\"\nsize = \"64MB\"\n\
+                    [memcg.box]\nmax = \"16MB\"\n\
+                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
+                    [[task.step]]\nfile = \"data\"\npattern = \"seq\"\nop = \"read\"\npasses = 2\n";
+        for profile in ["linux-6.18", "linux-6.6"] {
+            let r = crate::testutil::run(text, &[&format!("kernel.profile=\"{profile}\"")]);
+            let c = |k| r.counter(k);
+            let pages = 2 * 16384;
+            assert_eq!(c(Counter::PgpgIn), 4 * pages, "{profile}: every page read once per pass");
+            assert_eq!(c(Counter::WorkingsetRefaultFile), 16384, "{profile}: every second-pass page refaults");
+            let cached = c(Counter::PgpgIn) / 4 - c(Counter::PgStealFile);
+            assert!(cached <= 4096, "{profile}: {cached} pages left cached in a 16 MB memcg");
+            let per_folio = c(Counter::PgpgIn) / 4 / c(Counter::FileFolios);
+            if profile == "linux-6.18" {
+                assert!(per_folio >= 64, "{profile}: {per_folio} pages per folio");
+            } else {
+                assert_eq!(per_folio, 1, "{profile}");
+            }
+        }
+    }
+
+    /// Sequential loads over a 32 MB file mapping, read_ahead_kb 2048: on linux-6.6 a fault
+    /// maps at most the 16-page fault-around window, so there is at least one fault per 16
+    /// pages; linux-6.18 maps whole large folios (fault-around and `finish_fault`). Its
+    /// first read-around window (2048 pages) is order 0 and costs one fault per 16 pages
+    /// as on 6.6; the async windows after it grow to 2 MB folios, mapped a folio per
+    /// fault: less than half the faults of 6.6 in all.
+    #[test]
+    fn fault_around_maps_whole_large_folios_on_6_18() {
+        let text = "[machine]\nram = \"256MB\"\n\
+                    [device.d]\nmodel = \"nvme\"\nread_ahead_kb = 2048\n\
+                    [file.data]\ndevice = \"d\"\nsize = \"32MB\"\n\
+                    [region.map]\nkind = \"file\"\nfile = \"data\"\n\
+                    [[task]]\nname = \"t\"\n\
+                    [[task.step]]\nregion = \"map\"\npattern = \"seq\"\nop = \"read\"\n";
+        let faults = |profile: &str| {
+            let r = crate::testutil::run(text, &[&format!("kernel.profile=\"{profile}\"")]);
+            r.counter(Counter::PgFault)
+        };
+        let pages = 8192;
+        let f66 = faults("linux-6.6");
+        assert!(f66 >= pages / 16, "6.6: fault-around maps 16 pages at most");
+        let f618 = faults("linux-6.18");
+        assert!(f618 * 2 < f66, "6.18: {f618} faults for {pages} pages, 6.6: {f66}");
     }
 }

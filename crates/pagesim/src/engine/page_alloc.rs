@@ -6,15 +6,15 @@
 //!   the memcg limit, it starts a reclaim job in the task (`__alloc_pages_direct_reclaim`,
 //!   `try_charge_memcg`), which `engine/vmscan.rs` runs one priority level per step.
 //! - [`Sim::alloc_page_atomic`]: an allocation that never reclaims (swap readahead pages).
-//! - [`Sim::alloc_page_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
+//! - [`Sim::alloc_folio_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
 //!   reclaim pass, then give up.
 //! - `Mm::free_frame`: `free_unref_folios` and the memcg uncharge.
 //!
 //! The frames of zsmalloc pools (zswap, zram) are taken and returned in engine/page_io.rs
 //! (`zs_alloc_pages`, `zs_free_pages`), without watermarks (PF_MEMALLOC).
 //!
-//! One zone (ZONE_NORMAL) and order-0 pages only: pagesim has no zone fallback, no
-//! fragmentation and no compaction (docs/model.md).
+//! One zone (ZONE_NORMAL): pagesim has no zone fallback, no fragmentation and no
+//! compaction (docs/model.md); a large folio needs only that many free pages.
 
 use crate::engine::Sim;
 use crate::ids::Pfn;
@@ -49,31 +49,42 @@ impl Sim {
     /// Allocates a readahead page: never reclaims, fails below the min watermark or at
     /// the memcg limit.
     pub fn alloc_page_atomic(&mut self, memcg: u16) -> Option<Pfn> {
+        self.alloc_folio_atomic(memcg, 0)
+    }
+
+    /// [`Sim::alloc_page_atomic`] for a folio of `1 << order` pages: the memcg must have room
+    /// for all of them, and the zone must stay above its min watermark once they are taken
+    /// (`__zone_watermark_ok` discounts the request's pages beyond the first).
+    pub fn alloc_folio_atomic(&mut self, memcg: u16, order: u8) -> Option<Pfn> {
+        let nr = 1u64 << order;
         let m = &self.mm.memcgs[memcg as usize];
-        if m.usage >= m.max {
+        if m.usage + nr > m.max {
             return None;
         }
         let free = self.mm.nr_free();
-        if free <= self.tun.wmark.low {
+        if free <= self.tun.wmark.low + (nr - 1) {
             self.wake_kswapd();
         }
-        (free > self.tun.wmark.min).then(|| self.mm.take_frame(memcg))
+        (free > self.tun.wmark.min + (nr - 1)).then(|| self.mm.take_folio(memcg, order))
     }
 
-    /// Allocates a page-cache readahead page (`readahead_gfp_mask`: __GFP_NORETRY). Below
-    /// the min watermark or at the memcg limit it reclaims once, synchronously (one
-    /// `try_to_free_pages` pass down the priorities until SWAP_CLUSTER_MAX pages are
-    /// freed), and tries again; then it gives up, and the readahead window ends there. The
-    /// caller's own page is allocated with [`Sim::alloc_page`], which may block in reclaim.
-    pub fn alloc_page_noretry(&mut self, memcg: u16, cpu: u32) -> Option<Pfn> {
-        if let Some(f) = self.alloc_page_atomic(memcg) {
+    /// Allocates a page-cache readahead folio of `1 << order` pages (`readahead_gfp_mask`:
+    /// __GFP_NORETRY). Below the min watermark or at the memcg limit it reclaims once,
+    /// synchronously (one `try_to_free_pages` pass down the priorities until
+    /// SWAP_CLUSTER_MAX pages are freed), and tries again; then it gives up, and the
+    /// readahead window ends there. The caller's own page is allocated with
+    /// [`Sim::alloc_page`], which may block in reclaim.
+    pub fn alloc_folio_noretry(&mut self, memcg: u16, cpu: u32, order: u8) -> Option<Pfn> {
+        if let Some(f) = self.alloc_folio_atomic(memcg, order) {
             return Some(f);
         }
-        let limited = self.mm.memcgs[memcg as usize].usage >= self.mm.memcgs[memcg as usize].max;
+        let nr = 1u64 << order;
+        let limited = self.mm.memcgs[memcg as usize].usage + nr > self.mm.memcgs[memcg as usize].max;
         let mut sc = if limited { ScanControl::memcg(memcg) } else { ScanControl::direct() };
         if !limited {
             self.mm.count(Counter::AllocStall, 0, 1);
         }
+        sc.nr_to_reclaim = sc.nr_to_reclaim.max(nr);
         loop {
             sc.nr_scanned = 0;
             self.shrink_node(&mut sc, cpu);
@@ -83,7 +94,7 @@ impl Sim {
             sc.priority -= 1;
         }
         self.snapshot_refaults(sc.target_memcg);
-        self.alloc_page_atomic(memcg)
+        self.alloc_folio_atomic(memcg, order)
     }
 }
 
@@ -91,9 +102,15 @@ impl Mm {
     /// Takes a free frame for memcg `memcg` and charges it (`rmqueue`, `mem_cgroup_charge`);
     /// the caller checked that one is free.
     fn take_frame(&mut self, memcg: u16) -> Pfn {
-        let f = self.frames.alloc(memcg).expect("free frame present");
-        self.memcgs[memcg as usize].usage += 1;
-        self.vmstat.add(Counter::PgAlloc, 1);
+        self.take_folio(memcg, 0)
+    }
+
+    /// [`Mm::take_frame`] for a folio of `1 << order` pages, charged and counted in pages.
+    fn take_folio(&mut self, memcg: u16, order: u8) -> Pfn {
+        let f = self.frames.alloc_order(memcg, order).expect("free pages present");
+        let nr = 1u64 << order;
+        self.memcgs[memcg as usize].usage += nr;
+        self.vmstat.add(Counter::PgAlloc, nr);
         f
     }
 
@@ -103,13 +120,15 @@ impl Mm {
         self.frames.nr_free()
     }
 
-    /// Frees a frame that is off every list and unmapped; uncharges its memcg.
+    /// Frees a frame (all the pages of its folio) that is off every list and unmapped;
+    /// uncharges its memcg.
     pub fn free_frame(&mut self, f: Pfn) {
         let m = self.frames.memcg[f];
-        self.memcgs[m as usize].usage -= 1;
+        let nr = self.frames.nr_pages(f);
+        self.memcgs[m as usize].usage -= nr;
         self.frames.free(f);
         self.pages_scanned = 0;
-        self.vmstat.add(Counter::PgFree, 1);
+        self.vmstat.add(Counter::PgFree, nr);
     }
 }
 

@@ -15,17 +15,23 @@ use crate::mm::{pg, pte, Owner};
 
 impl Sim {
     /// `folio_referenced`: test-and-clear the young bit of every PTE mapping `f`; returns
-    /// the number of mappings that were young.
+    /// the number of mappings (VMAs) in which it was young. A large file folio is looked
+    /// for at each of its pages, and counts once per VMA however many of its PTEs were young
+    /// (`folio_referenced_one` counts a VMA, not a PTE).
     pub(crate) fn folio_referenced(&mut self, f: Pfn) -> u32 {
         let idx = self.mm.frames.index[f] as usize;
+        let nr = self.mm.frames.nr_pages(f) as usize;
         let mut n = 0;
         let mut check = |ptes: &mut Vec<u32>| {
-            let Some(pte) = ptes.get_mut(idx) else { return };
-            let e = *pte;
-            if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
-                *pte = e & !pte::YOUNG;
-                n += 1;
+            let mut young = false;
+            for pte in ptes.iter_mut().skip(idx).take(nr) {
+                let e = *pte;
+                if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
+                    *pte = e & !pte::YOUNG;
+                    young = true;
+                }
             }
+            n += young as u32;
         };
         match self.mm.frames.owner(f) {
             Owner::None => {}
@@ -46,9 +52,9 @@ impl Sim {
 
     pub(crate) fn folio_mapped(&self, f: Pfn) -> bool {
         let idx = self.mm.frames.index[f] as usize;
+        let nr = self.mm.frames.nr_pages(f) as usize;
         let maps = |v: VmaId| {
-            let e = self.mm.vmas[v].pte.get(idx).copied().unwrap_or(pte::NONE);
-            pte::is_present(e) && pte::frame(e) == Some(f)
+            self.mm.vmas[v].pte.iter().skip(idx).take(nr).any(|&e| pte::is_present(e) && pte::frame(e) == Some(f))
         };
         match self.mm.frames.owner(f) {
             Owner::None => false,
@@ -59,17 +65,20 @@ impl Sim {
     }
 
     /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
-    /// shmem and file PTEs are cleared. PTE dirty bits move to the page.
+    /// shmem and file PTEs are cleared (every page of a large file folio). PTE dirty bits
+    /// move to the page.
     pub(crate) fn try_to_unmap(&mut self, f: Pfn) {
         let idx = self.mm.frames.index[f] as usize;
         match self.mm.frames.owner(f) {
             Owner::File(a) => {
                 // Read-only mappings: no dirty bit to carry over.
+                let nr = self.mm.frames.nr_pages(f) as usize;
                 for i in 0..self.pc.files[a.idx()].mappers.len() {
                     let v = self.pc.files[a.idx()].mappers[i];
-                    let e = self.mm.vmas[v].pte.get(idx).copied().unwrap_or(pte::NONE);
-                    if pte::is_present(e) && pte::frame(e) == Some(f) {
-                        self.mm.vmas[v].pte[idx] = pte::NONE;
+                    for pte in self.mm.vmas[v].pte.iter_mut().skip(idx).take(nr) {
+                        if pte::is_present(*pte) && pte::frame(*pte) == Some(f) {
+                            *pte = pte::NONE;
+                        }
                     }
                 }
             }

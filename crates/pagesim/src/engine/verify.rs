@@ -42,7 +42,7 @@ impl Sim {
                         return Err(format!("frame {f} on two lists"));
                     }
                     seen[f] = true;
-                    cnt += 1;
+                    cnt += self.mm.frames.nr_pages(f);
                     if self.mm.frames.lru[f] != l as u8 || self.mm.frames.memcg[f] as usize != mi {
                         return Err(format!("frame {f}: lru/memcg fields disagree with list {l:?} of memcg {mi}"));
                     }
@@ -51,7 +51,7 @@ impl Sim {
                     }
                 }
                 if cnt != m.lru.size(l) {
-                    return Err(format!("memcg {mi} list {l:?}: {cnt} frames, counter says {}", m.lru.size(l)));
+                    return Err(format!("memcg {mi} list {l:?}: {cnt} pages, counter says {}", m.lru.size(l)));
                 }
             }
         }
@@ -62,8 +62,18 @@ impl Sim {
                 return Err(format!("frame {f}: free={free} on_list={on_list}"));
             }
             if !free {
-                charged[self.mm.frames.memcg[f] as usize] += 1;
+                charged[self.mm.frames.memcg[f] as usize] += self.mm.frames.nr_pages(f);
+                if self.mm.frames.order[f] > 0 && !matches!(self.mm.frames.owner(f), Owner::File(_)) {
+                    return Err(format!("frame {f}: a large folio outside the page cache"));
+                }
+            } else if self.mm.frames.order[f] != 0 {
+                return Err(format!("frame {f}: free with order {}", self.mm.frames.order[f]));
             }
+        }
+        let used: u64 =
+            (0..n).map(Pfn).filter(|&f| !self.mm.frames.is_free(f)).map(|f| self.mm.frames.nr_pages(f)).sum();
+        if used + self.mm.nr_free() != n as u64 {
+            return Err(format!("{used} pages in use and {} free, of {n}", self.mm.nr_free()));
         }
         charged[0] -= self.mm.zs_frames.len() as u64;
         for (mi, m) in self.mm.memcgs.iter().enumerate() {
@@ -131,9 +141,12 @@ impl Sim {
                 }
                 cached += 1;
                 let f = Pfn(s - 1);
+                let first = self.mm.frames.index[f] as usize;
+                let nr = self.mm.frames.nr_pages(f) as usize;
                 if self.mm.frames.is_free(f)
                     || self.mm.frames.owner(f) != Owner::File(crate::ids::FileId(ai as u32))
-                    || self.mm.frames.index[f] as usize != i
+                    || !(first..first + nr).contains(&i)
+                    || !first.is_multiple_of(nr)
                 {
                     return Err(format!("file {ai} page {i}: frame {f} does not point back"));
                 }
@@ -150,8 +163,14 @@ impl Sim {
         for f in (0..n).map(Pfn) {
             if let Owner::File(a) = self.mm.frames.owner(f) {
                 let i = self.mm.frames.index[f] as usize;
-                if self.pc.files.get(a.idx()).is_none_or(|m| m.slots[i] != f.slot()) {
-                    return Err(format!("frame {f}: owned by file {a} page {i}, which does not hold it"));
+                let nr = self.mm.frames.nr_pages(f) as usize;
+                if self
+                    .pc
+                    .files
+                    .get(a.idx())
+                    .is_none_or(|m| m.slots.get(i..i + nr).is_none_or(|s| s.iter().any(|&s| s != f.slot())))
+                {
+                    return Err(format!("frame {f}: owned by file {a} pages {i}+{nr}, which do not all hold it"));
                 }
             }
             if !self.mm.frames.is_free(f) && self.mm.frames.test(f, pg::SWAPCACHE) {

@@ -167,25 +167,26 @@ impl Sim {
         None
     }
 
-    /// `move_folios_to_lru` / `free_unref_folios` for one page `shrink_folio` decided on,
-    /// with the counters of that decision. Returns 1 if the page was freed.
+    /// `move_folios_to_lru` / `free_unref_folios` for one folio `shrink_folio` decided on,
+    /// with the counters of that decision. Returns the pages freed.
     fn put_back(&mut self, m: u16, l: LruList, f: Pfn, verdict: Verdict, sc: &mut ScanControl) -> u64 {
         let t = l.type_idx();
+        let nr = self.mm.frames.nr_pages(f);
         match verdict {
             Verdict::Freed => {
                 self.mm.free_frame(f);
-                sc.nr_reclaimed += 1;
-                self.count_reclaim(sc, m, t, RECLAIM_STEAL, 1);
-                return 1;
+                sc.nr_reclaimed += nr;
+                self.count_reclaim(sc, m, t, RECLAIM_STEAL, nr);
+                return nr;
             }
             Verdict::Activate => {
                 self.mm.frames.set(f, pg::ACTIVE);
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
-                self.mm.count(Counter::PgActivate, m, 1);
-                self.reclaim.scan_balance.note_scanned(m as usize, t, 0, 1);
+                self.mm.count(Counter::PgActivate, m, nr);
+                self.reclaim.scan_balance.note_scanned(m as usize, t, 0, nr);
                 if self.profile.activation_ages_nonresident {
-                    self.workingset_age_nonresident(m, 1);
+                    self.workingset_age_nonresident(m, nr);
                 }
             }
             Verdict::Keep | Verdict::Wait => {
@@ -407,7 +408,8 @@ impl Sim {
 
     // ---- the lists ------------------------------------------------------------------
 
-    /// `shrink_active_list`: deactivate up to `k` pages from the tail of an active list.
+    /// `shrink_active_list`: deactivate up to `k` pages from the tail of an active list
+    /// (folios until their pages reach `k`, at least one, as `isolate_lru_folios` counts).
     /// A referenced page is counted as rotated but still deactivated (only exec-mapped
     /// file pages, which pagesim does not have, stay active).
     pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, _sc: &mut ScanControl) {
@@ -415,16 +417,19 @@ impl Sim {
         let inactive = LruList::of(l.is_file(), false);
         let mut taken = 0u64;
         let mut rotated = 0u64;
-        for _ in 0..k {
+        let mut folios = 0u64;
+        while taken < k {
             let Some(f) = ({
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m as usize].lru.pop_tail(frames, l)
             }) else {
                 break;
             };
-            taken += 1;
+            let nr = self.mm.frames.nr_pages(f);
+            taken += nr;
+            folios += 1;
             if self.folio_referenced(f) > 0 {
-                rotated += 1;
+                rotated += nr;
             }
             self.mm.frames.clear(f, pg::ACTIVE);
             if self.profile.pg_workingset {
@@ -433,52 +438,57 @@ impl Sim {
             let Mm { memcgs, frames, .. } = &mut self.mm;
             memcgs[m as usize].lru.add_head(frames, f, inactive);
         }
-        self.charge(taken * self.cost.scan_ns);
+        self.charge(folios * self.cost.scan_ns);
         self.mm.count(Counter::PgRefill, m, taken);
         self.mm.count(Counter::PgDeactivate, m, taken);
         self.reclaim.scan_balance.note_scanned(m as usize, t, taken, rotated);
     }
 
-    /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail and
-    /// decide each one. Returns the pages freed.
+    /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail (whole
+    /// folios, at least one: `isolate_lru_folios` counts pages) and decide each folio.
+    /// Returns the pages freed.
     fn shrink_inactive_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
         let t = l.type_idx();
         let mut isolated = std::mem::take(&mut self.reclaim.isolate_buf);
         isolated.clear();
+        let mut nr_taken = 0u64;
         {
             let Mm { memcgs, frames, .. } = &mut self.mm;
-            for _ in 0..k {
+            while nr_taken < k {
                 match memcgs[m as usize].lru.pop_tail(frames, l) {
-                    Some(f) => isolated.push(f),
+                    Some(f) => {
+                        nr_taken += frames.nr_pages(f);
+                        isolated.push(f);
+                    }
                     None => break,
                 }
             }
         }
-        let nr_taken = isolated.len() as u64;
         sc.nr_scanned += nr_taken;
         sc.nr_taken += nr_taken;
         self.mm.pages_scanned += nr_taken;
         self.count_reclaim(sc, m, t, RECLAIM_SCAN, nr_taken);
         self.reclaim.scan_balance.note_scanned(m as usize, t, nr_taken, 0);
-        self.charge(nr_taken * self.cost.scan_ns);
+        self.charge(isolated.len() as u64 * self.cost.scan_ns);
 
         let mut reclaimed = 0u64;
         let mut pageout = 0u64;
         let mut activated = 0u64;
         for &f in &isolated {
+            let nr = self.mm.frames.nr_pages(f);
             match self.shrink_folio(f, sc, cpu, &mut pageout) {
                 Verdict::Freed => {
-                    reclaimed += 1;
+                    reclaimed += nr;
                     self.mm.free_frame(f);
                 }
                 Verdict::Activate => {
-                    activated += 1;
+                    activated += nr;
                     self.mm.frames.set(f, pg::ACTIVE);
                     let Mm { memcgs, frames, .. } = &mut self.mm;
                     memcgs[m as usize].lru.add_head(frames, f, LruList::of(t == 1, true));
                     if self.profile.activation_ages_nonresident {
                         // move_folios_to_lru: activations age the workingset clock.
-                        self.workingset_age_nonresident(m, 1);
+                        self.workingset_age_nonresident(m, nr);
                     }
                 }
                 Verdict::Keep | Verdict::Wait => {
@@ -502,9 +512,10 @@ impl Sim {
     /// `shrink_folio_list` for one isolated page.
     fn shrink_folio(&mut self, f: Pfn, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
         let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
+        let nr = self.mm.frames.nr_pages(f);
         if self.mm.frames.test(f, pg::WRITEBACK) {
             if sc.kswapd && self.mm.frames.test(f, pg::RECLAIM) && self.mm.pgdat_writeback {
-                sc.nr_immediate += 1;
+                sc.nr_immediate += nr;
             } else if !sc.global() && self.tun.memcg_v1 && self.mm.frames.test(f, pg::RECLAIM) {
                 // Case 3: limit reclaim on cgroup v1 has no writeback throttling
                 // (!writeback_throttling_sane), so it waits for the writeback of a page it
@@ -513,7 +524,7 @@ impl Sim {
                 return Verdict::Wait;
             } else {
                 self.mm.frames.set(f, pg::RECLAIM);
-                sc.nr_writeback += 1;
+                sc.nr_writeback += nr;
             }
             return keep_or_activate;
         }
@@ -563,7 +574,7 @@ impl Sim {
                 }
             }
             self.swap_writepage(f);
-            *pageout += 1;
+            *pageout += nr;
             // A write that completed at once (zswap, zeromap, a synchronous device) leaves
             // the page clean: it is freed below, in this pass.
             if self.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY) {

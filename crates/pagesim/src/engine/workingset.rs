@@ -23,17 +23,19 @@ impl Sim {
         }
     }
 
-    /// `workingset_eviction`: the shadow of an evicted page.
+    /// `workingset_eviction`: the shadow of an evicted folio; the clock advances by its
+    /// pages.
     pub(crate) fn workingset_eviction(&mut self, f: Pfn) -> Shadow {
         let m = self.mm.frames.memcg[f];
         let age = self.mm.memcgs[m as usize].workingset.nonresident_age;
-        self.workingset_age_nonresident(m, 1);
+        let nr = self.mm.frames.nr_pages(f);
+        self.workingset_age_nonresident(m, nr);
         Shadow { memcg: m, age, workingset: self.mm.frames.test(f, pg::WORKINGSET) }
     }
 
-    /// `workingset_refault` for a page read into frame `f` at a swap slot (`file` false)
-    /// or page-cache index (`file` true) that held `shadow`: counts the refault, and
-    /// activates the page if its refault distance fits in the workingset.
+    /// `workingset_refault` for a folio read into frame `f` at a swap slot (`file` false)
+    /// or page-cache index (`file` true) that held `shadow`: counts the refault (in pages),
+    /// and activates the folio if its refault distance fits in the workingset.
     pub fn workingset_refault(&mut self, f: Pfn, shadow: Shadow, file: bool) {
         if !self.profile.workingset.tracks(file) {
             return;
@@ -44,7 +46,8 @@ impl Sim {
         } else {
             (Counter::WorkingsetRefaultAnon, Counter::WorkingsetActivateAnon, Counter::WorkingsetRestoreAnon)
         };
-        self.mm.count(refault, m, 1);
+        let nr = self.mm.frames.nr_pages(f);
+        self.mm.count(refault, m, nr);
         self.mm.mem_cgroup_flush_stats(self.sched.now, self.profile.memcg_stats_flush_ns);
         let em = if (shadow.memcg as usize) < self.mm.memcgs.len() { shadow.memcg } else { 0 };
         let distance = self.mm.memcgs[em as usize].workingset.nonresident_age.wrapping_sub(shadow.age);
@@ -55,12 +58,12 @@ impl Sim {
             return;
         }
         self.mm.frames.set(f, pg::ACTIVE);
-        self.workingset_age_nonresident(m, 1);
-        self.mm.count(activate, m, 1);
+        self.workingset_age_nonresident(m, nr);
+        self.mm.count(activate, m, nr);
         if shadow.workingset {
             self.mm.frames.set(f, pg::WORKINGSET);
-            self.mm.count(restore, m, 1);
-            self.lru_note_cost(m, file as usize, SWAP_CLUSTER_MAX);
+            self.mm.count(restore, m, nr);
+            self.lru_note_cost(m, file as usize, nr * SWAP_CLUSTER_MAX);
         }
     }
 }

@@ -3,7 +3,8 @@
 //! its list (mm/swap.c `folio_add_lru`) is engine/swap.rs.
 //!
 //! The links live in [`Frames`]'s `next`/`prev` arrays, so a frame is on at most one list
-//! and moving it costs two array writes. `Frames::lru` records which list holds it.
+//! and moving it costs two array writes. `Frames::lru` records which list holds it. A list's
+//! size is in pages, as the kernel's (`lru_zone_size`): a large folio counts all its pages.
 
 use crate::ids::Pfn;
 use crate::mm::Frames;
@@ -90,7 +91,7 @@ impl Lru {
             fr.prev[old] = f;
         }
         self.head[li] = f;
-        self.len[li] += 1;
+        self.len[li] += fr.nr_pages(f);
         fr.lru[f] = l as u8;
     }
 
@@ -107,7 +108,7 @@ impl Lru {
             fr.next[old] = f;
         }
         self.tail[li] = f;
-        self.len[li] += 1;
+        self.len[li] += fr.nr_pages(f);
         fr.lru[f] = l as u8;
     }
 
@@ -126,7 +127,7 @@ impl Lru {
         } else {
             fr.prev[n] = p;
         }
-        self.len[li] -= 1;
+        self.len[li] -= fr.nr_pages(f);
         fr.lru[f] = LRU_NONE;
         fr.next[f] = Pfn::NIL;
         fr.prev[f] = Pfn::NIL;

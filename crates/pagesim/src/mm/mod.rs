@@ -21,8 +21,14 @@
 //!   head (newest) <-> ... <-> tail (oldest)      reclaim isolates from the tail
 //! ```
 //!
+//! A large folio (page cache readahead on the profiles that allocate them) is one frame
+//! standing for `1 << order` pages: one LRU entry, one set of flags, counted in pages
+//! wherever the kernel counts pages (list sizes, memcg usage, free memory, vmstat). Its
+//! file pages all point at that frame, as a multi-index entry of the kernel's xarray does.
+//!
 //! Simplifications (docs/model.md): one NUMA node with one zone; per-CPU LRU add batches
-//! (pagevecs) are not modelled, pages reach their list at once; order-0 pages only.
+//! (pagevecs) are not modelled, pages reach their list at once; a large folio needs no
+//! contiguous free block (no buddy allocator, no fragmentation).
 
 pub mod compress;
 pub mod lru;
@@ -119,7 +125,14 @@ pub struct Frames {
     /// Swap entry (see `swap::Entry`) of a swap-cache page; 0 otherwise.
     pub swap: Vec<u32>,
     pub memcg: Vec<u16>,
+    /// Folio order: the frame stands for `1 << order` pages (0 for a single page).
+    pub order: Vec<u8>,
+    /// Frame numbers not in use. There is one per page of memory, so there are always
+    /// more than enough: a large folio takes one and holds several pages.
     free: Vec<Pfn>,
+    /// Free pages (`NR_FREE_PAGES`): the frames not in use minus the extra pages that
+    /// large folios hold.
+    free_pages: u64,
 }
 
 impl Frames {
@@ -134,8 +147,10 @@ impl Frames {
             index: vec![0; n_us],
             swap: vec![0; n_us],
             memcg: vec![0; n_us],
+            order: vec![0; n_us],
             // Hand out low frame numbers first; the order only matters for determinism.
             free: (0..n).rev().map(Pfn).collect(),
+            free_pages: n as u64,
         }
     }
 
@@ -148,22 +163,39 @@ impl Frames {
     }
 
     pub fn nr_free(&self) -> u64 {
-        self.free.len() as u64
+        self.free_pages
     }
 
-    /// Takes a free frame, cleared.
+    /// Pages that frame `f` stands for (`folio_nr_pages`).
+    #[inline]
+    pub fn nr_pages(&self, f: Pfn) -> u64 {
+        1 << self.order[f]
+    }
+
+    /// Takes a free page, cleared.
     pub fn alloc(&mut self, memcg: u16) -> Option<Pfn> {
+        self.alloc_order(memcg, 0)
+    }
+
+    /// Takes a free folio of `1 << order` pages, cleared.
+    pub fn alloc_order(&mut self, memcg: u16, order: u8) -> Option<Pfn> {
+        let nr = 1u64 << order;
+        if self.free_pages < nr {
+            return None;
+        }
         let f = self.free.pop()?;
+        self.free_pages -= nr;
         let i = f.idx();
         self.flags[i] = 0;
         self.lru[i] = lru::LRU_NONE;
         self.owner[i] = OWNER_NONE;
         self.swap[i] = 0;
         self.memcg[i] = memcg;
+        self.order[i] = order;
         Some(f)
     }
 
-    /// Returns a frame (already off every list) to the free pool.
+    /// Returns a frame (already off every list) and its pages to the free pool.
     pub fn free(&mut self, f: Pfn) {
         let i = f.idx();
         debug_assert_eq!(self.lru[i], lru::LRU_NONE);
@@ -171,6 +203,8 @@ impl Frames {
         self.flags[i] = 0;
         self.owner[i] = OWNER_NONE;
         self.swap[i] = 0;
+        self.free_pages += 1 << self.order[i];
+        self.order[i] = 0;
         self.free.push(f);
     }
 

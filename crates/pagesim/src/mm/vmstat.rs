@@ -140,12 +140,14 @@ counters! {
     // pagesim's own file readahead counters (the kernel has tracepoints, not counters):
     // readahead windows submitted and the pages they newly read; pages read(2) copied to
     // the user; pages the read or fault path read alone because no readahead brought them;
-    // readahead pages evicted before anyone read or mapped them (readahead thrashing).
+    // readahead pages evicted before anyone read or mapped them (readahead thrashing);
+    // folios added to the page cache (pages read over folios: their mean size).
     FileRaWindows => "file_ra_windows",
     FileRaPages => "file_ra_pages",
     FileReadPages => "file_read_pages",
     FileReadSingle => "file_read_single",
     RaEvictedUnused => "ra_evicted_unused",
+    FileFolios => "file_folios",
     // zswap: successful store, load, writeback of an entry (5.19+; zswpwb 6.8+).
     Zswpin => "zswpin",
     Zswpout => "zswpout",

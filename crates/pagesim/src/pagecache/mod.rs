@@ -14,6 +14,10 @@
 //!  shadow[i]:  0 = none          packed workingset shadow + 1     (only where slots[i] = 0)
 //! ```
 //!
+//! A large folio of `nr` pages starting at index `i` (aligned to `nr`) fills `slots[i..i+nr]`
+//! with the same frame, whose `Frames::index` is `i`; when it is evicted, its shadow fills
+//! the same range (the kernel's multi-index xarray entries).
+//!
 //! Pages enter the page cache on the inactive file list, locked until their read ends;
 //! reclaim drops clean file pages without I/O, leaving a shadow entry. The model has no file
 //! writes: every file page is clean.
@@ -96,14 +100,23 @@ impl AddressSpace {
         self.dev_offset + index * 4096
     }
 
-    /// Takes the shadow entry at `index` (a refault consumes it).
-    pub fn take_shadow(&mut self, index: u64) -> Option<Shadow> {
-        let v = std::mem::take(&mut self.shadow[index as usize]);
-        (v != 0).then(|| Shadow::unpack(v - 1))
+    /// Takes the shadow entries of `[index, index + nr)`, which a folio inserted there
+    /// replaces, and returns the last one (`__filemap_add_folio` keeps the last shadow it
+    /// meets).
+    pub fn take_shadows(&mut self, index: u64, nr: u64) -> Option<Shadow> {
+        let mut last = 0;
+        for v in &mut self.shadow[index as usize..(index + nr) as usize] {
+            let v = std::mem::take(v);
+            if v != 0 {
+                last = v;
+            }
+        }
+        (last != 0).then(|| Shadow::unpack(last - 1))
     }
 
-    pub fn set_shadow(&mut self, index: u64, s: Shadow) {
-        self.shadow[index as usize] = s.pack() + 1;
+    /// Leaves shadow `s` over `[index, index + nr)`, where an evicted folio was.
+    pub fn set_shadows(&mut self, index: u64, nr: u64, s: Shadow) {
+        self.shadow[index as usize..(index + nr) as usize].fill(s.pack() + 1);
     }
 
     /// What a page-cache lookup at `index` finds (`filemap_get_folio` + the PG_readahead
@@ -122,7 +135,10 @@ impl AddressSpace {
 /// The policies' read-only view of one file's page cache.
 pub struct CacheView<'a> {
     pub mapping: &'a AddressSpace,
+    pub frames: &'a Frames,
     pub congested: bool,
+    /// The mapping takes large folios (`Profile::pagecache_large_folios`).
+    pub large_folios: bool,
 }
 
 impl PageCacheView for CacheView<'_> {
@@ -135,6 +151,12 @@ impl PageCacheView for CacheView<'_> {
     }
     fn read_congested(&self) -> bool {
         self.congested
+    }
+    fn large_folios(&self) -> bool {
+        self.large_folios
+    }
+    fn folio_nr_pages(&self, index: u64) -> u64 {
+        self.mapping.frame(index).map_or(1, |f| self.frames.nr_pages(f))
     }
 }
 
@@ -169,9 +191,9 @@ pub struct FileRead {
     pub ra_done: bool,
     /// The reader slept on page `index`.
     pub waited: bool,
-    /// The read starts in the page where the previous read on this file ended, which
-    /// was marked accessed then.
-    pub same_page: bool,
+    /// The last page the previous read on this file copied (`u64::MAX`: none). If the
+    /// read starts in that page's folio, it was marked accessed then.
+    pub prev_last: u64,
 }
 
 /// How far a read got in one burst.

@@ -147,11 +147,19 @@ pub struct Readahead {
     /// Clear PG_readahead on the page that triggered the call (the async entry does
     /// `ClearPageReadahead` before deciding anything).
     pub clear_mark: bool,
+    /// The largest folio order to read the windows in (`ra->order` as
+    /// `page_cache_ra_order` clamped it); 0: single pages.
+    pub order: u8,
 }
 
 impl Readahead {
-    pub const NONE: Readahead =
-        Readahead { ranges: [RaRange { start: 0, len: 0 }; MAX_RANGES], nr_ranges: 0, mark: None, clear_mark: false };
+    pub const NONE: Readahead = Readahead {
+        ranges: [RaRange { start: 0, len: 0 }; MAX_RANGES],
+        nr_ranges: 0,
+        mark: None,
+        clear_mark: false,
+        order: 0,
+    };
 
     /// The ranges to read, disjoint and ascending.
     pub fn ranges(&self) -> &[RaRange] {
@@ -236,6 +244,9 @@ pub struct FileRaState {
     pub prev_pos: u64,
     /// mmap faults that missed the page cache (6.x saturates at 1000).
     pub mmap_miss: u32,
+    /// The folio order of the last window (`ra->order`, 6.17+), on a mapping with large
+    /// folios; 0 otherwise.
+    pub order: u8,
     /// mmap faults that found their page without read-around (≤2.6.30).
     pub mmap_hit: u32,
     /// FMODE_RANDOM, set by POSIX_FADV_RANDOM (≥2.6.33).
@@ -257,6 +268,7 @@ impl FileRaState {
             ra_pages: bdi_ra_pages,
             prev_pos: NO_POS,
             mmap_miss: 0,
+            order: 0,
             mmap_hit: 0,
             random: false,
             bdi_ra_pages,
@@ -319,6 +331,16 @@ pub trait PageCacheView {
     /// full (2.6.20 ahead windows and read-around, 2.6.23 async readahead).
     fn read_congested(&self) -> bool {
         false
+    }
+
+    /// `mapping_large_folio_support`: readahead may allocate folios of order > 0.
+    fn large_folios(&self) -> bool {
+        false
+    }
+
+    /// Pages of the folio cached at `index` (1 if none is).
+    fn folio_nr_pages(&self, _index: u64) -> u64 {
+        1
     }
 }
 

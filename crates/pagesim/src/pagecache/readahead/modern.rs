@@ -1,4 +1,4 @@
-//! Readahead of 5.x–6.18, in its 6.18 form on a mapping without large folios.
+//! Readahead of 5.x–6.18, in its 6.18 form, on a mapping with or without large folios.
 //!
 //! Models mm/readahead.c of 6.18: `page_cache_sync_ra`, `page_cache_async_ra`,
 //! `ractl_max_pages`, `force_page_cache_ra`, the order-0 fallback of `page_cache_ra_order`
@@ -26,11 +26,16 @@
 //!
 //! `max` is `ra_pages`, or up to `io_pages` for a request bigger than `ra_pages`.
 //!
-//! Folio orders, simplified to 4 KiB pages: on a mapping without large folio support
-//! `page_cache_ra_order` resets the stored order to 0 and reads order-0 pages, so the only
-//! trace of the 6.x order logic is in the async path, which bumps the order by 2 and trims
-//! the window so that it ends on a multiple of 2^min(2, ffs(max) - 1) pages (4 with
-//! `ra_pages` 32). `ra->order` is therefore always 0 between calls and not kept.
+//! Folio orders (6.17+, `ra->order`): the sync path and mmap read-around start at order 0;
+//! each async step adds 2 and trims the window so that it ends on a multiple of
+//! 2^min(order, ffs(max) - 1) pages. `page_cache_ra_order` clamps the order to
+//! MAX_PAGECACHE_ORDER and to ilog2 of the window and stores it back; the decision carries
+//! it ([`Readahead::order`]) and engine/filemap.rs carves the window into folios. On a
+//! mapping without large folio support it resets the order to 0 and reads single pages, so
+//! there the only trace of the order logic is the async trim to a multiple of
+//! 2^min(2, ffs(max) - 1) pages (4 with `ra_pages` 32). A read continuing a stream of large
+//! folios is expected back at its mark rounded down to the marked folio's first page
+//! (`page_cache_async_ra`'s `expected`), which is where the read path finds the flag.
 //!
 //! Thrashing has no detector: evicted readahead pages make the reader miss right after its
 //! previous read, which restarts the window at `get_init_ra_size(req)` and ramps it again;
@@ -41,8 +46,9 @@ use super::{
     MMAP_LOTSAMISS, PAGE_SHIFT,
 };
 
-/// The order the async path reads at, 0 + 2 (see the module docs).
-const ASYNC_ORDER: u32 = 2;
+/// `MAX_PAGECACHE_ORDER` on x86-64: the PMD order, 2 MiB folios (also ext4's cap with
+/// 4 KiB blocks, `EXT4_MAX_PAGECACHE_ORDER`).
+pub const MAX_PAGECACHE_ORDER: u8 = 9;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Modern;
@@ -70,8 +76,17 @@ fn force_page_cache_ra<C: PageCacheView + ?Sized>(
     out.submit(cache, index, nr, 0);
 }
 
-/// `page_cache_ra_order` on an order-0 mapping: read the window, flag at `async_size`.
-fn ra_order<C: PageCacheView + ?Sized>(ra: &FileRaState, cache: &C, out: &mut Readahead) {
+/// `page_cache_ra_order`: read the window, flag at `async_size`. With large folios, in
+/// folios of up to `ra.order`, clamped to MAX_PAGECACHE_ORDER and to ilog2 of the window
+/// and stored back; without, in single pages, the order reset to 0.
+fn ra_order<C: PageCacheView + ?Sized>(ra: &mut FileRaState, cache: &C, out: &mut Readahead) {
+    if cache.large_folios() {
+        let log2_size = ra.size.max(1).ilog2() as u8;
+        ra.order = ra.order.min(MAX_PAGECACHE_ORDER).min(log2_size);
+        out.order = ra.order;
+    } else {
+        ra.order = 0;
+    }
     out.submit(cache, ra.start, ra.size, ra.async_size);
 }
 
@@ -95,10 +110,12 @@ fn page_cache_sync_ra<C: PageCacheView + ?Sized>(
     let max = ractl_max_pages(ra, req);
     // Start of file, oversize read, or a miss at (or one page past) where the last read
     // stopped.
+    // The sync path starts over at order 0 (6.17).
     if index == 0 || req > max || index.wrapping_sub(ra.prev_index()) <= 1 {
         ra.start = index;
         ra.size = get_init_ra_size(req, max);
         ra.async_size = if ra.size > req { ra.size - req } else { ra.size / 2 };
+        ra.order = 0;
         return ra_order(ra, cache, out);
     }
     // Context readahead: the run of cached pages just below the miss, scanning `max` pages.
@@ -116,6 +133,7 @@ fn page_cache_sync_ra<C: PageCacheView + ?Sized>(
     ra.start = index;
     ra.size = (contig + req).min(max);
     ra.async_size = 1;
+    ra.order = 0;
     ra_order(ra, cache, out);
 }
 
@@ -133,8 +151,9 @@ fn page_cache_async_ra<C: PageCacheView + ?Sized>(
     }
     out.clear_mark = true;
     let max = ractl_max_pages(ra, req);
-    // The expected index, rounded down to the flagged folio's size: 1 page here.
-    if index == ra.mark_index() {
+    // The expected index, rounded down to the flagged folio's size.
+    let nr = cache.folio_nr_pages(index);
+    if index == ra.mark_index() / nr * nr {
         ra.start += ra.size;
         ra.size = ra.size.max(get_next_ra_size(ra.size, max));
     } else {
@@ -145,7 +164,8 @@ fn page_cache_async_ra<C: PageCacheView + ?Sized>(
         ra.start = start;
         ra.size = get_next_ra_size(start - index + req, max);
     }
-    let align = 1u64 << ASYNC_ORDER.min(max.trailing_zeros());
+    ra.order = ra.order.saturating_add(2);
+    let align = 1u64 << (ra.order as u32).min(max.trailing_zeros());
     let end = ra.start + ra.size;
     let aligned_end = end / align * align;
     if aligned_end > ra.start {
@@ -229,6 +249,7 @@ impl FileReadahead for Modern {
         ra.start = pgoff.saturating_sub(ra.ra_pages / 2);
         ra.size = ra.ra_pages;
         ra.async_size = ra.ra_pages / 4;
+        ra.order = 0;
         ra_order(ra, cache, &mut out);
         out
     }
