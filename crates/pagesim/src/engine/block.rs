@@ -28,7 +28,7 @@ impl Sim {
     /// when the last of them completes.
     pub fn submit_folio_bio(&mut self, dev: DevId, offset: u64, frame: Pfn, dir: IoDir, len: u64) {
         let max = self.io.devices[dev].max_bytes().max(4096);
-        let parts = len.div_ceil(max) as u32;
+        let parts = if len <= max { 1 } else { len.div_ceil(max) as u32 };
         let io = PageIo { frame, dir, parts };
         let tag = match self.io.free_ios.pop() {
             Some(t) => {
@@ -43,11 +43,15 @@ impl Sim {
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
         let q = &mut self.io.devices[dev];
         q.set_ctx(self.io.ctx.0);
-        let mut done = 0;
-        while done < len {
-            let n = (len - done).min(max);
-            q.add(dir, offset + done, n, tag, self.sched.now, &mut out);
-            done += n;
+        if parts == 1 {
+            q.add(dir, offset, len, tag, self.sched.now, &mut out);
+        } else {
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(max);
+                q.add(dir, offset + done, n, tag, self.sched.now, &mut out);
+                done += n;
+            }
         }
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;

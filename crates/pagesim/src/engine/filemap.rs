@@ -45,9 +45,14 @@ impl Sim {
     fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
         let nr = self.mm.frames.nr_pages(f);
         let a = &mut self.pc.files[fi];
-        for slot in &mut a.slots[index as usize..(index + nr) as usize] {
-            debug_assert_eq!(*slot, 0, "a page of the folio at {index} of file {fi} is already cached");
-            *slot = f.slot();
+        if nr == 1 {
+            debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
+            a.slots[index as usize] = f.slot();
+        } else {
+            for slot in &mut a.slots[index as usize..(index + nr) as usize] {
+                debug_assert_eq!(*slot, 0, "a page of the folio at {index} of file {fi} is already cached");
+                *slot = f.slot();
+            }
         }
         a.nrpages += nr;
         let shadow = a.take_shadows(index, nr);
@@ -102,16 +107,18 @@ impl Sim {
             let mut order = dec.order;
             let mut i = r.start;
             while i < end {
-                let mut o = order.min(i.trailing_zeros().min(u8::MAX as u32) as u8);
-                while o > 0 && i + (1 << o) > end {
-                    o -= 1;
-                }
-                let slots = &self.pc.files[fi].slots[i as usize..(i + (1 << o)) as usize];
-                if slots.iter().any(|&s| s != 0) {
-                    if o > 0 {
+                let mut o = 0;
+                if order > 0 {
+                    o = order.min(i.trailing_zeros().min(u8::MAX as u32) as u8);
+                    while o > 0 && i + (1 << o) > end {
+                        o -= 1;
+                    }
+                    let slots = &self.pc.files[fi].slots[i as usize..(i + (1 << o)) as usize];
+                    if slots.iter().any(|&s| s != 0) {
                         order = 0; // -EEXIST: the rest in single pages
                         continue;
                     }
+                } else if self.pc.files[fi].slots[i as usize] != 0 {
                     i += 1;
                     continue;
                 }
@@ -282,7 +289,8 @@ impl Sim {
             // (filemap_read's `pos_same_folio`).
             self.charge(self.cost.copy_page_ns);
             self.mm.frames.clear(f, pg::RA_UNUSED);
-            let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
+            let nr = self.mm.frames.nr_pages(f);
+            let first = if nr == 1 { i } else { self.mm.frames.index[f] as u64 };
             let entering = i == r.start || i == first;
             let same_folio = i == r.start && r.prev_last.wrapping_sub(first) < nr;
             if entering && !same_folio {
@@ -461,9 +469,14 @@ impl Sim {
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
         let a = &mut self.pc.files[fi];
-        for slot in &mut a.slots[idx as usize..(idx + nr) as usize] {
-            debug_assert_eq!(*slot, f.slot());
-            *slot = 0;
+        if nr == 1 {
+            debug_assert_eq!(a.slots[idx as usize], f.slot());
+            a.slots[idx as usize] = 0;
+        } else {
+            for slot in &mut a.slots[idx as usize..(idx + nr) as usize] {
+                debug_assert_eq!(*slot, f.slot());
+                *slot = 0;
+            }
         }
         a.nrpages -= nr;
         if let Some(s) = shadow {
@@ -549,7 +562,7 @@ mod tests {
             while i < a.nr_pages {
                 let f = a.frame(i).unwrap_or_else(|| panic!("{profile}: page {i} not cached"));
                 assert_eq!(s.mm.frames.index[f] as u64, i, "{profile}: folio at {i} starts elsewhere");
-                out.push((i, s.mm.frames.order[f]));
+                out.push((i, s.mm.frames.order(f)));
                 i += s.mm.frames.nr_pages(f);
             }
             (out, s.mm.vmstat.get(Counter::FileFolios))

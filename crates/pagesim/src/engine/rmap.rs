@@ -23,8 +23,10 @@ impl Sim {
         let nr = self.mm.frames.nr_pages(f) as usize;
         let mut n = 0;
         let mut check = |ptes: &mut Vec<u32>| {
+            let end = (idx + nr).min(ptes.len());
+            let Some(ptes) = ptes.get_mut(idx..end) else { return };
             let mut young = false;
-            for pte in ptes.iter_mut().skip(idx).take(nr) {
+            for pte in ptes {
                 let e = *pte;
                 if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
                     *pte = e & !pte::YOUNG;
@@ -54,7 +56,9 @@ impl Sim {
         let idx = self.mm.frames.index[f] as usize;
         let nr = self.mm.frames.nr_pages(f) as usize;
         let maps = |v: VmaId| {
-            self.mm.vmas[v].pte.iter().skip(idx).take(nr).any(|&e| pte::is_present(e) && pte::frame(e) == Some(f))
+            let ptes = &self.mm.vmas[v].pte;
+            ptes.get(idx..(idx + nr).min(ptes.len()))
+                .is_some_and(|p| p.iter().any(|&e| pte::is_present(e) && pte::frame(e) == Some(f)))
         };
         match self.mm.frames.owner(f) {
             Owner::None => false,
@@ -75,7 +79,9 @@ impl Sim {
                 let nr = self.mm.frames.nr_pages(f) as usize;
                 for i in 0..self.pc.files[a.idx()].mappers.len() {
                     let v = self.pc.files[a.idx()].mappers[i];
-                    for pte in self.mm.vmas[v].pte.iter_mut().skip(idx).take(nr) {
+                    let ptes = &mut self.mm.vmas[v].pte;
+                    let end = (idx + nr).min(ptes.len());
+                    for pte in ptes.get_mut(idx..end).unwrap_or_default() {
                         if pte::is_present(*pte) && pte::frame(*pte) == Some(f) {
                             *pte = pte::NONE;
                         }

@@ -63,11 +63,11 @@ impl Sim {
             }
             if !free {
                 charged[self.mm.frames.memcg[f] as usize] += self.mm.frames.nr_pages(f);
-                if self.mm.frames.order[f] > 0 && !matches!(self.mm.frames.owner(f), Owner::File(_)) {
+                if self.mm.frames.order(f) > 0 && !matches!(self.mm.frames.owner(f), Owner::File(_)) {
                     return Err(format!("frame {f}: a large folio outside the page cache"));
                 }
-            } else if self.mm.frames.order[f] != 0 {
-                return Err(format!("frame {f}: free with order {}", self.mm.frames.order[f]));
+            } else if self.mm.frames.order(f) != 0 {
+                return Err(format!("frame {f}: free with order {}", self.mm.frames.order(f)));
             }
         }
         let used: u64 =

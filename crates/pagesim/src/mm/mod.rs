@@ -96,6 +96,10 @@ pub mod pg {
     /// pagesim's own: brought in by file readahead and not read or mapped yet, so its
     /// eviction counts as readahead thrashing (`ra_evicted_unused`).
     pub const RA_UNUSED: u16 = 1 << 11;
+    /// The top four bits hold the folio order (`Frames::order`), not a flag: kept in the
+    /// flags word because every LRU move needs it and reads the flags anyway.
+    pub const ORDER_SHIFT: u16 = 12;
+    pub const ORDER_MASK: u16 = 0xf << ORDER_SHIFT;
 }
 
 /// Who a frame belongs to: an anonymous VMA, a shmem object, a file's page cache, or
@@ -125,8 +129,6 @@ pub struct Frames {
     /// Swap entry (see `swap::Entry`) of a swap-cache page; 0 otherwise.
     pub swap: Vec<u32>,
     pub memcg: Vec<u16>,
-    /// Folio order: the frame stands for `1 << order` pages (0 for a single page).
-    pub order: Vec<u8>,
     /// Frame numbers not in use. There is one per page of memory, so there are always
     /// more than enough: a large folio takes one and holds several pages.
     free: Vec<Pfn>,
@@ -147,7 +149,6 @@ impl Frames {
             index: vec![0; n_us],
             swap: vec![0; n_us],
             memcg: vec![0; n_us],
-            order: vec![0; n_us],
             // Hand out low frame numbers first; the order only matters for determinism.
             free: (0..n).rev().map(Pfn).collect(),
             free_pages: n as u64,
@@ -166,10 +167,16 @@ impl Frames {
         self.free_pages
     }
 
+    /// Folio order: the frame stands for `1 << order` pages (0 for a single page).
+    #[inline]
+    pub fn order(&self, f: Pfn) -> u8 {
+        (self.flags[f] >> pg::ORDER_SHIFT) as u8
+    }
+
     /// Pages that frame `f` stands for (`folio_nr_pages`).
     #[inline]
     pub fn nr_pages(&self, f: Pfn) -> u64 {
-        1 << self.order[f]
+        1 << self.order(f)
     }
 
     /// Takes a free page, cleared.
@@ -178,6 +185,7 @@ impl Frames {
     }
 
     /// Takes a free folio of `1 << order` pages, cleared.
+    #[inline]
     pub fn alloc_order(&mut self, memcg: u16, order: u8) -> Option<Pfn> {
         let nr = 1u64 << order;
         if self.free_pages < nr {
@@ -186,12 +194,12 @@ impl Frames {
         let f = self.free.pop()?;
         self.free_pages -= nr;
         let i = f.idx();
-        self.flags[i] = 0;
+        debug_assert!(order < 16);
+        self.flags[i] = (order as u16) << pg::ORDER_SHIFT;
         self.lru[i] = lru::LRU_NONE;
         self.owner[i] = OWNER_NONE;
         self.swap[i] = 0;
         self.memcg[i] = memcg;
-        self.order[i] = order;
         Some(f)
     }
 
@@ -199,12 +207,11 @@ impl Frames {
     pub fn free(&mut self, f: Pfn) {
         let i = f.idx();
         debug_assert_eq!(self.lru[i], lru::LRU_NONE);
+        self.free_pages += self.nr_pages(f);
         self.lru[i] = lru::LRU_FREE;
         self.flags[i] = 0;
         self.owner[i] = OWNER_NONE;
         self.swap[i] = 0;
-        self.free_pages += 1 << self.order[i];
-        self.order[i] = 0;
         self.free.push(f);
     }
 

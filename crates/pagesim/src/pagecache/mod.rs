@@ -104,6 +104,10 @@ impl AddressSpace {
     /// replaces, and returns the last one (`__filemap_add_folio` keeps the last shadow it
     /// meets).
     pub fn take_shadows(&mut self, index: u64, nr: u64) -> Option<Shadow> {
+        if nr == 1 {
+            let v = std::mem::take(&mut self.shadow[index as usize]);
+            return (v != 0).then(|| Shadow::unpack(v - 1));
+        }
         let mut last = 0;
         for v in &mut self.shadow[index as usize..(index + nr) as usize] {
             let v = std::mem::take(v);
@@ -116,6 +120,10 @@ impl AddressSpace {
 
     /// Leaves shadow `s` over `[index, index + nr)`, where an evicted folio was.
     pub fn set_shadows(&mut self, index: u64, nr: u64, s: Shadow) {
+        if nr == 1 {
+            self.shadow[index as usize] = s.pack() + 1;
+            return;
+        }
         self.shadow[index as usize..(index + nr) as usize].fill(s.pack() + 1);
     }
 
