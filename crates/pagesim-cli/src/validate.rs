@@ -207,6 +207,33 @@ pub fn host_overrides(
             (false, None) => notes.push(format!("{key}: the host does not have it; pagesim's default applies")),
         }
     }
+    // Large folios in the page cache depend on the filesystem the scenario's files are
+    // written to and the kernel; pagesim follows the host's unless the scenario says.
+    if !f.file.is_empty() && f.kernel.large_folios.is_none() {
+        match host.pagecache_large_folios {
+            Some(v) => push(
+                format!("kernel.large_folios={v}"),
+                &format!(
+                    "the host's {} page cache {} large folios",
+                    host.work_fs.as_deref().unwrap_or("?"),
+                    if v { "takes" } else { "does not take" }
+                ),
+            ),
+            None => notes.push(
+                "kernel.large_folios: the work directory's filesystem could not be told; the profile's applies".into(),
+            ),
+        }
+    }
+    // shmem and anon memory are order 0 in pagesim. The load maps with MADV_NOHUGEPAGE,
+    // which keeps the host's THP and mTHP out of it, except shmem_enabled = force.
+    let has_shmem = f.region.values().any(|r| r.kind == pagesim::scenario::RegionKind::Shmem);
+    if has_shmem && host.thp_shmem_enabled.as_deref() == Some("force") {
+        notes.push(
+            "the host's shmem_enabled is `force`: its shmem takes huge folios despite MADV_NOHUGEPAGE, \
+             pagesim's shmem is order 0"
+                .into(),
+        );
+    }
     // Watermarks are per zone of the machine's RAM: they only carry over when the scenario
     // models the host's memory. Memcg limit reclaim does not look at them.
     let wm: [(&str, bool, Option<u64>); 2] = [
@@ -469,7 +496,7 @@ fn print_host(h: &HostTunables, out: &mut Out) -> Result<(), Stop> {
     writeln!(
         out,
         "      vma_ra_enabled {}  THP {} (shmem {})  zswap {} ({}, max_pool_percent {}, accept_threshold_percent {}, \
-         shrinker_enabled {})  read_ahead_kb {} on {}",
+         shrinker_enabled {})  read_ahead_kb {} on {}\n      mTHP anon sizes on {}  work dir on {} (page cache large folios {})",
         o(h.vma_ra_enabled.map(|v| v.to_string())),
         o(h.thp_enabled.clone()),
         o(h.thp_shmem_enabled.clone()),
@@ -480,6 +507,9 @@ fn print_host(h: &HostTunables, out: &mut Out) -> Result<(), Stop> {
         o(h.zswap.shrinker_enabled.map(|v| v.to_string())),
         o(h.read_ahead_kb.map(|v| v.to_string())),
         o(h.read_ahead_device.clone()),
+        if h.mthp_sizes_on().is_empty() { "none".to_string() } else { h.mthp_sizes_on().join(",") },
+        o(h.work_fs.clone()),
+        o(h.pagecache_large_folios.map(|v| if v { "yes".into() } else { "no".into() })),
     )
 }
 
@@ -735,12 +765,33 @@ mod tests {
             min_free_kbytes: Some(67584),
             watermark_scale_factor: Some(10),
             vma_ra_enabled: Some(false),
+            work_fs: Some("ext4".into()),
+            pagecache_large_folios: Some(true),
             cgroup: pagesim_host::tunables::CgroupInfo {
                 usable: Some(pagesim_host::CgroupVersion::V1),
                 ..Default::default()
             },
             ..Default::default()
         }
+    }
+
+    /// A scenario with files takes the host's large-folio setting (its filesystem on its
+    /// kernel) unless it gives its own; one without files does not need it.
+    #[test]
+    fn large_folios_follow_the_host_filesystem_for_scenarios_with_files() {
+        let text = "[machine]\nram = \"1GB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n\
+                    size = \"1MB\"\n[memcg.box]\nmax = \"64MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n\
+                    [[task.step]]\nfile = \"f\"\npattern = \"seq\"\nop = \"read\"\n";
+        let sets = |sc: &pagesim::Scenario, h: &HostTunables| -> Vec<String> {
+            host_overrides(sc, h, &BTreeMap::new(), false).unwrap().0.into_iter().map(|o| o.set).collect()
+        };
+        let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
+        assert!(sets(&sc, &host()).contains(&"kernel.large_folios=true".to_string()));
+        let no = HostTunables { pagecache_large_folios: Some(false), ..host() };
+        assert!(sets(&sc, &no).contains(&"kernel.large_folios=false".to_string()));
+        let own = pagesim::Scenario::from_toml(text, "f.toml", &["kernel.large_folios=false".into()]).unwrap();
+        assert!(!sets(&own, &host()).iter().any(|s| s.starts_with("kernel.large_folios")), "the scenario's stays");
+        assert!(!sets(&scenario(""), &host()).iter().any(|s| s.starts_with("kernel.large_folios")), "no files");
     }
 
     #[test]

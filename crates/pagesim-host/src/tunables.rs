@@ -26,6 +26,17 @@ pub struct HostTunables {
     pub thp_enabled: Option<String>,
     /// /sys/kernel/mm/transparent_hugepage/shmem_enabled (selected word).
     pub thp_shmem_enabled: Option<String>,
+    /// Per-size anon mTHP settings (6.8+): `hugepages-<size>/enabled`, by size ("64kB").
+    pub mthp_enabled: BTreeMap<String, String>,
+    /// Per-size shmem mTHP settings (6.11+): `hugepages-<size>/shmem_enabled`.
+    pub mthp_shmem_enabled: BTreeMap<String, String>,
+    /// Filesystem type and mount options of the directory given to [`HostTunables::read`]
+    /// (where the scenario's files are written).
+    pub work_fs: Option<String>,
+    pub work_fs_options: Option<String>,
+    /// Whether that filesystem's regular files take large folios in the page cache on this
+    /// kernel ([`large_folios_rule`]); `None` if it could not be told.
+    pub pagecache_large_folios: Option<bool>,
     pub zswap: Zswap,
     pub cgroup: CgroupInfo,
     /// read_ahead_kb of the block device holding the path given to [`HostTunables::read`].
@@ -74,7 +85,14 @@ impl HostTunables {
     pub fn read(path: &Path) -> HostTunables {
         use std::os::unix::fs::MetadataExt;
         let dev = std::fs::metadata(path).ok().map(|m| dev_major_minor(m.dev()));
-        Self::read_from(Path::new("/"), dev)
+        let mut t = Self::read_from(Path::new("/"), dev);
+        let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if let Some((fs, opts)) = sysfs::read_opt(Path::new("/proc/mounts")).and_then(|m| mount_of(&m, &path)) {
+            t.pagecache_large_folios = t.kernel_release.as_deref().and_then(|r| large_folios_rule(r, &fs, &opts));
+            t.work_fs = Some(fs);
+            t.work_fs_options = Some(opts);
+        }
+        t
     }
 
     /// Reads everything under `root` (`/` on the host; a fake tree in tests); `dev` is the
@@ -104,8 +122,67 @@ impl HostTunables {
             }
         }
         t.mem_total_kb = r("proc/meminfo").and_then(|m| crate::measure::parse_meminfo(&m).get("MemTotal").copied());
+        if let Ok(rd) = std::fs::read_dir(root.join("sys/kernel/mm/transparent_hugepage")) {
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let Some(size) = name.strip_prefix("hugepages-") else { continue };
+                if let Some(v) = sysfs::read_opt(&e.path().join("enabled")) {
+                    t.mthp_enabled.insert(size.to_string(), sysfs::selected(&v).to_string());
+                }
+                if let Some(v) = sysfs::read_opt(&e.path().join("shmem_enabled")) {
+                    t.mthp_shmem_enabled.insert(size.to_string(), sysfs::selected(&v).to_string());
+                }
+            }
+        }
         t
     }
+
+    /// The anon mTHP sizes the host may allocate in a mapping without MADV_NOHUGEPAGE
+    /// (`always`, `madvise` or `inherit` of a global mode that is not `never`).
+    pub fn mthp_sizes_on(&self) -> Vec<String> {
+        let global_on = self.thp_enabled.as_deref().is_some_and(|v| v != "never");
+        self.mthp_enabled
+            .iter()
+            .filter(|(_, v)| matches!(v.as_str(), "always" | "madvise") || (v.as_str() == "inherit" && global_on))
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
+}
+
+/// The filesystem type and mount options of the mount holding `path` (the longest mount
+/// point that contains it) in a /proc/mounts text.
+pub fn mount_of(mounts: &str, path: &Path) -> Option<(String, String)> {
+    let mut best: Option<(usize, String, String)> = None;
+    for l in mounts.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        let dir = std::path::PathBuf::from(sysfs::unescape_octal(f[1]));
+        if path.starts_with(&dir) {
+            let depth = dir.components().count();
+            if best.as_ref().is_none_or(|(d, _, _)| depth >= *d) {
+                best = Some((depth, f[2].to_string(), f[3].to_string()));
+            }
+        }
+    }
+    best.map(|(_, fs, opts)| (fs, opts))
+}
+
+/// Whether regular files of filesystem `fs` (mounted with `opts`) take large folios in the
+/// page cache on kernel `release`: XFS from 5.18 (the first readahead of large folios),
+/// ext4 from 6.16 unless mounted `data=journal`; other filesystems not (btrfs has them
+/// only as an experimental option). `None` if the release cannot be parsed.
+pub fn large_folios_rule(release: &str, fs: &str, opts: &str) -> Option<bool> {
+    let mut it = release.split(|c: char| !c.is_ascii_digit());
+    let major: u32 = it.next()?.parse().ok()?;
+    let minor: u32 = it.next()?.parse().ok()?;
+    let v = (major, minor);
+    Some(match fs {
+        "xfs" => v >= (5, 18),
+        "ext4" => v >= (6, 16) && !opts.split(',').any(|o| o == "data=journal"),
+        _ => false,
+    })
 }
 
 /// Splits a `st_dev` into (major, minor) as glibc's gnu_dev_major/minor do.
@@ -192,6 +269,9 @@ mod tests {
             ("proc/meminfo", "MemTotal:       24684096 kB\nMemFree:  1 kB\n"),
             ("sys/kernel/mm/swap/vma_ra_enabled", "true\n"),
             ("sys/kernel/mm/transparent_hugepage/enabled", "always [madvise] never\n"),
+            ("sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled", "always inherit madvise [never]\n"),
+            ("sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled", "always inherit [never]\n"),
+            ("sys/kernel/mm/transparent_hugepage/hugepages-2048kB/enabled", "always [inherit] madvise never\n"),
             ("sys/module/zswap/parameters/enabled", "N\n"),
             ("sys/module/zswap/parameters/compressor", "lzo\n"),
             ("sys/module/zswap/parameters/max_pool_percent", "20\n"),
@@ -218,6 +298,9 @@ mod tests {
         assert_eq!(t.vma_ra_enabled, Some(true));
         assert_eq!(t.thp_enabled.as_deref(), Some("madvise"));
         assert_eq!(t.thp_shmem_enabled, None, "a missing knob is None");
+        assert_eq!(t.mthp_enabled.get("64kB").map(String::as_str), Some("never"));
+        assert_eq!(t.mthp_shmem_enabled.get("64kB").map(String::as_str), Some("never"));
+        assert_eq!(t.mthp_sizes_on(), ["2048kB"], "inherit of madvise is on, never is off");
         assert!(t.zswap.present);
         assert_eq!((t.zswap.enabled, t.zswap.max_pool_percent), (Some(false), Some(20)));
         assert_eq!(t.zswap.compressor.as_deref(), Some("lzo"));
@@ -231,6 +314,24 @@ mod tests {
         assert_eq!(HostTunables::read_from(&d, Some((0, 33))).read_ahead_kb, None, "no block device (tmpfs)");
         serde_json::to_string(&t).unwrap();
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn the_work_directory_filesystem_decides_large_folios_by_kernel_version() {
+        let mounts = "/dev/vda / ext4 rw,relatime,discard 0 0\n\
+                      tmpfs /tmp tmpfs rw 0 0\n\
+                      /dev/vdb /data xfs rw,noatime 0 0\n";
+        let fs = |p: &str| mount_of(mounts, Path::new(p));
+        assert_eq!(fs("/work/x"), Some(("ext4".into(), "rw,relatime,discard".into())));
+        assert_eq!(fs("/tmp/x").map(|m| m.0), Some("tmpfs".into()), "the longest mount point wins");
+        assert_eq!(fs("/data").map(|m| m.0), Some("xfs".into()));
+        assert_eq!(large_folios_rule("6.18.44-fc", "ext4", "rw,relatime"), Some(true));
+        assert_eq!(large_folios_rule("6.15.2", "ext4", "rw"), Some(false), "ext4 takes them from 6.16");
+        assert_eq!(large_folios_rule("6.18.1", "ext4", "rw,data=journal"), Some(false));
+        assert_eq!(large_folios_rule("5.18.0", "xfs", "rw"), Some(true));
+        assert_eq!(large_folios_rule("5.17.9", "xfs", "rw"), Some(false));
+        assert_eq!(large_folios_rule("6.18.1", "btrfs", "rw"), Some(false));
+        assert_eq!(large_folios_rule("weird", "ext4", "rw"), None);
     }
 
     #[test]

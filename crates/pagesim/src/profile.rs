@@ -43,10 +43,12 @@ pub struct Profile {
     /// Fault-around does not count pages with PG_workingset as read-around hits (6.10,
     /// "mm/filemap: don't decrease mmap_miss when folio has workingset flag").
     pub fault_around_skips_workingset: bool,
-    /// The page cache of regular files holds large folios (ext4 from 6.16; XFS from 5.18):
-    /// readahead allocates them with the order growth of `page_cache_ra_order`, reclaim
-    /// and the workingset treat each as one unit, fault-around maps whole folios (6.18).
-    pub pagecache_large_folios: bool,
+    /// Whether the page cache of regular files holds large folios (ext4 from 6.16; XFS
+    /// from 5.18): readahead allocates them with the order growth of `page_cache_ra_order`,
+    /// reclaim and the workingset treat each as one unit, fault-around maps whole folios
+    /// (6.18). `None`: the kernel predates them (5.18), `kernel.large_folios` cannot turn
+    /// them on; `Some(b)`: whether ext4, the filesystem the profile models, takes them.
+    pub pagecache_large_folios: Option<bool>,
     /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
     pub anon_starts_active: bool,
     /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
@@ -155,7 +157,7 @@ const LINUX_3_14: Profile = Profile {
     file_readahead: "ondemand-2.6.23",
     fault_around: false,
     fault_around_skips_workingset: false,
-    pagecache_large_folios: false,
+    pagecache_large_folios: None,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
     writeback_activate: false,
@@ -203,7 +205,7 @@ const LINUX_6_6: Profile = Profile {
     file_readahead: "modern",
     fault_around: true,
     fault_around_skips_workingset: false,
-    pagecache_large_folios: false,
+    pagecache_large_folios: Some(false),
     anon_starts_active: false,
     swapbacked_activate_on_first_ref: false,
     writeback_activate: true,
@@ -245,7 +247,7 @@ pub const PROFILES: &[Profile] = &[
                       (docs/model.md)",
         memcg_stats_flush_ns: 2_000_000_000,
         fault_around_skips_workingset: true,
-        pagecache_large_folios: true,
+        pagecache_large_folios: Some(true),
         shmem_sync_bypass: true,
         swap_zeromap: true,
         zswap: Some(ZswapRules {

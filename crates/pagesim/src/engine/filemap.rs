@@ -251,7 +251,7 @@ impl Sim {
                     Lookup::Marked => self.pc.files[fi].frame(i).map_or(i, |f| self.mm.frames.index[f] as u64),
                     _ => i,
                 };
-                let large_folios = self.profile.pagecache_large_folios;
+                let large_folios = self.tun.large_folios;
                 let dec = {
                     let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                     let view = CacheView {
@@ -306,7 +306,7 @@ impl Sim {
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
     pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: FileId, ra: u32, advice: Advice) {
         let memcg = self.sched.tasks[tid].memcg;
-        let large_folios = self.profile.pagecache_large_folios;
+        let large_folios = self.tun.large_folios;
         let dec = {
             let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
             let view = CacheView {
@@ -338,7 +338,7 @@ impl Sim {
         let (pages, ra) = (v.pages as u64, v.ra);
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
-        let whole = self.profile.pagecache_large_folios;
+        let whole = self.tun.large_folios;
         let mut mapped_target = false;
         let mut hits = 0u32;
         let mut i = start;
@@ -394,7 +394,7 @@ impl Sim {
                 self.major_fault(tid);
             }
             let (ra, hint) = (self.mm.vmas[vma].ra, self.mm.vmas[vma].hint);
-            let large_folios = self.profile.pagecache_large_folios;
+            let large_folios = self.tun.large_folios;
             let dec = {
                 let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
                 let view = CacheView {
@@ -438,7 +438,7 @@ impl Sim {
     fn finish_fault(&mut self, vma: VmaId, f: Pfn, idx: u32) {
         let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
         let v = &mut self.mm.vmas[vma];
-        if nr > 1 && self.profile.pagecache_large_folios && first + nr <= v.pages as u64 {
+        if nr > 1 && self.tun.large_folios && first + nr <= v.pages as u64 {
             for p in first..first + nr {
                 if v.pte[p as usize] == pte::NONE {
                     v.pte[p as usize] = file_pte(f, false);

@@ -195,6 +195,8 @@ pub struct Tunables {
     pub vma_ra_enabled: bool,
     /// The memory controller is on the cgroup v1 hierarchy (`kernel.cgroup_version = 1`).
     pub memcg_v1: bool,
+    /// The files' page cache takes large folios (`kernel.large_folios`).
+    pub large_folios: bool,
     pub wmark: Watermarks,
     pub managed_pages: u64,
 }
@@ -247,6 +249,7 @@ impl Sim {
             page_cluster: c.vm.page_cluster,
             vma_ra_enabled: c.kernel.vma_ra_enabled,
             memcg_v1: c.kernel.cgroup_version == 1,
+            large_folios: c.kernel.large_folios,
             wmark: c.vm.watermarks,
             managed_pages: managed,
         };

@@ -104,6 +104,8 @@ pub struct Kernel {
     pub vma_ra_enabled: bool,
     /// 1 or 2.
     pub cgroup_version: u32,
+    /// The files' page cache takes large folios.
+    pub large_folios: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -431,7 +433,14 @@ impl Config {
             .map_err(|(key, m)| err(key, m))?,
             vma_ra_enabled: k.vma_ra_enabled.unwrap_or(defaults::VMA_RA_ENABLED),
             cgroup_version: k.cgroup_version.unwrap_or(defaults::CGROUP_VERSION),
+            large_folios: k.large_folios.unwrap_or(profile.pagecache_large_folios == Some(true)),
         };
+        if kernel.large_folios && profile.pagecache_large_folios.is_none() {
+            return Err(err(
+                "kernel.large_folios",
+                format!("profile {} predates large folios in the page cache (5.18)", profile.name),
+            ));
+        }
         if !(1..=2).contains(&kernel.cgroup_version) {
             return Err(err("kernel.cgroup_version", format!("expected 1 or 2, got {}", kernel.cgroup_version)));
         }

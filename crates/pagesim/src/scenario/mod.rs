@@ -175,6 +175,11 @@ pub struct Kernel {
     /// activating them (`writeback_throttling_sane`).
     #[serde(default)]
     pub cgroup_version: Option<u32>,
+    /// The files' page cache takes large folios (`mapping_large_folio_support`: ext4 from
+    /// 6.16, XFS from 5.18; never before 5.18). Default: the profile's (true on
+    /// `linux-6.18`, which models ext4). Refused as true on a profile older than 5.18.
+    #[serde(default)]
+    pub large_folios: Option<bool>,
 }
 
 /// /proc/sys/vm tunables.
@@ -859,6 +864,12 @@ pub fn describe() -> Vec<Tunable> {
     );
     v.extend([
         t("kernel.vma_ra_enabled", "bool", defaults::VMA_RA_ENABLED.to_string(), "/sys/kernel/mm/swap/vma_ra_enabled"),
+        t(
+            "kernel.large_folios",
+            "bool",
+            "profile's".into(),
+            "the files' page cache takes large folios (readahead orders, whole-folio reclaim and fault-around)",
+        ),
         t(
             "kernel.cgroup_version",
             "1|2",

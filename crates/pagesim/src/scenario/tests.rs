@@ -108,6 +108,23 @@ fn overrides_apply_to_dotted_paths_and_are_validated() {
     assert!(e.contains("s.toml") && e.contains("kernel.cgroup_version") && e.contains("1 or 2"), "{e}");
 }
 
+/// `kernel.large_folios` defaults to the profile's (on for linux-6.18's ext4, off for
+/// linux-6.6's), can model a filesystem that takes them on 6.6 (XFS), and is refused on a
+/// kernel older than large folios.
+#[test]
+fn large_folios_follow_the_profile_and_are_refused_before_5_18() {
+    let resolve = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        Scenario::from_toml(GOOD, "s.toml", &sets).map(|s| s.config.kernel.large_folios)
+    };
+    assert!(resolve(&["kernel.profile=\"linux-6.18\""]).unwrap());
+    assert!(!resolve(&["kernel.profile=\"linux-6.6\""]).unwrap());
+    assert!(resolve(&["kernel.profile=\"linux-6.6\"", "kernel.large_folios=true"]).unwrap());
+    assert!(!resolve(&["kernel.profile=\"linux-6.18\"", "kernel.large_folios=false"]).unwrap());
+    let e = resolve(&["kernel.profile=\"linux-3.14\"", "kernel.large_folios=true"]).unwrap_err().0;
+    assert!(e.contains("kernel.large_folios") && e.contains("linux-3.14") && e.contains("5.18"), "{e}");
+}
+
 #[test]
 fn json_scenarios_match_toml_and_name_bad_paths() {
     let t: toml::Value = toml::from_str(GOOD).unwrap();
