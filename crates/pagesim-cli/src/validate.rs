@@ -276,6 +276,48 @@ pub fn host_overrides(
     Ok((out, notes))
 }
 
+/// Accesses at least this slow count as faults that waited (for I/O or for a page another
+/// fault is bringing in) in the latency comparison; minor faults, hits and most interrupts
+/// on the host stay below it.
+pub const SLOW_FAULT_NS: u64 = 10_000;
+
+/// The latency of slow faults (at least [`SLOW_FAULT_NS`]) on both sides: the host's from
+/// pagesim-load's per-access timing (each run's tasks merged), pagesim's from its fault
+/// histogram. Rows of (what, kernel median over runs, (min, max), pagesim): the count, the
+/// median and the 99th percentile in µs.
+pub fn fault_latency_rows(host: &HostRuns, sim: &Value) -> Vec<(&'static str, f64, (f64, f64), f64)> {
+    use pagesim::histogram::{merge_buckets, tail_summary};
+    let per_run: Vec<(u64, u64, u64)> = host
+        .runs
+        .iter()
+        .map(|r| {
+            let merged = r.load.tasks.iter().fold(Vec::new(), |m, t| merge_buckets(&m, &t.access_latency));
+            tail_summary(&merged, SLOW_FAULT_NS)
+        })
+        .collect();
+    let sim_buckets: Vec<(u64, u64)> = sim["fault_latency"]["buckets"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|b| Some((b[0].as_u64()?, b[1].as_u64()?))).collect())
+        .unwrap_or_default();
+    let ps = tail_summary(&sim_buckets, SLOW_FAULT_NS);
+    if per_run.is_empty() || (ps.0 == 0 && per_run.iter().all(|r| r.0 == 0)) {
+        return Vec::new();
+    }
+    let pick = |f: fn(&(u64, u64, u64)) -> u64, scale: f64| {
+        let v: Vec<u64> = per_run.iter().map(f).collect();
+        let (m, lo, hi) = median_min_max(&v);
+        (m / scale, (lo as f64 / scale, hi as f64 / scale))
+    };
+    let (n, nr) = pick(|r| r.0, 1.0);
+    let (p50, p50r) = pick(|r| r.1, 1e3);
+    let (p99, p99r) = pick(|r| r.2, 1e3);
+    vec![
+        ("faults >= 10 us (count)", n, nr, ps.0 as f64),
+        ("  their median (us)", p50, p50r, ps.1 as f64 / 1e3),
+        ("  their p99 (us)", p99, p99r, ps.2 as f64 / 1e3),
+    ]
+}
+
 /// Median of the values (mean of the middle two for an even count), min and max.
 pub fn median_min_max(v: &[u64]) -> (f64, u64, u64) {
     let mut s = v.to_vec();
@@ -652,6 +694,19 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             format!("{sim_s:.3}"),
             fmt_err(rel_error(wm / 1e9, sim_s))
         )?;
+        let latency = fault_latency_rows(&host, &sim);
+        for (what, kernel, (lo, hi), pagesim) in &latency {
+            writeln!(
+                out,
+                "  {:<26} {:<6} {:>12} {:>25} {:>12} {:>9}",
+                what,
+                "load",
+                format!("{kernel:.1}"),
+                format!("({lo:.1}-{hi:.1})"),
+                format!("{pagesim:.1}"),
+                fmt_err(rel_error(*kernel, *pagesim))
+            )?;
+        }
         let incomplete: usize = host.runs.iter().map(|r| r.load.tasks.iter().filter(|t| !t.completed()).count()).sum();
         if incomplete > 0 {
             writeln!(out, "  warning: {incomplete} task runs did not complete on the host (OOM or time limit)")?;
@@ -680,6 +735,10 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             "overrides": overrides,
             "notes": notes,
             "comparison": rows,
+            "fault_latency": latency
+                .iter()
+                .map(|(what, k, (lo, hi), p)| json!({"what": what, "kernel_median": k, "kernel_min": lo, "kernel_max": hi, "pagesim": p}))
+                .collect::<Vec<_>>(),
             "host": host,
             "pagesim": sim,
         }));

@@ -86,7 +86,18 @@ pub struct TaskRun {
     pub time_limited: bool,
     /// What went wrong inside the process before or while it ran, if anything.
     pub error: Option<String>,
+    /// Wall time of each access to a mapping that took at least [`LATENCY_MIN_NS`] (faults,
+    /// and the odd interrupt), as (upper bound ns, count) buckets of pagesim's latency
+    /// histogram; the faster ones are hits.
+    #[serde(default)]
+    pub access_latency: Vec<(u64, u64)>,
 }
+
+/// Accesses faster than this are not sent back: a hit on a mapped page costs well under it,
+/// the cheapest fault about it.
+pub const LATENCY_MIN_NS: u64 = 1000;
+/// Latency buckets a result record holds at most (the record stays one atomic pipe write).
+const MAX_LATENCY_BUCKETS: usize = 200;
 
 impl TaskRun {
     /// The process ran its whole program and exited normally.
@@ -492,13 +503,14 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             signal: libc::WIFSIGNALED(st).then(|| libc::WTERMSIG(st)),
             time_limited: limited.contains(&pid),
             error: None,
+            access_latency: Vec::new(),
         })
         .collect();
     parse_results(&data, &mut tasks);
     Ok(LoadReport { scenario: sc.name.clone(), seed, wall_ns, tasks })
 }
 
-type ChildResult = Result<(u64, u64, u64), String>;
+type ChildResult = Result<(u64, u64, u64, Vec<(u64, u64)>), String>;
 
 /// What one step of a process works on.
 enum Target {
@@ -514,7 +526,8 @@ enum Target {
     Read { path: PathBuf, fd: Option<libc::c_int>, pread: bool },
 }
 
-/// The child's work: returns (start, end, accesses) relative to its release, or an error.
+/// The child's work: returns (start, end, accesses) relative to its release and its access
+/// latencies, or an error.
 #[allow(clippy::too_many_arguments)]
 fn run_child(
     sc: &Scenario,
@@ -595,10 +608,15 @@ fn run_child(
         std::thread::sleep(start_at - now);
     }
     let start = release.elapsed().as_nanos() as u64;
-    let (accesses, _) = run_program(p, &targets, &mut buf)?;
+    let mut lat = pagesim::histogram::Histogram::default();
+    let (accesses, _) = run_program(p, &targets, &mut buf, &mut lat)?;
     let end = release.elapsed().as_nanos() as u64;
     drop(own);
-    Ok((start, end, accesses))
+    let mut buckets: Vec<(u64, u64)> = lat.buckets().into_iter().filter(|&(u, _)| u >= LATENCY_MIN_NS).collect();
+    if buckets.len() > MAX_LATENCY_BUCKETS {
+        buckets.drain(..buckets.len() - MAX_LATENCY_BUCKETS);
+    }
+    Ok((start, end, accesses, buckets))
 }
 
 fn spin_for(think: Duration) {
@@ -614,8 +632,14 @@ fn spin_for(think: Duration) {
 /// (`BoundStep::next_index` with the previous unit, which carries over from one step to the
 /// next as the engine's `Cursor::last` does); returns their number and the wrapping sum of
 /// the words read (the first of each page loaded or record read), which keeps the loads
-/// from being optimized away and lets a test check what was read.
-fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u64, u64), String> {
+/// from being optimized away and lets a test check what was read. Each access to a mapping
+/// is timed into `lat` (two vDSO clock reads, about 40 ns, around the load or store).
+fn run_program(
+    p: &TaskProgram,
+    targets: &[Target],
+    buf: &mut [u8],
+    lat: &mut pagesim::histogram::Histogram,
+) -> Result<(u64, u64), String> {
     let mut rng = p.rng.clone();
     let mut sink = 0u64;
     let mut n = 0u64;
@@ -633,6 +657,7 @@ fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u
                     // inside the live mapping [base, base + pages * PAGE), which is readable
                     // (and writable unless it maps a file, which the scenario only reads)
                     // and aligned to the page.
+                    let t0 = Instant::now();
                     unsafe {
                         let w = base.add(idx * PAGE).cast::<u64>();
                         if step.write {
@@ -641,6 +666,7 @@ fn run_program(p: &TaskProgram, targets: &[Target], buf: &mut [u8]) -> Result<(u
                             sink = sink.wrapping_add(std::ptr::read_volatile(w));
                         }
                     }
+                    lat.record(t0.elapsed().as_nanos() as u64);
                     spin_for(think);
                 }
             }
@@ -764,9 +790,9 @@ fn read_record(fd: libc::c_int, off: u64, buf: &mut [u8], pread: bool, pos: &mut
 /// then the message. One write of at most PIPE_BUF bytes, so records never interleave.
 fn send_result(fd: libc::c_int, index: u32, r: ChildResult) {
     let mut rec = Vec::with_capacity(RECORD + MAX_MSG);
-    let (kind, (s, e, a), msg) = match r {
+    let (kind, (s, e, a, lat), msg) = match r {
         Ok(t) => (0u32, t, String::new()),
-        Err(m) => (1u32, (0, 0, 0), m),
+        Err(m) => (1u32, (0, 0, 0, Vec::new()), m),
     };
     let mut msg = msg.into_bytes();
     msg.truncate(MAX_MSG);
@@ -776,6 +802,12 @@ fn send_result(fd: libc::c_int, index: u32, r: ChildResult) {
         rec.extend_from_slice(&v.to_le_bytes());
     }
     rec.extend_from_slice(&msg);
+    // Then the latency buckets (none with an error): their number, then (upper, count).
+    rec.extend_from_slice(&(lat.len() as u64).to_le_bytes());
+    for (u, c) in lat {
+        rec.extend_from_slice(&u.to_le_bytes());
+        rec.extend_from_slice(&c.to_le_bytes());
+    }
     // SAFETY: writes the bytes of a live buffer to our own pipe's write end.
     unsafe { libc::write(fd, rec.as_ptr().cast(), rec.len()) };
 }
@@ -788,14 +820,22 @@ fn parse_results(data: &[u8], tasks: &mut [TaskRun]) {
         let (i, kind) = (u32_at(o) as usize, u32_at(o + 4));
         let (s, e, a, len) = (u64_at(o + 8), u64_at(o + 16), u64_at(o + 24), u64_at(o + 32) as usize);
         let msg_end = (o + RECORD + len).min(data.len());
+        let nb = if msg_end + 8 <= data.len() { u64_at(msg_end) as usize } else { 0 };
+        let lat_end = (msg_end + 8 + 16 * nb).min(data.len());
+        let lat: Vec<(u64, u64)> = (msg_end + 8..lat_end)
+            .step_by(16)
+            .filter(|&q| q + 16 <= lat_end)
+            .map(|q| (u64_at(q), u64_at(q + 8)))
+            .collect();
         if let Some(t) = tasks.get_mut(i) {
             if kind == 0 {
                 (t.start_ns, t.end_ns, t.wall_ns, t.accesses) = (Some(s), Some(e), Some(e - s), Some(a));
+                t.access_latency = lat;
             } else {
                 t.error = Some(String::from_utf8_lossy(&data[o + RECORD..msg_end]).into_owned());
             }
         }
-        o = msg_end;
+        o = lat_end;
     }
 }
 
@@ -980,7 +1020,10 @@ mod tests {
         let p = &task_programs(&sc, 5)[0];
         let pages = 100;
         let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r").unwrap();
-        assert_eq!(run_program(p, &[Target::Map { base: m.addr, pages }], &mut []).unwrap().0, 500);
+        assert_eq!(
+            run_program(p, &[Target::Map { base: m.addr, pages }], &mut [], &mut Default::default()).unwrap().0,
+            500
+        );
         // Each store writes (access number | 1), so every page holds its last writer's number.
         let mut expect = vec![0u64; pages];
         let mut rng = p.rng.clone();
@@ -1094,7 +1137,7 @@ mod tests {
         let p = &progs[2];
         let target = Target::Read { path: file_path(&sc, &dir, "big", 2), fd: None, pread: false };
         let mut buf = vec![0u8; 4096];
-        let (n, sum) = run_program(p, std::slice::from_ref(&target), &mut buf).unwrap();
+        let (n, sum) = run_program(p, std::slice::from_ref(&target), &mut buf, &mut Default::default()).unwrap();
         // Record u starts at page u, whose first word is u + 1.
         let mut rng = p.rng.clone();
         let mut last = 0;
@@ -1110,7 +1153,7 @@ mod tests {
         let one = TaskProgram { steps: p.steps[..1].to_vec(), ..p.clone() };
         let target = Target::Read { path: file_path(&sc, &dir, "big", 1), fd: None, pread: true };
         let mut buf = vec![0u8; 16384];
-        let (n, sum) = run_program(&one, std::slice::from_ref(&target), &mut buf).unwrap();
+        let (n, sum) = run_program(&one, std::slice::from_ref(&target), &mut buf, &mut Default::default()).unwrap();
         let mut rng = p.rng.clone();
         let mut last = 0;
         let mut next = 0;
@@ -1131,7 +1174,7 @@ mod tests {
         assert_eq!(rate_due_ns(6, 4096, st.rate), 23_437_500);
         let own = TaskProgram { steps: vec![st.clone()], ..p.clone() };
         let target = Target::Read { path: file_path(&sc, &dir, "own", 1), fd: None, pread: false };
-        let (n, sum) = run_program(&own, std::slice::from_ref(&target), &mut buf).unwrap();
+        let (n, sum) = run_program(&own, std::slice::from_ref(&target), &mut buf, &mut Default::default()).unwrap();
         assert_eq!((n, sum), (6, 2 * (3 + 2 + 1)));
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -1165,12 +1208,13 @@ mod tests {
     #[test]
     fn result_records_round_trip() {
         let p = Pipe::new().unwrap();
-        send_result(p.w, 1, Ok((10, 30, 7)));
+        send_result(p.w, 1, Ok((10, 30, 7, vec![(1151, 3), (81919, 2)])));
         send_result(p.w, 0, Err("mmap failed".into()));
+        send_result(p.w, 2, Ok((5, 6, 1, Vec::new())));
         let mut buf = vec![0u8; 4096];
         // SAFETY: reading from our own pipe into a live buffer.
         let n = unsafe { libc::read(p.r, buf.as_mut_ptr().cast(), buf.len()) };
-        let mut tasks: Vec<TaskRun> = (0..2)
+        let mut tasks: Vec<TaskRun> = (0..3)
             .map(|i| TaskRun {
                 name: format!("t{i}"),
                 task: 0,
@@ -1185,10 +1229,13 @@ mod tests {
                 signal: None,
                 time_limited: false,
                 error: None,
+                access_latency: Vec::new(),
             })
             .collect();
         parse_results(&buf[..n as usize], &mut tasks);
         assert_eq!((tasks[1].start_ns, tasks[1].wall_ns, tasks[1].accesses), (Some(10), Some(20), Some(7)));
+        assert_eq!(tasks[1].access_latency, [(1151, 3), (81919, 2)], "the latency buckets follow the record");
+        assert_eq!((tasks[2].accesses, tasks[2].access_latency.len()), (Some(1), 0), "the next record still parses");
         assert!(tasks[1].completed());
         assert_eq!(tasks[0].error.as_deref(), Some("mmap failed"));
         assert!(!tasks[0].completed());

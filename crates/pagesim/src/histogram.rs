@@ -78,6 +78,36 @@ impl Histogram {
     }
 }
 
+/// Count, median and 99th percentile (bucket upper bounds) of the values at or above
+/// `min_ns` in a histogram given as (upper bound, count) buckets, ascending: the form
+/// [`Histogram::buckets`] gives and the host's load generator sends back, so the two sides
+/// of a validation are summarised by the same code.
+pub fn tail_summary(buckets: &[(u64, u64)], min_ns: u64) -> (u64, u64, u64) {
+    let tail: Vec<(u64, u64)> = buckets.iter().copied().filter(|&(upper, _)| upper >= min_ns).collect();
+    let count: u64 = tail.iter().map(|b| b.1).sum();
+    let at = |q: f64| {
+        let rank = ((q * count as f64).ceil() as u64).clamp(1, count.max(1));
+        let mut acc = 0;
+        for &(upper, c) in &tail {
+            acc += c;
+            if acc >= rank {
+                return upper;
+            }
+        }
+        0
+    };
+    (count, at(0.5), at(0.99))
+}
+
+/// Adds histogram `b` into `a`, both as ascending (upper bound, count) buckets.
+pub fn merge_buckets(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut m: std::collections::BTreeMap<u64, u64> = a.iter().copied().collect();
+    for &(u, c) in b {
+        *m.entry(u).or_insert(0) += c;
+    }
+    m.into_iter().collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +128,23 @@ mod tests {
             let b = Histogram::bucket(v);
             assert!(Histogram::upper(b) >= v && (b == 0 || Histogram::upper(b - 1) < v), "{v}");
         }
+    }
+
+    #[test]
+    fn the_tail_summary_counts_and_ranks_only_the_values_above_the_bound() {
+        let mut h = Histogram::default();
+        for v in 0..900u64 {
+            h.record(100 + v % 50); // hits: below the bound
+        }
+        for v in 1..=100u64 {
+            h.record(v * 1000); // 1 us .. 100 us
+        }
+        let (n, p50, p99) = tail_summary(&h.buckets(), 10_000);
+        assert_eq!(n, 91, "10 us .. 100 us");
+        assert!((50_000..=58_000).contains(&p50), "{p50}");
+        assert!((99_000..=112_000).contains(&p99), "{p99}");
+        assert_eq!(tail_summary(&[], 1), (0, 0, 0));
+        let m = merge_buckets(&h.buckets(), &h.buckets());
+        assert_eq!(tail_summary(&m, 10_000).0, 182);
     }
 }
