@@ -653,11 +653,11 @@ fn run_program(
                     last = idx;
                     let idx = idx as usize;
                     assert!(idx < pages, "page index {idx} outside a region of {pages} pages");
+                    let t0 = Instant::now();
                     // SAFETY: idx < pages, so the 8-byte word at the start of page idx lies
                     // inside the live mapping [base, base + pages * PAGE), which is readable
                     // (and writable unless it maps a file, which the scenario only reads)
                     // and aligned to the page.
-                    let t0 = Instant::now();
                     unsafe {
                         let w = base.add(idx * PAGE).cast::<u64>();
                         if step.write {
