@@ -123,8 +123,12 @@ pub struct PendingFault {
     pub major_counted: bool,
     /// The fault already waited for a page once: its retry is a `FAULT_FLAG_TRIED` fault.
     pub tried: bool,
-    /// The readahead policy (or fault-around) was already consulted.
+    /// The readahead policy was already consulted.
     pub ra_done: bool,
+    /// Fault-around already ran in this attempt of a file fault. An attempt that sleeps on
+    /// the page's read ends with VM_FAULT_RETRY (the mmap lock is dropped for the I/O), and
+    /// the retry runs fault-around again, over the pages the read brought in.
+    pub around_done: bool,
     /// A swap fault already reclaimed room for its readahead window in the task's memcg
     /// (`Sim::swapin_charge_room`).
     pub room_reclaimed: bool,
@@ -142,6 +146,7 @@ impl PendingFault {
             major_counted: false,
             tried: false,
             ra_done: false,
+            around_done: false,
             room_reclaimed: false,
             start_ns: now,
         }
