@@ -23,6 +23,15 @@ impl Sim {
         let nr = self.mm.frames.nr_pages(f) as usize;
         let mut n = 0;
         let mut check = |ptes: &mut Vec<u32>| {
+            if nr == 1 {
+                let Some(pte) = ptes.get_mut(idx) else { return };
+                let e = *pte;
+                if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
+                    *pte = e & !pte::YOUNG;
+                    n += 1;
+                }
+                return;
+            }
             let end = (idx + nr).min(ptes.len());
             let Some(ptes) = ptes.get_mut(idx..end) else { return };
             let mut young = false;
