@@ -222,7 +222,8 @@ impl Sim {
 
     /// Runs task `tid` until it blocks, finishes or its burst ends.
     fn run_task(&mut self, tid: Tid, cpu: u32) {
-        let limit = self.burst_limit(self.sched.now);
+        let start = self.sched.now;
+        let mut limit = self.burst_limit(start);
         loop {
             if self.sched.now >= limit {
                 self.wake(tid, self.sched.now);
@@ -231,7 +232,13 @@ impl Sim {
             // A reclaim job in progress runs first; the access is retried after it.
             if self.sched.tasks[tid].reclaim.is_some() {
                 match self.do_try_to_free_pages(tid, cpu) {
-                    crate::reclaim::Step::Continue => continue,
+                    crate::reclaim::Step::Continue => {
+                        // Completions of the writes this priority level submitted are
+                        // interrupts: they run before the next level (the burst ends at
+                        // the first event due).
+                        limit = limit.min(self.sched.events.next_time().max(start + 1));
+                        continue;
+                    }
                     crate::reclaim::Step::Blocked => return,
                     crate::reclaim::Step::Finished => {}
                 }

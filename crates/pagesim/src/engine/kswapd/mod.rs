@@ -50,8 +50,11 @@ impl Sim {
     pub fn balance_pgdat(&mut self, cpu: u32) {
         self.reclaim.kswapd.throttled = false;
         self.reclaim.kswapd.napping = false;
-        let limit = self.burst_limit(self.sched.now);
+        let start = self.sched.now;
+        let mut limit = self.burst_limit(start);
         loop {
+            // I/O completions (interrupts) due since the last pass run before the next one.
+            limit = limit.min(self.sched.events.next_time().max(start + 1));
             if self.sched.now >= limit {
                 let k = self.kswapd_thread();
                 self.wake(k, self.sched.now);
