@@ -514,6 +514,17 @@ mod tests {
         assert_eq!((r.tasks[0].faults, r.tasks[0].major_faults), (faults, major));
     }
 
+    /// A task in a memcg of `memcg` making `accesses` loads at random pages of a read-only
+    /// mapping of a `file`-sized file on an nvme disk with `ra_kb` of read_ahead_kb.
+    fn mmap_random(ram: &str, ra_kb: u32, file: &str, memcg: &str, accesses: u32) -> String {
+        format!(
+            "[machine]\nram = \"{ram}\"\n[device.d]\nmodel = \"nvme\"\nread_ahead_kb = {ra_kb}\n\
+             [file.data]\ndevice = \"d\"\nsize = \"{file}\"\n[memcg.box]\nmax = \"{memcg}\"\n\
+             [region.map]\nkind = \"file\"\nfile = \"data\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n\
+             [[task.step]]\nregion = \"map\"\npattern = \"random\"\naccesses = {accesses}\nop = \"read\"\n"
+        )
+    }
+
     /// Random faults over a 64 MB mapping in a 16 MB memcg, read_ahead_kb = 1 MiB. On the
     /// 6.x profiles fault-around counts the cached pages around each fault as read-around
     /// hits, which keeps `mmap_miss` under MMAP_LOTSAMISS: every major fault reads a whole
@@ -521,13 +532,8 @@ mod tests {
     /// that feedback, read-around stops after about 100 misses and a fault reads 4 KiB.
     #[test]
     fn random_mmap_faults_keep_read_around_on_where_fault_around_counts_hits() {
-        let text = "[machine]\nram = \"256MB\"\n\
-                    [device.d]\nmodel = \"nvme\"\nread_ahead_kb = 1024\n\
-                    [file.data]\ndevice = \"d\"\nsize = \"64MB\"\n\
-                    [memcg.box]\nmax = \"16MB\"\n\
-                    [region.map]\nkind = \"file\"\nfile = \"data\"\n\
-                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
-                    [[task.step]]\nregion = \"map\"\npattern = \"random\"\naccesses = 3000\nop = \"read\"\n";
+        let text = mmap_random("256MB", 1024, "64MB", "16MB", 3000);
+        let text = text.as_str();
         // KiB read per major fault.
         let per_fault = |profile: &str| {
             let r = crate::testutil::run(text, &[&format!("kernel.profile=\"{profile}\"")]);
@@ -649,13 +655,8 @@ mod tests {
     /// filled, and most faults read one page.
     #[test]
     fn a_retried_major_fault_maps_the_read_around_window_and_keeps_read_around_on() {
-        let text = "[machine]\nram = \"1GB\"\n\
-                    [device.d]\nmodel = \"nvme\"\nread_ahead_kb = 128\n\
-                    [file.data]\ndevice = \"d\"\nsize = \"512MB\"\n\
-                    [memcg.box]\nmax = \"192MB\"\n\
-                    [region.map]\nkind = \"file\"\nfile = \"data\"\n\
-                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
-                    [[task.step]]\nregion = \"map\"\npattern = \"random\"\naccesses = 4000\nop = \"read\"\n";
+        let text = mmap_random("1GB", 128, "512MB", "192MB", 4000);
+        let text = text.as_str();
         for profile in ["linux-6.6", "linux-6.18"] {
             let r = crate::testutil::run(text, &[&format!("kernel.profile=\"{profile}\"")]);
             let major = r.counter(Counter::PgMajFault);
