@@ -49,6 +49,10 @@ pub struct Profile {
     /// (6.18). `None`: the kernel predates them (5.18), `kernel.large_folios` cannot turn
     /// them on; `Some(b)`: whether ext4, the filesystem the profile models, takes them.
     pub pagecache_large_folios: Option<bool>,
+    /// Fault-around and `finish_fault` map every page of a large folio that lies inside the
+    /// VMA, beyond the `fault_around_bytes` window (6.18, "map entire large folio
+    /// faultaround"); before, only the window's pages.
+    pub fault_around_whole_folio: bool,
     /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
     pub anon_starts_active: bool,
     /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
@@ -158,6 +162,7 @@ const LINUX_3_14: Profile = Profile {
     fault_around: false,
     fault_around_skips_workingset: false,
     pagecache_large_folios: None,
+    fault_around_whole_folio: false,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
     writeback_activate: false,
@@ -206,6 +211,7 @@ const LINUX_6_6: Profile = Profile {
     fault_around: true,
     fault_around_skips_workingset: false,
     pagecache_large_folios: Some(false),
+    fault_around_whole_folio: false,
     anon_starts_active: false,
     swapbacked_activate_on_first_ref: false,
     writeback_activate: true,
@@ -248,6 +254,7 @@ pub const PROFILES: &[Profile] = &[
         memcg_stats_flush_ns: 2_000_000_000,
         fault_around_skips_workingset: true,
         pagecache_large_folios: Some(true),
+        fault_around_whole_folio: true,
         shmem_sync_bypass: true,
         swap_zeromap: true,
         zswap: Some(ZswapRules {

@@ -338,7 +338,7 @@ impl Sim {
         let (pages, ra) = (v.pages as u64, v.ra);
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
-        let whole = self.tun.large_folios;
+        let whole = self.profile.fault_around_whole_folio;
         let mut mapped_target = false;
         let mut hits = 0u32;
         let mut i = start;
@@ -443,7 +443,7 @@ impl Sim {
     fn finish_fault(&mut self, vma: VmaId, f: Pfn, idx: u32) {
         let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
         let v = &mut self.mm.vmas[vma];
-        if nr > 1 && self.tun.large_folios && first + nr <= v.pages as u64 {
+        if nr > 1 && self.profile.fault_around_whole_folio && first + nr <= v.pages as u64 {
             for p in first..first + nr {
                 if v.pte[p as usize] == pte::NONE {
                     v.pte[p as usize] = file_pte(f, false);
