@@ -79,7 +79,7 @@ impl Lru {
     }
 
     /// Adds at the head (newest end).
-    #[inline]
+    #[inline(always)]
     pub fn add_head(&mut self, fr: &mut Frames, f: Pfn, l: LruList) {
         debug_assert_eq!(fr.lru[f], LRU_NONE);
         let li = l as usize;
@@ -97,7 +97,7 @@ impl Lru {
     }
 
     /// Adds at the tail (next to be reclaimed).
-    #[inline]
+    #[inline(always)]
     pub fn add_tail(&mut self, fr: &mut Frames, f: Pfn, l: LruList) {
         debug_assert_eq!(fr.lru[f], LRU_NONE);
         let li = l as usize;
@@ -115,7 +115,7 @@ impl Lru {
     }
 
     /// Removes `f` from whichever list of this lruvec holds it.
-    #[inline]
+    #[inline(always)]
     pub fn del(&mut self, fr: &mut Frames, f: Pfn) {
         let li = fr.lru[f] as usize;
         debug_assert!(li < NR_LRU_LISTS, "frame {f} is on no list");
@@ -137,7 +137,7 @@ impl Lru {
     }
 
     /// Takes the oldest frame of list `l`.
-    #[inline]
+    #[inline(always)]
     pub fn pop_tail(&mut self, fr: &mut Frames, l: LruList) -> Option<Pfn> {
         let t = self.tail[l as usize];
         if t == Pfn::NIL {

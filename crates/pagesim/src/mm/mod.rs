@@ -168,13 +168,13 @@ impl Frames {
     }
 
     /// Folio order: the frame stands for `1 << order` pages (0 for a single page).
-    #[inline]
+    #[inline(always)]
     pub fn order(&self, f: Pfn) -> u8 {
         (self.flags[f] >> pg::ORDER_SHIFT) as u8
     }
 
     /// Pages that frame `f` stands for (`folio_nr_pages`).
-    #[inline]
+    #[inline(always)]
     pub fn nr_pages(&self, f: Pfn) -> u64 {
         1 << self.order(f)
     }
