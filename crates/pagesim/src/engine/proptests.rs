@@ -16,48 +16,58 @@ const PATTERNS: [&str; 4] = ["seq", "random", "stride", "reverse"];
 const MODELS: [&str; 4] = ["hdd", "sata-ssd", "nvme", "zram"];
 
 /// A small scenario: 16-40 MB of RAM, some swap, an anon or shmem region, an optional file
-/// read with read(2), an optional memcg, on any profile. Runs are cut at 50 ms.
+/// read with read(2) and perhaps also mapped and loaded at random pages (large folios,
+/// fault-around over them on linux-6.18), an optional memcg, on any profile. Runs are cut at
+/// 50 ms.
 fn scenario() -> impl Strategy<Value = String> {
     (
         (16u32..=40, 0usize..crate::scenario::PROFILES.len(), 0usize..MODELS.len(), 0u32..=16, any::<bool>()),
         (64u32..=32768, any::<bool>(), 1u32..=2, 0usize..PATTERNS.len(), 1u32..=2, any::<bool>()),
-        (proptest::option::of(1u32..=16), proptest::option::of(16u32..=4096)),
+        (proptest::option::of(1u32..=16), proptest::option::of(16u32..=4096), any::<bool>()),
     )
-        .prop_map(|((ram, prof, model, swap, zswap), (kb, shmem, count, pat, passes, write), (memcg, file_kb))| {
-            let profile = crate::scenario::PROFILES[prof].name;
-            let mut s = format!(
-                "time_limit = \"50ms\"\nsample_interval = \"1ms\"\n\
+        .prop_map(
+            |((ram, prof, model, swap, zswap), (kb, shmem, count, pat, passes, write), (memcg, file_kb, mmap))| {
+                let profile = crate::scenario::PROFILES[prof].name;
+                let mut s = format!(
+                    "time_limit = \"50ms\"\nsample_interval = \"1ms\"\n\
                  [machine]\nram = \"{ram}MB\"\nkernel_reserved = \"2MB\"\n[kernel]\nprofile = \"{profile}\"\n\
                  [device.d]\nmodel = \"{}\"\n",
-                MODELS[model]
-            );
-            if swap > 0 {
-                s += &format!("[[swap]]\ndevice = \"d\"\nsize = \"{swap}MB\"\n");
-            }
-            if zswap {
-                s += "[zswap]\nenabled = true\n";
-            }
-            s += &format!("[region.r]\nkind = \"{}\"\nsize = \"{kb}KB\"\n", if shmem { "shmem" } else { "anon" });
-            if let Some(f) = file_kb {
-                s += &format!("[file.f]\ndevice = \"d\"\nsize = \"{f}KB\"\n");
-            }
-            if let Some(m) = memcg {
-                s += &format!("[memcg.m]\nmax = \"{m}MB\"\n");
-            }
-            s += &format!("[[task]]\nname = \"t\"\ncount = {count}\n");
-            if memcg.is_some() {
-                s += "memcg = \"m\"\n";
-            }
-            s += &format!(
-                "[[task.step]]\nregion = \"r\"\npattern = \"{}\"\npasses = {passes}\nop = \"{}\"\n",
-                PATTERNS[pat],
-                if write { "write" } else { "read" }
-            );
-            if file_kb.is_some() {
-                s += "[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n";
-            }
-            s
-        })
+                    MODELS[model]
+                );
+                if swap > 0 {
+                    s += &format!("[[swap]]\ndevice = \"d\"\nsize = \"{swap}MB\"\n");
+                }
+                if zswap {
+                    s += "[zswap]\nenabled = true\n";
+                }
+                s += &format!("[region.r]\nkind = \"{}\"\nsize = \"{kb}KB\"\n", if shmem { "shmem" } else { "anon" });
+                if let Some(f) = file_kb {
+                    s += &format!("[file.f]\ndevice = \"d\"\nsize = \"{f}KB\"\n");
+                    if mmap {
+                        s += "[region.fm]\nkind = \"file\"\nfile = \"f\"\n";
+                    }
+                }
+                if let Some(m) = memcg {
+                    s += &format!("[memcg.m]\nmax = \"{m}MB\"\n");
+                }
+                s += &format!("[[task]]\nname = \"t\"\ncount = {count}\n");
+                if memcg.is_some() {
+                    s += "memcg = \"m\"\n";
+                }
+                s += &format!(
+                    "[[task.step]]\nregion = \"r\"\npattern = \"{}\"\npasses = {passes}\nop = \"{}\"\n",
+                    PATTERNS[pat],
+                    if write { "write" } else { "read" }
+                );
+                if file_kb.is_some() {
+                    s += "[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n";
+                    if mmap {
+                        s += "[[task.step]]\nregion = \"fm\"\nop = \"read\"\npattern = \"random\"\n";
+                    }
+                }
+                s
+            },
+        )
 }
 
 /// Runs with the invariant checker after every event; the report and the timeline.
