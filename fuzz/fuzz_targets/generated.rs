@@ -25,12 +25,23 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
     let reserved = u.int_in_range(1u32..=4)?;
     writeln!(s, "[machine]\nram = \"{ram}MB\"\nkernel_reserved = \"{reserved}MB\"\ncpus = {}", u.int_in_range(1u32..=4)?).unwrap();
     writeln!(s, "[kernel]\nprofile = \"{profile}\"").unwrap();
+    // Large folios in the page cache where the kernel can have them (5.18+): the profile's
+    // default, or the other way round.
+    if profile == "linux-6.6" || profile == "linux-6.18" {
+        if u.arbitrary()? {
+            writeln!(s, "large_folios = {}", profile == "linux-6.6").unwrap();
+        }
+    }
     if u.arbitrary()? {
         writeln!(s, "[vm]\nswappiness = {}\npage-cluster = {}", u.int_in_range(0u32..=100)?, u.int_in_range(0u32..=5)?).unwrap();
     }
     let ndev = u.int_in_range(1usize..=2)?;
     for d in 0..ndev {
         writeln!(s, "[device.d{d}]\nmodel = \"{}\"", pick(u, &MODELS)?).unwrap();
+        if u.arbitrary()? {
+            // Up to 8 MiB windows: readahead folios up to order 9.
+            writeln!(s, "read_ahead_kb = {}", 4u32 << u.int_in_range(0u32..=11)?).unwrap();
+        }
     }
     for _ in 0..u.int_in_range(0usize..=2)? {
         writeln!(s, "[[swap]]\ndevice = \"d{}\"\nsize = \"{}MB\"", u.choose_index(ndev)?, u.int_in_range(1u32..=32)?).unwrap();
