@@ -188,7 +188,8 @@ pub fn host_overrides(
     let mut notes = Vec::new();
     let release = host.kernel_release.as_deref().ok_or("the host's kernel release could not be read")?;
     let mut push = |set: String, why: &str| out.push(Override { set, why: why.to_string() });
-    push(format!("kernel.profile=\"{}\"", host_profile(release)?), "host kernel");
+    let profile = host_profile(release)?;
+    push(format!("kernel.profile=\"{profile}\""), "host kernel");
     let f = &sc.file;
     if f.kernel.swap_readahead.is_some() || f.kernel.scan_balance.is_some() {
         notes.push("kernel.swap_readahead/scan_balance are the scenario's in pagesim; the host runs its own".into());
@@ -210,8 +211,12 @@ pub fn host_overrides(
     // Large folios in the page cache depend on the filesystem the scenario's files are
     // written to and the kernel; pagesim follows the host's unless the scenario says.
     if !f.file.is_empty() && f.kernel.large_folios.is_none() {
+        let possible = pagesim::profile::find(profile).is_some_and(|p| p.pagecache_large_folios.is_some());
         match host.pagecache_large_folios {
-            Some(v) => push(
+            Some(true) if !possible => notes.push(format!(
+                "the host's page cache takes large folios, which profile {profile} predates: pagesim reads single pages"
+            )),
+            Some(v) if possible => push(
                 format!("kernel.large_folios={v}"),
                 &format!(
                     "the host's {} page cache {} large folios",
@@ -219,6 +224,7 @@ pub fn host_overrides(
                     if v { "takes" } else { "does not take" }
                 ),
             ),
+            Some(_) => {}
             None => notes.push(
                 "kernel.large_folios: the work directory's filesystem could not be told; the profile's applies".into(),
             ),
@@ -851,6 +857,11 @@ mod tests {
         let own = pagesim::Scenario::from_toml(text, "f.toml", &["kernel.large_folios=false".into()]).unwrap();
         assert!(!sets(&own, &host()).iter().any(|s| s.starts_with("kernel.large_folios")), "the scenario's stays");
         assert!(!sets(&scenario(""), &host()).iter().any(|s| s.starts_with("kernel.large_folios")), "no files");
+        // XFS on 5.19 takes them, but the nearest profile (linux-3.14) predates them: a note.
+        let old = HostTunables { kernel_release: Some("5.19.2".into()), ..host() };
+        let (o, notes) = host_overrides(&sc, &old, &BTreeMap::new(), false).unwrap();
+        assert!(!o.iter().any(|o| o.set.starts_with("kernel.large_folios")), "{o:?}");
+        assert!(notes.iter().any(|n| n.contains("predates")), "{notes:?}");
     }
 
     #[test]
