@@ -531,6 +531,7 @@ impl HostState {
 
 fn print_host(h: &HostTunables, out: &mut Out) -> Result<(), Stop> {
     let o = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    let mthp = h.mthp_sizes_on();
     writeln!(
         out,
         "host: Linux {}  cgroup {}  page-cluster {}  swappiness {}  min_free_kbytes {}  watermark_scale_factor {}",
@@ -555,7 +556,7 @@ fn print_host(h: &HostTunables, out: &mut Out) -> Result<(), Stop> {
         o(h.zswap.shrinker_enabled.map(|v| v.to_string())),
         o(h.read_ahead_kb.map(|v| v.to_string())),
         o(h.read_ahead_device.clone()),
-        if h.mthp_sizes_on().is_empty() { "none".to_string() } else { h.mthp_sizes_on().join(",") },
+        if mthp.is_empty() { "none".to_string() } else { mthp.join(",") },
         o(h.work_fs.clone()),
         o(h.pagecache_large_folios.map(|v| if v { "yes".into() } else { "no".into() })),
     )

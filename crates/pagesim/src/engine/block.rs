@@ -28,6 +28,7 @@ impl Sim {
     /// when the last of them completes.
     pub fn submit_folio_bio(&mut self, dev: DevId, offset: u64, frame: Pfn, dir: IoDir, len: u64) {
         let max = self.io.devices[dev].max_bytes().max(4096);
+        // Most I/O is one page: no division for it.
         let parts = if len <= max { 1 } else { len.div_ceil(max) as u32 };
         let io = PageIo { frame, dir, parts };
         let tag = match self.io.free_ios.pop() {

@@ -44,18 +44,7 @@ impl Sim {
     /// the active list.
     fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
         let nr = self.mm.frames.nr_pages(f);
-        let a = &mut self.pc.files[fi];
-        if nr == 1 {
-            debug_assert_eq!(a.slots[index as usize], 0, "page {index} of file {fi} already cached");
-            a.slots[index as usize] = f.slot();
-        } else {
-            for slot in &mut a.slots[index as usize..(index + nr) as usize] {
-                debug_assert_eq!(*slot, 0, "a page of the folio at {index} of file {fi} is already cached");
-                *slot = f.slot();
-            }
-        }
-        a.nrpages += nr;
-        let shadow = a.take_shadows(index, nr);
+        let shadow = self.pc.files[fi].insert_folio(index, nr, f);
         let m = self.mm.frames.memcg[f];
         self.mm.count(Counter::FileFolios, m, 1);
         self.mm.frames.set(f, pg::LOCKED);
@@ -251,15 +240,10 @@ impl Sim {
                     Lookup::Marked => self.pc.files[fi].frame(i).map_or(i, |f| self.mm.frames.index[f] as u64),
                     _ => i,
                 };
-                let large_folios = self.tun.large_folios;
                 let dec = {
-                    let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
-                    let view = CacheView {
-                        mapping: &files[fi.idx()],
-                        frames: &self.mm.frames,
-                        congested: devices[files[fi.idx()].dev.idx()].read_congested(),
-                        large_folios,
-                    };
+                    let PageCache { ra: file_ra, ra_states, files, .. } = &mut self.pc;
+                    let view =
+                        CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
                     file_ra.read_page(&mut ra_states[r.work as usize], &view, at, r.end - at, found)
                 };
                 if dec.clear_mark {
@@ -306,15 +290,9 @@ impl Sim {
     /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
     pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: FileId, ra: u32, advice: Advice) {
         let memcg = self.sched.tasks[tid].memcg;
-        let large_folios = self.tun.large_folios;
         let dec = {
-            let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
-            let view = CacheView {
-                mapping: &files[fi.idx()],
-                frames: &self.mm.frames,
-                congested: devices[files[fi.idx()].dev.idx()].read_congested(),
-                large_folios,
-            };
+            let PageCache { ra: file_ra, ra_states, files, .. } = &mut self.pc;
+            let view = CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
         self.submit_file_readahead(fi, &dec, memcg, cpu);
@@ -357,14 +335,7 @@ impl Sim {
             if !workingset {
                 hits += (hi - lo) as u32;
             }
-            for p in lo..hi {
-                if self.mm.vmas[vma].pte[p as usize] != pte::NONE {
-                    continue;
-                }
-                let young = p == idx as u64;
-                self.mm.vmas[vma].pte[p as usize] = file_pte(f, young);
-                mapped_target |= young;
-            }
+            mapped_target |= self.map_folio_pages(vma, f, lo..hi, idx as u64);
             self.mm.frames.clear(f, pg::RA_UNUSED);
         }
         let state = &mut self.pc.ra_states[ra as usize];
@@ -397,15 +368,9 @@ impl Sim {
                 self.major_fault(tid);
             }
             let (ra, hint) = (self.mm.vmas[vma].ra, self.mm.vmas[vma].hint);
-            let large_folios = self.tun.large_folios;
             let dec = {
-                let (PageCache { ra: file_ra, ra_states, files, .. }, devices) = (&mut self.pc, &self.io.devices);
-                let view = CacheView {
-                    mapping: &files[fi.idx()],
-                    frames: &self.mm.frames,
-                    congested: devices[files[fi.idx()].dev.idx()].read_congested(),
-                    large_folios,
-                };
+                let PageCache { ra: file_ra, ra_states, files, .. } = &mut self.pc;
+                let view = CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };
             if dec.clear_mark {
@@ -438,19 +403,29 @@ impl Sim {
         Fault::Done
     }
 
+    /// Maps the pages `pages` of folio `f` in file VMA `vma` where nothing is mapped yet:
+    /// page `young` with its accessed bit set, the others old (prefaulted). Returns whether
+    /// page `young` was mapped here.
+    fn map_folio_pages(&mut self, vma: VmaId, f: Pfn, pages: std::ops::Range<u64>, young: u64) -> bool {
+        let mut mapped_young = false;
+        let ptes = &mut self.mm.vmas[vma].pte;
+        for p in pages {
+            if ptes[p as usize] == pte::NONE {
+                ptes[p as usize] = file_pte(f, p == young);
+                mapped_young |= p == young;
+            }
+        }
+        mapped_young
+    }
+
     /// `finish_fault`: maps page `idx` of file VMA `vma` (young); from 6.18, if its folio is
     /// large and lies inside the VMA, the folio's other unmapped pages too (old).
     fn finish_fault(&mut self, vma: VmaId, f: Pfn, idx: u32) {
         let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
-        let v = &mut self.mm.vmas[vma];
-        if nr > 1 && self.profile.fault_around_whole_folio && first + nr <= v.pages as u64 {
-            for p in first..first + nr {
-                if v.pte[p as usize] == pte::NONE {
-                    v.pte[p as usize] = file_pte(f, false);
-                }
-            }
+        if nr > 1 && self.profile.fault_around_whole_folio && first + nr <= self.mm.vmas[vma].pages as u64 {
+            self.map_folio_pages(vma, f, first..first + nr, idx as u64);
         }
-        v.pte[idx as usize] = file_pte(f, true);
+        self.mm.vmas[vma].pte[idx as usize] = file_pte(f, true);
     }
 
     /// The madvise hint of a file VMA as the readahead policies take it.
@@ -473,20 +448,7 @@ impl Sim {
             self.mm.count(Counter::RaEvictedUnused, m, nr);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
-        let a = &mut self.pc.files[fi];
-        if nr == 1 {
-            debug_assert_eq!(a.slots[idx as usize], f.slot());
-            a.slots[idx as usize] = 0;
-        } else {
-            for slot in &mut a.slots[idx as usize..(idx + nr) as usize] {
-                debug_assert_eq!(*slot, f.slot());
-                *slot = 0;
-            }
-        }
-        a.nrpages -= nr;
-        if let Some(s) = shadow {
-            a.set_shadows(idx, nr, s);
-        }
+        self.pc.files[fi].delete_folio(idx, nr, f, shadow);
         self.mm.frames.set_owner(f, Owner::None, 0);
     }
 }

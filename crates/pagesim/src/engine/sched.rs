@@ -236,7 +236,7 @@ impl Sim {
                         // Completions of the writes this priority level submitted are
                         // interrupts: they run before the next level (the burst ends at
                         // the first event due).
-                        limit = limit.min(self.sched.events.next_time().max(start + 1));
+                        limit = limit.min(self.burst_limit(start));
                         continue;
                     }
                     crate::reclaim::Step::Blocked => return,

@@ -99,7 +99,6 @@ pub mod pg {
     /// The top four bits hold the folio order (`Frames::order`), not a flag: kept in the
     /// flags word because every LRU move needs it and reads the flags anyway.
     pub const ORDER_SHIFT: u16 = 12;
-    pub const ORDER_MASK: u16 = 0xf << ORDER_SHIFT;
 }
 
 /// Who a frame belongs to: an anonymous VMA, a shmem object, a file's page cache, or

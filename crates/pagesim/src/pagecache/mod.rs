@@ -100,16 +100,26 @@ impl AddressSpace {
         self.dev_offset + index * 4096
     }
 
-    /// Takes the shadow entries of `[index, index + nr)`, which a folio inserted there
-    /// replaces, and returns the last one (`__filemap_add_folio` keeps the last shadow it
-    /// meets).
-    pub fn take_shadows(&mut self, index: u64, nr: u64) -> Option<Shadow> {
+    /// Puts frame `f` in the slots of `[index, index + nr)`, a folio of `nr` pages, and
+    /// takes the shadow entries it replaces, returning the last one (`__filemap_add_folio`
+    /// keeps the last shadow it meets).
+    pub fn insert_folio(&mut self, index: u64, nr: u64, f: Pfn) -> Option<Shadow> {
+        self.nrpages += nr;
         if nr == 1 {
-            let v = std::mem::take(&mut self.shadow[index as usize]);
+            // The read path's common case, without the range loops.
+            let i = index as usize;
+            debug_assert_eq!(self.slots[i], 0, "page {index} of {} is already cached", self.name);
+            self.slots[i] = f.slot();
+            let v = std::mem::take(&mut self.shadow[i]);
             return (v != 0).then(|| Shadow::unpack(v - 1));
         }
+        let range = index as usize..(index + nr) as usize;
+        for slot in &mut self.slots[range.clone()] {
+            debug_assert_eq!(*slot, 0, "a page of the folio at {index} of {} is already cached", self.name);
+            *slot = f.slot();
+        }
         let mut last = 0;
-        for v in &mut self.shadow[index as usize..(index + nr) as usize] {
+        for v in &mut self.shadow[range] {
             let v = std::mem::take(v);
             if v != 0 {
                 last = v;
@@ -118,13 +128,27 @@ impl AddressSpace {
         (last != 0).then(|| Shadow::unpack(last - 1))
     }
 
-    /// Leaves shadow `s` over `[index, index + nr)`, where an evicted folio was.
-    pub fn set_shadows(&mut self, index: u64, nr: u64, s: Shadow) {
+    /// Empties the slots of the folio `f` of `nr` pages at `index`, leaving `shadow` in
+    /// them where the profile keeps one (`__filemap_remove_folio`).
+    pub fn delete_folio(&mut self, index: u64, nr: u64, f: Pfn, shadow: Option<Shadow>) {
+        self.nrpages -= nr;
         if nr == 1 {
-            self.shadow[index as usize] = s.pack() + 1;
+            let i = index as usize;
+            debug_assert_eq!(self.slots[i], f.slot());
+            self.slots[i] = 0;
+            if let Some(s) = shadow {
+                self.shadow[i] = s.pack() + 1;
+            }
             return;
         }
-        self.shadow[index as usize..(index + nr) as usize].fill(s.pack() + 1);
+        let range = index as usize..(index + nr) as usize;
+        for slot in &mut self.slots[range.clone()] {
+            debug_assert_eq!(*slot, f.slot());
+            *slot = 0;
+        }
+        if let Some(s) = shadow {
+            self.shadow[range].fill(s.pack() + 1);
+        }
     }
 
     /// What a page-cache lookup at `index` finds (`filemap_get_folio` + the PG_readahead
@@ -147,6 +171,18 @@ pub struct CacheView<'a> {
     pub congested: bool,
     /// The mapping takes large folios (`Profile::pagecache_large_folios`).
     pub large_folios: bool,
+}
+
+impl<'a> CacheView<'a> {
+    /// The view of `mapping`, congested as its device's read queue is now.
+    pub fn new(
+        mapping: &'a AddressSpace,
+        frames: &'a Frames,
+        devices: &[crate::device::DeviceQueue],
+        large_folios: bool,
+    ) -> Self {
+        CacheView { mapping, frames, congested: devices[mapping.dev.idx()].read_congested(), large_folios }
+    }
 }
 
 impl PageCacheView for CacheView<'_> {

@@ -54,7 +54,7 @@ impl Sim {
         let mut limit = self.burst_limit(start);
         loop {
             // I/O completions (interrupts) due since the last pass run before the next one.
-            limit = limit.min(self.sched.events.next_time().max(start + 1));
+            limit = limit.min(self.burst_limit(start));
             if self.sched.now >= limit {
                 let k = self.kswapd_thread();
                 self.wake(k, self.sched.now);
