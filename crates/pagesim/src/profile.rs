@@ -53,6 +53,10 @@ pub struct Profile {
     /// VMA, beyond the `fault_around_bytes` window (6.18, "map entire large folio
     /// faultaround"); before, only the window's pages.
     pub fault_around_whole_folio: bool,
+    /// Anonymous multi-size THP (6.8+): a write fault on untouched anon memory may take a
+    /// large folio of an order the scenario enables (`kernel.anon_mthp`). `None`: the kernel
+    /// predates anon mTHP and the key is refused.
+    pub anon_mthp: Option<AnonMthp>,
     /// New anon pages start on the active list (≤5.8, `lru_cache_add_active_or_unevictable`).
     pub anon_starts_active: bool,
     /// `page_check_references` activates a referenced swap-backed page at once (≤5.8).
@@ -132,6 +136,18 @@ pub struct Profile {
     pub zswap: Option<ZswapRules>,
 }
 
+/// Version switches of anonymous mTHP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AnonMthp {
+    /// Reclaim swaps a large anon folio out whole when the swap allocator has an aligned
+    /// run of slots for it (6.10, "mm: swap: allow storage of all mTHP orders"); else,
+    /// as before 6.10 for every order below PMD size, it splits the folio first.
+    pub swapout_whole: bool,
+    /// `do_swap_page` on a synchronous device reads back a large folio when the PTEs
+    /// around the fault hold contiguous swap entries (6.12, `alloc_swap_folio`).
+    pub swapin_sync_large: bool,
+}
+
 /// Version switches of mm/zswap.c (spec readahead_swap.md §4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ZswapRules {
@@ -163,6 +179,7 @@ const LINUX_3_14: Profile = Profile {
     fault_around_skips_workingset: false,
     pagecache_large_folios: None,
     fault_around_whole_folio: false,
+    anon_mthp: None,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
     writeback_activate: false,
@@ -212,6 +229,7 @@ const LINUX_6_6: Profile = Profile {
     fault_around_skips_workingset: false,
     pagecache_large_folios: Some(false),
     fault_around_whole_folio: false,
+    anon_mthp: None,
     anon_starts_active: false,
     swapbacked_activate_on_first_ref: false,
     writeback_activate: true,
@@ -255,6 +273,7 @@ pub const PROFILES: &[Profile] = &[
         fault_around_skips_workingset: true,
         pagecache_large_folios: Some(true),
         fault_around_whole_folio: true,
+        anon_mthp: Some(AnonMthp { swapout_whole: true, swapin_sync_large: true }),
         shmem_sync_bypass: true,
         swap_zeromap: true,
         zswap: Some(ZswapRules {

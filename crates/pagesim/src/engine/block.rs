@@ -169,9 +169,10 @@ impl Sim {
     /// limit reclaim, `folio_wait_writeback`) wakes; otherwise, with PG_reclaim, the page is
     /// rotated to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
     fn folio_end_writeback(&mut self, f: Pfn) {
+        let nr = self.mm.frames.nr_pages(f);
         self.mm.frames.clear(f, pg::WRITEBACK);
-        self.mm.nr_writeback -= 1;
-        self.reclaim.nr_written += 1;
+        self.mm.nr_writeback -= nr;
+        self.reclaim.nr_written += nr;
         if self.wake_page_waiters(f) {
             // The waiter retries the page itself (it is not on the LRU in the kernel).
             self.mm.frames.clear(f, pg::RECLAIM);
@@ -184,7 +185,7 @@ impl Sim {
                 memcgs[m].lru.del(frames, f);
                 frames.clear(f, pg::ACTIVE);
                 memcgs[m].lru.add_tail(frames, f, mm::LruList::InactiveAnon);
-                self.mm.count(Counter::PgRotated, m as u16, 1);
+                self.mm.count(Counter::PgRotated, m as u16, nr);
             }
         }
         if self.reclaim.nr_written >= self.reclaim.throttle_target {

@@ -62,33 +62,97 @@ impl Sim {
         }
     }
 
-    /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed page.
+    /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed folio,
+    /// large when an enabled mTHP order fits (`alloc_anon_folio`), and maps all its pages.
     fn do_anonymous_page(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool) -> Fault {
         if !write {
             self.mm.vmas[vma].pte[idx as usize] = pte::ZERO_PAGE;
             return Fault::Done;
         }
-        let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
-        self.charge(self.cost.zero_page_ns);
+        let (f, first) = match self.alloc_anon_folio(tid, vma, idx) {
+            Some(large) => large,
+            None => match self.alloc_page(tid) {
+                Some(f) => (f, idx),
+                None => return Fault::Retry,
+            },
+        };
+        let nr = self.mm.frames.nr_pages(f);
+        self.charge(self.cost.zero_page_ns * nr);
         self.mm.frames.set(f, pg::SWAPBACKED);
-        self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
+        self.mm.frames.set_owner(f, Owner::Anon(vma), first);
         self.lru_add(f, self.profile.anon_starts_active);
-        self.mm.vmas[vma].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        // x86's protections carry the accessed bit: every PTE of the folio starts young.
+        let e = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+        self.mm.vmas[vma].pte[first as usize..(first as u64 + nr) as usize].fill(e);
         Fault::Done
+    }
+
+    /// `alloc_anon_folio`: the largest enabled anon mTHP order whose naturally aligned
+    /// range around `idx` lies inside the VMA with every PTE none (`pte_range_none`: a page
+    /// already touched, even by a read of the zero page, rules the order out), then that
+    /// order and the smaller ones in turn. The allocation neither reclaims nor wakes kswapd
+    /// (`GFP_TRANSHUGE_LIGHT`, the default `defrag` for a VMA without MADV_HUGEPAGE), nor
+    /// does its memcg charge; each order that fails counts `anon_fault_fallback` (and
+    /// `anon_fault_fallback_charge` when the charge failed). Returns the folio and its
+    /// first page's index; `None` leaves the fault to an order-0 page.
+    fn alloc_anon_folio(&mut self, tid: Tid, vma: VmaId, idx: u32) -> Option<(Pfn, u32)> {
+        let mut orders = self.tun.anon_orders;
+        if orders == 0 {
+            return None;
+        }
+        let memcg = self.sched.tasks[tid].memcg;
+        let ptes = &self.mm.vmas[vma].pte;
+        // thp_vma_suitable_orders, then the highest order with an all-none range: every
+        // smaller order's range lies inside it.
+        while orders != 0 {
+            let order = 15 - orders.leading_zeros() as u8;
+            let nr = 1u32 << order;
+            let first = idx & !(nr - 1);
+            let inside = (first + nr) as usize <= ptes.len();
+            if inside && ptes[first as usize..(first + nr) as usize].iter().all(|&e| e == pte::NONE) {
+                break;
+            }
+            orders &= !(1 << order);
+        }
+        while orders != 0 {
+            let order = 15 - orders.leading_zeros() as u8;
+            orders &= !(1 << order);
+            let nr = 1u64 << order;
+            let m = &self.mm.memcgs[memcg as usize];
+            if self.mm.nr_free() > self.tun.wmark.min + (nr - 1) {
+                if m.usage + nr <= m.max {
+                    let f = self.mm.take_folio(memcg, order);
+                    self.mm.count(Counter::MthpAnonFaultAlloc, memcg, 1);
+                    return Some((f, idx & !(nr as u32 - 1)));
+                }
+                self.mm.count(Counter::MthpAnonFaultFallbackCharge, memcg, 1);
+            }
+            self.mm.count(Counter::MthpAnonFaultFallback, memcg, 1);
+        }
+        None
     }
 
     /// `do_wp_page`: write to a present read-only PTE.
     fn do_wp_page(&mut self, tid: Tid, vma: VmaId, idx: u32, e: u32) -> Fault {
         match pte::frame(e) {
-            // Copy-on-write of the zero page.
+            // Copy-on-write of the zero page (`wp_page_copy`): always a single page.
             None => {
-                self.mm.vmas[vma].pte[idx as usize] = pte::NONE;
-                self.do_anonymous_page(tid, vma, idx, true)
+                let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
+                self.charge(self.cost.zero_page_ns);
+                self.mm.frames.set(f, pg::SWAPBACKED);
+                self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
+                self.lru_add(f, self.profile.anon_starts_active);
+                self.mm.vmas[vma].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+                Fault::Done
             }
             Some(f) => {
                 // wp_can_reuse_anon_folio: the page is exclusive; its swap copy is stale
-                // now, so it leaves the swap cache unless writeback still holds it.
-                if self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK) {
+                // now, so it leaves the swap cache unless writeback still holds it or
+                // another page of the folio is still out on swap (`folio_swapped`).
+                if self.mm.frames.test(f, pg::SWAPCACHE)
+                    && !self.mm.frames.test(f, pg::WRITEBACK)
+                    && !self.folio_swapped(f)
+                {
                     self.delete_from_swap_cache(f);
                 }
                 self.mm.vmas[vma].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
@@ -183,21 +247,51 @@ impl Sim {
         Fault::Blocked
     }
 
-    /// Maps a swap-cache page into an anon VMA after a swap fault (the end of
-    /// `do_swap_page`).
+    /// Maps a swap-cache folio into an anon VMA after a swap fault (the end of
+    /// `do_swap_page`). A large folio is mapped whole when every PTE of its range, inside
+    /// the VMA, still holds its page's swap entry (6.10+); else only the faulting page.
     fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
-        self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
-        // swap_free: the PTE no longer references the slot; the swap cache keeps it.
-        self.swap.area(entry).put(entry.slot());
+        let nr = self.mm.frames.nr_pages(f) as u32;
+        let base = Entry(self.mm.frames.swap[f]);
+        let (first, count) = if nr > 1 {
+            let k = entry.slot() - base.slot();
+            let first = idx - k;
+            let ptes = &self.mm.vmas[vma].pte;
+            let whole = ptes
+                .get(first as usize..(first + nr) as usize)
+                .is_some_and(|r| r.iter().enumerate().all(|(j, &e)| e == pte::SWAP | base.offset(j as u32).0));
+            if whole {
+                (first, nr)
+            } else {
+                (idx, 1)
+            }
+        } else {
+            (idx, 1)
+        };
+        self.mm.frames.set_owner(f, Owner::Anon(vma), idx - (entry.slot() - base.slot()));
         let m = self.sched.tasks[tid].memcg;
-        self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
+        for i in first..first + count {
+            // swap_free: the PTE no longer references the slot; the swap cache keeps it.
+            let e = Entry(self.mm.vmas[vma].pte[i as usize] & !pte::SWAP);
+            self.swap.area(e).put(e.slot());
+        }
+        let su = &mut self.mm.memcgs[m as usize].swap_usage;
+        *su = su.saturating_sub(count as u64);
         let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
-        if free_swap && self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK) {
+        if free_swap
+            && self.mm.frames.test(f, pg::SWAPCACHE)
+            && !self.mm.frames.test(f, pg::WRITEBACK)
+            && !self.folio_swapped(f)
+        {
             self.delete_from_swap_cache(f);
         }
+        // Only the faulting page is dirtied by a write; the others are mapped clean.
         let flags = if write { pte::YOUNG | pte::WRITE | pte::DIRTY } else { pte::YOUNG };
-        self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
+        for i in first..first + count {
+            let fl = if i == idx { flags } else { flags & !pte::DIRTY };
+            self.mm.vmas[vma].pte[i as usize] = pte::present(f, fl);
+        }
     }
 
     /// Waits for a page's writeback to end (polled by the throttle wakeup).

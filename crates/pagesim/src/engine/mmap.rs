@@ -9,7 +9,8 @@ use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Mm, Owner};
 
 impl Sim {
-    /// `exit_mmap` for the anon VMAs of `tid`: pages are freed, swap references dropped.
+    /// `exit_mmap` for the anon VMAs of `tid`: folios are freed (a large one with its last
+    /// PTE), swap references dropped.
     /// Pages still under I/O or in the swap cache stay as unmapped swap-cache pages for
     /// reclaim to drop.
     pub fn exit_mmap(&mut self, tid: Tid) {
@@ -30,6 +31,15 @@ impl Sim {
                     self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
                     self.swap.area(entry).put(entry.slot());
                 } else if let Some(f) = pte::frame(e) {
+                    // A large folio goes once its last PTE does (zap_pte_range batches its
+                    // PTEs; they are consecutive in this VMA).
+                    let first = self.mm.frames.index[f] as usize;
+                    let last = first + self.mm.frames.nr_pages(f) as usize;
+                    let ptes = &self.mm.vmas[v].pte;
+                    if (i + 1..last.min(ptes.len())).any(|j| pte::is_present(ptes[j]) && pte::frame(ptes[j]) == Some(f))
+                    {
+                        continue;
+                    }
                     self.mm.frames.set_owner(f, Owner::None, 0);
                     self.mm.frames.clear(f, pg::DIRTY);
                     if !self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) {

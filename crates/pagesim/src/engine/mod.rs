@@ -32,7 +32,8 @@
 //!                   sleepers (sched.rs wake_page_waiters), which retry the fault ───┘
 //! ```
 //!
-//! The other paths: rmap.rs (`folio_referenced`, `try_to_unmap`), vmscan.rs (LRU scanning,
+//! The other paths: rmap.rs (`folio_referenced`, `try_to_unmap`), huge_memory.rs
+//! (splitting an anon large folio), vmscan.rs (LRU scanning,
 //! `shrink_folio_list`, throttling), workingset.rs (shadow entries, refaults), swap.rs
 //! (mm/swap.c `folio_add_lru`), oom_kill.rs, mmap.rs (`exit_mmap`), zswap.rs (store, load,
 //! the shrink worker).
@@ -44,6 +45,7 @@
 mod block;
 pub mod event;
 pub mod filemap;
+pub mod huge_memory;
 pub mod kswapd;
 pub mod memory;
 pub mod mmap;
@@ -202,6 +204,8 @@ pub struct Tunables {
     pub memcg_v1: bool,
     /// The files' page cache takes large folios (`kernel.large_folios`).
     pub large_folios: bool,
+    /// Anon mTHP orders turned on (bit n: order n; `kernel.anon_mthp`).
+    pub anon_orders: u16,
     pub wmark: Watermarks,
     pub managed_pages: u64,
 }
@@ -255,6 +259,7 @@ impl Sim {
             vma_ra_enabled: c.kernel.vma_ra_enabled,
             memcg_v1: c.kernel.cgroup_version == 1,
             large_folios: c.kernel.large_folios,
+            anon_orders: c.kernel.anon_mthp_orders(),
             wmark: c.vm.watermarks,
             managed_pages: managed,
         };
@@ -271,7 +276,9 @@ impl Sim {
             .map(|s| {
                 let rot = devices[s.dev].model().rotational();
                 let clusters = !rot && profile.ssd_cluster_alloc;
-                SwapArea::new(s.dev, s.offset, s.size, s.priority, rot, clusters, ncpus)
+                let mut a = SwapArea::new(s.dev, s.offset, s.size, s.priority, rot, clusters, ncpus);
+                a.blkdev = !s.file;
+                a
             })
             .collect();
         let (zswap, content) =

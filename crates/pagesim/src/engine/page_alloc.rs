@@ -106,7 +106,7 @@ impl Mm {
     }
 
     /// [`Mm::take_frame`] for a folio of `1 << order` pages, charged and counted in pages.
-    fn take_folio(&mut self, memcg: u16, order: u8) -> Pfn {
+    pub(crate) fn take_folio(&mut self, memcg: u16, order: u8) -> Pfn {
         let f = self.frames.alloc_order(memcg, order).expect("free pages present");
         let nr = 1u64 << order;
         self.memcgs[memcg as usize].usage += nr;

@@ -115,7 +115,9 @@ impl Sim {
             Owner::File(_) | Owner::None => return,
         };
         let idx = self.mm.frames.index[f];
-        self.swap.content.record(entry, key, region, idx);
+        for k in 0..self.mm.frames.nr_pages(f) as u32 {
+            self.swap.content.record(entry.offset(k), key, region, idx + k);
+        }
     }
 
     /// `swap_range_free` for the slots freed since the last call: zswap entries and zram
@@ -164,30 +166,60 @@ impl Sim {
         }
         self.swap_slots_released();
         let m = self.mm.frames.memcg[f];
-        let c = self.swap.content.get(entry);
+        let nr = self.mm.frames.nr_pages(f) as u32;
         if self.profile.swap_zeromap {
-            // swap_writeout: an all-zero page is only remembered.
-            let zero = c == Content::Zero;
-            self.swap.content.set_zeromap(entry, zero);
+            // swap_writeout: a folio whose every page is zero is only remembered.
+            let zero = (0..nr).all(|k| self.swap.content.get(entry.offset(k)) == Content::Zero);
+            for k in 0..nr {
+                self.swap.content.set_zeromap(entry.offset(k), zero);
+            }
             if zero {
-                self.zswap_invalidate(entry);
-                self.mm.count(Counter::SwpoutZero, m, 1);
-                self.mm.count(Counter::NrVmscanWrite, m, 1);
-                self.charge(compress::PAGE_COPY_NS / 4);
+                for k in 0..nr {
+                    self.zswap_invalidate(entry.offset(k));
+                }
+                self.mm.count(Counter::SwpoutZero, m, nr as u64);
+                self.mm.count(Counter::NrVmscanWrite, m, nr as u64);
+                self.charge(compress::PAGE_COPY_NS / 4 * nr as u64);
                 return true;
             }
         }
-        if self.zswap_store(f, entry, c) {
-            self.mm.count(Counter::NrVmscanWrite, m, 1);
+        if self.zswap_store_folio(f, entry) {
+            self.mm.count(Counter::NrVmscanWrite, m, nr as u64);
             self.charge(self.cost.swapout_ns);
             return true;
         }
         if self.swap_dev_sync(entry) {
-            self.mm.count(Counter::NrVmscanWrite, m, 1);
-            self.swap_write_to_device(f, entry, false);
+            // A synchronous device (zram, brd, pmem) takes the folio's bio page by page.
+            self.mm.count(Counter::NrVmscanWrite, m, nr as u64);
+            for k in 0..nr {
+                self.swap_write_to_device(f, entry.offset(k), false);
+            }
+            if nr > 1 {
+                self.mm.count(Counter::MthpSwpout, m, 1);
+            }
             return true;
         }
         false
+    }
+
+    /// `zswap_store` of folio `f`, in the swap cache at `entry`: every page or none (6.13+
+    /// stores a large folio page by page and, if one page fails, drops the entries it made
+    /// for the others). Counts `zswpout` per page stored.
+    fn zswap_store_folio(&mut self, f: Pfn, entry: Entry) -> bool {
+        let nr = self.mm.frames.nr_pages(f) as u32;
+        for k in 0..nr {
+            let e = entry.offset(k);
+            let c = self.swap.content.get(e);
+            if !self.zswap_store(f, e, c) {
+                for j in 0..k {
+                    self.zswap_invalidate(entry.offset(j));
+                }
+                return false;
+            }
+        }
+        let m = self.mm.frames.memcg[f];
+        self.mm.count(Counter::Zswpout, m, nr as u64);
+        true
     }
 
     /// `__swap_writepage`: writes page `f` to `entry`'s device, synchronously if the device
@@ -311,8 +343,13 @@ impl Sim {
         self.swap_slots_released();
     }
 
-    /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference).
+    /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference). On
+    /// 6.12+ with anon mTHP on, the read may bring back a whole large folio
+    /// (`alloc_swap_folio`).
     pub fn do_swap_page_sync(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, entry: Entry) -> Fault {
+        if let Some((f, first)) = self.alloc_swap_folio(tid, vma, idx, entry) {
+            return self.swapin_large_sync(tid, vma, idx, write, f, first);
+        }
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
         // The page is exclusive and has no swap copy left: writable, and dirty for reclaim.
@@ -320,6 +357,85 @@ impl Sim {
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
         self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);
         self.swap_free_for(f, entry);
+        Fault::Done
+    }
+
+    /// `alloc_swap_folio` (6.12+): the largest enabled anon mTHP order whose aligned range
+    /// around `idx` lies in the VMA and holds swap entries of consecutive slots, aligned as
+    /// the pages are (`thp_swap_suitable_orders`), all zero or none in the zeromap, none in
+    /// the swap cache (`can_swapin_thp`); never once zswap is on (`zswap_never_enabled`).
+    /// Allocated and charged without reclaim, like an anon fault's folio. Returns the folio
+    /// and its first page's index; `None`: a single page.
+    fn alloc_swap_folio(&mut self, tid: Tid, vma: VmaId, idx: u32, entry: Entry) -> Option<(Pfn, u32)> {
+        let mut orders = self.tun.anon_orders;
+        if orders == 0 || !self.profile.anon_mthp.is_some_and(|r| r.swapin_sync_large) || self.swap.zswap.enabled {
+            return None;
+        }
+        let memcg = self.sched.tasks[tid].memcg;
+        while orders != 0 {
+            let order = 15 - orders.leading_zeros() as u8;
+            orders &= !(1 << order);
+            let nr = 1u32 << order;
+            let k = idx % nr;
+            if entry.slot() % nr != k || entry.slot() < k {
+                continue;
+            }
+            let (first, base) = (idx - k, Entry::new(entry.area() as u32, entry.slot() - k));
+            let ptes = &self.mm.vmas[vma].pte;
+            let Some(range) = ptes.get(first as usize..(first + nr) as usize) else { continue };
+            let a = self.swap.area_ref(entry);
+            let zero = self.swap.content.zeromap(base);
+            let ok = range.iter().enumerate().all(|(j, &e)| {
+                let en = base.offset(j as u32);
+                e == pte::SWAP | en.0
+                    && !a.has_cache(en.slot())
+                    && a.cached(en.slot()).is_none()
+                    && self.swap.content.zeromap(en) == zero
+            });
+            if !ok {
+                continue;
+            }
+            let m = &self.mm.memcgs[memcg as usize];
+            if self.mm.nr_free() > self.tun.wmark.min + (nr as u64 - 1) && m.usage + nr as u64 <= m.max {
+                return Some((self.mm.take_folio(memcg, order), first));
+            }
+        }
+        None
+    }
+
+    /// Reads large folio `f` back from a synchronous device, page by page as the device
+    /// serves the bio, and maps it at `first` (`do_swap_page` with a folio from
+    /// `alloc_swap_folio`): the faulting entry's shadow decides the refault for the whole
+    /// folio, and every slot is freed.
+    fn swapin_large_sync(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, first: u32) -> Fault {
+        self.major_fault(tid);
+        let memcg = self.sched.tasks[tid].memcg;
+        let nr = self.mm.frames.nr_pages(f) as u32;
+        let base = Entry(self.mm.vmas[vma].pte[first as usize] & !pte::SWAP);
+        let entry = base.offset(idx - first);
+        self.mm.frames.set(f, pg::SWAPBACKED);
+        if let Some(shadow) = self.swap.area(entry).take_shadow(entry.slot()) {
+            self.workingset_refault(f, shadow, false);
+        }
+        let active = self.mm.frames.test(f, pg::ACTIVE);
+        self.mm.frames.clear(f, pg::ACTIVE);
+        self.lru_add(f, active);
+        for k in 0..nr {
+            let done = self.swap_read_folio_sync(f, base.offset(k), memcg);
+            debug_assert!(done, "bypass read from a device that is not synchronous");
+        }
+        self.mm.count(Counter::MthpSwpin, memcg, 1);
+        self.mm.frames.set_owner(f, Owner::Anon(vma), first);
+        self.mm.frames.set(f, pg::DIRTY);
+        let flags = pte::YOUNG | pte::WRITE;
+        for k in 0..nr {
+            let dirty = if write && first + k == idx { pte::DIRTY } else { 0 };
+            self.mm.vmas[vma].pte[(first + k) as usize] = pte::present(f, flags | dirty);
+            self.swap.area(base).put(base.slot() + k);
+        }
+        let su = &mut self.mm.memcgs[memcg as usize].swap_usage;
+        *su = su.saturating_sub(nr as u64);
+        self.swap_slots_released();
         Fault::Done
     }
 
@@ -415,17 +531,22 @@ impl Sim {
         if self.swap_writepage_sync(f, entry) {
             return;
         }
+        // One bio for the folio, whatever its size (split at the device's largest request).
+        let nr = self.mm.frames.nr_pages(f);
         self.mm.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
-        self.mm.nr_writeback += 1;
+        self.mm.nr_writeback += nr;
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
             (a.dev, a.offset_of(entry.slot()))
         };
-        self.submit_bio(dev, off, f, crate::device::IoDir::Write);
+        self.submit_folio_bio(dev, off, f, crate::device::IoDir::Write, nr * 4096);
         let m = self.mm.frames.memcg[f];
-        self.mm.count(Counter::PswpOut, m, 1);
-        self.mm.count(Counter::PgpgOut, m, 4);
-        self.mm.count(Counter::NrVmscanWrite, m, 1);
+        self.mm.count(Counter::PswpOut, m, nr);
+        self.mm.count(Counter::PgpgOut, m, 4 * nr);
+        self.mm.count(Counter::NrVmscanWrite, m, nr);
+        if nr > 1 {
+            self.mm.count(Counter::MthpSwpout, m, 1);
+        }
         self.charge(self.cost.swapout_ns);
     }
 }

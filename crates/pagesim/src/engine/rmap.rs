@@ -77,7 +77,8 @@ impl Sim {
         }
     }
 
-    /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each);
+    /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each; the
+    /// pages of a large folio take its consecutive slots);
     /// shmem and file PTEs are cleared (every page of a large file folio). PTE dirty bits
     /// move to the page.
     pub(crate) fn try_to_unmap(&mut self, f: Pfn) {
@@ -99,15 +100,21 @@ impl Sim {
             }
             Owner::None => {}
             Owner::Anon(v) => {
-                let e = self.mm.vmas[v.idx()].pte[idx];
-                if pte::is_present(e) && pte::frame(e) == Some(f) {
+                // A large folio's page k takes the folio's k-th swap slot.
+                let base = Entry(self.mm.frames.swap[f]);
+                let nr = self.mm.frames.nr_pages(f) as usize;
+                let m = self.mm.frames.memcg[f];
+                for k in 0..nr {
+                    let e = self.mm.vmas[v.idx()].pte[idx + k];
+                    if !pte::is_present(e) || pte::frame(e) != Some(f) {
+                        continue;
+                    }
                     if e & pte::DIRTY != 0 {
                         self.mm.frames.set(f, pg::DIRTY);
                     }
-                    let entry = Entry(self.mm.frames.swap[f]);
-                    self.mm.vmas[v.idx()].pte[idx] = pte::SWAP | entry.0;
+                    let entry = base.offset(k as u32);
+                    self.mm.vmas[v.idx()].pte[idx + k] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
-                    let m = self.mm.frames.memcg[f];
                     self.mm.memcgs[m as usize].swap_usage += 1;
                 }
                 self.mm.frames.set_owner(f, Owner::None, 0);

@@ -15,10 +15,11 @@ impl Sim {
         if active {
             self.mm.frames.set(f, pg::ACTIVE);
         }
+        let nr = self.mm.frames.nr_pages(f);
         let Mm { memcgs, frames, .. } = &mut self.mm;
         memcgs[m].lru.add_head(frames, f, l);
         // 3.x reclaim_stat: every add counts as scanned, an active add as rotated.
-        self.reclaim.scan_balance.note_scanned(m, 0, 1, active as u64);
+        self.reclaim.scan_balance.note_scanned(m, 0, nr, active as u64 * nr);
     }
 
     /// Adds a page-cache page to its memcg's file LRU (`folio_add_lru`).

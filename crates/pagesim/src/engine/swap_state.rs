@@ -20,13 +20,34 @@ use crate::swap::readahead::{FaultCtx, Window};
 use crate::swap::{Entry, BAD};
 
 impl Sim {
-    /// `add_to_swap_cache` at a freshly allocated slot.
+    /// `add_to_swap_cache` at freshly allocated slots: one for a page, `1 << order`
+    /// consecutive ones from `entry` for a large folio (each page its own slot).
     pub fn add_to_swap_cache(&mut self, f: Pfn, entry: Entry) {
+        let nr = self.mm.frames.nr_pages(f) as usize;
         let a = self.swap.area(entry);
-        a.cache[entry.slot() as usize] = f.slot();
+        let s = entry.slot() as usize;
+        a.cache[s..s + nr].fill(f.slot());
         self.mm.frames.set(f, pg::SWAPCACHE);
         self.mm.frames.swap[f] = entry.0;
         self.swap_note_content(f, entry);
+    }
+
+    /// Takes folio `f` out of the swap cache: its slots lose SWAP_HAS_CACHE (and are freed
+    /// when no reference is left, `put_swap_folio`), each keeping `shadow` if given
+    /// (`__remove_mapping`). Returns the folio's first entry.
+    pub(crate) fn swap_cache_del_folio(&mut self, f: Pfn, shadow: Option<crate::swap::Shadow>) -> Entry {
+        let entry = Entry(self.mm.frames.swap[f]);
+        let nr = self.mm.frames.nr_pages(f) as u32;
+        self.mm.frames.clear(f, pg::SWAPCACHE);
+        self.mm.frames.swap[f] = 0;
+        let a = self.swap.area(entry);
+        for slot in entry.slot()..entry.slot() + nr {
+            if let Some(sh) = shadow {
+                a.set_shadow(slot, sh);
+            }
+            a.clear_cache_bit(slot);
+        }
+        entry
     }
 
     /// The swap-in half of `__read_swap_cache_async`: new page `f` takes SWAP_HAS_CACHE at
@@ -48,13 +69,19 @@ impl Sim {
         self.lru_add(f, active);
     }
 
+    /// `folio_swapped`: a PTE (or shmem slot) still references one of the folio's slots, so
+    /// the swap cache must keep it (`folio_free_swap` refuses).
+    pub(crate) fn folio_swapped(&self, f: Pfn) -> bool {
+        let entry = Entry(self.mm.frames.swap[f]);
+        let nr = self.mm.frames.nr_pages(f) as u32;
+        let a = self.swap.area_ref(entry);
+        (entry.slot()..entry.slot() + nr).any(|s| a.count(s) > 0)
+    }
+
     /// `folio_free_swap`: drop a page from the swap cache; the page becomes the only copy.
     pub fn delete_from_swap_cache(&mut self, f: Pfn) {
-        let entry = Entry(self.mm.frames.swap[f]);
-        self.mm.frames.clear(f, pg::SWAPCACHE);
-        self.mm.frames.swap[f] = 0;
+        self.swap_cache_del_folio(f, None);
         self.mm.frames.set(f, pg::DIRTY);
-        self.swap.area(entry).clear_cache_bit(entry.slot());
     }
 
     /// Swap-cache lookup with readahead-hit accounting (`swap_cache_get_folio`).

@@ -63,8 +63,14 @@ impl Sim {
             }
             if !free {
                 charged[self.mm.frames.memcg[f] as usize] += self.mm.frames.nr_pages(f);
-                if self.mm.frames.order(f) > 0 && !matches!(self.mm.frames.owner(f), Owner::File(_)) {
-                    return Err(format!("frame {f}: a large folio outside the page cache"));
+                let order = self.mm.frames.order(f);
+                let anon = self.mm.frames.test(f, pg::SWAPBACKED)
+                    && matches!(self.mm.frames.owner(f), Owner::Anon(_) | Owner::None);
+                if order > 0 && !matches!(self.mm.frames.owner(f), Owner::File(_)) && !anon {
+                    return Err(format!("frame {f}: a large folio neither in the page cache nor anon"));
+                }
+                if order > 0 && anon && !self.mm.frames.index[f].is_multiple_of(1 << order) {
+                    return Err(format!("frame {f}: anon folio of order {order} at unaligned index"));
                 }
             } else if self.mm.frames.order(f) != 0 {
                 return Err(format!("frame {f}: free with order {}", self.mm.frames.order(f)));
@@ -83,11 +89,19 @@ impl Sim {
         }
         // Swap references from page tables and shmem objects.
         let mut refs: Vec<Vec<u8>> = self.swap.areas.iter().map(|a| vec![0u8; a.nslots as usize]).collect();
-        for v in &self.mm.vmas {
-            for &e in &v.pte {
+        for (vi, v) in self.mm.vmas.iter().enumerate() {
+            for (i, &e) in v.pte.iter().enumerate() {
                 if e & pte::SWAP != 0 {
                     let en = Entry(e & !pte::SWAP);
                     refs[en.area()][en.slot() as usize] += 1;
+                } else if let Some(f) = pte::frame(e).filter(|_| v.shmem.is_none() && v.file.is_none()) {
+                    // A private anon page is mapped only where its owner says.
+                    let first = self.mm.frames.index[f] as usize;
+                    let nr = self.mm.frames.nr_pages(f) as usize;
+                    let owned = self.mm.frames.owner(f) == Owner::Anon(crate::ids::VmaId(vi as u32));
+                    if self.mm.frames.is_free(f) || !owned || !(first..first + nr).contains(&i) {
+                        return Err(format!("vma {vi} page {i}: maps frame {f}, which does not point back"));
+                    }
                 }
             }
         }
@@ -115,9 +129,12 @@ impl Sim {
                 }
                 match a.cached(s) {
                     Some(f) => {
+                        let base = Entry(self.mm.frames.swap[f]);
+                        let nr = self.mm.frames.nr_pages(f) as u32;
                         if !a.has_cache(s)
                             || !self.mm.frames.test(f, pg::SWAPCACHE)
-                            || self.mm.frames.swap[f] != Entry::new(ai as u32, s).0
+                            || base.area() != ai
+                            || !(base.slot()..base.slot() + nr).contains(&s)
                         {
                             return Err(format!("swap {ai} slot {s}: swap cache and frame {f} disagree"));
                         }

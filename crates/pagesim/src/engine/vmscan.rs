@@ -161,7 +161,10 @@ impl Sim {
                 memcgs[m as usize].lru.del(frames, f);
             }
             let mut pageout = 0;
-            let verdict = self.shrink_folio(f, sc, cpu, &mut pageout);
+            // A waited folio was in the swap cache already: it is never split here.
+            let mut split = Vec::new();
+            let verdict = self.shrink_folio(f, sc, cpu, &mut pageout, &mut split);
+            debug_assert!(split.is_empty());
             self.put_back(m, list, f, verdict, sc);
         }
         None
@@ -447,7 +450,7 @@ impl Sim {
     /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail (whole
     /// folios, at least one: `isolate_lru_folios` counts pages) and decide each folio.
     /// Returns the pages freed.
-    fn shrink_inactive_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
+    pub(crate) fn shrink_inactive_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl, cpu: u32) -> u64 {
         let t = l.type_idx();
         let mut isolated = std::mem::take(&mut self.reclaim.isolate_buf);
         isolated.clear();
@@ -474,9 +477,15 @@ impl Sim {
         let mut reclaimed = 0u64;
         let mut pageout = 0u64;
         let mut activated = 0u64;
-        for &f in &isolated {
+        // Folios split by shrink_folio append their other pages to `isolated`, which this
+        // loop goes on to decide as the kernel's loop does its `folio_list`.
+        let mut i = 0;
+        while i < isolated.len() {
+            let f = isolated[i];
+            i += 1;
+            let verdict = self.shrink_folio(f, sc, cpu, &mut pageout, &mut isolated);
             let nr = self.mm.frames.nr_pages(f);
-            match self.shrink_folio(f, sc, cpu, &mut pageout) {
+            match verdict {
                 Verdict::Freed => {
                     reclaimed += nr;
                     self.mm.free_frame(f);
@@ -509,8 +518,16 @@ impl Sim {
         reclaimed
     }
 
-    /// `shrink_folio_list` for one isolated page.
-    fn shrink_folio(&mut self, f: Pfn, sc: &mut ScanControl, cpu: u32, pageout: &mut u64) -> Verdict {
+    /// `shrink_folio_list` for one isolated folio. A large anon folio that swap has no
+    /// aligned run of slots for is split, its other pages appended to `list`.
+    fn shrink_folio(
+        &mut self,
+        f: Pfn,
+        sc: &mut ScanControl,
+        cpu: u32,
+        pageout: &mut u64,
+        list: &mut Vec<Pfn>,
+    ) -> Verdict {
         let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
         let nr = self.mm.frames.nr_pages(f);
         if self.mm.frames.test(f, pg::WRITEBACK) {
@@ -547,7 +564,7 @@ impl Sim {
         let owner = self.mm.frames.owner(f);
         // add_to_swap for anonymous pages not yet in the swap cache.
         if matches!(owner, Owner::Anon(_)) && !self.mm.frames.test(f, pg::SWAPCACHE) {
-            let Some(entry) = self.swap.alloc(cpu) else {
+            let Some(entry) = self.folio_alloc_swap(f, cpu, list) else {
                 return Verdict::Activate;
             };
             self.add_to_swap_cache(f, entry);
@@ -581,16 +598,10 @@ impl Sim {
                 return Verdict::Keep;
             }
         }
-        // Clean: __remove_mapping.
+        // Clean: __remove_mapping, leaving the shadow in each slot.
         if self.mm.frames.test(f, pg::SWAPCACHE) {
-            let entry = Entry(self.mm.frames.swap[f]);
-            if self.profile.workingset.tracks(false) {
-                let s = self.workingset_eviction(f);
-                self.swap.area(entry).set_shadow(entry.slot(), s);
-            }
-            self.mm.frames.clear(f, pg::SWAPCACHE);
-            self.mm.frames.swap[f] = 0;
-            self.swap.area(entry).clear_cache_bit(entry.slot());
+            let shadow = self.profile.workingset.tracks(false).then(|| self.workingset_eviction(f));
+            self.swap_cache_del_folio(f, shadow);
         } else if let Owner::Shmem(o) = owner {
             let idx = self.mm.frames.index[f] as usize;
             self.mm.shmem[o as usize].slots[idx] = 0;
@@ -598,6 +609,25 @@ impl Sim {
             self.page_cache_delete(f, a);
         }
         Verdict::Freed
+    }
+
+    /// `folio_alloc_swap` as `shrink_folio_list` uses it for anon folio `f`: a slot for a
+    /// page; for a large folio, an aligned run of slots for the whole folio (6.10+), else
+    /// the folio is split (`split_folio_to_list`, its other pages appended to `list`,
+    /// `swpout_fallback` counted) and `f`, now its first page, gets a slot of its own.
+    /// `None`: swap is full (the folio is activated).
+    fn folio_alloc_swap(&mut self, f: Pfn, cpu: u32, list: &mut Vec<Pfn>) -> Option<Entry> {
+        let order = self.mm.frames.order(f);
+        if order > 0 {
+            let whole = self.profile.anon_mthp.is_some_and(|r| r.swapout_whole);
+            if let Some(e) = whole.then(|| self.swap.alloc_order(cpu, order)).flatten() {
+                return Some(e);
+            }
+            self.split_anon_folio(f, list);
+            let m = self.mm.frames.memcg[f];
+            self.mm.count(Counter::MthpSwpoutFallback, m, 1);
+        }
+        self.swap.alloc(cpu)
     }
 
     /// Counts `n` pages scanned or stolen by reclaim of lruvec `m`, type `t` (0 anon, 1

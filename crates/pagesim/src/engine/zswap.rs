@@ -87,7 +87,8 @@ impl Sim {
     }
 
     /// `zswap_store` of page `f` at `entry` with content `c`. Returns true if zswap took the
-    /// page (the caller then writes nothing). Charges the compression to the running thread.
+    /// page (the caller then writes nothing and counts `zswpout`). Charges the compression
+    /// to the running thread.
     pub fn zswap_store(&mut self, f: Pfn, entry: Entry, c: Content) -> bool {
         // A stale entry of this slot is dropped whatever happens (check_old).
         self.zswap_invalidate(entry);
@@ -153,7 +154,6 @@ impl Sim {
         z.referenced[gi] = true;
         z.lru_add_newest(gi);
         z.stored_pages += 1;
-        self.mm.count(Counter::Zswpout, m, 1);
         true
     }
 

@@ -202,6 +202,30 @@ impl Frames {
         Some(f)
     }
 
+    /// Splits large folio `f` into single pages (`__split_folio_to_order` down to 0): `f`
+    /// keeps the first page, and each other page gets a frame of its own with the same
+    /// flags, owner (at its own index) and memcg, off every list like `f`. No page is
+    /// allocated or freed: the frame numbers come from the spare ones that a large folio
+    /// leaves (one frame number for `1 << order` pages). The new frames are appended to `out`.
+    pub fn split(&mut self, f: Pfn, out: &mut Vec<Pfn>) {
+        let nr = self.nr_pages(f) as u32;
+        let i = f.idx();
+        debug_assert!(self.lru[i] == lru::LRU_NONE && self.swap[i] == 0, "split of a listed or swap-cache folio");
+        let flags = self.flags[i] & !(0xf << pg::ORDER_SHIFT);
+        self.flags[i] = flags;
+        for k in 1..nr {
+            let g = self.free.pop().expect("a large folio leaves spare frame numbers");
+            let j = g.idx();
+            self.flags[j] = flags;
+            self.lru[j] = self.lru[i];
+            self.owner[j] = self.owner[i];
+            self.index[j] = self.index[i] + k;
+            self.swap[j] = 0;
+            self.memcg[j] = self.memcg[i];
+            out.push(g);
+        }
+    }
+
     /// Returns a frame (already off every list) and its pages to the free pool.
     pub fn free(&mut self, f: Pfn) {
         let i = f.idx();

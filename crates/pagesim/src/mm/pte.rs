@@ -26,6 +26,8 @@ pub const YOUNG: u32 = 1 << 30;
 pub const DIRTY: u32 = 1 << 29;
 pub const WRITE: u32 = 1 << 28;
 pub const FRAME: u32 = (1 << 28) - 1;
+/// The bits of a present entry other than its frame.
+pub const FLAGS: u32 = YOUNG | DIRTY | WRITE;
 /// Read fault on never-written anon memory maps the zero page.
 pub const ZERO_PAGE: u32 = YOUNG;
 

@@ -24,4 +24,10 @@ impl Entry {
     pub fn slot(self) -> u32 {
         self.0 & SLOT_MASK
     }
+    /// The entry `k` slots on in the same area (page k of a large folio swapped out at
+    /// `self`).
+    #[inline]
+    pub fn offset(self, k: u32) -> Entry {
+        Entry::new(self.area() as u32, self.slot() + k)
+    }
 }

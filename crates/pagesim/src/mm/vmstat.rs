@@ -155,6 +155,18 @@ counters! {
     // 6.12+ zeromap: zero page read back / not written.
     SwpinZero => "swpin_zero",
     SwpoutZero => "swpout_zero",
+    // Anon mTHP (6.8+): the per-size stats of /sys/kernel/mm/transparent_hugepage/
+    // hugepages-<size>kB/stats/, summed over the sizes below PMD size, in folios: large
+    // folios a fault took, orders a fault fell back from (allocation or charge failed;
+    // a charge failure counts in both), folios swapped out whole, folios split because
+    // swap had no aligned run for them, folios read back whole, folios split.
+    MthpAnonFaultAlloc => "mthp_anon_fault_alloc",
+    MthpAnonFaultFallback => "mthp_anon_fault_fallback",
+    MthpAnonFaultFallbackCharge => "mthp_anon_fault_fallback_charge",
+    MthpSwpout => "mthp_swpout",
+    MthpSwpoutFallback => "mthp_swpout_fallback",
+    MthpSwpin => "mthp_swpin",
+    MthpSplit => "mthp_split",
 }
 
 /// A set of counters (global /proc/vmstat, or one memcg's memory.stat events).

@@ -106,6 +106,49 @@ pub struct Kernel {
     pub cgroup_version: u32,
     /// The files' page cache takes large folios.
     pub large_folios: bool,
+    /// Anon mTHP sizes turned on, in KiB, ascending (`kernel.anon_mthp`).
+    #[serde(rename = "anon_mthp", serialize_with = "kib_sizes")]
+    pub anon_mthp_kb: Vec<u64>,
+}
+
+impl Kernel {
+    /// The anon mTHP orders turned on, as a bit mask (bit n: order n).
+    pub fn anon_mthp_orders(&self) -> u16 {
+        self.anon_mthp_kb.iter().fold(0, |m, kb| m | 1 << (kb / 4).trailing_zeros())
+    }
+}
+
+/// Serializes sizes in KiB as the scenario spells them (`["16KB", "64KB"]`).
+fn kib_sizes<S: serde::Serializer>(kb: &[u64], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(kb.iter().map(|k| format!("{k}KB")))
+}
+
+/// Reads `kernel.anon_mthp`: each size a power of two from 16 KiB (order 2: the kernel has
+/// no order-1 anon folios) to 1 MiB (PMD-sized THP, mapped by one PMD entry, is not
+/// modelled). Returns the sizes in KiB, ascending, without repeats.
+fn resolve_anon_mthp(sizes: &[String], profile: &Profile) -> Result<Vec<u64>, String> {
+    if !sizes.is_empty() && profile.anon_mthp.is_none() {
+        return Err(format!("profile {} predates anonymous mTHP (6.8)", profile.name));
+    }
+    let mut kb = Vec::new();
+    for s in sizes {
+        let b = crate::units::parse_bytes(s).map_err(|e| format!("size {s:?}: {e}"))?;
+        if b == 2 << 20 {
+            return Err(format!(
+                "{s}: PMD-sized THP is not modelled (pagesim maps large anon folios with PTEs); use 16KB to 1MB"
+            ));
+        }
+        if b == 8 << 10 {
+            return Err(format!("{s}: the kernel has no order-1 anon folios; the smallest anon mTHP size is 16KB"));
+        }
+        if !b.is_power_of_two() || !(16 << 10..=1 << 20).contains(&b) {
+            return Err(format!("{s}: expected a power of two from 16KB to 1MB"));
+        }
+        kb.push(b >> 10);
+    }
+    kb.sort_unstable();
+    kb.dedup();
+    Ok(kb)
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -143,6 +186,8 @@ pub struct Swap {
     pub size: u64,
     /// `swapon -p`.
     pub priority: i32,
+    /// A swap file on the device's filesystem rather than a swap partition (no SWP_BLKDEV).
+    pub file: bool,
     /// Where the area starts on its device, bytes: after the device's earlier areas.
     #[serde(skip)]
     pub offset: u64,
@@ -434,6 +479,8 @@ impl Config {
             vma_ra_enabled: k.vma_ra_enabled.unwrap_or(defaults::VMA_RA_ENABLED),
             cgroup_version: k.cgroup_version.unwrap_or(defaults::CGROUP_VERSION),
             large_folios: k.large_folios.unwrap_or(profile.pagecache_large_folios == Some(true)),
+            anon_mthp_kb: resolve_anon_mthp(k.anon_mthp.as_deref().unwrap_or_default(), profile)
+                .map_err(|m| err("kernel.anon_mthp", m))?,
         };
         if kernel.large_folios && profile.pagecache_large_folios.is_none() {
             return Err(err(
@@ -493,12 +540,19 @@ impl Config {
                     ),
                 ));
             }
+            if s.file && device[d].model.swap_backend().is_some() {
+                return Err(err(
+                    &format!("{key}.file"),
+                    format!("\"{}\" is a zram device: swap on it is the block device, not a file", s.device),
+                ));
+            }
             let priority = s.priority.unwrap_or(defaults::swap_priority(i));
             swap.push(Swap {
                 device: s.device.clone(),
                 dev: DevId(d as u32),
                 size: s.size,
                 priority,
+                file: s.file,
                 offset: dev_used[d],
             });
             dev_used[d] += s.size;

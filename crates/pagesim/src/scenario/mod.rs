@@ -180,6 +180,12 @@ pub struct Kernel {
     /// `linux-6.18`, which models ext4). Refused as true on a profile older than 5.18.
     #[serde(default)]
     pub large_folios: Option<bool>,
+    /// Anonymous mTHP sizes turned on (`/sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/enabled
+    /// = always`; every other size `never`): a write fault on untouched anon memory takes a
+    /// folio of the largest of them that fits (6.8+). Sizes from 16KB to 1MB, powers of two.
+    /// Default none. Refused on a profile older than 6.8.
+    #[serde(default)]
+    pub anon_mthp: Option<Vec<String>>,
 }
 
 /// /proc/sys/vm tunables.
@@ -273,6 +279,12 @@ pub struct SwapArea {
     /// `swapon -p`. Default [`defaults::swap_priority`]: -1, -2, ... in swapon order.
     #[serde(default)]
     pub priority: Option<i32>,
+    /// A swap file on a filesystem of the device, rather than a swap partition (the
+    /// default). The kernel gives a swap file no SWP_BLKDEV, and since 6.14 no run of slots
+    /// for a large folio: large anon folios are split before they are swapped out to one.
+    /// Not on a zram device (a block device of its own).
+    #[serde(default)]
+    pub file: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -869,6 +881,12 @@ pub fn describe() -> Vec<Tunable> {
             "bool",
             "profile's".into(),
             "the files' page cache takes large folios (readahead orders, whole-folio reclaim and fault-around)",
+        ),
+        t(
+            "kernel.anon_mthp",
+            "list of sizes",
+            "[]".into(),
+            "anon mTHP sizes set to `always` (16KB..1MB): write faults on untouched anon memory take large folios",
         ),
         t(
             "kernel.cgroup_version",

@@ -25,7 +25,9 @@
 //! interleave (`set_lane`).
 //!
 //! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
-//! count continuation pages (counts are small integers here), no THP swap.
+//! count continuation pages (counts are small integers here). Large folios (anon mTHP,
+//! 6.10+) take aligned runs of slots from clusters kept for their order (`alloc_order`);
+//! order-0 slots still come from the pre-6.14 allocator above.
 
 use super::{Entry, Shadow, Swap};
 use crate::ids::DevId;
@@ -35,6 +37,8 @@ use std::collections::VecDeque;
 
 /// `SWAPFILE_CLUSTER`: slots per cluster.
 pub const CLUSTER: u32 = 256;
+/// Folio orders a swap allocation can have: up to a cluster (`SWAPFILE_CLUSTER` slots).
+pub const NR_ORDERS: usize = CLUSTER.trailing_zeros() as usize + 1;
 /// SWAP_HAS_CACHE bit of a swap_map byte.
 pub const HAS_CACHE: u8 = 0x40;
 /// Reference-count mask of a swap_map byte.
@@ -53,6 +57,9 @@ pub struct SwapArea {
     pub rotational: bool,
     /// Slots come from per-CPU clusters (`scan_swap_map_try_ssd_cluster`).
     pub cluster_alloc: bool,
+    /// A block device (SWP_BLKDEV), not a swap file: only these give large folios a run of
+    /// slots (`cluster_alloc_swap_entry` refuses order > 0 on a file).
+    pub blkdev: bool,
     /// Slots including the header (`si->max`).
     pub nslots: u32,
     pub map: Vec<u8>,
@@ -67,6 +74,14 @@ pub struct SwapArea {
     free_clusters: VecDeque<u32>,
     cluster_on_free_list: Vec<bool>,
     cpu_cluster: Vec<(u32, u32)>,
+    /// Large (mTHP) allocations, 6.10+: the order a cluster was taken for (0: order-0 or
+    /// free), and each CPU's current cluster per order (`percpu_cluster->next[order]`),
+    /// `NR_ORDERS` entries a CPU.
+    cluster_order: Vec<u8>,
+    cpu_order_cluster: Vec<(u32, u32)>,
+    /// Per order: no cluster of that order had an aligned free run at the last look, and
+    /// no slot of one was freed since (spares the nonfull scan while swap is full).
+    order_exhausted: [bool; NR_ORDERS],
     /// Log the slots freed into `released` (zswap or zram keep data per slot).
     pub track_release: bool,
     /// Slots freed since the owner of per-slot data last looked (`swap_range_free`).
@@ -112,6 +127,7 @@ impl SwapArea {
             prio,
             rotational,
             cluster_alloc,
+            blkdev: true,
             nslots,
             map,
             cache: vec![0; nslots as usize],
@@ -121,6 +137,9 @@ impl SwapArea {
             free_clusters,
             cluster_on_free_list,
             cpu_cluster: vec![(NIL, 0); ncpus as usize],
+            cluster_order: vec![0; nclusters as usize],
+            cpu_order_cluster: vec![(NIL, 0); ncpus as usize * NR_ORDERS],
+            order_exhausted: [false; NR_ORDERS],
             track_release: false,
             released: Vec::new(),
             cluster_next: 1,
@@ -173,6 +192,80 @@ impl SwapArea {
             self.free_clusters.retain(|&x| x as usize != c);
         }
         Some(slot)
+    }
+
+    /// `cluster_alloc_swap_entry` for a large folio (6.10+): `1 << order` free slots,
+    /// aligned to their number, for a folio about to enter the swap cache whole. They come
+    /// from this CPU's current cluster of that order, else a free cluster (which becomes
+    /// one of that order), else a partly used cluster of that order (the `nonfull` list).
+    /// A large allocation never takes slots from clusters of other orders: when none of
+    /// these has room it fails, and reclaim splits the folio. Returns the first slot.
+    pub fn alloc_order(&mut self, cpu: u32, order: u8) -> Option<u32> {
+        let nr = 1u32 << order;
+        let o = order as usize;
+        if order == 0 || o >= NR_ORDERS || !self.blkdev || self.nr_free() < nr {
+            return None;
+        }
+        // A rotational area has one cluster per order for every CPU (`global_cluster`).
+        let cpu = if self.cluster_alloc { cpu as usize % self.cpu_cluster.len() } else { 0 };
+        let pc = cpu * NR_ORDERS + o;
+        let (c, next) = self.cpu_order_cluster[pc];
+        let found =
+            if c != NIL && self.cluster_order[c as usize] == order { self.free_run_in(c, next, nr) } else { None };
+        let slot = match found {
+            Some(s) => s,
+            None => {
+                self.cpu_order_cluster[pc] = (NIL, 0);
+                let c = match self.free_clusters.pop_front() {
+                    Some(fc) => {
+                        self.cluster_on_free_list[fc as usize] = false;
+                        self.cluster_order[fc as usize] = order;
+                        fc
+                    }
+                    None => self.nonfull_cluster(order)?,
+                };
+                self.free_run_in(c, c * CLUSTER, nr).expect("a cluster with an aligned free run")
+            }
+        };
+        let c = slot / CLUSTER;
+        self.cpu_order_cluster[pc] = (c, slot + nr);
+        for s in slot..slot + nr {
+            debug_assert_eq!(self.map[s as usize], 0);
+            self.map[s as usize] = HAS_CACHE;
+        }
+        self.inuse += nr;
+        self.cluster_used[c as usize] += nr as u16;
+        Some(slot)
+    }
+
+    /// The first run of `nr` free slots aligned to `nr` in cluster `c`, at or after `from`.
+    fn free_run_in(&self, c: u32, from: u32, nr: u32) -> Option<u32> {
+        let end = ((c + 1) * CLUSTER).min(self.nslots);
+        let mut s = from.max(c * CLUSTER).next_multiple_of(nr);
+        while s + nr <= end {
+            match self.map[s as usize..(s + nr) as usize].iter().rposition(|&b| b != 0) {
+                None => return Some(s),
+                // Skip past the last used slot of this run, to the next aligned start.
+                Some(k) => s = (s + k as u32 + 1).next_multiple_of(nr),
+            }
+        }
+        None
+    }
+
+    /// A cluster of `order` with an aligned free run (`nonfull_clusters[order]`).
+    fn nonfull_cluster(&mut self, order: u8) -> Option<u32> {
+        let nr = 1u32 << order;
+        if self.order_exhausted[order as usize] {
+            return None;
+        }
+        let full = self.nslots / CLUSTER;
+        let c = (1..full).find(|&c| {
+            self.cluster_order[c as usize] == order
+                && CLUSTER - self.cluster_used[c as usize] as u32 >= nr
+                && self.free_run_in(c, c * CLUSTER, nr).is_some()
+        });
+        self.order_exhausted[order as usize] = c.is_none();
+        c
     }
 
     /// `scan_swap_map_try_ssd_cluster`: fill this CPU's cluster in order.
@@ -339,16 +432,19 @@ impl SwapArea {
         }
         self.shadow[slot as usize] = 0;
         let c = slot / CLUSTER;
+        let order = self.cluster_order[c as usize];
+        self.order_exhausted[order as usize] = false;
         let cu = &mut self.cluster_used[c as usize];
         *cu -= 1;
         let whole = (c + 1) * CLUSTER <= self.nslots;
         if *cu == 0 && whole && !self.cluster_on_free_list[c as usize] {
             // A CPU still pointing into it lets go: the cluster goes back to the free list.
-            for cc in self.cpu_cluster.iter_mut() {
+            for cc in self.cpu_cluster.iter_mut().chain(self.cpu_order_cluster.iter_mut()) {
                 if cc.0 == c {
                     *cc = (NIL, 0);
                 }
             }
+            self.cluster_order[c as usize] = 0;
             self.cluster_on_free_list[c as usize] = true;
             self.free_clusters.push_back(c);
         }
@@ -417,6 +513,25 @@ impl Swap {
         None
     }
 
+    /// `folio_alloc_swap` for a large folio: `1 << order` aligned slots in one area, the
+    /// highest priority area that has them, round-robin among equal priorities
+    /// ([`SwapArea::alloc_order`]). `None`: the folio must be split.
+    pub fn alloc_order(&mut self, cpu: u32, order: u8) -> Option<Entry> {
+        let n = self.areas.len();
+        let nr = 1u32 << order;
+        let best = self.areas.iter().filter(|a| a.nr_free() >= nr).map(|a| a.prio).max()?;
+        for k in 0..n {
+            let i = (self.rr + k) % n;
+            if self.areas[i].prio == best {
+                if let Some(slot) = self.areas[i].alloc_order(cpu, order) {
+                    self.rr = (i + 1) % n;
+                    return Some(Entry::new(i as u32, slot));
+                }
+            }
+        }
+        None
+    }
+
     #[inline]
     pub fn area(&mut self, e: Entry) -> &mut SwapArea {
         &mut self.areas[e.area()]
@@ -456,6 +571,34 @@ mod tests {
         }
         // CPU 1's cluster 2 is full: it moves on to cluster 3, then to the recycled 1.
         assert_eq!(a.alloc(1), Some(768));
+    }
+
+    #[test]
+    fn large_allocations_take_aligned_runs_from_clusters_of_their_order_only() {
+        // Clusters 1..3 are free (cluster 0 holds the header).
+        let mut a = SwapArea::new(DevId(0), 0, 4 * 256 * 4096, -1, false, true, 1);
+        assert_eq!(a.alloc_order(0, 4), Some(256), "a free cluster becomes an order-4 cluster");
+        assert_eq!(a.alloc_order(0, 4), Some(272), "and is filled in aligned runs");
+        assert_eq!(a.alloc_order(0, 2), Some(512), "another order takes another cluster");
+        assert_eq!(a.alloc(0), Some(768), "order 0 takes the last free cluster");
+        assert!((256..288).all(|s| a.has_cache(s)) && a.inuse == 16 + 16 + 4 + 1);
+        // Fill the order-4 cluster and free one slot of it: a single slot is no run, and the
+        // free slots of the order-2 and order-0 clusters are not for order 4.
+        while a.alloc_order(0, 4).is_some() {}
+        assert_eq!(a.cluster_used[1], 256, "order 4 filled its own cluster only");
+        a.clear_cache_bit(300);
+        assert_eq!(a.alloc_order(0, 4), None, "slot 300 alone is no aligned run of 16");
+        for s in 288..304 {
+            if s != 300 {
+                a.clear_cache_bit(s);
+            }
+        }
+        assert_eq!(a.alloc_order(0, 4), Some(288), "a freed run of a nonfull order-4 cluster");
+        // A swap file gives large folios nothing.
+        let mut f = SwapArea::new(DevId(0), 0, 4 * 256 * 4096, -1, false, true, 1);
+        f.blkdev = false;
+        assert_eq!(f.alloc_order(0, 4), None);
+        assert_eq!(f.alloc(0), Some(256));
     }
 
     #[test]
