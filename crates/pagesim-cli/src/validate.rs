@@ -56,6 +56,14 @@ const INFO_COUNTERS: &[&str] = &[
     "zswpout",
     "zswpwb",
     "oom_kill",
+    // Anon mTHP (sysfs per-size stats summed), for scenarios that turn it on.
+    "mthp_anon_fault_alloc",
+    "mthp_anon_fault_fallback",
+    "mthp_anon_fault_fallback_charge",
+    "mthp_swpout",
+    "mthp_swpout_fallback",
+    "mthp_swpin",
+    "mthp_split",
 ];
 
 /// Counters the host's memory.stat also has, under the same name on v1 and v2 (pgfault and
@@ -230,8 +238,30 @@ pub fn host_overrides(
             ),
         }
     }
-    // shmem and anon memory are order 0 in pagesim. The load maps with MADV_NOHUGEPAGE,
-    // which keeps the host's THP and mTHP out of it, except shmem_enabled = force.
+    // zswap that was ever on since boot keeps 6.12+ from reading large folios back; the
+    // host's history decides, not the scenario's zswap.enabled for this run.
+    if !f.kernel.anon_mthp.as_ref().is_none_or(|s| s.is_empty()) && !f.zswap.enabled && f.zswap.ever_enabled.is_none() {
+        match host.zswap.used_since_boot {
+            Some(true) => push(
+                "zswap.ever_enabled=true".into(),
+                "the host's zswap stored pages since boot: zswap_never_enabled() is false there",
+            ),
+            Some(false) => {}
+            None => notes.push("zswap.ever_enabled: the host's zswap history could not be read".into()),
+        }
+    }
+    // The host's swap areas are swap files on its disk (zram: a block device): the kernel
+    // gives a swap file no run of slots for a large folio.
+    for (i, s) in f.swap.iter().enumerate() {
+        let zram = matches!(f.device.get(&s.device), Some(pagesim::device::DeviceConfig::Zram(_)));
+        if !zram && !s.file {
+            push(format!("swap.{i}.file=true"), "the host's swap area is a swap file");
+        }
+    }
+    // shmem is order 0 in pagesim, and anon memory unless the scenario sets
+    // kernel.anon_mthp (pagesim-host then sets the host's sizes to the scenario's). The load
+    // maps with MADV_NOHUGEPAGE otherwise, which keeps the host's THP and mTHP out of it,
+    // except shmem_enabled = force.
     let has_shmem = f.region.values().any(|r| r.kind == pagesim::scenario::RegionKind::Shmem);
     if has_shmem && host.thp_shmem_enabled.as_deref() == Some("force") {
         notes.push(
@@ -364,10 +394,11 @@ pub struct Row {
 pub fn compare(sc: &pagesim::Scenario, host: &HostRuns, sim: &Value) -> Vec<Row> {
     let all_in_memcgs = sc.file.task.iter().all(|t| t.memcg.is_some());
     let sim_counters = &sim["counters"];
+    let mthp = !sc.config.kernel.anon_mthp_kb.is_empty();
     ACCEPTANCE_COUNTERS
         .iter()
         .map(|c| (c, true))
-        .chain(INFO_COUNTERS.iter().map(|c| (c, false)))
+        .chain(INFO_COUNTERS.iter().filter(|c| mthp || !c.starts_with("mthp_")).map(|c| (c, false)))
         .map(|(&c, acceptance)| {
             let from_memcg = all_in_memcgs
                 && MEMCG_COUNTERS.contains(&c)
@@ -631,12 +662,19 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             return Ok(());
         }
     }
-    // Every scenario is read before anything runs: a typo fails at once.
+    // Every scenario is read before anything runs: a typo fails at once. It is read under
+    // the host kernel's profile, which the run applies anyway: keys that older profiles
+    // refuse (kernel.anon_mthp) are checked against the kernel they run on.
+    let before = HostState::read(&work_dir);
+    let mut sets = Vec::new();
+    if let Some(release) = before.tunables.kernel_release.as_deref() {
+        sets.push(format!("kernel.profile=\"{}\"", host_profile(release)?));
+    }
+    sets.extend(a.sets.iter().cloned());
     let mut scenarios = Vec::new();
     for f in &a.files {
-        scenarios.push(pagesim::Scenario::load_file(f, &a.sets).map_err(|e| e.0)?);
+        scenarios.push(pagesim::Scenario::load_file(f, &sets).map_err(|e| e.0)?);
     }
-    let before = HostState::read(&work_dir);
     print_host(&before.tunables, out)?;
     let queue = disk_queue(&work_dir);
     writeln!(

@@ -16,7 +16,10 @@
 //! the start of the page; stores write a non-zero value, because since Linux 6.12 the swap
 //! layer does not write all-zero pages out at all (and zswap/zram store them specially).
 //! Think time is spent spinning, as it is CPU time in the model. Mappings get
-//! MADV_NOHUGEPAGE: the simulator models 4 KiB pages only.
+//! MADV_NOHUGEPAGE (the simulator models shmem as 4 KiB pages, and anon memory too unless
+//! the scenario turns anon mTHP on); with `kernel.anon_mthp`, private anon mappings are left
+//! to the host's mTHP sizes (which the runner sets to the scenario's) and start on a
+//! boundary of the largest size, as the simulator's regions do.
 //!
 //! The runner forks and allocates in the children, which is only sound in a single-threaded
 //! process; [`execute`] refuses to run otherwise. Children die with the runner
@@ -158,9 +161,39 @@ struct Mapping {
 }
 
 impl Mapping {
-    /// An anonymous mapping (private or shared) of `len` bytes.
-    fn new(backing: Backing, len: usize, name: &str) -> Result<Mapping, Error> {
-        Self::map(backing, len, name, -1, None)
+    /// An anonymous mapping (private or shared) of `len` bytes. `mthp`: the scenario turns
+    /// anon mTHP on (`kernel.anon_mthp`), so a private mapping is left to the host's THP
+    /// settings (no MADV_NOHUGEPAGE) and starts on a boundary of its largest size, as the
+    /// simulator's regions do.
+    fn new(backing: Backing, len: usize, name: &str, mthp: Option<usize>) -> Result<Mapping, Error> {
+        match mthp {
+            Some(align) if backing == Backing::PrivateAnon => Self::map_aligned(len, name, align),
+            _ => Self::map(backing, len, name, -1, None),
+        }
+    }
+
+    /// A private anonymous mapping of `len` bytes starting at a multiple of `align` (mapped
+    /// `align` bytes larger, the slack unmapped), without MADV_NOHUGEPAGE.
+    fn map_aligned(len: usize, name: &str, align: usize) -> Result<Mapping, Error> {
+        let b = Backing::PrivateAnon;
+        // SAFETY: a fresh anonymous mapping at an address of the kernel's choosing.
+        let raw = unsafe { libc::mmap(std::ptr::null_mut(), len + align, b.prot(), b.flags(), -1, 0) };
+        if raw == libc::MAP_FAILED {
+            return Err(Error(format!("region {name}: mmap of {} bytes: {}", len + align, crate::last_os_error())));
+        }
+        let start = raw as usize;
+        let aligned = start.next_multiple_of(align);
+        // SAFETY: both ranges lie inside the mapping just created, outside [aligned, +len).
+        unsafe {
+            if aligned > start {
+                libc::munmap(raw, aligned - start);
+            }
+            let end = aligned + len;
+            if start + len + align > end {
+                libc::munmap(end as *mut libc::c_void, start + len + align - end);
+            }
+        }
+        Ok(Mapping { addr: aligned as *mut u8, len })
     }
 
     /// The file at `path`, `len` bytes from offset 0, MAP_SHARED and read-only, with the
@@ -430,7 +463,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             let region = sc.config.region(r).ok_or_else(|| Error(format!("{}: no region \"{r}\"", sc.origin)))?;
             let b = Backing::of(region.kind);
             if b.shared_between_tasks() && !shared.contains_key(r) {
-                shared.insert(r.clone(), Mapping::new(b, region_len(region), r)?);
+                shared.insert(r.clone(), Mapping::new(b, region_len(region), r, None)?);
             }
         }
     }
@@ -566,7 +599,7 @@ fn run_child(
                         let path = file_path(sc, file_dir()?, name, tid);
                         Mapping::file(&path, region_len(region), r, region.madvise)
                     }
-                    b => Mapping::new(b, region_len(region), r),
+                    b => Mapping::new(b, region_len(region), r, mthp_align(sc)),
                 };
                 own.push(m.map_err(|e| e.0)?);
                 own.last().expect("just pushed")
@@ -929,6 +962,11 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
     None
 }
 
+/// The largest anon mTHP size the scenario turns on, in bytes (`None`: anon mTHP off).
+fn mthp_align(sc: &Scenario) -> Option<usize> {
+    sc.config.kernel.anon_mthp_kb.last().map(|kb| *kb as usize * 1024)
+}
+
 /// The scenario as the load generator reads it: the resolved configuration
 /// ([`config::Config`]) serialized, a scenario of the same schema with every default written
 /// out, which [`Scenario::from_json`] resolves to the same configuration. `run_on_host` hands
@@ -1019,7 +1057,7 @@ mod tests {
         let sc = Scenario::from_toml(text, "z.toml", &[]).unwrap();
         let p = &task_programs(&sc, 5)[0];
         let pages = 100;
-        let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r").unwrap();
+        let m = Mapping::new(Backing::PrivateAnon, pages * PAGE, "r", None).unwrap();
         assert_eq!(
             run_program(p, &[Target::Map { base: m.addr, pages }], &mut [], &mut Default::default()).unwrap().0,
             500

@@ -24,8 +24,12 @@ pub const DAMON_ADMIN: &str = "/sys/kernel/mm/damon/admin";
 pub struct Vmstat(pub BTreeMap<String, u64>);
 
 impl Vmstat {
+    /// /proc/vmstat, plus the anon mTHP statistics of sysfs under the simulator's `mthp_*`
+    /// names ([`crate::tunables::read_mthp_stats`]).
     pub fn read() -> Result<Vmstat, Error> {
-        Self::read_from(Path::new("/proc/vmstat"))
+        let mut v = Self::read_from(Path::new("/proc/vmstat"))?;
+        v.0.extend(crate::tunables::read_mthp_stats(Path::new(crate::run::THP_DIR)));
+        Ok(v)
     }
 
     pub fn read_from(path: &Path) -> Result<Vmstat, Error> {

@@ -481,6 +481,38 @@ fn set_tunables(sc: &Scenario) -> Result<Vec<Tunable>, Error> {
     if let Some(on) = sc.file.kernel.vma_ra_enabled {
         out.push(Tunable::set("/sys/kernel/mm/swap/vma_ra_enabled", if on { "true" } else { "false" })?);
     }
+    if sc.file.kernel.anon_mthp.is_some() {
+        out.extend(set_anon_mthp(sc, Path::new(THP_DIR))?);
+    }
+    Ok(out)
+}
+
+/// /sys/kernel/mm/transparent_hugepage.
+pub const THP_DIR: &str = "/sys/kernel/mm/transparent_hugepage";
+
+/// `kernel.anon_mthp` on the host: every anon `hugepages-<size>kB/enabled` under `thp_dir` set to
+/// `always` for the scenario's sizes and `never` for the others (PMD size included: the
+/// simulator has no PMD-mapped THP). A size the host does not offer is an error.
+fn set_anon_mthp(sc: &Scenario, thp_dir: &Path) -> Result<Vec<Tunable>, Error> {
+    let want = &sc.config.kernel.anon_mthp_kb;
+    // Only the anon sizes have `enabled` (hugepages-8kB is there for shmem and files).
+    let sizes: Vec<_> =
+        crate::tunables::mthp_size_dirs(thp_dir).into_iter().filter(|(_, d)| d.join("enabled").exists()).collect();
+    if sizes.is_empty() {
+        return Err(Error(format!(
+            "{}: kernel.anon_mthp: {} has no hugepages-<size>kB directories (anon mTHP needs Linux 6.8+ with THP)",
+            sc.origin,
+            thp_dir.display()
+        )));
+    }
+    if let Some(kb) = want.iter().find(|kb| !sizes.iter().any(|(s, _)| s == *kb)) {
+        return Err(Error(format!("{}: kernel.anon_mthp: the host has no {kb}kB mTHP size", sc.origin)));
+    }
+    let mut out = Vec::new();
+    for (kb, dir) in sizes {
+        let v = if want.contains(&kb) { "always" } else { "never" };
+        out.push(Tunable::set(dir.join("enabled"), v)?);
+    }
     Ok(out)
 }
 

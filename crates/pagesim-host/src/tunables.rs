@@ -59,6 +59,9 @@ pub struct Zswap {
     pub max_pool_percent: Option<u32>,
     pub accept_threshold_percent: Option<u32>,
     pub shrinker_enabled: Option<bool>,
+    /// zswap stored or loaded pages since boot (/proc/vmstat zswpout or zswpin above 0), so
+    /// it was on at some time: `zswap_never_enabled()` is false until the next boot.
+    pub used_since_boot: Option<bool>,
     /// Every file of /sys/module/zswap/parameters, as read.
     pub parameters: BTreeMap<String, String>,
 }
@@ -110,7 +113,7 @@ impl HostTunables {
             thp_enabled: r("sys/kernel/mm/transparent_hugepage/enabled").map(|v| sysfs::selected(&v).to_string()),
             thp_shmem_enabled: r("sys/kernel/mm/transparent_hugepage/shmem_enabled")
                 .map(|v| sysfs::selected(&v).to_string()),
-            zswap: read_zswap(&root.join("sys/module/zswap/parameters")),
+            zswap: read_zswap(&root.join("sys/module/zswap/parameters"), r("proc/vmstat").as_deref()),
             cgroup: read_cgroups(root),
             page_size: crate::page_size() as u64,
             ..Default::default()
@@ -147,6 +150,51 @@ impl HostTunables {
             .map(|(k, _)| k.clone())
             .collect()
     }
+}
+
+/// The per-size mTHP directories under `thp_dir` (/sys/kernel/mm/transparent_hugepage):
+/// (size in KiB, `hugepages-<size>kB`), ascending; empty on a kernel without mTHP.
+pub fn mthp_size_dirs(thp_dir: &Path) -> Vec<(u64, std::path::PathBuf)> {
+    let mut v: Vec<(u64, std::path::PathBuf)> = std::fs::read_dir(thp_dir)
+        .map(|rd| {
+            rd.flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().into_owned();
+                    let kb = name.strip_prefix("hugepages-")?.strip_suffix("kB")?.parse().ok()?;
+                    Some((kb, e.path()))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// The anon mTHP statistics of `hugepages-<size>kB/stats/` summed over the sizes below PMD
+/// size (those the simulator models), under the simulator's counter names (`mthp_` and the
+/// stat's name). PMD size is left out: its folios are PMD-mapped THPs.
+pub fn read_mthp_stats(thp_dir: &Path) -> BTreeMap<String, u64> {
+    const STATS: [&str; 7] = [
+        "anon_fault_alloc",
+        "anon_fault_fallback",
+        "anon_fault_fallback_charge",
+        "swpout",
+        "swpout_fallback",
+        "swpin",
+        "split",
+    ];
+    let mut out = BTreeMap::new();
+    for (kb, dir) in mthp_size_dirs(thp_dir) {
+        if kb >= 2048 {
+            continue;
+        }
+        for st in STATS {
+            if let Some(v) = sysfs::read_opt(&dir.join("stats").join(st)).and_then(|v| v.parse::<u64>().ok()) {
+                *out.entry(format!("mthp_{st}")).or_insert(0) += v;
+            }
+        }
+    }
+    out
 }
 
 /// The filesystem type and mount options of the mount holding `path` (the longest mount
@@ -214,8 +262,12 @@ fn read_ahead_kb(root: &Path, maj: u32, min: u32) -> Option<(u32, String)> {
     Some((kb, id))
 }
 
-fn read_zswap(params: &Path) -> Zswap {
+fn read_zswap(params: &Path, vmstat: Option<&str>) -> Zswap {
     let Ok(rd) = std::fs::read_dir(params) else { return Zswap::default() };
+    let used_since_boot = vmstat.map(|t| {
+        let v = sysfs::parse_key_values(t);
+        v.get("zswpout").copied().unwrap_or(0) + v.get("zswpin").copied().unwrap_or(0) > 0
+    });
     let parameters: BTreeMap<String, String> = rd
         .filter_map(|e| {
             let e = e.ok()?;
@@ -229,6 +281,7 @@ fn read_zswap(params: &Path) -> Zswap {
         max_pool_percent: parameters.get("max_pool_percent").and_then(|v| v.parse().ok()),
         accept_threshold_percent: parameters.get("accept_threshold_percent").and_then(|v| v.parse().ok()),
         shrinker_enabled: parameters.get("shrinker_enabled").and_then(|v| sysfs::parse_bool(v)),
+        used_since_boot,
         parameters,
     }
 }

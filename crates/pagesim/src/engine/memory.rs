@@ -97,7 +97,7 @@ impl Sim {
     /// first page's index; `None` leaves the fault to an order-0 page.
     fn alloc_anon_folio(&mut self, tid: Tid, vma: VmaId, idx: u32) -> Option<(Pfn, u32)> {
         let mut orders = self.tun.anon_orders;
-        if orders == 0 {
+        if orders == 0 || std::mem::replace(&mut self.pending_fault(tid).anon_order0, true) {
             return None;
         }
         let memcg = self.sched.tasks[tid].memcg;
@@ -121,6 +121,7 @@ impl Sim {
             let m = &self.mm.memcgs[memcg as usize];
             if self.mm.nr_free() > self.tun.wmark.min + (nr - 1) {
                 if m.usage + nr <= m.max {
+                    self.pending_fault(tid).anon_order0 = false;
                     let f = self.mm.take_folio(memcg, order);
                     self.mm.count(Counter::MthpAnonFaultAlloc, memcg, 1);
                     return Some((f, idx & !(nr as u32 - 1)));

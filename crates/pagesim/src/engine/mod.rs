@@ -134,6 +134,10 @@ pub struct PendingFault {
     /// A swap fault already reclaimed room for its readahead window in the task's memcg
     /// (`Sim::swapin_charge_room`).
     pub room_reclaimed: bool,
+    /// `alloc_anon_folio` found no large folio: the fault's page is order 0, also when its
+    /// allocation reclaims first (the kernel reclaims inside that order-0 charge and does
+    /// not try the large orders again).
+    pub anon_order0: bool,
     /// When the fault began (for the latency histogram).
     pub start_ns: u64,
 }
@@ -150,6 +154,7 @@ impl PendingFault {
             ra_done: false,
             around_done: false,
             room_reclaimed: false,
+            anon_order0: false,
             start_ns: now,
         }
     }

@@ -363,12 +363,13 @@ impl Sim {
     /// `alloc_swap_folio` (6.12+): the largest enabled anon mTHP order whose aligned range
     /// around `idx` lies in the VMA and holds swap entries of consecutive slots, aligned as
     /// the pages are (`thp_swap_suitable_orders`), all zero or none in the zeromap, none in
-    /// the swap cache (`can_swapin_thp`); never once zswap is on (`zswap_never_enabled`).
+    /// the swap cache (`can_swapin_thp`); never once zswap has been on since boot
+    /// (`zswap_never_enabled`, `zswap.ever_enabled`).
     /// Allocated and charged without reclaim, like an anon fault's folio. Returns the folio
     /// and its first page's index; `None`: a single page.
     fn alloc_swap_folio(&mut self, tid: Tid, vma: VmaId, idx: u32, entry: Entry) -> Option<(Pfn, u32)> {
         let mut orders = self.tun.anon_orders;
-        if orders == 0 || !self.profile.anon_mthp.is_some_and(|r| r.swapin_sync_large) || self.swap.zswap.enabled {
+        if orders == 0 || !self.profile.anon_mthp.is_some_and(|r| r.swapin_sync_large) || self.swap.zswap.ever_enabled {
             return None;
         }
         let memcg = self.sched.tasks[tid].memcg;

@@ -477,13 +477,22 @@ impl Sim {
         let mut reclaimed = 0u64;
         let mut pageout = 0u64;
         let mut activated = 0u64;
-        // Folios split by shrink_folio append their other pages to `isolated`, which this
+        // A folio split by shrink_folio appends its other pages to `isolated`, which this
         // loop goes on to decide as the kernel's loop does its `folio_list`.
         let mut i = 0;
         while i < isolated.len() {
             let f = isolated[i];
             i += 1;
+            let before = isolated.len();
             let verdict = self.shrink_folio(f, sc, cpu, &mut pageout, &mut isolated);
+            if isolated.len() > before {
+                // split_folio_to_list adds the other pages at the tail of folio_list in index
+                // order, and shrink_folio_list takes folios from that tail: they are decided
+                // next, last page first (and so get their swap slots in that order).
+                let mut tails = isolated.split_off(before);
+                tails.reverse();
+                isolated.splice(i..i, tails);
+            }
             let nr = self.mm.frames.nr_pages(f);
             match verdict {
                 Verdict::Freed => {

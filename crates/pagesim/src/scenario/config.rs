@@ -680,7 +680,10 @@ impl Config {
             cpu: file.cpu.clone(),
             device,
             swap,
-            zswap: file.zswap.clone(),
+            zswap: ZswapParams {
+                ever_enabled: Some(file.zswap.enabled || file.zswap.ever_enabled.unwrap_or(false)),
+                ..file.zswap.clone()
+            },
             memcg,
             file: files,
             region,
@@ -1090,14 +1093,17 @@ fn zswap_params<S: Serializer>(z: &ZswapParams, s: S) -> Result<S::Ok, S::Error>
         compressor: &'a str,
         accept_threshold_percent: u32,
         shrinker_enabled: bool,
+        ever_enabled: bool,
     }
-    let ZswapParams { enabled, max_pool_percent, compressor, accept_threshold_percent, shrinker_enabled } = z;
+    let ZswapParams { enabled, max_pool_percent, compressor, accept_threshold_percent, shrinker_enabled, ever_enabled } =
+        z;
     Table {
         enabled: *enabled,
         max_pool_percent: *max_pool_percent,
         compressor,
         accept_threshold_percent: *accept_threshold_percent,
         shrinker_enabled: *shrinker_enabled,
+        ever_enabled: ever_enabled.unwrap_or(*enabled),
     }
     .serialize(s)
 }

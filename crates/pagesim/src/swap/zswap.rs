@@ -28,6 +28,10 @@ pub struct ZswapParams {
     pub accept_threshold_percent: u32,
     /// `shrinker_enabled` (6.8+). Default false (CONFIG_ZSWAP_SHRINKER_DEFAULT_ON=n).
     pub shrinker_enabled: bool,
+    /// zswap was on at some time since boot, even if it is off now: the kernel cannot take
+    /// that back (`zswap_never_enabled` stays false), and from 6.12 it then never reads a
+    /// large folio back from swap. Default: `enabled`.
+    pub ever_enabled: Option<bool>,
 }
 
 impl Default for ZswapParams {
@@ -38,6 +42,7 @@ impl Default for ZswapParams {
             compressor: "lzo".into(),
             accept_threshold_percent: 90,
             shrinker_enabled: false,
+            ever_enabled: None,
         }
     }
 }
@@ -70,6 +75,9 @@ impl ZswapParams {
                     ),
                 ))
             }
+            _ if self.ever_enabled == Some(false) && self.enabled => {
+                return Err(("zswap.ever_enabled", "false, but zswap is enabled now".into()))
+            }
             Some(r) if self.shrinker_enabled && !r.shrinker => {
                 return Err(("zswap.shrinker_enabled", format!("{} has no zswap shrinker (6.8+)", profile.name)))
             }
@@ -94,6 +102,8 @@ pub(crate) const SAME_FILLED: u16 = 1;
 #[derive(Debug)]
 pub struct Zswap {
     pub enabled: bool,
+    /// `!zswap_never_enabled()`: on now or at some time since boot.
+    pub ever_enabled: bool,
     pub comp: &'static Compressor,
     pub(crate) rules: ZswapRules,
     /// `zswap_max_pages()` and `zswap_accept_thr_pages()`.
@@ -152,6 +162,7 @@ impl Zswap {
         let max_pages = managed_pages * p.max_pool_percent as u64 / 100;
         Zswap {
             enabled,
+            ever_enabled: enabled || p.ever_enabled.unwrap_or(false),
             comp: compress::find(&p.compressor).unwrap_or(&compress::COMPRESSORS[0]),
             rules: rules.unwrap_or(ZswapRules {
                 exclusive_load: true,
