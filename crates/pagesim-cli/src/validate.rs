@@ -879,6 +879,37 @@ mod tests {
         }
     }
 
+    /// The host's swap areas are files (large folios are split before swap-out there), and
+    /// for a scenario with anon mTHP the host's zswap history since boot decides whether
+    /// large folios can be read back.
+    #[test]
+    fn swap_areas_are_files_and_zswap_history_follows_the_host_for_anon_mthp() {
+        let sets = |sc: &pagesim::Scenario, h: &HostTunables| -> Vec<String> {
+            host_overrides(sc, h, &BTreeMap::new(), false).unwrap().0.into_iter().map(|o| o.set).collect()
+        };
+        let plain = scenario("");
+        assert!(sets(&plain, &host()).contains(&"swap.0.file=true".to_string()));
+        let used = HostTunables {
+            zswap: pagesim_host::tunables::Zswap { used_since_boot: Some(true), ..Default::default() },
+            ..host()
+        };
+        assert!(!sets(&plain, &used).iter().any(|s| s.starts_with("zswap.ever_enabled")), "no mTHP: not needed");
+        let mthp = scenario("[kernel]\nprofile = \"linux-6.18\"\nanon_mthp = [\"64KB\"]");
+        assert!(sets(&mthp, &used).contains(&"zswap.ever_enabled=true".to_string()));
+        let fresh = HostTunables {
+            zswap: pagesim_host::tunables::Zswap { used_since_boot: Some(false), ..Default::default() },
+            ..host()
+        };
+        assert!(!sets(&mthp, &fresh).iter().any(|s| s.starts_with("zswap.ever_enabled")));
+        let z = "[device.z]\nmodel = \"zram\"\n[[swap]]\ndevice = \"z\"\nsize = \"16MB\"";
+        // The zram area comes first here: it stays a block device, the disk's is a file.
+        let two = sets(&scenario(z), &host());
+        assert!(
+            !two.contains(&"swap.0.file=true".to_string()) && two.contains(&"swap.1.file=true".to_string()),
+            "{two:?}"
+        );
+    }
+
     /// A scenario with files takes the host's large-folio setting (its filesystem on its
     /// kernel) unless it gives its own; one without files does not need it.
     #[test]

@@ -690,6 +690,36 @@ mod tests {
     }
 
     #[test]
+    fn anon_mthp_sets_the_scenarios_sizes_to_always_and_every_other_anon_size_to_never() {
+        use crate::testutil::{fake_file, temp_dir};
+        let d = temp_dir("thp");
+        for size in ["16kB", "32kB", "64kB", "2048kB"] {
+            fake_file(&d, &format!("hugepages-{size}/enabled"), "always inherit madvise [never]\n");
+        }
+        // Order 1 exists for shmem and files only: no `enabled`.
+        fake_file(&d, "hugepages-8kB/shmem_enabled", "always inherit [never]\n");
+        let text = "[machine]\nram = \"512MB\"\n[kernel]\nprofile = \"linux-6.18\"\nanon_mthp = [\"16KB\", \"64KB\"]\n\
+                    [region.r]\nkind = \"anon\"\nsize = \"1MB\"\n[[task]]\nname = \"t\"\n\
+                    [[task.step]]\nregion = \"r\"\npattern = \"seq\"\n";
+        let sc = Scenario::from_toml(text, "s.toml", &[]).unwrap();
+        let read = |size: &str| {
+            std::fs::read_to_string(d.join(format!("hugepages-{size}/enabled"))).unwrap().trim().to_string()
+        };
+        {
+            let set = set_anon_mthp(&sc, &d).unwrap();
+            assert_eq!(set.len(), 4, "every anon size, none for 8kB");
+            assert_eq!([read("16kB"), read("64kB")], ["always", "always"]);
+            assert_eq!([read("32kB"), read("2048kB")], ["never", "never"], "the others off, PMD size too");
+        }
+        assert!(read("64kB").contains("never"), "restored when the tunables go");
+        let big = Scenario::from_toml(text, "s.toml", &["kernel.anon_mthp=[\"128KB\"]".into()]).unwrap();
+        let e = set_anon_mthp(&big, &d).unwrap_err();
+        assert!(e.0.contains("no 128kB"), "{e}");
+        let e = set_anon_mthp(&sc, &d.join("none")).unwrap_err();
+        assert!(e.0.contains("6.8"), "{e}");
+    }
+
+    #[test]
     fn a_small_ram_model_needs_every_task_in_a_limited_memcg() {
         let plain = scenario("", "");
         let e = check_memory_model(&plain, &host(24_000, 23_000)).unwrap_err();

@@ -311,6 +311,22 @@ mod tests {
     use crate::testutil::{fake_file, temp_dir};
 
     #[test]
+    fn mthp_stats_are_summed_over_the_sizes_below_pmd_size() {
+        let d = temp_dir("mthp-stats");
+        for (size, alloc, split) in [("16kB", 5, 1), ("64kB", 7, 2), ("2048kB", 100, 100)] {
+            fake_file(&d, &format!("hugepages-{size}/stats/anon_fault_alloc"), &format!("{alloc}\n"));
+            fake_file(&d, &format!("hugepages-{size}/stats/split"), &format!("{split}\n"));
+        }
+        fake_file(&d, "enabled", "always [madvise] never\n");
+        let sizes: Vec<u64> = mthp_size_dirs(&d).into_iter().map(|(kb, _)| kb).collect();
+        assert_eq!(sizes, [16, 64, 2048], "sizes ascending, other files skipped");
+        let s = read_mthp_stats(&d);
+        assert_eq!(s.get("mthp_anon_fault_alloc"), Some(&12));
+        assert_eq!(s.get("mthp_split"), Some(&3));
+        assert_eq!(s.get("mthp_swpout"), None, "a stat the kernel lacks is not made up");
+    }
+
+    #[test]
     fn reads_a_fake_host() {
         let d = temp_dir("tunables");
         for (p, v) in [
@@ -328,6 +344,7 @@ mod tests {
             ("sys/module/zswap/parameters/enabled", "N\n"),
             ("sys/module/zswap/parameters/compressor", "lzo\n"),
             ("sys/module/zswap/parameters/max_pool_percent", "20\n"),
+            ("proc/vmstat", "pswpin 3\nzswpin 0\nzswpout 12\n"),
             (
                 "proc/mounts",
                 "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n\
@@ -357,6 +374,7 @@ mod tests {
         assert!(t.zswap.present);
         assert_eq!((t.zswap.enabled, t.zswap.max_pool_percent), (Some(false), Some(20)));
         assert_eq!(t.zswap.compressor.as_deref(), Some("lzo"));
+        assert_eq!(t.zswap.used_since_boot, Some(true), "zswpout counted since boot");
         assert_eq!(t.cgroup.v1_memory.as_deref(), Some("/sys/fs/cgroup/memory"));
         assert!(t.cgroup.v1_memsw);
         assert!(!t.cgroup.v2_memory_available && !t.cgroup.v2_memory_enabled);

@@ -108,6 +108,29 @@ mod tests {
     }
 
     #[test]
+    fn a_fault_whose_large_orders_failed_gets_a_single_page_after_its_reclaim() {
+        let text = "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n[kernel]\nprofile = \"linux-6.18\"\n\
+                    anon_mthp = [\"64KB\"]\n[memcg.box]\nmax = \"64KB\"\n\
+                    [region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n\
+                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n";
+        let mut s = sim_from(text, &[]);
+        assert!(matches!(fault(&mut s, 0, true), Fault::Done), "16 pages: the memcg is full");
+        // The 64 KB charge fails, then the single page's charge reclaims: the task's job.
+        assert!(matches!(fault(&mut s, 16, true), Fault::Retry));
+        assert!(s.sched.tasks[Tid(0)].reclaim.is_some());
+        // Reclaim made room (here: a higher limit); the retry of the same fault maps one page,
+        // as the kernel's order-0 charge succeeds after its reclaim.
+        s.mm.memcgs[1].max = 1 << 20;
+        s.sched.tasks[Tid(0)].reclaim = None;
+        let vma = crate::ids::VmaId(0);
+        assert!(matches!(s.handle_mm_fault(Tid(0), 0, vma, 16, true), Fault::Done));
+        assert_eq!(s.mm.frames.order(frame_at(&s, 16)), 0);
+        assert_eq!(s.mm.vmas[0].pte[17], pte::NONE);
+        assert_eq!(s.mm.vmstat.get(Counter::MthpAnonFaultAlloc), 1);
+        assert_eq!(s.mm.vmstat.get(Counter::MthpAnonFaultFallback), 1, "tried once");
+    }
+
+    #[test]
     fn anon_mthp_is_refused_where_the_kernel_has_none_and_sizes_must_be_anon_orders() {
         let base = "[machine]\nram = \"64MB\"\n[region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n[[task]]\nname = \"t\"\n\
                     [[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n";
@@ -138,6 +161,10 @@ mod tests {
             if file {
                 // cluster_alloc_swap_entry gives a swap file no run: split, 16 single pages.
                 assert_eq!((c(Counter::MthpSplit), c(Counter::MthpSwpoutFallback), c(Counter::MthpSwpout)), (1, 1, 0));
+                // The split pages are decided right after the first, last page first, as the
+                // kernel takes them off the tail of folio_list: so are their slots.
+                let slot = |i: usize| entries[i] & !pte::SWAP;
+                assert_eq!((slot(15), slot(14), slot(1)), (slot(0) + 1, slot(0) + 2, slot(0) + 15));
                 let mut frames: Vec<Pfn> = entries
                     .iter()
                     .map(|&e| {
