@@ -78,6 +78,10 @@ pub const TOLERANCE: f64 = 0.15;
 /// The statistic passes at this fraction of agreeing pairs.
 pub const REQUIRED_FRACTION: f64 = 0.80;
 
+/// Requests of each size the disk probe at the start of `pagesim validate` measures
+/// (`host_disk_timing`): a few seconds.
+const DISK_PROBE_REQUESTS: u64 = 400;
+
 /// Timing of the host's swap device, a virtio-blk disk of a Firecracker VM (ext4 on
 /// /dev/vda), as the flash model's keys. Measured with O_DIRECT requests at random offsets
 /// of a 1 GiB file (`pagesim validate --probe`; the table is in docs/model.md, "The
@@ -85,7 +89,8 @@ pub const REQUIRED_FRACTION: f64 = 0.80;
 /// (1.35 GB/s for the extra bytes); 16 reads in flight give 60-67k IOPS, the serial stage
 /// (the hypervisor's I/O thread) at about 15 us per request; a 4 KiB write takes 50-140 us
 /// (median 88 us) and a 1 MiB write 225-310 us, the hypervisor's cache absorbing writes at
-/// 3.4-7.5 GB/s. No seek: random and sequential offsets cost the same.
+/// 3.4-7.5 GB/s. No seek: random and sequential offsets cost the same. The two latencies are
+/// measured again at the start of every `pagesim validate` ([`host_disk_timing`]).
 pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
     ("model", "\"nvme\""),
     ("read_latency", "\"50us\""),
@@ -95,6 +100,35 @@ pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
     ("channels", "4"),
     ("iops_max", "65000"),
 ];
+
+/// The host disk's timing for this run: [`HOST_DISK_TIMING`], with the queue-depth-1 latency
+/// of 4 KiB reads and writes measured now (`probe`), when it was. The disk of a VM drifts
+/// (its 4 KiB read took 49 us when the constants were measured, 67 us on another day), and
+/// a swap fault without readahead waits for one such read: the fixed figure made page-cluster
+/// 0 runs 20-30 % faster in pagesim than on the host on a slow day. The model's latency is
+/// the request's time less its transfer at the model's bandwidth.
+pub fn host_disk_timing(probe: Option<&DeviceProbe>) -> Vec<(&'static str, String)> {
+    let bw = |k: &str| {
+        HOST_DISK_TIMING.iter().find(|(key, _)| *key == k).and_then(|(_, v)| v.parse::<f64>().ok()).unwrap_or(1e9)
+    };
+    HOST_DISK_TIMING
+        .iter()
+        .map(|&(k, v)| {
+            let measured = match k {
+                "read_latency" => probe.and_then(|p| p.get(false, 4096, 1)).map(|r| (r, bw("read_bandwidth"))),
+                "write_latency" => probe.and_then(|p| p.get(true, 4096, 1)).map(|r| (r, bw("write_bandwidth"))),
+                _ => None,
+            };
+            match measured {
+                Some((r, bw)) => {
+                    let us = (r.median_ns as f64 - 4096.0 / bw * 1e9).max(1000.0) / 1000.0;
+                    (k, format!("\"{us:.0}us\""))
+                }
+                None => (k, v.to_string()),
+            }
+        })
+        .collect()
+}
 
 /// `pagesim validate`'s command line.
 #[derive(Debug, clap::Args)]
@@ -190,6 +224,7 @@ pub fn host_overrides(
     sc: &pagesim::Scenario,
     host: &HostTunables,
     queue: &BTreeMap<String, String>,
+    timing: &[(&str, String)],
     same_ram: bool,
 ) -> Result<(Vec<Override>, Vec<String>), String> {
     let mut out = Vec::new();
@@ -299,7 +334,7 @@ pub fn host_overrides(
             (true, false) => "swap files live on the host's disk",
             _ => "the scenario's files live on the host's disk (its read_ahead_kb)",
         };
-        let mut keys: Vec<String> = HOST_DISK_TIMING.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let mut keys: Vec<String> = timing.iter().map(|(k, v)| format!("{k} = {v}")).collect();
         for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
             if let (Some(kb), "read_ahead_kb") = (own_ra, k) {
                 keys.push(format!("{k} = {kb}"));
@@ -685,6 +720,29 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         queue
     )?;
 
+    // The disk's latency today, for its model in pagesim (`host_disk_timing`).
+    let uses_disk = scenarios.iter().any(|sc| !pagesim_host::run::disk_devices(sc).is_empty());
+    let probe = if uses_disk {
+        match pagesim_host::probe::probe_device(&work_dir, 64 << 20, DISK_PROBE_REQUESTS) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                writeln!(out, "disk probe failed ({e}): the disk's model keeps its measured constants")?;
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let timing = host_disk_timing(probe.as_ref());
+    if let Some(p) = &probe {
+        let med = |w| p.get(w, 4096, 1).map(|r| format!("{:.0} us", r.median_ns as f64 / 1e3)).unwrap_or("?".into());
+        writeln!(
+            out,
+            "disk now: 4 KiB at queue depth 1, read {}, write {} (the disk model's latencies)",
+            med(false),
+            med(true)
+        )?;
+    }
     let meminfo = pagesim_host::measure::meminfo().map_err(|e| e.0)?;
     let mut results = Vec::new();
     let mut all_rows = Vec::new();
@@ -703,7 +761,7 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             }
         };
         let same_ram = pagesim_host::run::same_ram(sc, &meminfo);
-        let (overrides, notes) = host_overrides(sc, &host.host, &queue, same_ram)?;
+        let (overrides, notes) = host_overrides(sc, &host.host, &queue, &timing, same_ram)?;
         // The user's --sets come last and win (they were applied to the host run too).
         let mut sets: Vec<String> = overrides.iter().map(|o| o.set.clone()).collect();
         sets.extend(a.sets.iter().cloned());
@@ -820,7 +878,8 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         let doc = json!({
             "host": before.tunables,
             "disk_queue": queue,
-            "host_disk_timing": HOST_DISK_TIMING.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>(),
+            "host_disk_timing": timing.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
+            "disk_probe": probe,
             "repeats": a.repeats,
             "scenarios": results,
             "acceptance": {
@@ -885,7 +944,12 @@ mod tests {
     #[test]
     fn swap_areas_are_files_and_zswap_history_follows_the_host_for_anon_mthp() {
         let sets = |sc: &pagesim::Scenario, h: &HostTunables| -> Vec<String> {
-            host_overrides(sc, h, &BTreeMap::new(), false).unwrap().0.into_iter().map(|o| o.set).collect()
+            host_overrides(sc, h, &BTreeMap::new(), &host_disk_timing(None), false)
+                .unwrap()
+                .0
+                .into_iter()
+                .map(|o| o.set)
+                .collect()
         };
         let plain = scenario("");
         assert!(sets(&plain, &host()).contains(&"swap.0.file=true".to_string()));
@@ -910,6 +974,35 @@ mod tests {
         );
     }
 
+    /// The disk model takes the 4 KiB queue-depth-1 latencies measured at the start of the
+    /// run, less the transfer at the model's bandwidth; without a probe, the constants.
+    #[test]
+    fn the_disk_model_takes_the_latencies_measured_now() {
+        let r = |write, ns| pagesim_host::probe::ProbeResult {
+            write,
+            block: 4096,
+            depth: 1,
+            count: 400,
+            median_ns: ns,
+            p10_ns: ns,
+            p90_ns: ns,
+            iops: 1e9 / ns as f64,
+        };
+        let probe = DeviceProbe {
+            device: None,
+            queue: BTreeMap::new(),
+            file_bytes: 64 << 20,
+            results: vec![r(false, 67_000), r(true, 88_000)],
+        };
+        let get = |t: &[(&str, String)], k: &str| t.iter().find(|(key, _)| *key == k).unwrap().1.clone();
+        let t = host_disk_timing(Some(&probe));
+        // 4096 B at 1.35 GB/s is 3 us, at 5 GB/s 1 us.
+        assert_eq!((get(&t, "read_latency"), get(&t, "write_latency")), ("\"64us\"".into(), "\"87us\"".into()));
+        assert_eq!(get(&t, "read_bandwidth"), "1350000000");
+        let fixed = host_disk_timing(None);
+        assert_eq!(get(&fixed, "read_latency"), "\"50us\"");
+    }
+
     /// A scenario with files takes the host's large-folio setting (its filesystem on its
     /// kernel) unless it gives its own; one without files does not need it.
     #[test]
@@ -918,7 +1011,12 @@ mod tests {
                     size = \"1MB\"\n[memcg.box]\nmax = \"64MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n\
                     [[task.step]]\nfile = \"f\"\npattern = \"seq\"\nop = \"read\"\n";
         let sets = |sc: &pagesim::Scenario, h: &HostTunables| -> Vec<String> {
-            host_overrides(sc, h, &BTreeMap::new(), false).unwrap().0.into_iter().map(|o| o.set).collect()
+            host_overrides(sc, h, &BTreeMap::new(), &host_disk_timing(None), false)
+                .unwrap()
+                .0
+                .into_iter()
+                .map(|o| o.set)
+                .collect()
         };
         let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
         assert!(sets(&sc, &host()).contains(&"kernel.large_folios=true".to_string()));
@@ -929,7 +1027,7 @@ mod tests {
         assert!(!sets(&scenario(""), &host()).iter().any(|s| s.starts_with("kernel.large_folios")), "no files");
         // XFS on 5.19 takes them, but the nearest profile (linux-3.14) predates them: a note.
         let old = HostTunables { kernel_release: Some("5.19.2".into()), ..host() };
-        let (o, notes) = host_overrides(&sc, &old, &BTreeMap::new(), false).unwrap();
+        let (o, notes) = host_overrides(&sc, &old, &BTreeMap::new(), &host_disk_timing(None), false).unwrap();
         assert!(!o.iter().any(|o| o.set.starts_with("kernel.large_folios")), "{o:?}");
         assert!(notes.iter().any(|n| n.contains("predates")), "{notes:?}");
     }
@@ -954,7 +1052,7 @@ mod tests {
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
         let sc = scenario("[vm]\nswappiness = 30");
-        let (o, notes) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let (o, notes) = host_overrides(&sc, &host(), &queue, &host_disk_timing(None), false).unwrap();
         let sets: Vec<&str> = o.iter().map(|o| o.set.as_str()).collect();
         assert!(sets[0].starts_with("kernel.profile=\"linux-6."), "{sets:?}");
         assert!(sets.contains(&"vm.page-cluster=2") && sets.contains(&"kernel.vma_ra_enabled=false"), "{sets:?}");
@@ -975,7 +1073,7 @@ mod tests {
         assert_eq!(dev.queue_params().read_ahead_kb, 8192, "the host disk's read_ahead_kb");
         assert_eq!(s.file.vm.page_cluster, Some(2));
         // Same RAM: the watermarks carry over.
-        let (o, _) = host_overrides(&sc, &host(), &queue, true).unwrap();
+        let (o, _) = host_overrides(&sc, &host(), &queue, &host_disk_timing(None), true).unwrap();
         assert!(o.iter().any(|o| o.set == "vm.min_free_kbytes=67584"));
     }
 
@@ -987,7 +1085,7 @@ mod tests {
                     [memcg.box]\nmax = \"32MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\n\
                     file = \"data\"\nop = \"read\"\npattern = \"seq\"\n";
         let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
-        let (o, _) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let (o, _) = host_overrides(&sc, &host(), &queue, &host_disk_timing(None), false).unwrap();
         let devs: Vec<&str> = o.iter().filter(|o| o.set.starts_with("device.")).map(|o| o.set.as_str()).collect();
         assert_eq!(devs.len(), 1, "{devs:?}");
         assert!(devs[0].starts_with("device.f={ model = \"nvme\"") && devs[0].contains("read_ahead_kb = 8192"));
@@ -1010,7 +1108,7 @@ mod tests {
                     pattern = \"seq\"\n";
         let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
         assert_eq!(pagesim_host::run::scenario_read_ahead_kb(&sc).unwrap(), Some(128));
-        let (o, _) = host_overrides(&sc, &host(), &queue, false).unwrap();
+        let (o, _) = host_overrides(&sc, &host(), &queue, &host_disk_timing(None), false).unwrap();
         let all: Vec<String> = o.iter().map(|o| o.set.clone()).collect();
         let s = pagesim::Scenario::from_toml(text, "f.toml", &all).unwrap();
         let dev = pagesim::device::DeviceModel::new(&s.file.device["f"]).unwrap();

@@ -263,8 +263,9 @@ pub const PROFILES: &[Profile] = &[
         name: "linux-6.18",
         description: "Linux 6.18 (the validation host's kernel), classic LRU: linux-6.6's mechanisms, with \
                       reclaim reading memcg stats flushed every 2 s; large folios in the page cache of files (ext4, \
-                      6.16) with the readahead order growth of 6.17; fault-around not counting PG_workingset pages as read-around \
-                      hits (6.10); in swap: zeromap (6.12), exclusive zswap \
+                      6.16) with the readahead order growth of 6.17; anon mTHP when the scenario turns sizes on (6.8; \
+                      whole-folio swap-out 6.10, large swap-in from synchronous devices 6.12); fault-around not counting \
+                      PG_workingset pages as read-around hits (6.10); in swap: zeromap (6.12), exclusive zswap \
                       loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
                       referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 swap allocator \
                       rewrite, the end of the swap slots cache and the 6.18 swap table are not modelled apart \

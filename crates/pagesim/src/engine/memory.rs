@@ -254,28 +254,28 @@ impl Sim {
     fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
         let nr = self.mm.frames.nr_pages(f) as u32;
-        let base = Entry(self.mm.frames.swap[f]);
-        let (first, count) = if nr > 1 {
-            let k = entry.slot() - base.slot();
-            let first = idx - k;
-            let ptes = &self.mm.vmas[vma].pte;
-            let whole = ptes
+        // The folio's first page and first entry, and the pages mapped now.
+        let (first, base, count) = if nr > 1 {
+            let base = Entry(self.mm.frames.swap[f]);
+            let first = idx - (entry.slot() - base.slot());
+            let whole = self.mm.vmas[vma]
+                .pte
                 .get(first as usize..(first + nr) as usize)
                 .is_some_and(|r| r.iter().enumerate().all(|(j, &e)| e == pte::SWAP | base.offset(j as u32).0));
             if whole {
-                (first, nr)
+                (first, base, nr)
             } else {
-                (idx, 1)
+                (first, base, 1)
             }
         } else {
-            (idx, 1)
+            (idx, entry, 1)
         };
-        self.mm.frames.set_owner(f, Owner::Anon(vma), idx - (entry.slot() - base.slot()));
+        self.mm.frames.set_owner(f, Owner::Anon(vma), first);
         let m = self.sched.tasks[tid].memcg;
-        for i in first..first + count {
+        let (from, from_entry) = if count == nr { (first, base) } else { (idx, entry) };
+        for k in 0..count {
             // swap_free: the PTE no longer references the slot; the swap cache keeps it.
-            let e = Entry(self.mm.vmas[vma].pte[i as usize] & !pte::SWAP);
-            self.swap.area(e).put(e.slot());
+            self.swap.area(from_entry).put(from_entry.slot() + k);
         }
         let su = &mut self.mm.memcgs[m as usize].swap_usage;
         *su = su.saturating_sub(count as u64);
@@ -289,7 +289,7 @@ impl Sim {
         }
         // Only the faulting page is dirtied by a write; the others are mapped clean.
         let flags = if write { pte::YOUNG | pte::WRITE | pte::DIRTY } else { pte::YOUNG };
-        for i in first..first + count {
+        for i in from..from + count {
             let fl = if i == idx { flags } else { flags & !pte::DIRTY };
             self.mm.vmas[vma].pte[i as usize] = pte::present(f, fl);
         }
