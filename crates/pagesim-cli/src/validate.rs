@@ -920,6 +920,16 @@ mod tests {
         pagesim::Scenario::from_toml(&text, "s.toml", &[]).unwrap()
     }
 
+    /// The `--set`s validate gives pagesim for `sc` on host `h` (fixed disk constants).
+    fn sets(sc: &pagesim::Scenario, h: &HostTunables) -> Vec<String> {
+        host_overrides(sc, h, &BTreeMap::new(), &host_disk_timing(None), false)
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|o| o.set)
+            .collect()
+    }
+
     fn host() -> HostTunables {
         HostTunables {
             kernel_release: Some("6.18.44-fc-v595".into()),
@@ -943,14 +953,6 @@ mod tests {
     /// large folios can be read back.
     #[test]
     fn swap_areas_are_files_and_zswap_history_follows_the_host_for_anon_mthp() {
-        let sets = |sc: &pagesim::Scenario, h: &HostTunables| -> Vec<String> {
-            host_overrides(sc, h, &BTreeMap::new(), &host_disk_timing(None), false)
-                .unwrap()
-                .0
-                .into_iter()
-                .map(|o| o.set)
-                .collect()
-        };
         let plain = scenario("");
         assert!(sets(&plain, &host()).contains(&"swap.0.file=true".to_string()));
         let used = HostTunables {
@@ -1010,14 +1012,6 @@ mod tests {
         let text = "[machine]\nram = \"1GB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n\
                     size = \"1MB\"\n[memcg.box]\nmax = \"64MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n\
                     [[task.step]]\nfile = \"f\"\npattern = \"seq\"\nop = \"read\"\n";
-        let sets = |sc: &pagesim::Scenario, h: &HostTunables| -> Vec<String> {
-            host_overrides(sc, h, &BTreeMap::new(), &host_disk_timing(None), false)
-                .unwrap()
-                .0
-                .into_iter()
-                .map(|o| o.set)
-                .collect()
-        };
         let sc = pagesim::Scenario::from_toml(text, "f.toml", &[]).unwrap();
         assert!(sets(&sc, &host()).contains(&"kernel.large_folios=true".to_string()));
         let no = HostTunables { pagecache_large_folios: Some(false), ..host() };

@@ -317,12 +317,10 @@ impl Sim {
         true
     }
 
-    /// A new private page for a bypass swap-in of `entry`: refault accounting from the
-    /// slot's shadow, on the LRU, read synchronously. `None`: reclaim first.
-    fn swapin_direct(&mut self, tid: Tid, entry: Entry) -> Option<Pfn> {
-        let f = self.alloc_page(tid)?;
-        self.major_fault(tid);
-        let memcg = self.sched.tasks[tid].memcg;
+    /// A new private folio read back from swap without the swap cache: swap-backed, its
+    /// refault decided by the shadow of `entry` (the faulting slot), on the LRU (active when
+    /// the refault says so).
+    fn swapin_new_folio(&mut self, f: Pfn, entry: Entry) {
         self.mm.frames.set(f, pg::SWAPBACKED);
         if let Some(shadow) = self.swap.area(entry).take_shadow(entry.slot()) {
             self.workingset_refault(f, shadow, false);
@@ -330,6 +328,15 @@ impl Sim {
         let active = self.mm.frames.test(f, pg::ACTIVE);
         self.mm.frames.clear(f, pg::ACTIVE);
         self.lru_add(f, active);
+    }
+
+    /// A new private page for a bypass swap-in of `entry`: refault accounting from the
+    /// slot's shadow, on the LRU, read synchronously. `None`: reclaim first.
+    fn swapin_direct(&mut self, tid: Tid, entry: Entry) -> Option<Pfn> {
+        let f = self.alloc_page(tid)?;
+        self.major_fault(tid);
+        let memcg = self.sched.tasks[tid].memcg;
+        self.swapin_new_folio(f, entry);
         let done = self.swap_read_folio_sync(f, entry, memcg);
         debug_assert!(done, "bypass read from a device that is not synchronous");
         Some(f)
@@ -413,14 +420,7 @@ impl Sim {
         let memcg = self.sched.tasks[tid].memcg;
         let nr = self.mm.frames.nr_pages(f) as u32;
         let base = Entry(self.mm.vmas[vma].pte[first as usize] & !pte::SWAP);
-        let entry = base.offset(idx - first);
-        self.mm.frames.set(f, pg::SWAPBACKED);
-        if let Some(shadow) = self.swap.area(entry).take_shadow(entry.slot()) {
-            self.workingset_refault(f, shadow, false);
-        }
-        let active = self.mm.frames.test(f, pg::ACTIVE);
-        self.mm.frames.clear(f, pg::ACTIVE);
-        self.lru_add(f, active);
+        self.swapin_new_folio(f, base.offset(idx - first));
         for k in 0..nr {
             let done = self.swap_read_folio_sync(f, base.offset(k), memcg);
             debug_assert!(done, "bypass read from a device that is not synchronous");
