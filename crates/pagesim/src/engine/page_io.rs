@@ -167,9 +167,12 @@ impl Sim {
         self.swap_slots_released();
         let m = self.mm.frames.memcg[f];
         let nr = self.mm.frames.nr_pages(f) as u32;
+        // The first page's content, read once (a single page is the common case).
+        let c0 = self.swap.content.get(entry);
         if self.profile.swap_zeromap {
             // swap_writeout: a folio whose every page is zero is only remembered.
-            let zero = (0..nr).all(|k| self.swap.content.get(entry.offset(k)) == Content::Zero);
+            let zero = c0 == Content::Zero
+                && (1..nr).all(|k| self.swap.content.get(entry.offset(k)) == Content::Zero);
             for k in 0..nr {
                 self.swap.content.set_zeromap(entry.offset(k), zero);
             }
@@ -183,7 +186,7 @@ impl Sim {
                 return true;
             }
         }
-        if self.zswap_store_folio(f, entry) {
+        if self.zswap_store_folio(f, entry, c0) {
             self.mm.count(Counter::NrVmscanWrite, m, nr as u64);
             self.charge(self.cost.swapout_ns);
             return true;
@@ -202,14 +205,15 @@ impl Sim {
         false
     }
 
-    /// `zswap_store` of folio `f`, in the swap cache at `entry`: every page or none (6.13+
+    /// `zswap_store` of folio `f`, in the swap cache at `entry` (its first page's content
+    /// `c0`): every page or none (6.13+
     /// stores a large folio page by page and, if one page fails, drops the entries it made
     /// for the others). Counts `zswpout` per page stored.
-    fn zswap_store_folio(&mut self, f: Pfn, entry: Entry) -> bool {
+    fn zswap_store_folio(&mut self, f: Pfn, entry: Entry, c0: Content) -> bool {
         let nr = self.mm.frames.nr_pages(f) as u32;
         for k in 0..nr {
             let e = entry.offset(k);
-            let c = self.swap.content.get(e);
+            let c = if k == 0 { c0 } else { self.swap.content.get(e) };
             if !self.zswap_store(f, e, c) {
                 for j in 0..k {
                     self.zswap_invalidate(entry.offset(j));
