@@ -171,8 +171,7 @@ impl Sim {
         let c0 = self.swap.content.get(entry);
         if self.profile.swap_zeromap {
             // swap_writeout: a folio whose every page is zero is only remembered.
-            let zero = c0 == Content::Zero
-                && (1..nr).all(|k| self.swap.content.get(entry.offset(k)) == Content::Zero);
+            let zero = c0 == Content::Zero && (1..nr).all(|k| self.swap.content.get(entry.offset(k)) == Content::Zero);
             for k in 0..nr {
                 self.swap.content.set_zeromap(entry.offset(k), zero);
             }
