@@ -32,6 +32,12 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             writeln!(s, "large_folios = {}", profile == "linux-6.6").unwrap();
         }
     }
+    // Anon mTHP on the profile that has it: a random set of the sizes 16 KiB..1 MiB.
+    if profile == "linux-6.18" && u.arbitrary()? {
+        let sizes: Vec<String> =
+            (2u32..=8).filter(|_| u.arbitrary().unwrap_or(false)).map(|o| format!("\"{}KB\"", 4u32 << o)).collect();
+        writeln!(s, "anon_mthp = [{}]", sizes.join(", ")).unwrap();
+    }
     if u.arbitrary()? {
         writeln!(s, "[vm]\nswappiness = {}\npage-cluster = {}", u.int_in_range(0u32..=100)?, u.int_in_range(0u32..=5)?).unwrap();
     }
@@ -45,9 +51,15 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
     }
     for _ in 0..u.int_in_range(0usize..=2)? {
         writeln!(s, "[[swap]]\ndevice = \"d{}\"\nsize = \"{}MB\"", u.choose_index(ndev)?, u.int_in_range(1u32..=32)?).unwrap();
+        // A swap file (no runs of slots for large folios); refused on zram, which is fine.
+        if u.int_in_range(0u8..=3)? == 0 {
+            writeln!(s, "file = true").unwrap();
+        }
     }
-    if u.arbitrary()? {
-        writeln!(s, "[zswap]\nenabled = true\nmax_pool_percent = {}", u.int_in_range(1u32..=50)?).unwrap();
+    match u.int_in_range(0u8..=3)? {
+        0 => writeln!(s, "[zswap]\nenabled = true\nmax_pool_percent = {}", u.int_in_range(1u32..=50)?).unwrap(),
+        1 => writeln!(s, "[zswap]\never_enabled = true").unwrap(),
+        _ => {}
     }
     let nfiles = u.int_in_range(0usize..=2)?;
     for f in 0..nfiles {

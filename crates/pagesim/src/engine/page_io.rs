@@ -388,7 +388,9 @@ impl Sim {
             orders &= !(1 << order);
             let nr = 1u32 << order;
             let k = idx % nr;
-            if entry.slot() % nr != k || entry.slot() < k {
+            // Aligned as the pages are, and the whole run inside the area past its header.
+            let nslots = self.swap.area_ref(entry).nslots;
+            if entry.slot() % nr != k || entry.slot() <= k || entry.slot() - k + nr > nslots {
                 continue;
             }
             let (first, base) = (idx - k, Entry::new(entry.area() as u32, entry.slot() - k));
@@ -561,6 +563,20 @@ mod tests {
     use crate::testutil::{evict, fault, sim, swapcache_page, writeout};
 
     const ZRAM: &str = "[device.z]\nmodel = \"zram\"\n[[swap]]\ndevice = \"z\"\nsize = \"16MB\"\n";
+
+    /// Found by the generated fuzz target: a swap entry whose slot is below the folio size
+    /// at the matching offset put the large folio's first slot on the header (slot 0), and
+    /// one near the end of the area ran past it; neither can be a run of the folio's slots.
+    #[test]
+    fn a_large_swap_in_never_looks_at_slots_outside_the_area() {
+        let mut s = sim(&format!("[kernel]\nprofile = \"linux-6.18\"\nanon_mthp = [\"64KB\"]\n{ZRAM}"));
+        let last = s.swap.areas[0].nslots - 1;
+        for (idx, slot) in [(1u32, 1u32), (31, last)] {
+            let e = Entry::new(0, slot);
+            s.mm.vmas[0].pte[idx as usize] = pte::SWAP | e.0;
+            assert_eq!(s.alloc_swap_folio(crate::ids::Tid(0), VmaId(0), idx, e), None, "slot {slot}");
+        }
+    }
 
     #[test]
     fn a_zram_write_is_synchronous_and_its_pool_takes_free_memory_not_the_memcg() {
