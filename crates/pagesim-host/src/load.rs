@@ -1050,6 +1050,21 @@ mod tests {
         assert_eq!(replay.file.task[0].step[1].think, 1000);
     }
 
+    /// With anon mTHP on, a private region starts on a boundary of the largest size (as the
+    /// engine's regions do: their folios are aligned to the region's start) and is usable.
+    #[test]
+    fn an_mthp_region_is_mapped_on_a_boundary_of_its_largest_size() {
+        for align in [64 << 10, 1 << 20] {
+            let m = Mapping::new(Backing::PrivateAnon, 300 * PAGE, "r", Some(align)).unwrap();
+            assert_eq!(m.addr as usize % align, 0);
+            // SAFETY: the mapping is 300 pages, writable.
+            unsafe {
+                m.addr.write(1);
+                m.addr.add(300 * PAGE - 1).write(2);
+            }
+        }
+    }
+
     #[test]
     fn the_program_touches_the_engines_pages_in_the_engines_order() {
         let text = "seed = 5\n[machine]\nram = \"64MB\"\n[region.r]\nkind = \"anon\"\nsize = \"400KB\"\n\
