@@ -125,16 +125,13 @@ impl HostTunables {
             }
         }
         t.mem_total_kb = r("proc/meminfo").and_then(|m| crate::measure::parse_meminfo(&m).get("MemTotal").copied());
-        if let Ok(rd) = std::fs::read_dir(root.join("sys/kernel/mm/transparent_hugepage")) {
-            for e in rd.flatten() {
-                let name = e.file_name().to_string_lossy().into_owned();
-                let Some(size) = name.strip_prefix("hugepages-") else { continue };
-                if let Some(v) = sysfs::read_opt(&e.path().join("enabled")) {
-                    t.mthp_enabled.insert(size.to_string(), sysfs::selected(&v).to_string());
-                }
-                if let Some(v) = sysfs::read_opt(&e.path().join("shmem_enabled")) {
-                    t.mthp_shmem_enabled.insert(size.to_string(), sysfs::selected(&v).to_string());
-                }
+        for (kb, dir) in mthp_size_dirs(&root.join("sys/kernel/mm/transparent_hugepage")) {
+            let size = format!("{kb}kB");
+            if let Some(v) = sysfs::read_opt(&dir.join("enabled")) {
+                t.mthp_enabled.insert(size.clone(), sysfs::selected(&v).to_string());
+            }
+            if let Some(v) = sysfs::read_opt(&dir.join("shmem_enabled")) {
+                t.mthp_shmem_enabled.insert(size, sysfs::selected(&v).to_string());
             }
         }
         t

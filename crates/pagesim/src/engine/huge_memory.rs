@@ -9,6 +9,13 @@ use crate::ids::Pfn;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pte, Owner};
 
+/// The highest order set in `orders` (bit n: order n; not empty).
+#[inline]
+pub(crate) fn highest_order(orders: u16) -> u8 {
+    debug_assert!(orders != 0);
+    15 - orders.leading_zeros() as u8
+}
+
 impl Sim {
     /// `split_folio_to_list` for isolated anon folio `f`, not in the swap cache: `f` becomes
     /// its first page and the other pages are appended to `list`. Counts `split` (the

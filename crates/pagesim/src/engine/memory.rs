@@ -13,6 +13,8 @@
 //! it (`wait_page` → engine/sched.rs `sleep_on_page`) and is retried as a
 //! `FAULT_FLAG_TRIED` fault.
 
+use crate::engine::huge_memory::highest_order;
+use crate::engine::page_alloc::LightFail;
 use crate::engine::{PendingFault, Sim};
 use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
@@ -76,23 +78,29 @@ impl Sim {
                 None => return Fault::Retry,
             },
         };
+        self.map_new_anon_folio(vma, f, first);
+        Fault::Done
+    }
+
+    /// A new zeroed anon folio `f` mapped writable at `first` and the pages after it
+    /// (`folio_add_new_anon_rmap`, `folio_add_lru_vma`, `set_ptes`). x86's protections
+    /// carry the accessed bit: every PTE of the folio starts young.
+    fn map_new_anon_folio(&mut self, vma: VmaId, f: Pfn, first: u32) {
         let nr = self.mm.frames.nr_pages(f);
         self.charge(self.cost.zero_page_ns * nr);
         self.mm.frames.set(f, pg::SWAPBACKED);
         self.mm.frames.set_owner(f, Owner::Anon(vma), first);
         self.lru_add(f, self.profile.anon_starts_active);
-        // x86's protections carry the accessed bit: every PTE of the folio starts young.
         let e = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
         self.mm.vmas[vma].pte[first as usize..(first as u64 + nr) as usize].fill(e);
-        Fault::Done
     }
 
     /// `alloc_anon_folio`: the largest enabled anon mTHP order whose naturally aligned
     /// range around `idx` lies inside the VMA with every PTE none (`pte_range_none`: a page
     /// already touched, even by a read of the zero page, rules the order out), then that
-    /// order and the smaller ones in turn. The allocation neither reclaims nor wakes kswapd
-    /// (`GFP_TRANSHUGE_LIGHT`, the default `defrag` for a VMA without MADV_HUGEPAGE), nor
-    /// does its memcg charge; each order that fails counts `anon_fault_fallback` (and
+    /// order and the smaller ones in turn, each allocated as `GFP_TRANSHUGE_LIGHT`
+    /// (engine/page_alloc.rs `alloc_folio_light`: no reclaim, no kswapd, a charge that does
+    /// not reclaim). Each order that fails counts `anon_fault_fallback` (and
     /// `anon_fault_fallback_charge` when the charge failed). Returns the folio and its
     /// first page's index; `None` leaves the fault to an order-0 page.
     fn alloc_anon_folio(&mut self, tid: Tid, vma: VmaId, idx: u32) -> Option<(Pfn, u32)> {
@@ -105,7 +113,7 @@ impl Sim {
         // thp_vma_suitable_orders, then the highest order with an all-none range: every
         // smaller order's range lies inside it.
         while orders != 0 {
-            let order = 15 - orders.leading_zeros() as u8;
+            let order = highest_order(orders);
             let nr = 1u32 << order;
             let first = idx & !(nr - 1);
             let inside = (first + nr) as usize <= ptes.len();
@@ -115,18 +123,15 @@ impl Sim {
             orders &= !(1 << order);
         }
         while orders != 0 {
-            let order = 15 - orders.leading_zeros() as u8;
+            let order = highest_order(orders);
             orders &= !(1 << order);
-            let nr = 1u64 << order;
-            let m = &self.mm.memcgs[memcg as usize];
-            if self.mm.nr_free() > self.tun.wmark.min + (nr - 1) {
-                if m.usage + nr <= m.max {
-                    self.pending_fault(tid).anon_order0 = false;
-                    let f = self.mm.take_folio(memcg, order);
+            match self.alloc_folio_light(memcg, order) {
+                Ok(f) => {
                     self.mm.count(Counter::MthpAnonFaultAlloc, memcg, 1);
-                    return Some((f, idx & !(nr as u32 - 1)));
+                    return Some((f, idx & !((1u32 << order) - 1)));
                 }
-                self.mm.count(Counter::MthpAnonFaultFallbackCharge, memcg, 1);
+                Err(LightFail::Charge) => self.mm.count(Counter::MthpAnonFaultFallbackCharge, memcg, 1),
+                Err(LightFail::NoMemory) => {}
             }
             self.mm.count(Counter::MthpAnonFaultFallback, memcg, 1);
         }
@@ -139,11 +144,7 @@ impl Sim {
             // Copy-on-write of the zero page (`wp_page_copy`): always a single page.
             None => {
                 let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
-                self.charge(self.cost.zero_page_ns);
-                self.mm.frames.set(f, pg::SWAPBACKED);
-                self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
-                self.lru_add(f, self.profile.anon_starts_active);
-                self.mm.vmas[vma].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
+                self.map_new_anon_folio(vma, f, idx);
                 Fault::Done
             }
             Some(f) => {
@@ -254,8 +255,9 @@ impl Sim {
     fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, entry: Entry) {
         self.charge(self.cost.swapin_ns / 4);
         let nr = self.mm.frames.nr_pages(f) as u32;
-        // The folio's first page and first entry, and the pages mapped now.
-        let (first, base, count) = if nr > 1 {
+        // The folio's first page, and the pages mapped now: from `from` on, taking the
+        // references of the slots from `from_entry` on.
+        let (first, from, from_entry, count) = if nr > 1 {
             let base = Entry(self.mm.frames.swap[f]);
             let first = idx - (entry.slot() - base.slot());
             let whole = self.mm.vmas[vma]
@@ -263,16 +265,15 @@ impl Sim {
                 .get(first as usize..(first + nr) as usize)
                 .is_some_and(|r| r.iter().enumerate().all(|(j, &e)| e == pte::SWAP | base.offset(j as u32).0));
             if whole {
-                (first, base, nr)
+                (first, first, base, nr)
             } else {
-                (first, base, 1)
+                (first, idx, entry, 1)
             }
         } else {
-            (idx, entry, 1)
+            (idx, idx, entry, 1)
         };
         self.mm.frames.set_owner(f, Owner::Anon(vma), first);
         let m = self.sched.tasks[tid].memcg;
-        let (from, from_entry) = if count == nr { (first, base) } else { (idx, entry) };
         for k in 0..count {
             // swap_free: the PTE no longer references the slot; the swap cache keeps it.
             self.swap.area(from_entry).put(from_entry.slot() + k);

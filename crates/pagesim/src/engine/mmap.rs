@@ -31,14 +31,15 @@ impl Sim {
                     self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
                     self.swap.area(entry).put(entry.slot());
                 } else if let Some(f) = pte::frame(e) {
-                    // A large folio goes once its last PTE does (zap_pte_range batches its
-                    // PTEs; they are consecutive in this VMA).
-                    let first = self.mm.frames.index[f] as usize;
-                    let last = first + self.mm.frames.nr_pages(f) as usize;
-                    let ptes = &self.mm.vmas[v].pte;
-                    if (i + 1..last.min(ptes.len())).any(|j| pte::is_present(ptes[j]) && pte::frame(ptes[j]) == Some(f))
-                    {
-                        continue;
+                    // A large folio's other PTEs follow in this VMA: zap_pte_range takes
+                    // them in one batch, and the folio goes once.
+                    let last = self.mm.frames.index[f] as usize + self.mm.frames.nr_pages(f) as usize;
+                    let ptes = &mut self.mm.vmas[v].pte;
+                    let end = last.min(ptes.len());
+                    for p in ptes.get_mut(i + 1..end).unwrap_or_default() {
+                        if pte::is_present(*p) && pte::frame(*p) == Some(f) {
+                            *p = pte::NONE;
+                        }
                     }
                     self.mm.frames.set_owner(f, Owner::None, 0);
                     self.mm.frames.clear(f, pg::DIRTY);

@@ -8,6 +8,8 @@
 //! - [`Sim::alloc_page_atomic`]: an allocation that never reclaims (swap readahead pages).
 //! - [`Sim::alloc_folio_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
 //!   reclaim pass, then give up.
+//! - `Sim::alloc_folio_light`: `GFP_TRANSHUGE_LIGHT` for anon mTHP: no reclaim, no kswapd,
+//!   a charge that does not reclaim; says which of the two failed.
 //! - `Mm::free_frame`: `free_unref_folios` and the memcg uncharge.
 //!
 //! The frames of zsmalloc pools (zswap, zram) are taken and returned in engine/page_io.rs
@@ -98,6 +100,33 @@ impl Sim {
     }
 }
 
+/// Why a `GFP_TRANSHUGE_LIGHT` folio could not be had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LightFail {
+    /// The zone is at its min watermark (no reclaim, no compaction to make room).
+    NoMemory,
+    /// The memcg charge failed (a charge that may not block does not reclaim).
+    Charge,
+}
+
+impl Sim {
+    /// A large folio as an anon mTHP fault or swap-in allocates it: `GFP_TRANSHUGE_LIGHT`
+    /// (`vma_thp_gfp_mask`, defrag `madvise`, a VMA without MADV_HUGEPAGE), so above the min
+    /// watermark only, never reclaiming or waking kswapd, and charged to `memcg` only where
+    /// it fits (`try_charge_memcg` gives up at once without `__GFP_DIRECT_RECLAIM`).
+    pub(crate) fn alloc_folio_light(&mut self, memcg: u16, order: u8) -> Result<Pfn, LightFail> {
+        let nr = 1u64 << order;
+        if self.mm.nr_free() <= self.tun.wmark.min + (nr - 1) {
+            return Err(LightFail::NoMemory);
+        }
+        let m = &self.mm.memcgs[memcg as usize];
+        if m.usage + nr > m.max {
+            return Err(LightFail::Charge);
+        }
+        Ok(self.mm.take_folio(memcg, order))
+    }
+}
+
 impl Mm {
     /// Takes a free frame for memcg `memcg` and charges it (`rmqueue`, `mem_cgroup_charge`);
     /// the caller checked that one is free.
@@ -106,7 +135,7 @@ impl Mm {
     }
 
     /// [`Mm::take_frame`] for a folio of `1 << order` pages, charged and counted in pages.
-    pub(crate) fn take_folio(&mut self, memcg: u16, order: u8) -> Pfn {
+    fn take_folio(&mut self, memcg: u16, order: u8) -> Pfn {
         let f = self.frames.alloc_order(memcg, order).expect("free pages present");
         let nr = 1u64 << order;
         self.memcgs[memcg as usize].usage += nr;

@@ -384,7 +384,7 @@ impl Sim {
         }
         let memcg = self.sched.tasks[tid].memcg;
         while orders != 0 {
-            let order = 15 - orders.leading_zeros() as u8;
+            let order = crate::engine::huge_memory::highest_order(orders);
             orders &= !(1 << order);
             let nr = 1u32 << order;
             let k = idx % nr;
@@ -408,9 +408,8 @@ impl Sim {
             if !ok {
                 continue;
             }
-            let m = &self.mm.memcgs[memcg as usize];
-            if self.mm.nr_free() > self.tun.wmark.min + (nr as u64 - 1) && m.usage + nr as u64 <= m.max {
-                return Some((self.mm.take_folio(memcg, order), first));
+            if let Ok(f) = self.alloc_folio_light(memcg, order) {
+                return Some((f, first));
             }
         }
         None

@@ -496,34 +496,24 @@ impl Swap {
     /// `folio_alloc_swap` for one page: highest priority area with room, round-robin
     /// among equal priorities.
     pub fn alloc(&mut self, cpu: u32) -> Option<Entry> {
-        let n = self.areas.len();
-        if n == 0 {
-            return None;
-        }
-        let best = self.areas.iter().filter(|a| a.nr_free() > 0).map(|a| a.prio).max()?;
-        for k in 0..n {
-            let i = (self.rr + k) % n;
-            if self.areas[i].prio == best && self.areas[i].nr_free() > 0 {
-                if let Some(slot) = self.areas[i].alloc(cpu) {
-                    self.rr = (i + 1) % n;
-                    return Some(Entry::new(i as u32, slot));
-                }
-            }
-        }
-        None
+        self.alloc_from_areas(1, |a| a.alloc(cpu))
     }
 
-    /// `folio_alloc_swap` for a large folio: `1 << order` aligned slots in one area, the
-    /// highest priority area that has them, round-robin among equal priorities
-    /// ([`SwapArea::alloc_order`]). `None`: the folio must be split.
+    /// `folio_alloc_swap` for a large folio: `1 << order` aligned slots in one area
+    /// ([`SwapArea::alloc_order`]), chosen as for a page. `None`: the folio must be split.
     pub fn alloc_order(&mut self, cpu: u32, order: u8) -> Option<Entry> {
+        self.alloc_from_areas(1 << order, |a| a.alloc_order(cpu, order))
+    }
+
+    /// `take` from the highest priority area with `nr` free slots, round-robin among equal
+    /// priorities, starting after the area used last.
+    fn alloc_from_areas(&mut self, nr: u32, mut take: impl FnMut(&mut SwapArea) -> Option<u32>) -> Option<Entry> {
         let n = self.areas.len();
-        let nr = 1u32 << order;
         let best = self.areas.iter().filter(|a| a.nr_free() >= nr).map(|a| a.prio).max()?;
         for k in 0..n {
             let i = (self.rr + k) % n;
-            if self.areas[i].prio == best {
-                if let Some(slot) = self.areas[i].alloc_order(cpu, order) {
+            if self.areas[i].prio == best && self.areas[i].nr_free() >= nr {
+                if let Some(slot) = take(&mut self.areas[i]) {
                     self.rr = (i + 1) % n;
                     return Some(Entry::new(i as u32, slot));
                 }
