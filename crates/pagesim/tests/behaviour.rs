@@ -54,10 +54,16 @@ fn cyclic_scan_of_more_than_memory_faults_on_every_access_without_workingset_pro
     assert_eq!(old.counter(Counter::PswpIn), maj, "without readahead every swap-in is a major fault");
     assert_eq!(old.counter(Counter::SwapRa), 0);
     // 6.6 activates refaulting pages whose refault distance (about the 10% overshoot) fits
-    // in the workingset: part of the loop stays resident and major faults drop.
+    // in the workingset: part of the loop stays resident, and the faults after the first
+    // pass, major and minor, drop. (How 3.14's split between the two falls depends on how
+    // many written pages wait unfreed, which moves with reclaim's timing: 15881 major of
+    // 23850 before threads kept their CPU, 12834 of 22573 after.)
     let new = run(&s, &["vm.page-cluster=0"]);
     assert!(new.counter(Counter::WorkingsetActivateAnon) > 0);
-    assert!(new.counter(Counter::PgMajFault) < maj * 3 / 4, "6.6 {} vs 3.14 {maj}", new.counter(Counter::PgMajFault));
+    let new_later = new.counter(Counter::PgFault) - pages;
+    assert!(new_later < later * 9 / 10, "faults after the first pass: 6.6 {new_later} vs 3.14 {later}");
+    let new_maj = new.counter(Counter::PgMajFault);
+    assert!(new_maj < maj * 9 / 10, "major faults: 6.6 {new_maj} vs 3.14 {maj}");
 }
 
 #[test]

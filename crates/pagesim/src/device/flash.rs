@@ -90,6 +90,11 @@ pub struct FlashParams<D: FlashDefaults> {
     pub rotational: bool,
     /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
     pub nr_requests: u32,
+    /// The CPU that takes the device's completion interrupts (`/proc/irq/N/effective_affinity`
+    /// of a device with one hardware queue, such as virtio-blk); a task sleeping on its I/O
+    /// on another CPU is woken through an IPI (`cpu.remote_wakeup_ns`). Default: none, each
+    /// completion runs on the CPU of the task it wakes (blk-mq with a queue per CPU).
+    pub irq_cpu: Option<u32>,
     pub scheduler: Scheduler,
     pub iosched: IoschedParams,
     #[serde(skip)]
@@ -110,6 +115,7 @@ impl<D: FlashDefaults> Default for FlashParams<D> {
             read_ahead_kb: 128,
             rotational: false,
             nr_requests: NR_REQUESTS,
+            irq_cpu: None,
             scheduler: Scheduler::Fifo,
             iosched: IoschedParams::default(),
             _defaults: PhantomData,
@@ -155,6 +161,7 @@ impl<D: FlashDefaults> FlashParams<D> {
         let mut q = self.queue_params().docs();
         q[0].doc = s.max_sectors_kb;
         v.append(&mut q);
+        v.push(super::irq_cpu_doc(self.irq_cpu));
         v
     }
 
@@ -165,6 +172,7 @@ impl<D: FlashDefaults> FlashParams<D> {
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
+            irq_cpu: self.irq_cpu,
         }
     }
 }

@@ -116,6 +116,11 @@ pub struct HddParams {
     pub read_ahead_kb: u64,
     /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
     pub nr_requests: u32,
+    /// The CPU that takes the device's completion interrupts (`/proc/irq/N/effective_affinity`
+    /// of a device with one hardware queue, such as virtio-blk); a task sleeping on its I/O
+    /// on another CPU is woken through an IPI (`cpu.remote_wakeup_ns`). Default: none, each
+    /// completion runs on the CPU of the task it wakes (blk-mq with a queue per CPU).
+    pub irq_cpu: Option<u32>,
     /// Default mq-deadline.
     pub scheduler: Scheduler,
     pub iosched: IoschedParams,
@@ -145,6 +150,7 @@ impl Default for HddParams {
             max_sectors_kb: 512,
             read_ahead_kb: 128,
             nr_requests: NR_REQUESTS,
+            irq_cpu: None,
             scheduler: Scheduler::MqDeadline,
             iosched: IoschedParams::default(),
         }
@@ -159,6 +165,7 @@ impl HddParams {
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
+            irq_cpu: self.irq_cpu,
         }
     }
 
@@ -288,6 +295,7 @@ impl HddParams {
             },
         ];
         v.append(&mut self.queue_params().docs());
+        v.push(super::irq_cpu_doc(self.irq_cpu));
         v
     }
 }

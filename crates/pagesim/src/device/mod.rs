@@ -120,6 +120,22 @@ pub struct QueueParams {
     pub nr_requests: u32,
     pub scheduler: Scheduler,
     pub iosched: IoschedParams,
+    /// The CPU that takes the completion interrupts, if one does (`irq_cpu` of the models
+    /// that interrupt: hdd, sata-ssd, nvme); `None`: the CPU of the task a completion wakes.
+    pub irq_cpu: Option<u32>,
+}
+
+/// The `irq_cpu` key of the models whose completions are interrupts.
+pub(crate) fn irq_cpu_doc(irq_cpu: Option<u32>) -> ParamDoc {
+    ParamDoc {
+        key: "irq_cpu",
+        unit: "CPU number",
+        default: irq_cpu.map_or("none".into(), |c| c.to_string()),
+        doc: "CPU that takes the device's completion interrupts (/proc/irq/N/effective_affinity_list \
+              of a device with one hardware queue, such as virtio-blk). A task sleeping on the \
+              device's I/O on another, idle CPU then wakes cpu.remote_wakeup_ns later (the IPI). \
+              none: each completion runs on the CPU of the task it wakes (a queue per CPU).",
+    }
 }
 
 impl QueueParams {

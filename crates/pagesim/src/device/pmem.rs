@@ -81,6 +81,7 @@ impl PmemParams {
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
+            irq_cpu: None,
         }
     }
 

@@ -191,6 +191,8 @@ pub struct DeviceQueue {
     congestion_wakeup: bool,
     /// The submitting context (a task), for per-process scheduler queues.
     ctx: u32,
+    /// The CPU taking the completion interrupts, if one does.
+    irq_cpu: Option<u32>,
 }
 
 impl DeviceQueue {
@@ -231,6 +233,7 @@ impl DeviceQueue {
             read_congested_since: 0,
             congestion_wakeup: false,
             ctx: 0,
+            irq_cpu: q.irq_cpu,
         }
     }
 
@@ -376,6 +379,11 @@ impl DeviceQueue {
     /// The largest request this queue builds, in bytes (`max_sectors_kb`).
     pub fn max_bytes(&self) -> u64 {
         self.max_bytes
+    }
+
+    /// The CPU its completions run on (`irq_cpu`); `None`: the CPU of the task each wakes.
+    pub fn irq_cpu(&self) -> Option<u32> {
+        self.irq_cpu
     }
 
     /// Submits a page-sized or larger I/O at `now` under the current plug (`submit_bio`,

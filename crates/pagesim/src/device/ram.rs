@@ -55,6 +55,7 @@ impl RamParams {
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,
             iosched: self.iosched,
+            irq_cpu: None,
         }
     }
 

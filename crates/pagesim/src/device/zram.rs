@@ -144,6 +144,7 @@ impl TimingModel for Zram {
             nr_requests: 128,
             scheduler: Scheduler::Fifo,
             iosched: Default::default(),
+            irq_cpu: None,
         }
     }
 

@@ -85,7 +85,7 @@ impl Sim {
             self.reclaim.kswapd.napping = false;
             self.mm.vmstat.add(Counter::KswapdCongestionWaitWoken, 1);
             let k = self.kswapd_thread();
-            self.wake(k, self.sched.now);
+            self.wake_up(k);
         }
         if !self.io.devices[dev].write_full() {
             if let Some(i) = self.io.req_waiters.iter().position(|&(_, d)| d == dev) {
@@ -95,7 +95,7 @@ impl Sim {
                 } else {
                     self.sched.tasks[th].state = TaskState::Runnable;
                 }
-                self.wake(th, self.sched.now);
+                self.wake_up(th);
             }
         }
     }

@@ -91,7 +91,7 @@ use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use event::{Event, EventQueue};
 pub use sched::TimelinePoint;
-use sched::{PageWaiters, Sched};
+use sched::{PageWaiters, Sched, NO_CPU};
 
 /// Where a task is: what it waits for, if it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -197,6 +197,8 @@ pub struct Task {
     pub read: Option<FileRead>,
     /// Per step: when it ended (0 while not ended).
     pub step_end_ns: Vec<u64>,
+    /// The CPUs it may run on (`task[].cpus`), sorted; `None`: any.
+    pub cpus: Option<Box<[u32]>>,
 }
 
 /// Resolved tunables of a run.
@@ -401,6 +403,7 @@ impl Sim {
                     no_progress: 0,
                     read: None,
                     step_end_ns: vec![0; nsteps],
+                    cpus: t.cpus.as_deref().map(Box::from),
                 });
             }
         }
@@ -421,6 +424,8 @@ impl Sim {
                 now: 0,
                 events: EventQueue::default(),
                 cpu_free: vec![0; ncpus as usize],
+                last_cpu: vec![NO_CPU; nthreads],
+                running_on: NO_CPU,
                 tokens: vec![0; nthreads],
                 tasks,
                 // Not a default: the engine's encodings of "no limit" and "no timeline".
@@ -538,7 +543,11 @@ impl Sim {
                 }
                 Event::IoDone { dev, rid } => {
                     self.sched.io_done += 1;
+                    // The completion runs on the device's interrupt CPU, or (none) on the
+                    // CPU of the task it wakes.
+                    self.sched.running_on = self.io.devices[dev].irq_cpu().unwrap_or(NO_CPU);
                     self.io_done(dev, rid);
+                    self.sched.running_on = NO_CPU;
                 }
                 Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }

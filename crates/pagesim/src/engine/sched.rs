@@ -7,6 +7,13 @@
 //! with the needed permission) with no event and no allocation until one faults, a file
 //! step needs a read call, or the burst ends. The fault itself is engine/memory.rs.
 //!
+//! A thread runs on the CPU it last ran on when it may and that CPU is idle, else on the
+//! CPU it may use that frees up first (`select_task_rq_fair`: `wake_affine_idle` keeps an
+//! idle `prev_cpu`, `select_idle_sibling` finds another idle one). Waking a sleeping thread
+//! onto an idle CPU other than the one running the waker is an IPI (`ttwu_queue_wakelist`):
+//! the thread runs `cpu.remote_wakeup_ns` later (`wake_up`). An I/O completion runs on its
+//! device's interrupt CPU (`irq_cpu`), or without one on the CPU of the task it wakes.
+//!
 //! Also the page wait queues of mm/filemap.c (`folio_waitqueue`, `PAGE_WAIT_TABLE_BITS`):
 //! a task sleeps on a page's I/O (`sleep_on_page`: `folio_wait_locked`,
 //! `folio_wait_writeback`) until engine/block.rs ends that I/O and wakes it
@@ -31,6 +38,11 @@ pub(crate) struct Sched {
     pub(crate) events: EventQueue,
     /// Per-CPU time at which the CPU is free.
     pub(crate) cpu_free: Vec<u64>,
+    /// Per thread, the CPU it last ran on ([`NO_CPU`] before its first burst).
+    pub(crate) last_cpu: Vec<u32>,
+    /// The CPU running the code in progress: the thread's during a burst, the interrupt
+    /// CPU during an I/O completion; [`NO_CPU`] when that is the woken thread's own CPU.
+    pub(crate) running_on: u32,
     /// Per-thread wakeup token: an event with a stale token is ignored.
     pub(crate) tokens: Vec<u32>,
     pub(crate) tasks: Vec<Task>,
@@ -96,6 +108,9 @@ impl TimelinePoint {
         }
     }
 }
+
+/// "No CPU" in [`Sched::last_cpu`] and [`Sched::running_on`].
+pub(crate) const NO_CPU: u32 = u32::MAX;
 
 /// log2 of the number of page wait queues (mm/filemap.c `PAGE_WAIT_TABLE_BITS`).
 const PAGE_WAIT_TABLE_BITS: u32 = 8;
@@ -182,14 +197,47 @@ impl Sim {
         *tok = tok.wrapping_add(1);
     }
 
-    /// Dispatches one thread burst on the CPU that frees up first.
+    /// Wakes sleeping thread `th` from the code running now (`try_to_wake_up`): at once,
+    /// or `cpu.remote_wakeup_ns` later when it will run on an idle CPU other than the one
+    /// running the waker (the IPI and that CPU's exit from idle).
+    pub(crate) fn wake_up(&mut self, th: Tid) {
+        let (now, from, cost) = (self.sched.now, self.sched.running_on, self.cost.remote_wakeup_ns);
+        let remote = cost > 0 && from != NO_CPU && self.select_cpu(th, from).is_some_and(|(c, _)| c != from);
+        self.wake(th, if remote { now + cost } else { now });
+    }
+
+    /// The CPU thread `th` runs on next, and when that CPU is free: the one it last ran on
+    /// if it may run there and that CPU is idle, else the CPU it may use that frees up
+    /// first (the lowest on a tie). CPU `busy` (the waker's, or [`NO_CPU`]) counts as busy.
+    fn select_cpu(&self, th: Tid, busy: u32) -> Option<(u32, u64)> {
+        let s = &self.sched;
+        let allowed = s.tasks.get(th.idx()).and_then(|t| t.cpus.as_deref());
+        let free_at = |c: u32| if c == busy { u64::MAX } else { s.cpu_free[c as usize] };
+        let prev = s.last_cpu[th.idx()];
+        if prev != NO_CPU && free_at(prev) <= s.now && allowed.is_none_or(|a| a.contains(&prev)) {
+            return Some((prev, free_at(prev)));
+        }
+        let first = |cpus: &mut dyn Iterator<Item = u32>| cpus.map(|c| (c, free_at(c))).min_by_key(|&(c, t)| (t, c));
+        match allowed {
+            Some(a) => first(&mut a.iter().copied()),
+            None => first(&mut (0..s.cpu_free.len() as u32)),
+        }
+        .filter(|&(_, t)| t != u64::MAX)
+    }
+
+    /// Dispatches one thread burst on the CPU [`Self::select_cpu`] gives.
     pub(crate) fn run_thread(&mut self, th: Tid) {
-        let (cpu, free_at) =
-            self.sched.cpu_free.iter().copied().enumerate().min_by_key(|&(i, t)| (t, i)).expect("at least one CPU");
+        if self.sched.tasks.get(th.idx()).is_some_and(|t| t.state == TaskState::Done) {
+            return;
+        }
+        let Some((cpu, free_at)) = self.select_cpu(th, NO_CPU) else { unreachable!("a thread may use some CPU") };
         if free_at > self.sched.now {
             self.wake(th, free_at);
             return;
         }
+        let cpu = cpu as usize;
+        self.sched.last_cpu[th.idx()] = cpu as u32;
+        self.sched.running_on = cpu as u32;
         let start = self.sched.now;
         self.io.ctx = th;
         if th == self.kswapd_thread() {
@@ -203,13 +251,11 @@ impl Sim {
             if t.state == TaskState::NotStarted {
                 t.state = TaskState::Runnable;
             }
-            if t.state == TaskState::Done {
-                return;
-            }
             self.run_task(th, cpu as u32);
             self.sched.tasks[th].cpu_ns += self.sched.now - start;
         }
         self.sched.cpu_free[cpu] = self.sched.now;
+        self.sched.running_on = NO_CPU;
     }
 
     /// The end of this burst: the next event, one time slice, or the run's time limit. A
@@ -445,7 +491,7 @@ impl Sim {
             if self.sched.tasks[tid].state == TaskState::WaitPage(f) {
                 self.sched.tasks[tid].state = TaskState::Runnable;
                 any = true;
-                self.wake(tid, self.sched.now);
+                self.wake_up(tid);
             }
         }
         woken.clear();
@@ -457,6 +503,69 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testutil::run;
+
+    /// 32 MB of anon memory in a 16 MB memcg, read twice in order at page-cluster 0: each
+    /// of the second pass's faults sleeps on one swap read of an nvme with `disk` keys.
+    fn swap_reader(disk: &str, cpus: &str) -> String {
+        format!(
+            "[machine]\nram = \"256MB\"\ncpus = 2\n[kernel]\nprofile = \"linux-6.18\"\n[vm]\npage-cluster = 0\n\
+             [device.d]\nmodel = \"nvme\"\nread_latency = \"60us\"\n{disk}\n[[swap]]\ndevice = \"d\"\nsize = \"64MB\"\n\
+             [memcg.box]\nmax = \"16MB\"\n[region.r]\nkind = \"anon\"\nsize = \"32MB\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"box\"\n{cpus}\n\
+             [[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"write\"\n\
+             [[task.step]]\nregion = \"r\"\npattern = \"seq\"\npasses = 2\nop = \"read\"\n"
+        )
+    }
+
+    /// A completion on the disk's interrupt CPU wakes a task sleeping on another, idle CPU
+    /// `cpu.remote_wakeup_ns` later, each time; a task on the interrupt CPU itself, or a
+    /// disk without an interrupt CPU, costs nothing more.
+    #[test]
+    fn a_task_on_another_cpu_than_the_disk_interrupt_waits_for_the_wakeup_ipi() {
+        let wake = ["cpu.remote_wakeup_ns=40000"];
+        let remote = run(&swap_reader("irq_cpu = 1", "cpus = [0]"), &wake);
+        let local = run(&swap_reader("irq_cpu = 1", "cpus = [1]"), &wake);
+        let no_irq = run(&swap_reader("", "cpus = [0]"), &wake);
+        let free = run(&swap_reader("irq_cpu = 1", "cpus = [0]"), &[]);
+        let waits = local.counter(Counter::PswpIn);
+        assert!(waits > 10_000, "the second pass swaps in: {waits}");
+        assert_eq!(remote.counter(Counter::PswpIn), waits, "the same I/O either way");
+        // Each swap-in (and each other wakeup by a completion) adds the IPI's 40 us.
+        let extra = remote.elapsed_ns as i64 - local.elapsed_ns as i64;
+        let per_wait = extra / waits as i64;
+        assert!((38_000..=46_000).contains(&per_wait), "{per_wait} ns more per swap-in");
+        assert!(
+            remote.fault_latency.median_ns >= local.fault_latency.median_ns + 30_000,
+            "the fault waits for the IPI: {} vs {} ns",
+            remote.fault_latency.median_ns,
+            local.fault_latency.median_ns
+        );
+        assert_eq!(no_irq.elapsed_ns, local.elapsed_ns, "no interrupt CPU: completions are local");
+        assert_eq!(free.elapsed_ns, local.elapsed_ns, "remote_wakeup_ns 0: a free wakeup");
+    }
+
+    /// Processes run only on the CPUs they may use (`task[].cpus`); an unpinned one runs
+    /// on the first free CPU and stays there while it is idle.
+    #[test]
+    fn tasks_run_only_on_the_cpus_they_may_use() {
+        let text = |cpus: &str| {
+            format!(
+                "[machine]\nram = \"256MB\"\ncpus = 4\n[region.r]\nkind = \"anon\"\nsize = \"1MB\"\n\
+                 [[task]]\nname = \"t\"\ncount = 3\n{cpus}\n\
+                 [[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"write\"\npasses = 20\nthink = \"5us\"\n"
+            )
+        };
+        let mut pinned = crate::testutil::sim_from(&text("cpus = [2, 3]"), &[]);
+        pinned.run(&mut None);
+        let ran: Vec<u32> = pinned.sched.last_cpu[..3].to_vec();
+        assert!(ran.iter().all(|&c| c == 2 || c == 3), "{ran:?}");
+        assert!(ran.contains(&2) && ran.contains(&3), "three processes on two CPUs use both: {ran:?}");
+        let mut free = crate::testutil::sim_from(&text(""), &[]);
+        free.run(&mut None);
+        assert_eq!(&free.sched.last_cpu[..3], [0, 1, 2], "each process keeps the CPU it found free");
+        assert_eq!(free.sched.last_cpu[3], NO_CPU, "kswapd never ran");
+    }
 
     #[test]
     fn a_page_wakes_only_its_own_waiters_in_task_order_once_each() {

@@ -687,7 +687,7 @@ impl Sim {
             // throttled (it runs again without waiting); it is released all the same.
             if self.sched.tasks[tid].state == TaskState::Throttled {
                 self.sched.tasks[tid].state = TaskState::Runnable;
-                self.wake(tid, self.sched.now);
+                self.wake_up(tid);
             }
         }
         throttled.clear();
@@ -695,7 +695,7 @@ impl Sim {
         if self.reclaim.kswapd.throttled {
             self.reclaim.kswapd.throttled = false;
             let k = self.kswapd_thread();
-            self.wake(k, self.sched.now);
+            self.wake_up(k);
         }
     }
 

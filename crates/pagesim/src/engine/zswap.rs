@@ -180,7 +180,7 @@ impl Sim {
             self.swap.zswap.worker_queued = true;
             self.swap.zswap.worker_failures = 0;
             let w = self.zswap_worker_thread();
-            self.wake(w, self.sched.now);
+            self.wake_up(w);
         }
     }
 

@@ -308,6 +308,9 @@ pub struct Task {
     pub start: u64,
     /// ns.
     pub stagger: u64,
+    /// The CPUs its processes may run on, sorted; `None`: any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpus: Option<Vec<u32>>,
     pub step: Vec<Step>,
 }
 
@@ -509,6 +512,12 @@ impl Config {
         for (name, d) in &file.device {
             let key = format!("device.{name}");
             let model = DeviceModel::new(d).map_err(|e| err(&key, e))?;
+            if let Some(c) = model.queue_params().irq_cpu.filter(|&c| c >= machine.cpus) {
+                return Err(err(
+                    &format!("{key}.irq_cpu"),
+                    format!("expected a CPU number below machine.cpus = {}, got {c}", machine.cpus),
+                ));
+            }
             let table = device_tables
                 .and_then(|t| t.get(name))
                 .and_then(|v| v.as_table())
@@ -617,6 +626,22 @@ impl Config {
             if t.step.is_empty() {
                 return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));
             }
+            let cpus = match &t.cpus {
+                None => None,
+                Some(list) => {
+                    let mut cpus = list.clone();
+                    cpus.sort_unstable();
+                    cpus.dedup();
+                    let n = machine.cpus;
+                    if cpus.is_empty() || cpus.len() != list.len() || cpus.last().is_some_and(|&c| c >= n) {
+                        return Err(err(
+                            &format!("{key}.cpus"),
+                            format!("expected distinct CPU numbers 0..{}, at least one, got {list:?}", n - 1),
+                        ));
+                    }
+                    Some(cpus)
+                }
+            };
             let step = t
                 .step
                 .iter()
@@ -631,6 +656,7 @@ impl Config {
                 count: t.count,
                 start: t.start,
                 stagger: t.stagger,
+                cpus,
                 step,
             });
         }

@@ -248,6 +248,12 @@ pub struct CpuCosts {
     /// completion).
     #[serde(deserialize_with = "de_duration_ns")]
     pub pagecache_read_ns: u64,
+    /// Wall time from an I/O completion on a device's interrupt CPU (`irq_cpu`) to a task
+    /// sleeping on it running again on another CPU that is idle: the wakeup IPI and the
+    /// idle CPU's exit (on a VM, the hypervisor waking a halted vCPU). Not CPU time of the
+    /// task. Default 0 (a CPU that polls in idle); `pagesim validate` measures the host's.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub remote_wakeup_ns: u64,
 }
 
 impl Default for CpuCosts {
@@ -264,6 +270,7 @@ impl Default for CpuCosts {
             read_syscall_ns: 400,
             copy_page_ns: 600,
             pagecache_read_ns: 1_500,
+            remote_wakeup_ns: 0,
         }
     }
 }
@@ -382,6 +389,10 @@ pub struct Task {
     /// Instance k of `count` starts at `start + k × stagger`. Default 0.
     #[serde(default, deserialize_with = "de_duration_ns")]
     pub stagger: u64,
+    /// The CPUs its processes may run on (`sched_setaffinity`, `taskset -c`), each below
+    /// `machine.cpus`. Default: any.
+    #[serde(default)]
+    pub cpus: Option<Vec<u32>>,
     /// The workload program, run in order.
     pub step: Vec<Step>,
 }
@@ -924,6 +935,12 @@ pub fn describe() -> Vec<Tunable> {
             c.pagecache_read_ns.to_string(),
             "page-cache read path per page submitted (alloc, insert, bio, completion)",
         ),
+        t(
+            "cpu.remote_wakeup_ns",
+            "ns",
+            c.remote_wakeup_ns.to_string(),
+            "I/O completion on device.NAME.irq_cpu waking a task on another, idle CPU (IPI, idle exit)",
+        ),
         t("device.NAME.model", "name", "required".into(), "device timing model (see device.<model>.* below)"),
         t("swap[].device", "name", "required".into(), "device holding the swap area"),
         t("swap[].size", "bytes", "required".into(), "swap area size"),
@@ -998,6 +1015,7 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].count", "count", defaults::TASK_COUNT.to_string(), "identical processes (1 to 100000)"),
         t("task[].start", "duration", "0".into(), "start time"),
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
+        t("task[].cpus", "list of CPU numbers", "any".into(), "CPUs its processes may run on (taskset -c)"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
         t("task[].step[].pattern", "seq|reverse|random|zipf|stride|special", "required".into(), "access pattern"),

@@ -437,3 +437,21 @@ fn errors_say_what_was_expected_and_what_was_found_once() {
     let s = Scenario::from_toml(GOOD, "s.toml", &["seed=18446744073709551615".into()]).unwrap();
     assert_eq!(s.config.seed, u64::MAX);
 }
+
+#[test]
+fn task_cpus_and_device_irq_cpu_name_cpus_the_machine_has() {
+    let with_cpus = |cpus: &str| GOOD.replace("name = \"t\"\n", &format!("name = \"t\"\ncpus = {cpus}\n"));
+    let s = Scenario::from_toml(&with_cpus("[1, 0]"), "s.toml", &[]).unwrap();
+    assert_eq!(s.config.task[0].cpus.as_deref(), Some(&[0, 1][..]), "sorted");
+    for bad in ["[2]", "[]", "[0, 0]"] {
+        let e = err(&with_cpus(bad));
+        assert!(e.contains("task[0].cpus") && e.contains("0..1"), "{bad}: {e}");
+    }
+    let irq = |c: u32| GOOD.replace("model = \"sata-ssd\"", &format!("model = \"sata-ssd\"\nirq_cpu = {c}"));
+    let s = Scenario::from_toml(&irq(1), "s.toml", &[]).unwrap();
+    assert_eq!(s.config.device[0].model.queue_params().irq_cpu, Some(1));
+    let e = err(&irq(2));
+    assert!(e.contains("device.ssd.irq_cpu") && e.contains("machine.cpus = 2"), "{e}");
+    let e = err(&GOOD.replace("[device.ssd]\nmodel = \"sata-ssd\"", "[device.ssd]\nmodel = \"ram\"\nirq_cpu = 0"));
+    assert!(e.contains("irq_cpu"), "only the models that interrupt take it: {e}");
+}

@@ -32,7 +32,7 @@ impl Sim {
         self.reclaim.kswapd.wakeups += 1;
         self.reclaim.kswapd.awake_since = self.sched.now;
         let k = self.kswapd_thread();
-        self.wake(k, self.sched.now);
+        self.wake_up(k);
     }
 
     fn balanced(&self) -> bool {
