@@ -101,13 +101,34 @@ pub const HOST_DISK_TIMING: &[(&str, &str)] = &[
     ("iops_max", "65000"),
 ];
 
+/// The host disk's timing for a run, as pagesim's keys.
+#[derive(Clone, Debug, Default)]
+pub struct DiskTiming {
+    /// The disk model's keys (`device.NAME.*`).
+    pub device: Vec<(&'static str, String)>,
+    /// The CPU taking the disk's completion interrupts (`device.NAME.irq_cpu`), if one does.
+    pub irq_cpu: Option<u32>,
+    /// The wakeup of a reader on another CPU (`cpu.remote_wakeup_ns`), when measured.
+    pub remote_wakeup_ns: Option<u64>,
+}
+
 /// The host disk's timing for this run: [`HOST_DISK_TIMING`], with the queue-depth-1 latency
 /// of 4 KiB reads and writes measured now (`probe`), when it was. The disk of a VM drifts
 /// (its 4 KiB read took 49 us when the constants were measured, 67 us on another day), and
 /// a swap fault without readahead waits for one such read: the fixed figure made page-cluster
 /// 0 runs 20-30 % faster in pagesim than on the host on a slow day. The model's latency is
-/// the request's time less its transfer at the model's bandwidth.
-pub fn host_disk_timing(probe: Option<&DeviceProbe>) -> Vec<(&'static str, String)> {
+/// the request's time less its transfer at the model's bandwidth. The probe also gives the
+/// disk's interrupt CPU and what waking a reader on another CPU adds (the IPI to an idle
+/// vCPU: 25-55 us on this VM, more than the device's own 4 KiB read some days).
+pub fn host_disk_timing(probe: Option<&DeviceProbe>) -> DiskTiming {
+    DiskTiming {
+        device: host_disk_keys(probe),
+        irq_cpu: probe.and_then(|p| p.irq_cpu),
+        remote_wakeup_ns: probe.and_then(|p| p.remote_wakeup_ns()),
+    }
+}
+
+fn host_disk_keys(probe: Option<&DeviceProbe>) -> Vec<(&'static str, String)> {
     let bw = |k: &str| {
         HOST_DISK_TIMING.iter().find(|(key, _)| *key == k).and_then(|(_, v)| v.parse::<f64>().ok()).unwrap_or(1e9)
     };
@@ -224,7 +245,7 @@ pub fn host_overrides(
     sc: &pagesim::Scenario,
     host: &HostTunables,
     queue: &BTreeMap<String, String>,
-    timing: &[(&str, String)],
+    timing: &DiskTiming,
     same_ram: bool,
 ) -> Result<(Vec<Override>, Vec<String>), String> {
     let mut out = Vec::new();
@@ -334,7 +355,16 @@ pub fn host_overrides(
             (true, false) => "swap files live on the host's disk",
             _ => "the scenario's files live on the host's disk (its read_ahead_kb)",
         };
-        let mut keys: Vec<String> = timing.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let mut keys: Vec<String> = timing.device.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        match timing.irq_cpu {
+            Some(c) if c < sc.config.machine.cpus => keys.push(format!("irq_cpu = {c}")),
+            Some(c) => notes.push(format!(
+                "the host disk's interrupts go to CPU {c}, which the scenario's machine.cpus = {} lacks: \
+                 pagesim completes its I/O on the waiting task's CPU",
+                sc.config.machine.cpus
+            )),
+            None => {}
+        }
         for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
             if let (Some(kb), "read_ahead_kb") = (own_ra, k) {
                 keys.push(format!("{k} = {kb}"));
@@ -343,6 +373,12 @@ pub fn host_overrides(
             }
         }
         push(format!("device.{d}={{ {} }}", keys.join(", ")), why);
+    }
+    if let Some(ns) = timing.remote_wakeup_ns.filter(|_| !pagesim_host::run::disk_devices(sc).is_empty()) {
+        push(
+            format!("cpu.remote_wakeup_ns={ns}"),
+            "measured: a 4 KiB read from a CPU other than the disk's interrupt CPU, less one from it",
+        );
     }
     Ok((out, notes))
 }
@@ -630,6 +666,9 @@ fn print_host(h: &HostTunables, out: &mut Out) -> Result<(), Stop> {
 
 fn print_probe(p: &DeviceProbe, out: &mut Out) -> Result<(), Stop> {
     writeln!(out, "device {} queue: {:?}", p.device.as_deref().unwrap_or("?"), p.queue)?;
+    if let Some(c) = p.irq_cpu {
+        writeln!(out, "completion interrupts on CPU {c}: the measurements run there, \"remote\" on another CPU")?;
+    }
     writeln!(
         out,
         "  {:<6} {:>8} {:>5} {:>6} {:>10} {:>10} {:>10} {:>9}",
@@ -638,7 +677,7 @@ fn print_probe(p: &DeviceProbe, out: &mut Out) -> Result<(), Stop> {
     for r in &p.results {
         writeln!(
             out,
-            "  {:<6} {:>8} {:>5} {:>6} {:>8.1}us {:>8.1}us {:>8.1}us {:>9.0}",
+            "  {:<6} {:>8} {:>5} {:>6} {:>8.1}us {:>8.1}us {:>8.1}us {:>9.0}{}",
             if r.write { "write" } else { "read" },
             r.block,
             r.depth,
@@ -646,7 +685,8 @@ fn print_probe(p: &DeviceProbe, out: &mut Out) -> Result<(), Stop> {
             r.median_ns as f64 / 1e3,
             r.p10_ns as f64 / 1e3,
             r.p90_ns as f64 / 1e3,
-            r.iops
+            r.iops,
+            if r.remote { "  remote" } else { "" }
         )?;
     }
     for w in [false, true] {
@@ -742,6 +782,13 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             med(false),
             med(true)
         )?;
+        if let (Some(c), Some(w)) = (timing.irq_cpu, timing.remote_wakeup_ns) {
+            writeln!(
+                out,
+                "  completions interrupt CPU {c}; a reader on another CPU waits {:.0} us more (cpu.remote_wakeup_ns)",
+                w as f64 / 1e3
+            )?;
+        }
     }
     let meminfo = pagesim_host::measure::meminfo().map_err(|e| e.0)?;
     let mut results = Vec::new();
@@ -878,7 +925,9 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         let doc = json!({
             "host": before.tunables,
             "disk_queue": queue,
-            "host_disk_timing": timing.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
+            "host_disk_timing": timing.device.iter().map(|(k, v)| (k.to_string(), v.clone())).collect::<BTreeMap<_, _>>(),
+            "host_disk_irq_cpu": timing.irq_cpu,
+            "host_remote_wakeup_ns": timing.remote_wakeup_ns,
             "disk_probe": probe,
             "repeats": a.repeats,
             "scenarios": results,
@@ -989,20 +1038,59 @@ mod tests {
             p10_ns: ns,
             p90_ns: ns,
             iops: 1e9 / ns as f64,
+            remote: false,
         };
         let probe = DeviceProbe {
             device: None,
             queue: BTreeMap::new(),
             file_bytes: 64 << 20,
+            irq_cpu: None,
             results: vec![r(false, 67_000), r(true, 88_000)],
         };
-        let get = |t: &[(&str, String)], k: &str| t.iter().find(|(key, _)| *key == k).unwrap().1.clone();
+        let get = |t: &DiskTiming, k: &str| t.device.iter().find(|(key, _)| *key == k).unwrap().1.clone();
         let t = host_disk_timing(Some(&probe));
         // 4096 B at 1.35 GB/s is 3 us, at 5 GB/s 1 us.
         assert_eq!((get(&t, "read_latency"), get(&t, "write_latency")), ("\"64us\"".into(), "\"87us\"".into()));
         assert_eq!(get(&t, "read_bandwidth"), "1350000000");
         let fixed = host_disk_timing(None);
         assert_eq!(get(&fixed, "read_latency"), "\"50us\"");
+        assert_eq!((t.irq_cpu, t.remote_wakeup_ns), (None, None), "a disk without one interrupt CPU");
+    }
+
+    /// A disk whose completions interrupt one CPU: the model gets that CPU, and the wakeup
+    /// of a reader elsewhere is the remote read's extra time; both only for a machine that
+    /// has the CPU and a scenario that uses the disk.
+    #[test]
+    fn the_disk_interrupt_cpu_and_the_remote_wakeup_come_from_the_probe() {
+        let r = |ns, remote| pagesim_host::probe::ProbeResult {
+            write: false,
+            block: 4096,
+            depth: 1,
+            count: 400,
+            median_ns: ns,
+            p10_ns: ns,
+            p90_ns: ns,
+            iops: 1e9 / ns as f64,
+            remote,
+        };
+        let probe = DeviceProbe {
+            device: None,
+            queue: BTreeMap::new(),
+            file_bytes: 64 << 20,
+            irq_cpu: Some(1),
+            results: vec![r(62_000, false), r(110_000, true)],
+        };
+        let t = host_disk_timing(Some(&probe));
+        assert_eq!((t.irq_cpu, t.remote_wakeup_ns), (Some(1), Some(48_000)));
+        let two = scenario("cpus = 2");
+        let (o, _) = host_overrides(&two, &host(), &BTreeMap::new(), &t, false).unwrap();
+        let set: Vec<&str> = o.iter().map(|o| o.set.as_str()).collect();
+        assert!(set.iter().any(|s| s.starts_with("device.d=") && s.contains("irq_cpu = 1")), "{set:?}");
+        assert!(set.contains(&"cpu.remote_wakeup_ns=48000"), "{set:?}");
+        let one = scenario("cpus = 1");
+        let (o, notes) = host_overrides(&one, &host(), &BTreeMap::new(), &t, false).unwrap();
+        assert!(!o.iter().any(|o| o.set.contains("irq_cpu")), "a one-CPU machine has no CPU 1");
+        assert!(notes.iter().any(|n| n.contains("CPU 1")), "{notes:?}");
     }
 
     /// A scenario with files takes the host's large-folio setting (its filesystem on its

@@ -15,6 +15,7 @@
 //!   tunables     HostTunables: the host's mm settings as a typed, serializable struct
 //!   measure      /proc/vmstat snapshots and deltas, DAMON scheme stats, /proc/meminfo
 //!   probe        the block device of a directory: queue settings, O_DIRECT latencies
+//!   cpu          pinning a process to CPUs; the CPU taking a disk's completion interrupts
 //!   load         the load generator: a scenario's tasks as real processes (pagesim-load)
 //!   run          run_on_host(): set up, run pagesim-load N times cold, measure, clean up
 //! ```
@@ -27,6 +28,7 @@
 //! [`cleanup::take_errors`].
 
 pub mod cleanup;
+pub mod cpu;
 pub mod journal;
 pub mod load;
 pub mod measure;

@@ -4,7 +4,7 @@
 //! ```text
 //!   pagesim-load (one thread)
 //!     join --cgroup, map shared regions (shmem: MAP_SHARED|MAP_ANONYMOUS)
-//!     fork one process per task instance ──► child: join its memcg, map its private regions
+//!     fork one process per task instance ──► child: pin to its CPUs, join its memcg, map its private regions
 //!     close the barrier pipe  ─────────────►        (MAP_PRIVATE|MAP_ANONYMOUS), wait on the
 //!     poll results, reap, enforce time_limit        barrier, sleep `start`, run the steps,
 //!     print a LoadReport (JSON)             ◄────── write one result record, _exit
@@ -580,6 +580,9 @@ fn run_child(
         return Err("the runner exited before this process started".into());
     }
     let task = &sc.file.task[p.task];
+    if let Some(cpus) = &task.cpus {
+        crate::cpu::set_affinity(0, cpus).map_err(|e| format!("task[{}].cpus: {e}", p.task))?;
+    }
     if let Some(m) = &task.memcg {
         if let Some(dir) = opts.memcgs.get(m) {
             join_cgroup(dir, me).map_err(|e| e.0)?;
