@@ -600,7 +600,8 @@ impl Sim {
                 }
             }
             self.swap_writepage(f);
-            *pageout += nr;
+            // The folio as written: a large folio split for its swap slots is one page now.
+            *pageout += self.mm.frames.nr_pages(f);
             // A write that completed at once (zswap, zeromap, a synchronous device) leaves
             // the page clean: it is freed below, in this pass.
             if self.mm.frames.test(f, pg::WRITEBACK | pg::DIRTY) {
