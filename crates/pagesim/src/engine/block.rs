@@ -136,6 +136,40 @@ impl Sim {
         }
     }
 
+    /// The interrupts that fall due while a long kernel path runs on a CPU (a reclaim scan
+    /// of thousands of pages takes milliseconds): I/O completions and device timers whose
+    /// time has come run now, in time order, on their interrupt CPU, and the path goes on.
+    /// In the kernel they interrupt it; a written page's completion rotates it to the
+    /// inactive tail, where the scan's next batch finds it clean. Stops at a thread's
+    /// wakeup (that needs the event loop); stale wakeups are dropped, as the loop would.
+    pub(crate) fn run_due_interrupts(&mut self) {
+        let running_on = self.sched.running_on;
+        while let Some((t, ev)) = self.sched.events.peek() {
+            if t > self.sched.now {
+                break;
+            }
+            match ev {
+                Event::Run { thread, token } => {
+                    if token == self.sched.tokens[thread.idx()] {
+                        break;
+                    }
+                    self.sched.events.pop();
+                }
+                Event::IoDone { dev, rid } => {
+                    self.sched.events.pop();
+                    self.sched.io_done += 1;
+                    self.sched.running_on = self.io.devices[dev].irq_cpu().unwrap_or(super::NO_CPU);
+                    self.io_done(dev, rid);
+                }
+                Event::DevTimer { dev } => {
+                    self.sched.events.pop();
+                    self.dev_timer_fired(dev);
+                }
+            }
+        }
+        self.sched.running_on = running_on;
+    }
+
     pub(crate) fn io_done(&mut self, dev: DevId, rid: u32) {
         let mut tags = std::mem::take(&mut self.io.scratch_tags);
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);

@@ -32,6 +32,12 @@ impl EventQueue {
         self.heap.pop().map(|Reverse((t, _, e))| (t, e))
     }
 
+    /// The next event without taking it.
+    #[inline]
+    pub fn peek(&self) -> Option<(u64, Event)> {
+        self.heap.peek().map(|Reverse((t, _, e))| (*t, *e))
+    }
+
     /// Time of the next event, or `u64::MAX`.
     #[inline]
     pub fn next_time(&self) -> u64 {

@@ -354,6 +354,9 @@ impl Sim {
                     if sc.wait_request.is_some() {
                         break 'scan;
                     }
+                    // Completions of the writes so far interrupt the scan: a page written
+                    // in an earlier batch can be at the tail, clean, for the next.
+                    self.run_due_interrupts();
                 }
             }
             if reclaimed < sc.nr_to_reclaim || scan_adjusted || proportional {
@@ -791,5 +794,25 @@ mod tests {
         let (out, steal) = (r.counter(Counter::PswpOut), r.counter(Counter::PgStealAnon));
         assert!(steal > 3000, "{steal} pages reclaimed");
         assert!(out * 100 <= steal * 120, "{out} pages written for {steal} freed");
+    }
+
+    /// Within one priority level too: the first limit reclaim of two processes that just
+    /// wrote their memory finds every page young until priority 0, which scans the whole
+    /// list; the completions of its first writes must run during that scan, so that its
+    /// later batches free those pages instead of writing on. Running them only after the
+    /// level, it wrote 15-17 % more than it freed in the whole run; the host's kernel writes
+    /// about what it frees (the same load at 96 MB: 23071 written, 22652 freed).
+    #[test]
+    fn write_completions_interrupt_a_long_scan() {
+        let text = "[machine]\nram = \"256MB\"\ncpus = 2\n[kernel]\nprofile = \"linux-6.18\"\ncgroup_version = 1\n\
+                    [device.disk]\nmodel = \"nvme\"\n[[swap]]\ndevice = \"disk\"\nsize = \"64MB\"\n\
+                    [memcg.box]\nmax = \"24MB\"\n[region.heap]\nkind = \"anon\"\nsize = \"16MB\"\n\
+                    [[task]]\nname = \"w\"\ncount = 2\nmemcg = \"box\"\n\
+                    [[task.step]]\nregion = \"heap\"\npattern = \"seq\"\nop = \"write\"\n\
+                    [[task.step]]\nregion = \"heap\"\npattern = \"random\"\npasses = 2\nop = \"write\"\n";
+        let r = crate::testutil::run(text, &[]);
+        let (out, steal) = (r.counter(Counter::PswpOut), r.counter(Counter::PgStealAnon));
+        assert!(steal > 5000, "{steal} pages reclaimed");
+        assert!(out * 100 <= steal * 108, "{out} pages written for {steal} freed");
     }
 }
