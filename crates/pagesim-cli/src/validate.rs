@@ -1025,11 +1025,10 @@ mod tests {
         );
     }
 
-    /// The disk model takes the 4 KiB queue-depth-1 latencies measured at the start of the
-    /// run, less the transfer at the model's bandwidth; without a probe, the constants.
-    #[test]
-    fn the_disk_model_takes_the_latencies_measured_now() {
-        let r = |write, ns| pagesim_host::probe::ProbeResult {
+    /// A probe's 4 KiB queue-depth-1 measurement with median `ns` (on another CPU than the
+    /// disk's interrupt CPU when `remote`).
+    fn qd1_4k(write: bool, ns: u64, remote: bool) -> pagesim_host::probe::ProbeResult {
+        pagesim_host::probe::ProbeResult {
             write,
             block: 4096,
             depth: 1,
@@ -1038,14 +1037,20 @@ mod tests {
             p10_ns: ns,
             p90_ns: ns,
             iops: 1e9 / ns as f64,
-            remote: false,
-        };
+            remote,
+        }
+    }
+
+    /// The disk model takes the 4 KiB queue-depth-1 latencies measured at the start of the
+    /// run, less the transfer at the model's bandwidth; without a probe, the constants.
+    #[test]
+    fn the_disk_model_takes_the_latencies_measured_now() {
         let probe = DeviceProbe {
             device: None,
             queue: BTreeMap::new(),
             file_bytes: 64 << 20,
             irq_cpu: None,
-            results: vec![r(false, 67_000), r(true, 88_000)],
+            results: vec![qd1_4k(false, 67_000, false), qd1_4k(true, 88_000, false)],
         };
         let get = |t: &DiskTiming, k: &str| t.device.iter().find(|(key, _)| *key == k).unwrap().1.clone();
         let t = host_disk_timing(Some(&probe));
@@ -1062,23 +1067,12 @@ mod tests {
     /// has the CPU and a scenario that uses the disk.
     #[test]
     fn the_disk_interrupt_cpu_and_the_remote_wakeup_come_from_the_probe() {
-        let r = |ns, remote| pagesim_host::probe::ProbeResult {
-            write: false,
-            block: 4096,
-            depth: 1,
-            count: 400,
-            median_ns: ns,
-            p10_ns: ns,
-            p90_ns: ns,
-            iops: 1e9 / ns as f64,
-            remote,
-        };
         let probe = DeviceProbe {
             device: None,
             queue: BTreeMap::new(),
             file_bytes: 64 << 20,
             irq_cpu: Some(1),
-            results: vec![r(62_000, false), r(110_000, true)],
+            results: vec![qd1_4k(false, 62_000, false), qd1_4k(false, 110_000, true)],
         };
         let t = host_disk_timing(Some(&probe));
         assert_eq!((t.irq_cpu, t.remote_wakeup_ns), (Some(1), Some(48_000)));

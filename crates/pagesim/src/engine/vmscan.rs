@@ -790,10 +790,15 @@ mod tests {
                     [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
                     [[task.step]]\nregion = \"heap\"\npattern = \"seq\"\nop = \"write\"\n\
                     [[task.step]]\nregion = \"heap\"\npattern = \"random\"\npasses = 2\nop = \"write\"\n";
-        let r = crate::testutil::run(text, &[]);
-        let (out, steal) = (r.counter(Counter::PswpOut), r.counter(Counter::PgStealAnon));
+        let (out, steal) = written_and_freed(text);
         assert!(steal > 3000, "{steal} pages reclaimed");
         assert!(out * 100 <= steal * 120, "{out} pages written for {steal} freed");
+    }
+
+    /// A run's pages written to swap and anon pages reclaimed.
+    fn written_and_freed(text: &str) -> (u64, u64) {
+        let r = crate::testutil::run(text, &[]);
+        (r.counter(Counter::PswpOut), r.counter(Counter::PgStealAnon))
     }
 
     /// Within one priority level too: the first limit reclaim of two processes that just
@@ -810,8 +815,7 @@ mod tests {
                     [[task]]\nname = \"w\"\ncount = 2\nmemcg = \"box\"\n\
                     [[task.step]]\nregion = \"heap\"\npattern = \"seq\"\nop = \"write\"\n\
                     [[task.step]]\nregion = \"heap\"\npattern = \"random\"\npasses = 2\nop = \"write\"\n";
-        let r = crate::testutil::run(text, &[]);
-        let (out, steal) = (r.counter(Counter::PswpOut), r.counter(Counter::PgStealAnon));
+        let (out, steal) = written_and_freed(text);
         assert!(steal > 5000, "{steal} pages reclaimed");
         assert!(out * 100 <= steal * 108, "{out} pages written for {steal} freed");
     }
