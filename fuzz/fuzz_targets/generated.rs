@@ -23,7 +23,12 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
     let profile = profiles[u.choose_index(profiles.len())?].name;
     let ram = u.int_in_range(8u32..=96)?;
     let reserved = u.int_in_range(1u32..=4)?;
-    writeln!(s, "[machine]\nram = \"{ram}MB\"\nkernel_reserved = \"{reserved}MB\"\ncpus = {}", u.int_in_range(1u32..=4)?).unwrap();
+    let cpus = u.int_in_range(1u32..=4)?;
+    writeln!(s, "[machine]\nram = \"{ram}MB\"\nkernel_reserved = \"{reserved}MB\"\ncpus = {cpus}").unwrap();
+    // The wakeup IPI to another idle CPU, sometimes (it only acts with a device's irq_cpu).
+    if u.arbitrary()? {
+        writeln!(s, "[cpu]\nremote_wakeup_ns = {}", u.int_in_range(0u32..=100_000)?).unwrap();
+    }
     writeln!(s, "[kernel]\nprofile = \"{profile}\"").unwrap();
     // Large folios in the page cache where the kernel can have them (5.18+): the profile's
     // default, or the other way round.
@@ -43,7 +48,12 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
     }
     let ndev = u.int_in_range(1usize..=2)?;
     for d in 0..ndev {
-        writeln!(s, "[device.d{d}]\nmodel = \"{}\"", pick(u, &MODELS)?).unwrap();
+        let model = pick(u, &MODELS)?;
+        writeln!(s, "[device.d{d}]\nmodel = \"{model}\"").unwrap();
+        // Completions on one CPU (one past the last, now and then: refused).
+        if matches!(model, "hdd" | "sata-ssd" | "nvme") && u.arbitrary()? {
+            writeln!(s, "irq_cpu = {}", u.int_in_range(0u32..=cpus)?).unwrap();
+        }
         if u.arbitrary()? {
             // Up to 8 MiB windows: readahead folios up to order 9.
             writeln!(s, "read_ahead_kb = {}", 4u32 << u.int_in_range(0u32..=11)?).unwrap();
@@ -99,6 +109,11 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
         writeln!(s, "[[task]]\nname = \"t{t}\"\ncount = {}", u.int_in_range(1u32..=3)?).unwrap();
         if nmemcg > 0 && u.arbitrary()? {
             writeln!(s, "memcg = \"m{}\"", u.choose_index(nmemcg)?).unwrap();
+        }
+        // Pinned to some of the CPUs (an empty list now and then: refused).
+        if u.arbitrary()? {
+            let pinned: Vec<String> = (0..cpus).filter(|_| u.arbitrary().unwrap_or(false)).map(|c| c.to_string()).collect();
+            writeln!(s, "cpus = [{}]", pinned.join(", ")).unwrap();
         }
         for _ in 0..u.int_in_range(1usize..=3)? {
             writeln!(s, "[[task.step]]\npattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
