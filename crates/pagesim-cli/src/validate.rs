@@ -349,7 +349,8 @@ pub fn host_overrides(
     // A read_ahead_kb the scenario gives is set on the host disk for the run
     // (pagesim-host), so pagesim keeps it; otherwise the disk's own applies.
     let own_ra = pagesim_host::run::scenario_read_ahead_kb(sc).map_err(|e| e.0)?;
-    for d in pagesim_host::run::disk_devices(sc) {
+    let disks = pagesim_host::run::disk_devices(sc);
+    for &d in &disks {
         let why = match (f.swap.iter().any(|s| s.device == d), f.file.values().any(|c| c.device == d)) {
             (true, true) => "swap files and the scenario's files live on the host's disk",
             (true, false) => "swap files live on the host's disk",
@@ -374,7 +375,7 @@ pub fn host_overrides(
         }
         push(format!("device.{d}={{ {} }}", keys.join(", ")), why);
     }
-    if let Some(ns) = timing.remote_wakeup_ns.filter(|_| !pagesim_host::run::disk_devices(sc).is_empty()) {
+    if let Some(ns) = timing.remote_wakeup_ns.filter(|_| !disks.is_empty()) {
         push(
             format!("cpu.remote_wakeup_ns={ns}"),
             "measured: a 4 KiB read from a CPU other than the disk's interrupt CPU, less one from it",

@@ -260,20 +260,13 @@ fn measure(
                     let buf = Aligned::new(block as usize, 0x5a);
                     let mut x: u64 = 0x9e37_79b9_7f4a_7c15 ^ (t as u64 + 1).wrapping_mul(0x2545_f491_4f6c_dd1d);
                     let mut out = [Vec::with_capacity(per_thread as usize), Vec::new()];
+                    if let Cpus::One(c) = cpus {
+                        crate::cpu::set_affinity(0, &[c])?;
+                    }
                     for i in 0..per_thread {
                         let side = ((i / CHUNK) % sides) as usize;
-                        if i % CHUNK == 0 {
-                            match cpus {
-                                Cpus::Any => {}
-                                Cpus::One(c) => {
-                                    if i == 0 {
-                                        crate::cpu::set_affinity(0, &[c])?;
-                                    }
-                                }
-                                Cpus::Alternate { irq, other } => {
-                                    crate::cpu::set_affinity(0, &[if side == 0 { irq } else { other }])?;
-                                }
-                            }
+                        if let (Cpus::Alternate { irq, other }, 0) = (cpus, i % CHUNK) {
+                            crate::cpu::set_affinity(0, &[if side == 0 { irq } else { other }])?;
                         }
                         x ^= x << 13;
                         x ^= x >> 7;

@@ -143,7 +143,6 @@ impl Sim {
     /// inactive tail, where the scan's next batch finds it clean. Stops at a thread's
     /// wakeup (that needs the event loop); stale wakeups are dropped, as the loop would.
     pub(crate) fn run_due_interrupts(&mut self) {
-        let running_on = self.sched.running_on;
         while let Some((t, ev)) = self.sched.events.peek() {
             if t > self.sched.now {
                 break;
@@ -157,9 +156,7 @@ impl Sim {
                 }
                 Event::IoDone { dev, rid } => {
                     self.sched.events.pop();
-                    self.sched.io_done += 1;
-                    self.sched.running_on = self.io.devices[dev].irq_cpu().unwrap_or(super::NO_CPU);
-                    self.io_done(dev, rid);
+                    self.io_interrupt(dev, rid);
                 }
                 Event::DevTimer { dev } => {
                     self.sched.events.pop();
@@ -167,10 +164,20 @@ impl Sim {
                 }
             }
         }
+    }
+
+    /// Device `dev`'s completion interrupt for request `rid`: it runs on the device's
+    /// interrupt CPU, or (none) on the CPU of the task it wakes, and the code it interrupted
+    /// goes on where it was.
+    pub(crate) fn io_interrupt(&mut self, dev: DevId, rid: u32) {
+        let running_on = self.sched.running_on;
+        self.sched.io_done += 1;
+        self.sched.running_on = self.io.devices[dev].irq_cpu().unwrap_or(super::NO_CPU);
+        self.io_done(dev, rid);
         self.sched.running_on = running_on;
     }
 
-    pub(crate) fn io_done(&mut self, dev: DevId, rid: u32) {
+    fn io_done(&mut self, dev: DevId, rid: u32) {
         let mut tags = std::mem::take(&mut self.io.scratch_tags);
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
         self.io.devices[dev].complete(self.sched.now, rid, &mut tags, &mut out);

@@ -541,14 +541,7 @@ impl Sim {
                         self.run_thread(thread);
                     }
                 }
-                Event::IoDone { dev, rid } => {
-                    self.sched.io_done += 1;
-                    // The completion runs on the device's interrupt CPU, or (none) on the
-                    // CPU of the task it wakes.
-                    self.sched.running_on = self.io.devices[dev].irq_cpu().unwrap_or(NO_CPU);
-                    self.io_done(dev, rid);
-                    self.sched.running_on = NO_CPU;
-                }
+                Event::IoDone { dev, rid } => self.io_interrupt(dev, rid),
                 Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }
             if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
