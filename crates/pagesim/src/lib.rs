@@ -24,6 +24,7 @@ pub mod swap;
 mod testutil;
 pub mod units;
 pub mod workload;
+pub mod writeback;
 
 pub use mm::vmstat::{Counter, Gauge};
 pub use report::Report;

@@ -27,6 +27,118 @@ pub enum WorkingsetMode {
     AnonAndFile,
 }
 
+/// What a kernel counts as dirtyable memory, the base of the dirty limits
+/// (writeback/thresholds.rs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dirtyable {
+    /// 2.6.2x-3.2 `determine_dirtyable_memory`: free pages plus reclaimable pages (the file
+    /// LRU lists, and the anon lists while swap has free slots), plus one.
+    FreeAndReclaimable,
+    /// 3.3-3.13: the same less `dirty_balance_reserve` (the allocator's reserve: high
+    /// watermark plus lowmem reserve), taken off the sum.
+    ReclaimableLessReserve,
+    /// 3.14+ `global_dirtyable_memory`: free pages above the reserve, plus the file LRU
+    /// lists, plus one; anon pages never count.
+    FreeAboveReserveAndFile,
+}
+
+/// Who may write a dirty file page that reclaim finds on the inactive list
+/// (`shrink_page_list` / `shrink_folio_list`, spec reclaim_writeback.md §7.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReclaimFileWrites {
+    /// ≤3.1: any reclaimer that may write (`may_writepage`, __GFP_FS), through `pageout`.
+    AnyReclaimer,
+    /// Mel Gorman's 2010 "do not writeback filesystem pages in direct reclaim" (the seed's
+    /// `nodirect`): kswapd only; direct reclaim puts the page back.
+    KswapdOnly,
+    /// 3.2-3.10: kswapd only, at a priority below DEF_PRIORITY - 2; otherwise the page is
+    /// tagged for immediate reclaim.
+    KswapdHighPriority,
+    /// 3.11-4.7: kswapd only, when the zone is flagged ZONE_TAIL_LRU_DIRTY.
+    KswapdTailDirty,
+    /// ≥4.11: kswapd only, when the node is flagged PGDAT_DIRTY and the page already has
+    /// PG_reclaim (reclaim has seen it before).
+    KswapdSeenTwice,
+}
+
+/// How a task that dirties pages is held to the dirty limit (`balance_dirty_pages`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DirtyThrottle {
+    /// ≤3.1: the dirtier writes back chunks of its device's inodes itself and sleeps in
+    /// `congestion_wait` between them.
+    WriteAndWait,
+    /// ≥3.2 IO-less throttling: the dirtier only sleeps, for a pause computed from the
+    /// dirty position against the limits and the device's estimated write bandwidth.
+    IoLess,
+}
+
+/// When reclaim wakes the flusher threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlusherKick {
+    /// ≤4.10 `do_try_to_free_pages`: once a direct reclaim has scanned more than 1.5 times
+    /// its target, `wakeup_flusher_threads(total_scanned)`.
+    ScannedOverTarget,
+    /// The seed's `flushforward` (Mel Gorman, 2010): after every `shrink_page_list` batch
+    /// that met dirty file pages, `wakeup_flusher_threads(nr_dirty + nr_dirty / 2)`; and the
+    /// ≤4.10 rule above.
+    FlushForward,
+    /// ≥4.11 `shrink_inactive_list`: a batch made only of dirty pages not yet queued for
+    /// writeback wakes the flushers to write everything (`WB_REASON_VMSCAN`).
+    UnqueuedDirtyBatch,
+}
+
+/// Version switches of dirty pages and their writeback.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WritebackRules {
+    /// The flusher's inode order: a name of writeback/order/'s registry.
+    pub order: &'static str,
+    pub dirtyable: Dirtyable,
+    /// Defaults of `vm.dirty_ratio` and `vm.dirty_background_ratio`.
+    pub dirty_ratio: u32,
+    pub dirty_background_ratio: u32,
+    /// The least `dirty_ratio` the limit computation uses (2.6.35-2.6.36: 5; removed in
+    /// 2.6.37).
+    pub min_dirty_ratio: u32,
+    /// Ratios applied per page in fixed point, `ratio × PAGE_SIZE / 100` first (≥4.2
+    /// `domain_dirty_limits`: 20 % is 819/4096), rather than `ratio × pages / 100`.
+    pub ratio_per_page: bool,
+    /// `write_cache_pages` reaching the end of a file wraps around to its start in the same
+    /// call (≤4.19); from 4.20 it sets `writeback_index` to 0 and stops.
+    pub cyclic_wraps: bool,
+    /// A buffered write marks the page accessed (`mark_page_accessed` in
+    /// `generic_perform_write` up to 3.15, FGP_ACCESSED in `grab_cache_page_write_begin`
+    /// after); 6.1 and 6.12 write_begin (FGP_WRITEBEGIN) does not.
+    pub write_marks_accessed: bool,
+    pub reclaim_writes: ReclaimFileWrites,
+    pub throttle: DirtyThrottle,
+    pub flusher_kick: FlusherKick,
+}
+
+/// 3.14-4.10's rules.
+const WRITEBACK_3_14: WritebackRules = WritebackRules {
+    order: "modern",
+    dirtyable: Dirtyable::FreeAboveReserveAndFile,
+    dirty_ratio: 20,
+    dirty_background_ratio: 10,
+    min_dirty_ratio: 0,
+    ratio_per_page: false,
+    cyclic_wraps: true,
+    write_marks_accessed: true,
+    reclaim_writes: ReclaimFileWrites::KswapdTailDirty,
+    throttle: DirtyThrottle::IoLess,
+    flusher_kick: FlusherKick::ScannedOverTarget,
+};
+
+/// 2.6.35's rules (the seed 003 baseline, `traceonly`).
+const WRITEBACK_2_6_35: WritebackRules = WritebackRules {
+    order: "linux-2.6.35",
+    dirtyable: Dirtyable::FreeAndReclaimable,
+    reclaim_writes: ReclaimFileWrites::AnyReclaimer,
+    throttle: DirtyThrottle::WriteAndWait,
+    min_dirty_ratio: 5,
+    ..WRITEBACK_3_14
+};
+
 #[derive(Debug)]
 pub struct Profile {
     pub name: &'static str,
@@ -134,6 +246,8 @@ pub struct Profile {
     /// How this kernel's zswap behaves; `None` where pagesim does not model its zswap
     /// (before 5.6: zbud pool and synchronous eviction on a full pool).
     pub zswap: Option<ZswapRules>,
+    /// Dirty limits, the flusher, pageout of file pages, dirty throttling.
+    pub writeback: WritebackRules,
 }
 
 /// Version switches of anonymous mTHP.
@@ -204,6 +318,7 @@ const LINUX_3_14: Profile = Profile {
     shmem_sync_bypass: false,
     swap_zeromap: false,
     zswap: None,
+    writeback: WRITEBACK_3_14,
 };
 
 /// Linux 3.6, seed 000's Vanilla; also the base of the 2.6.2x profiles.
@@ -214,6 +329,11 @@ const LINUX_3_6: Profile = Profile {
     swap_readahead: "cluster",
     ssd_cluster_alloc: false,
     kswapd_pre_3_11: true,
+    writeback: WritebackRules {
+        dirtyable: Dirtyable::ReclaimableLessReserve,
+        reclaim_writes: ReclaimFileWrites::KswapdHighPriority,
+        ..WRITEBACK_3_14
+    },
     ..LINUX_3_14
 };
 
@@ -254,6 +374,14 @@ const LINUX_6_6: Profile = Profile {
     shmem_sync_bypass: false,
     swap_zeromap: false,
     zswap: Some(ZswapRules { exclusive_load: false, same_filled: true, store_incompressible: false, shrinker: false }),
+    writeback: WritebackRules {
+        reclaim_writes: ReclaimFileWrites::KswapdSeenTwice,
+        flusher_kick: FlusherKick::UnqueuedDirtyBatch,
+        ratio_per_page: true,
+        cyclic_wraps: false,
+        write_marks_accessed: false,
+        ..WRITEBACK_3_14
+    },
 };
 
 /// The registry of kernel profiles.
@@ -293,6 +421,7 @@ pub const PROFILES: &[Profile] = &[
                       swap as linux-3.6 (see docs/model.md: one LRU for anon and file in 2.6.23)",
         file_readahead: "ondemand-2.6.23",
         ra_read_copy: true,
+        writeback: WritebackRules { dirty_ratio: 10, dirty_background_ratio: 5, ..WRITEBACK_2_6_35 },
         ..LINUX_3_6
     },
     Profile {
@@ -301,9 +430,54 @@ pub const PROFILES: &[Profile] = &[
                       linux-2.6.23",
         file_readahead: "legacy-2.6.20",
         ra_read_copy: true,
+        writeback: WritebackRules { dirty_ratio: 40, dirty_background_ratio: 10, ..WRITEBACK_2_6_35 },
         ..LINUX_3_6
     },
+    LINUX_2_6_35,
+    // Seed 003's four columns: Mel Gorman's "Reduce writeback from page reclaim context" V5
+    // and Wu Fengguang's "write older pages first" on 2.6.35-rc6, each adding to the last.
+    Profile {
+        name: "linux-2.6.35-nodirect",
+        description: "linux-2.6.35 with \"vmscan: do not writeback filesystem pages in direct reclaim\" (seed 003's \
+                      nodirect): only kswapd writes dirty file pages from reclaim",
+        writeback: WritebackRules { reclaim_writes: ReclaimFileWrites::KswapdOnly, ..WRITEBACK_2_6_35 },
+        ..LINUX_2_6_35
+    },
+    Profile {
+        name: "linux-2.6.35-flusholdest",
+        description: "linux-2.6.35-nodirect with \"writeback: try to write older pages first\" (seed 003's \
+                      flusholdest): every queue_io takes newly expired inodes, background writeback expired ones first",
+        writeback: WritebackRules {
+            reclaim_writes: ReclaimFileWrites::KswapdOnly,
+            order: "flusholdest",
+            ..WRITEBACK_2_6_35
+        },
+        ..LINUX_2_6_35
+    },
+    Profile {
+        name: "linux-2.6.35-flushforward",
+        description: "linux-2.6.35-flusholdest with \"vmscan: kick flusher threads to clean pages when reclaim is \
+                      encountering dirty pages\" (seed 003's flushforward)",
+        writeback: WritebackRules {
+            reclaim_writes: ReclaimFileWrites::KswapdOnly,
+            order: "flusholdest",
+            flusher_kick: FlusherKick::FlushForward,
+            ..WRITEBACK_2_6_35
+        },
+        ..LINUX_2_6_35
+    },
 ];
+
+/// Linux 2.6.35 (seed 003's `traceonly`: the baseline with the tracepoints only).
+const LINUX_2_6_35: Profile = Profile {
+    name: "linux-2.6.35",
+    description: "Linux 2.6.35 (seed 003's traceonly baseline): any reclaimer writes dirty file pages through \
+                  pageout, dirtiers write back and wait in balance_dirty_pages, the 2.6.35 flusher order; reclaim, \
+                  kswapd, swap and readahead as linux-3.6",
+    file_readahead: "ondemand-2.6.23",
+    writeback: WRITEBACK_2_6_35,
+    ..LINUX_3_6
+};
 
 pub fn find(name: &str) -> Option<&'static Profile> {
     PROFILES.iter().find(|p| p.name == name)

@@ -6,8 +6,9 @@
 //!   units rng histogram registry ids profile   leaves (profile: what each kernel version does)
 //!   mm                                 frames, memcgs, LRU lists, VMAs, PTEs, swap entries
 //!   device                             block devices and their queues
-//!   pagecache swap                     address spaces and file readahead; swap areas, swap
-//!                                      cache, swap readahead, zswap's pool
+//!   pagecache swap writeback           address spaces and file readahead; swap areas, swap
+//!                                      cache, swap readahead, zswap's pool; dirty limits,
+//!                                      the flusher's inode queues
 //!   reclaim                            scan control, scan balance, kswapd's state
 //!   scenario                           the scenario file resolved against the registries
 //!   workload                           workload programs
@@ -28,7 +29,7 @@ const LAYERS: &[&[&str]] = &[
     &["units", "rng", "histogram", "registry", "ids", "profile"],
     &["mm"],
     &["device"],
-    &["pagecache", "swap"],
+    &["pagecache", "swap", "writeback"],
     &["reclaim"],
     &["scenario"],
     &["workload"],

@@ -92,8 +92,8 @@ impl Sim {
                 let (th, _) = self.io.req_waiters.remove(i);
                 if th == self.kswapd_thread() {
                     self.reclaim.kswapd.throttled = false;
-                } else {
-                    self.sched.tasks[th].state = TaskState::Runnable;
+                } else if let Some(t) = self.sched.tasks.get_mut(th.idx()) {
+                    t.state = TaskState::Runnable;
                 }
                 self.wake_up(th);
             }
@@ -118,12 +118,13 @@ impl Sim {
         self.io.devices.iter().position(|q| q.write_full()).map(|d| DevId(d as u32))
     }
 
-    /// Blocks thread `th` in `get_request_wait` until device `dev` frees a write request.
+    /// Blocks thread `th` (a task, kswapd or a flusher) in `get_request_wait` until device
+    /// `dev` frees a write request.
     pub fn get_request_wait(&mut self, th: Tid, dev: DevId) {
         if th == self.kswapd_thread() {
             self.reclaim.kswapd.throttled = true;
-        } else {
-            self.sched.tasks[th].state = TaskState::WaitRequest;
+        } else if let Some(t) = self.sched.tasks.get_mut(th.idx()) {
+            t.state = TaskState::WaitRequest;
         }
         self.block(th);
         self.io.req_waiters.push((th, dev));
@@ -206,13 +207,26 @@ impl Sim {
         self.wake_page_waiters(f);
     }
 
-    /// A swap write completed (`folio_end_writeback`): a reclaimer waiting for it (cgroup v1
-    /// limit reclaim, `folio_wait_writeback`) wakes; otherwise, with PG_reclaim, the page is
-    /// rotated to the inactive tail for immediate reclaim (`folio_rotate_reclaimable`).
+    /// A write completed (`folio_end_writeback`): NR_WRITTEN counts it (swap and file
+    /// pages), a file page's device counts it for its bandwidth estimate; a reclaimer
+    /// waiting for it (cgroup v1 limit reclaim, `folio_wait_writeback`) wakes; otherwise,
+    /// with PG_reclaim and still clean, the page is rotated to the tail of its inactive list
+    /// for immediate reclaim (`folio_rotate_reclaimable`, `pgrotated`).
     fn folio_end_writeback(&mut self, f: Pfn) {
         let nr = self.mm.frames.nr_pages(f);
         self.mm.frames.clear(f, pg::WRITEBACK);
-        self.mm.nr_writeback -= nr;
+        self.mm.account_writeback(f, false);
+        let m = self.mm.frames.memcg[f];
+        self.mm.count(Counter::NrWritten, m, nr);
+        if let mm::Owner::File(fi) = self.mm.frames.owner(f) {
+            // __wb_writeout_add: the device's written count and its share of completions.
+            let dev = self.pc.files[fi].dev;
+            let crate::writeback::Writeback { wbs, completions, .. } = &mut self.wb;
+            let w = &mut wbs[dev.idx()];
+            w.written += nr;
+            w.nr_writeback -= nr;
+            completions.inc(&mut w.completions, nr);
+        }
         self.reclaim.nr_written += nr;
         if self.wake_page_waiters(f) {
             // The waiter retries the page itself (it is not on the LRU in the kernel).
@@ -221,11 +235,12 @@ impl Sim {
             let l = self.mm.frames.lru[f];
             let dirty = self.mm.frames.test(f, pg::DIRTY);
             if l < mm::lru::NR_LRU_LISTS as u8 && l != mm::LruList::Unevictable as u8 && !dirty {
-                let m = self.mm.frames.memcg[f] as usize;
+                let file = mm::LruList::from_u8(l).is_some_and(|l| l.is_file());
+                let m = m as usize;
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m].lru.del(frames, f);
                 frames.clear(f, pg::ACTIVE);
-                memcgs[m].lru.add_tail(frames, f, mm::LruList::InactiveAnon);
+                memcgs[m].lru.add_tail(frames, f, mm::LruList::of(file, false));
                 self.mm.count(Counter::PgRotated, m as u16, nr);
             }
         }

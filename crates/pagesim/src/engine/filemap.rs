@@ -26,6 +26,7 @@
 
 use crate::device::IoDir;
 use crate::engine::memory::Fault;
+use crate::engine::page_writeback::Throttled;
 use crate::engine::Sim;
 use crate::ids::Pfn;
 use crate::ids::{FileId, Tid, VmaId};
@@ -34,7 +35,7 @@ use crate::mm::vmstat::Counter;
 use crate::mm::{pg, LruList, Mm, Owner};
 use crate::pagecache::readahead::{Advice, Lookup, Readahead, VmHint};
 use crate::pagecache::PageCache;
-use crate::pagecache::{file_pte, CacheView, FileRead, ReadStep, FAULT_AROUND_PAGES};
+use crate::pagecache::{file_pte, CacheView, FileRead, FileWrite, ReadStep, FAULT_AROUND_PAGES};
 use crate::profile::WorkingsetMode;
 
 impl Sim {
@@ -284,6 +285,64 @@ impl Sim {
             r.index += 1;
             r.ra_done = false;
             self.sched.tasks[tid].read = Some(r);
+        }
+    }
+
+    /// Starts a write(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
+    pub fn file_write_begin(&mut self, tid: Tid, fi: FileId, index: u64, nr: u64) {
+        let eof = self.pc.files[fi].nr_pages;
+        let end = (index + nr).min(eof).max(index);
+        self.charge(self.cost.write_syscall_ns);
+        self.sched.tasks[tid].write = Some(FileWrite { file: fi, start: index, end, index });
+    }
+
+    /// Runs task `tid`'s write(2) (`generic_perform_write`) until it is done, blocks,
+    /// needs reclaim, or the burst ends at `limit`. Per page: `write_begin` finds the page
+    /// or adds a new one (the write covers it whole, so nothing is read; a page whose read
+    /// is in flight is waited for), the copy, then `folio_mark_dirty` and
+    /// `balance_dirty_pages_ratelimited`, which may throttle the task. Pages under
+    /// writeback are written over without waiting (no stable pages, as ext4 on a plain
+    /// disk).
+    pub fn file_write_step(&mut self, tid: Tid, cpu: u32, limit: u64) -> ReadStep {
+        loop {
+            let Some(mut w) = self.sched.tasks[tid].write else { return ReadStep::Done };
+            if w.index >= w.end {
+                self.sched.tasks[tid].write = None;
+                return ReadStep::Done;
+            }
+            if self.sched.now >= limit {
+                return ReadStep::Yield;
+            }
+            let (fi, i) = (w.file, w.index);
+            let f = match self.pc.files[fi].frame(i) {
+                Some(f) if self.mm.frames.test(f, pg::LOCKED) => {
+                    self.wait_file_page(tid, f);
+                    return ReadStep::Blocked;
+                }
+                Some(f) => f,
+                None => {
+                    // grab_cache_page_write_begin: a new page-cache page, uptodate once
+                    // the copy fills it.
+                    let Some(f) = self.alloc_page(tid) else { return ReadStep::Retry };
+                    self.add_to_page_cache(f, fi, i);
+                    self.mm.frames.clear(f, pg::LOCKED);
+                    f
+                }
+            };
+            self.charge(self.cost.copy_page_ns);
+            self.mm.frames.clear(f, pg::RA_UNUSED);
+            if self.wb.rules.write_marks_accessed {
+                self.mark_page_accessed(f);
+            }
+            self.folio_mark_dirty(f, fi, Some(tid));
+            let memcg = self.sched.tasks[tid].memcg;
+            self.mm.count(Counter::FileWritePages, memcg, 1);
+            w.index += 1;
+            self.sched.tasks[tid].write = Some(w);
+            let dev = self.pc.files[fi].dev;
+            if self.balance_dirty_pages_ratelimited(tid, cpu, dev) == Throttled::Sleeps {
+                return ReadStep::Blocked;
+            }
         }
     }
 

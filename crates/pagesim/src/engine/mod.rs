@@ -45,6 +45,7 @@
 mod block;
 pub mod event;
 pub mod filemap;
+pub mod fs_writeback;
 pub mod huge_memory;
 pub mod kswapd;
 pub mod memory;
@@ -52,6 +53,7 @@ pub mod mmap;
 pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_io;
+pub mod page_writeback;
 pub mod rmap;
 mod sched;
 pub mod shmem;
@@ -89,6 +91,7 @@ use crate::scenario::config::Target;
 use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
+use crate::writeback::Writeback;
 use event::{Event, EventQueue};
 pub use sched::TimelinePoint;
 use sched::{PageWaiters, Sched, NO_CPU};
@@ -195,6 +198,19 @@ pub struct Task {
     pub no_progress: u32,
     /// The read(2) in progress, if any.
     pub read: Option<FileRead>,
+    /// The write(2) in progress, if any.
+    pub write: Option<crate::pagecache::FileWrite>,
+    /// Dirty throttling in progress (`balance_dirty_pages`), resumed before anything else.
+    pub bdp: Option<crate::writeback::throttle::Bdp>,
+    /// Pages this task dirtied since it last called `balance_dirty_pages`
+    /// (`current->nr_dirtied`), and the count at which it calls it (`nr_dirtied_pause`).
+    pub nr_dirtied: u64,
+    pub nr_dirtied_pause: u64,
+    /// When its last pause in `balance_dirty_pages` was to end (`dirty_paused_when`; 0:
+    /// none yet), ns.
+    pub dirty_paused_when: u64,
+    /// Time it slept in `balance_dirty_pages`, ns.
+    pub throttled_ns: u64,
     /// Per step: when it ended (0 while not ended).
     pub step_end_ns: Vec<u64>,
     /// The CPUs it may run on (`task[].cpus`), sorted; `None`: any.
@@ -238,6 +254,8 @@ pub struct Sim {
     pub(crate) io: Io,
     /// kswapd, the scan-balance policy and reclaim throttling (reclaim/).
     pub(crate) reclaim: Reclaim,
+    /// Dirty limits, the flushers' inode queues and work (writeback/).
+    pub(crate) wb: Writeback,
 }
 
 impl Sim {
@@ -251,6 +269,19 @@ impl Sim {
     #[inline]
     pub fn zswap_worker_thread(&self) -> Tid {
         Tid(self.sched.tasks.len() as u32 + 1)
+    }
+
+    /// Thread id of device `dev`'s flusher (the kernel's per-bdi writeback worker).
+    #[inline]
+    pub fn flusher_thread(&self, dev: crate::ids::DevId) -> Tid {
+        Tid(self.sched.tasks.len() as u32 + 2 + dev.0)
+    }
+
+    /// The device whose flusher thread `th` is, if it is one.
+    #[inline]
+    pub fn flusher_of(&self, th: Tid) -> Option<crate::ids::DevId> {
+        let first = self.sched.tasks.len() as u32 + 2;
+        (th.0 >= first).then(|| crate::ids::DevId(th.0 - first))
     }
 
     /// Builds the machine from a resolved scenario ([`Scenario::config`]). It cannot fail:
@@ -402,6 +433,12 @@ impl Sim {
                     reclaim: None,
                     no_progress: 0,
                     read: None,
+                    write: None,
+                    bdp: None,
+                    nr_dirtied: 0,
+                    nr_dirtied_pause: crate::writeback::throttle::NR_DIRTIED_PAUSE_INIT,
+                    dirty_paused_when: 0,
+                    throttled_ns: 0,
                     step_end_ns: vec![0; nsteps],
                     cpus: t.cpus.as_deref().map(Box::from),
                 });
@@ -414,8 +451,18 @@ impl Sim {
             ra_states.extend(tasks.iter().map(|_| FileRaState::new(0, 0)));
         }
         let file_ra = (c.kernel.file_readahead.build)();
-        // The tasks, kswapd, zswap's shrink worker.
-        let nthreads = tasks.len() + 2;
+        let wb = Writeback::new(
+            c.vm.dirty,
+            profile.writeback,
+            (c.kernel.writeback_order.build)(),
+            files.len(),
+            ndevices,
+            tasks.len(),
+            ncpus as usize,
+            managed,
+        );
+        // The tasks, kswapd, zswap's shrink worker, one flusher per device.
+        let nthreads = tasks.len() + 2 + ndevices;
         let mut sim = Sim {
             profile,
             cost: c.cpu.clone(),
@@ -455,8 +502,10 @@ impl Sim {
                 zs_frames: Vec::new(),
                 region_names: c.region.iter().map(|r| r.name.clone()).collect(),
                 nr_writeback: 0,
+                nr_dirty: 0,
                 pages_scanned: 0,
                 pgdat_writeback: false,
+                pgdat_dirty: false,
                 next_stats_flush: profile.memcg_stats_flush_ns / 2,
             },
             swap: Swap::new(areas, swap_ra, zswap, content),
@@ -487,6 +536,7 @@ impl Sim {
                 nr_written: 0,
                 throttle_target: u64::MAX,
             },
+            wb,
         };
         if sim.sched.sample_every > 0 {
             sim.sched.timeline.push(TimelinePoint::of(&sim, 0));

@@ -240,7 +240,7 @@ impl Sim {
         self.charge(self.cost.swapout_ns);
         if !self.swap_dev_sync(entry) {
             self.mm.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
-            self.mm.nr_writeback += 1;
+            self.mm.account_writeback(f, true);
             self.submit_bio(dev, off, f, IoDir::Write);
             return;
         }
@@ -539,7 +539,7 @@ impl Sim {
         // One bio for the folio, whatever its size (split at the device's largest request).
         let nr = self.mm.frames.nr_pages(f);
         self.mm.frames.set(f, pg::WRITEBACK | pg::RECLAIM);
-        self.mm.nr_writeback += nr;
+        self.mm.account_writeback(f, true);
         let (dev, off) = {
             let a = self.swap.area_ref(entry);
             (a.dev, a.offset_of(entry.slot()))

@@ -246,6 +246,9 @@ impl Sim {
         } else if th == self.zswap_worker_thread() {
             self.run_zswap_shrink_worker();
             self.swap.zswap.worker_cpu_ns += self.sched.now - start;
+        } else if let Some(dev) = self.flusher_of(th) {
+            self.wb_workfn(dev);
+            self.wb.wbs[dev.idx()].cpu_ns += self.sched.now - start;
         } else {
             let t = &mut self.sched.tasks[th];
             if t.state == TaskState::NotStarted {
@@ -287,6 +290,30 @@ impl Sim {
                     }
                     crate::reclaim::Step::Blocked => return,
                     crate::reclaim::Step::Finished => {}
+                }
+            }
+            if self.sched.tasks[tid].bdp.is_some() {
+                // A balance_dirty_pages call it slept in goes on (2.6.35: it writes and
+                // sleeps again; 3.2+: over the limit it looks again).
+                if self.balance_dirty_pages(tid) == crate::engine::page_writeback::Throttled::Sleeps {
+                    return;
+                }
+                continue;
+            }
+            if self.sched.tasks[tid].write.is_some() {
+                match self.file_write_step(tid, cpu, limit) {
+                    ReadStep::Done => {
+                        if self.finish_access(tid) {
+                            return;
+                        }
+                        continue;
+                    }
+                    ReadStep::Blocked => return,
+                    ReadStep::Retry => continue,
+                    ReadStep::Yield => {
+                        self.wake(tid, self.sched.now);
+                        return;
+                    }
                 }
             }
             if self.sched.tasks[tid].read.is_some() {
@@ -348,14 +375,15 @@ impl Sim {
         }
     }
 
-    /// Starts the read(2) of record `unit` of the task's current file step; the step's
-    /// first read opens the file (its `posix_fadvise` is given then).
+    /// Starts the read(2) or write(2) of record `unit` of the task's current file step; the
+    /// step's first call opens the file (its `posix_fadvise` is given then).
     fn start_read(&mut self, tid: Tid, cpu: u32, unit: u32) {
         let t = &self.sched.tasks[tid];
         let si = t.cur.step;
         let step = &t.steps[si];
         let StepTarget::File { file: fi, ra } = t.targets[si] else { unreachable!("a read is started by a file step") };
         let nr = step.record_pages as u64;
+        let write = step.write;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
                 let nr_pages = self.pc.files[fi].nr_pages;
@@ -368,7 +396,11 @@ impl Sim {
                 self.file_fadvise(tid, cpu, fi, ra, advice);
             }
         }
-        self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr);
+        if write {
+            self.file_write_begin(tid, fi, unit as u64 * nr, nr);
+        } else {
+            self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr);
+        }
     }
 
     /// Executes accesses that hit until one faults, a file step needs a read call, the

@@ -176,7 +176,43 @@ impl Sim {
             if cached != a.nrpages {
                 return Err(format!("file {ai}: nrpages {} but {cached} pages cached", a.nrpages));
             }
+            // The dirty tag marks exactly the dirty folios, by their first page.
+            let mut tagged = 0;
+            let mut i = 0;
+            while let Some(d) = a.next_dirty(i, u64::MAX) {
+                let f = a.frame(d).ok_or_else(|| format!("file {ai} page {d}: tagged dirty, not cached"))?;
+                if !self.mm.frames.test(f, pg::DIRTY) || self.mm.frames.index[f] as u64 != d {
+                    return Err(format!("file {ai} page {d}: tagged dirty, frame {f} is not a dirty folio there"));
+                }
+                tagged += self.mm.frames.nr_pages(f);
+                i = d + 1;
+            }
+            if tagged != a.nr_dirty {
+                return Err(format!("file {ai}: nr_dirty {} but {tagged} pages tagged", a.nr_dirty));
+            }
+            if a.nr_dirty > 0 && !self.wb.inodes[ai].dirty {
+                return Err(format!("file {ai}: {} dirty pages, inode not dirty", a.nr_dirty));
+            }
         }
+        let file_dirty: u64 = self.pc.files.iter().map(|a| a.nr_dirty).sum();
+        let memcg_dirty: u64 = self.mm.memcgs.iter().map(|m| m.nr_dirty).sum();
+        let wb_dirty: u64 = self.wb.wbs.iter().map(|w| w.nr_reclaimable).sum();
+        if file_dirty != self.mm.nr_dirty || memcg_dirty != self.mm.nr_dirty || wb_dirty != self.mm.nr_dirty {
+            return Err(format!(
+                "nr_dirty {}: files {file_dirty}, memcgs {memcg_dirty}, devices {wb_dirty}",
+                self.mm.nr_dirty
+            ));
+        }
+        let in_wb = (0..n)
+            .map(Pfn)
+            .filter(|&f| !self.mm.frames.is_free(f) && self.mm.frames.test(f, pg::WRITEBACK))
+            .map(|f| self.mm.frames.nr_pages(f))
+            .sum::<u64>();
+        let memcg_wb: u64 = self.mm.memcgs.iter().map(|m| m.nr_writeback).sum();
+        if in_wb != self.mm.nr_writeback || memcg_wb != self.mm.nr_writeback {
+            return Err(format!("nr_writeback {}: frames {in_wb}, memcgs {memcg_wb}", self.mm.nr_writeback));
+        }
+        self.wb.verify()?;
         for f in (0..n).map(Pfn) {
             if let Owner::File(a) = self.mm.frames.owner(f) {
                 let i = self.mm.frames.index[f] as usize;

@@ -30,11 +30,12 @@ use crate::ids::Pfn;
 use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
-use crate::profile::InactiveRule;
+use crate::profile::{FlusherKick, InactiveRule, ReclaimFileWrites};
 use crate::reclaim::scan_balance::{PrepareInput, Prepared, ScanInput, SWAP_CLUSTER_MAX};
 use crate::reclaim::{ScanControl, Step, DEF_PRIORITY};
 use crate::swap::Entry;
 use crate::units::JIFFY_NS;
+use crate::writeback::WorkKind;
 
 pub use crate::mm::MAX_RECLAIM_RETRIES;
 
@@ -85,8 +86,31 @@ impl Sim {
         let mut sc = self.sched.tasks[tid].reclaim.take().expect("reclaim job");
         if sc.waited.is_empty() {
             sc.nr_scanned = 0;
+            sc.own_bdi = self.sched.tasks[tid].write.map(|w| self.pc.files[w.file].dev);
             self.set_swap_lane(tid);
             self.shrink_node(&mut sc, cpu);
+            sc.total_scanned += sc.nr_scanned;
+            // ≤4.10: a direct reclaim that scanned half as much again as it set out to free
+            // asks the flushers for that many pages (from each file's start on 2.6.35).
+            let kick = self.profile.writeback.flusher_kick != FlusherKick::UnqueuedDirtyBatch;
+            let short = sc.nr_reclaimed < sc.nr_to_reclaim;
+            if kick && short && sc.total_scanned > sc.nr_to_reclaim + sc.nr_to_reclaim / 2 {
+                let cyclic = self.wb.order.checks_background();
+                self.wakeup_flusher_threads(WorkKind::Vmscan, sc.total_scanned, cyclic);
+            }
+        }
+        if std::mem::take(&mut sc.throttle_writeback) {
+            // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) of cgroup v1 limit reclaim that
+            // met only unqueued dirty pages; after it, the reclaim goes on at the next
+            // priority, or ends if it freed enough.
+            if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
+                sc.priority -= 1;
+                self.sched.tasks[tid].reclaim = Some(sc);
+            } else {
+                self.sched.tasks[tid].no_progress = 0;
+            }
+            self.reclaim_throttle(tid, 100 * JIFFY_NS);
+            return Step::Blocked;
         }
         if let Some(dev) = sc.wait_request.take() {
             self.sched.tasks[tid].reclaim = Some(sc);
@@ -278,6 +302,10 @@ impl Sim {
         sc.nr_taken = 0;
         sc.nr_writeback = 0;
         sc.nr_immediate = 0;
+        sc.nr_file_taken = 0;
+        sc.nr_dirty = 0;
+        sc.nr_unqueued_dirty = 0;
+        sc.nr_congested = 0;
         let before = sc.nr_reclaimed;
         match sc.target_memcg {
             Some(m) => self.shrink_lruvec(m, sc, cpu),
@@ -295,6 +323,12 @@ impl Sim {
         }
         if sc.kswapd && sc.nr_writeback > 0 && sc.nr_writeback == sc.nr_taken {
             self.mm.pgdat_writeback = true;
+        }
+        // ≥4.8: kswapd flags the node dirty when every file page it took was dirty and not
+        // queued for writeback (also when it took none).
+        let seen_twice = self.profile.writeback.reclaim_writes == ReclaimFileWrites::KswapdSeenTwice;
+        if sc.kswapd && seen_twice && sc.nr_unqueued_dirty == sc.nr_file_taken {
+            self.mm.pgdat_dirty = true;
         }
     }
 
@@ -480,6 +514,10 @@ impl Sim {
         let mut reclaimed = 0u64;
         let mut pageout = 0u64;
         let mut activated = 0u64;
+        let (dirty_before, unqueued_before) = (sc.nr_dirty, sc.nr_unqueued_dirty);
+        if t == 1 {
+            sc.nr_file_taken += nr_taken;
+        }
         // A folio split by shrink_folio appends its other pages to `isolated`, which this
         // loop goes on to decide as the kernel's loop does its `folio_list`.
         let mut i = 0;
@@ -519,6 +557,7 @@ impl Sim {
             }
         }
         self.reclaim.isolate_buf = isolated;
+        self.dirty_batch_done(sc, nr_taken, sc.nr_dirty - dirty_before, sc.nr_unqueued_dirty - unqueued_before);
         if pageout > 0 {
             // get_request_wait: a write found its queue full; sleep before the next batch.
             sc.wait_request = self.write_full_device();
@@ -542,6 +581,20 @@ impl Sim {
     ) -> Verdict {
         let keep_or_activate = if self.profile.writeback_activate { Verdict::Activate } else { Verdict::Keep };
         let nr = self.mm.frames.nr_pages(f);
+        let file = matches!(self.mm.frames.owner(f), Owner::File(_));
+        if file {
+            // folio_check_dirty_writeback: only page-cache folios count as dirty here.
+            let (dirty, wb) = (self.mm.frames.test(f, pg::DIRTY), self.mm.frames.test(f, pg::WRITEBACK));
+            if dirty || wb {
+                sc.nr_dirty += nr;
+            }
+            if dirty && !wb {
+                sc.nr_unqueued_dirty += nr;
+            }
+            if wb && self.mm.frames.test(f, pg::RECLAIM) {
+                sc.nr_congested += nr;
+            }
+        }
         if self.mm.frames.test(f, pg::WRITEBACK) {
             if sc.kswapd && self.mm.frames.test(f, pg::RECLAIM) && self.mm.pgdat_writeback {
                 sc.nr_immediate += nr;
@@ -573,6 +626,9 @@ impl Sim {
             }
             return Verdict::Keep;
         }
+        // FOLIOREF_RECLAIM_CLEAN: a page-cache folio used once lately (PG_referenced, no
+        // mapping) is reclaimed only if clean.
+        let reclaim_clean = rf && file;
         let owner = self.mm.frames.owner(f);
         // add_to_swap for anonymous pages not yet in the swap cache.
         if matches!(owner, Owner::Anon(_)) && !self.mm.frames.test(f, pg::SWAPCACHE) {
@@ -586,6 +642,9 @@ impl Sim {
             self.try_to_unmap(f);
         }
         self.charge(self.cost.reclaim_ns);
+        if let (Owner::File(fi), true) = (owner, self.mm.frames.test(f, pg::DIRTY)) {
+            return self.pageout_file(f, fi, sc, reclaim_clean, pageout, keep_or_activate);
+        }
         if self.mm.frames.test(f, pg::DIRTY) {
             if let Owner::Shmem(o) = owner {
                 // shmem_writepage: move the page from the shmem page cache to swap.
@@ -622,6 +681,87 @@ impl Sim {
             self.page_cache_delete(f, a);
         }
         Verdict::Freed
+    }
+
+    /// After a `shrink_folio_list` batch of `nr_taken` pages of which `dirty` file pages
+    /// were dirty or under writeback and `unqueued` dirty and not yet queued: the flags and
+    /// the flusher kick of the profile. 3.11-4.7 global reclaim flags the zone
+    /// (ZONE_TAIL_LRU_DIRTY) when the whole batch was unqueued dirty pages; ≥4.11 the same
+    /// batch wakes the flushers to write everything (`WB_REASON_VMSCAN`), and cgroup v1
+    /// limit reclaim then throttles on writeback; the seed's `flushforward` asks the
+    /// flushers for half as much again as the dirty pages the batch met.
+    fn dirty_batch_done(&mut self, sc: &mut ScanControl, nr_taken: u64, dirty: u64, unqueued: u64) {
+        let all_unqueued = nr_taken > 0 && unqueued == nr_taken;
+        if all_unqueued && sc.global() && self.profile.writeback.reclaim_writes == ReclaimFileWrites::KswapdTailDirty {
+            self.mm.pgdat_dirty = true;
+        }
+        match self.profile.writeback.flusher_kick {
+            FlusherKick::UnqueuedDirtyBatch if all_unqueued => {
+                let inodes = self.wb.inodes.iter().filter(|i| i.dirty).count() as u64;
+                self.wakeup_flusher_threads(WorkKind::Vmscan, self.mm.nr_dirty + inodes, true);
+                if !sc.global() && self.tun.memcg_v1 {
+                    sc.throttle_writeback = true;
+                }
+            }
+            FlusherKick::FlushForward if dirty > 0 => {
+                self.wakeup_flusher_threads(WorkKind::Vmscan, dirty + dirty / 2, false);
+            }
+            _ => {}
+        }
+    }
+
+    /// A dirty page-cache folio in `shrink_folio_list`: who may write it from reclaim is
+    /// the profile's rule (spec §7.3). Not permitted: from 3.2 it is tagged PG_reclaim for
+    /// immediate reclaim once written (`nr_vmscan_immediate_reclaim`) and kept (activated
+    /// from 4.11); the 2010 `nodirect` patch just keeps it. Permitted: a folio used once
+    /// lately (`reclaim_clean`) is kept; on ≤3.1 direct reclaim does not write to a
+    /// write-congested device other than the one it is writing to itself
+    /// (`may_write_to_queue`); otherwise `pageout` writes it with PG_reclaim (it rotates to
+    /// the inactive tail when the write ends) and keeps it, under writeback.
+    fn pageout_file(
+        &mut self,
+        f: Pfn,
+        fi: crate::ids::FileId,
+        sc: &mut ScanControl,
+        reclaim_clean: bool,
+        pageout: &mut u64,
+        keep_or_activate: Verdict,
+    ) -> Verdict {
+        let rule = self.profile.writeback.reclaim_writes;
+        let may = match rule {
+            ReclaimFileWrites::AnyReclaimer => true,
+            ReclaimFileWrites::KswapdOnly => sc.kswapd,
+            ReclaimFileWrites::KswapdHighPriority => sc.kswapd && sc.priority < DEF_PRIORITY - 2,
+            ReclaimFileWrites::KswapdTailDirty => sc.kswapd && self.mm.pgdat_dirty,
+            ReclaimFileWrites::KswapdSeenTwice => {
+                sc.kswapd && self.mm.pgdat_dirty && self.mm.frames.test(f, pg::RECLAIM)
+            }
+        };
+        if !may {
+            if rule == ReclaimFileWrites::KswapdOnly {
+                return Verdict::Keep;
+            }
+            let (m, nr) = (self.mm.frames.memcg[f], self.mm.frames.nr_pages(f));
+            self.mm.count(Counter::NrVmscanImmediateReclaim, m, nr);
+            self.mm.frames.set(f, pg::RECLAIM);
+            return keep_or_activate;
+        }
+        if reclaim_clean {
+            return Verdict::Keep;
+        }
+        let dev = self.pc.files[fi].dev;
+        if rule == ReclaimFileWrites::AnyReclaimer
+            && !sc.kswapd
+            && sc.own_bdi != Some(dev)
+            && self.io.devices[dev].write_congested()
+        {
+            return Verdict::Keep;
+        }
+        self.file_writepage(f, fi, true);
+        let (m, nr) = (self.mm.frames.memcg[f], self.mm.frames.nr_pages(f));
+        self.mm.count(Counter::NrVmscanWrite, m, nr);
+        *pageout += nr;
+        Verdict::Keep
     }
 
     /// `folio_alloc_swap` as `shrink_folio_list` uses it for anon folio `f`: a slot for a

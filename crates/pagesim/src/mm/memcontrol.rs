@@ -43,6 +43,20 @@ impl Mm {
         }
     }
 
+    /// The NR_WRITEBACK accounting of `folio_start_writeback` (`start`) and
+    /// `folio_end_writeback` for folio `f`, in the node and its memcg.
+    pub(crate) fn account_writeback(&mut self, f: crate::ids::Pfn, start: bool) {
+        let nr = self.frames.nr_pages(f);
+        let m = &mut self.memcgs[self.frames.memcg[f] as usize];
+        if start {
+            self.nr_writeback += nr;
+            m.nr_writeback += nr;
+        } else {
+            self.nr_writeback -= nr;
+            m.nr_writeback -= nr;
+        }
+    }
+
     /// Counts an event globally and in a memcg.
     #[inline]
     pub fn count(&mut self, c: Counter, memcg: u16, n: u64) {

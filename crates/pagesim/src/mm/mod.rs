@@ -63,12 +63,17 @@ pub(crate) struct Mm {
     pub(crate) zs_frames: Vec<Pfn>,
     /// The scenario's region names, by the index `Vma::region` holds (for messages).
     pub(crate) region_names: Vec<String>,
-    /// Pages under writeback (NR_WRITEBACK).
+    /// Pages under writeback (NR_WRITEBACK), swap and file.
     pub(crate) nr_writeback: u64,
+    /// Dirty file pages (NR_FILE_DIRTY).
+    pub(crate) nr_dirty: u64,
     /// 3.x `zone->pages_scanned`, reset when a page is freed.
     pub(crate) pages_scanned: u64,
     /// PGDAT_WRITEBACK.
     pub(crate) pgdat_writeback: bool,
+    /// PGDAT_DIRTY (≥4.8), ZONE_TAIL_LRU_DIRTY (3.11-4.7): reclaim found the LRU tail full
+    /// of dirty file pages nobody has queued for writeback; kswapd may write them.
+    pub(crate) pgdat_dirty: bool,
     /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
     pub(crate) next_stats_flush: u64,
 }
@@ -316,6 +321,10 @@ pub struct Memcg {
     /// The lruvec statistics as reclaim's heuristics read them, when the profile flushes
     /// them periodically (`Profile::memcg_stats_flush_ns`).
     pub flushed: FlushedStats,
+    /// Dirty file pages and pages under writeback charged to it (memory.stat `file_dirty`,
+    /// `file_writeback`; v1 `dirty`, `writeback`).
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
 }
 
 /// `lruvec_page_state` values as of the last memcg stats flush (mm/memcontrol.c rstat):
@@ -338,6 +347,8 @@ impl Memcg {
             events: vmstat::Counters::default(),
             ws_activate: [0; 2],
             flushed: FlushedStats::default(),
+            nr_dirty: 0,
+            nr_writeback: 0,
         }
     }
 

@@ -72,6 +72,10 @@ gauges! {
     NrInactiveFile => "nr_inactive_file",
     NrActiveFile => "nr_active_file",
     NrFilePages => "nr_file_pages",
+    NrDirty => "nr_dirty",
+    NrWriteback => "nr_writeback",
+    NrDirtyThreshold => "nr_dirty_threshold",
+    NrDirtyBackgroundThreshold => "nr_dirty_background_threshold",
     // pagesim's: swap slots in use (SwapTotal - SwapFree of /proc/meminfo, in pages).
     NrSwapUsed => "nr_swap_used",
     // Reported only when zswap or a zram device is configured.
@@ -133,6 +137,11 @@ counters! {
     // before HZ/10 (clear_bdi_congested wakes congestion_wait; see device/queue.rs).
     KswapdCongestionWaitWoken => "kswapd_congestion_wait_woken",
     NrVmscanWrite => "nr_vmscan_write",
+    // Dirty file pages reclaim found and tagged PG_reclaim instead of writing (3.2+).
+    NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",
+    // Pages dirtied (file pages newly dirty) and pages whose writeback ended (file and swap).
+    NrDirtied => "nr_dirtied",
+    NrWritten => "nr_written",
     OomKill => "oom_kill",
     ThpFaultAlloc => "thp_fault_alloc",
     KswapdLowWmarkHitQuickly => "kswapd_low_wmark_hit_quickly",
@@ -146,6 +155,8 @@ counters! {
     FileRaPages => "file_ra_pages",
     FileReadPages => "file_read_pages",
     FileReadSingle => "file_read_single",
+    // pagesim's: pages write(2) copied into the page cache.
+    FileWritePages => "file_write_pages",
     RaEvictedUnused => "ra_evicted_unused",
     FileFolios => "file_folios",
     // zswap: successful store, load, writeback of an entry (5.19+; zswpwb 6.8+).

@@ -19,8 +19,10 @@
 //! the same range (the kernel's multi-index xarray entries).
 //!
 //! Pages enter the page cache on the inactive file list, locked until their read ends;
-//! reclaim drops clean file pages without I/O, leaving a shadow entry. The model has no file
-//! writes: every file page is clean.
+//! reclaim drops clean file pages without I/O, leaving a shadow entry. A written page is
+//! dirty until writeback (writeback/, engine/fs_writeback.rs) or reclaim's pageout writes
+//! it; the mapping tags dirty folios (`dirty_tag`, the xarray's PAGECACHE_TAG_DIRTY) so that
+//! writeback goes from one to the next without looking at clean pages.
 
 pub mod readahead;
 
@@ -72,6 +74,13 @@ pub struct AddressSpace {
     pub mappers: Vec<crate::ids::VmaId>,
     /// Pages cached (`mapping->nrpages`).
     pub nrpages: u64,
+    /// PAGECACHE_TAG_DIRTY: bit i set when the folio starting at page i is dirty, so that
+    /// writeback finds dirty pages without walking the clean ones (64 pages a word).
+    dirty_tag: Vec<u64>,
+    /// Dirty pages of the file.
+    pub nr_dirty: u64,
+    /// Where cyclic writeback resumes (`mapping->writeback_index`).
+    pub writeback_index: u64,
 }
 
 impl AddressSpace {
@@ -85,7 +94,51 @@ impl AddressSpace {
             shadow: vec![0; nr_pages as usize],
             mappers: Vec::new(),
             nrpages: 0,
+            dirty_tag: vec![0; (nr_pages as usize).div_ceil(64)],
+            nr_dirty: 0,
+            writeback_index: 0,
         }
+    }
+
+    /// Tags the folio at `index` (its first page) dirty, of `nr` pages; false if it was.
+    #[inline]
+    pub fn tag_dirty(&mut self, index: u64, nr: u64) -> bool {
+        let (w, b) = ((index / 64) as usize, index % 64);
+        if self.dirty_tag[w] & (1 << b) != 0 {
+            return false;
+        }
+        self.dirty_tag[w] |= 1 << b;
+        self.nr_dirty += nr;
+        true
+    }
+
+    /// Clears the dirty tag of the folio at `index`, of `nr` pages; false if it had none.
+    #[inline]
+    pub fn clear_dirty_tag(&mut self, index: u64, nr: u64) -> bool {
+        let (w, b) = ((index / 64) as usize, index % 64);
+        if self.dirty_tag[w] & (1 << b) == 0 {
+            return false;
+        }
+        self.dirty_tag[w] &= !(1 << b);
+        self.nr_dirty -= nr;
+        true
+    }
+
+    /// The first folio tagged dirty at or after `from` and before `end`
+    /// (`filemap_get_folios_tag`), by its first page.
+    pub fn next_dirty(&self, from: u64, end: u64) -> Option<u64> {
+        let end = end.min(self.nr_pages);
+        let mut i = from;
+        while i < end {
+            let (w, b) = ((i / 64) as usize, i % 64);
+            let bits = self.dirty_tag[w] >> b;
+            if bits != 0 {
+                let at = i + bits.trailing_zeros() as u64;
+                return (at < end).then_some(at);
+            }
+            i = (w as u64 + 1) * 64;
+        }
+        None
     }
 
     /// The cached frame at `index`.
@@ -238,6 +291,16 @@ pub struct FileRead {
     /// The last page the previous read on this file copied (`u64::MAX`: none). If the
     /// read starts in that page's folio, it was marked accessed then.
     pub prev_last: u64,
+}
+
+/// A write(2) in progress: pages `[start, end)` of file `file`; `index` is the next page
+/// to copy into.
+#[derive(Clone, Copy, Debug)]
+pub struct FileWrite {
+    pub file: FileId,
+    pub start: u64,
+    pub end: u64,
+    pub index: u64,
 }
 
 /// How far a read got in one burst.

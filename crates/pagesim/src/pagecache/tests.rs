@@ -316,7 +316,7 @@ fn file_scenario_errors_name_the_key() {
             assert!(e.contains(w), "{e} lacks {w}");
         }
     };
-    bad("", &SEQ_READ.replace("op = \"read\"", "op = \"write\""), &["task[0].step[0].op", "file writes"]);
+    bad("", &SEQ_READ.replace("op = \"read\"\n", ""), &["task[0].step[0].op", "names its call"]);
     bad("", &SEQ_READ.replace("\"64KB\"", "\"6KB\""), &["task[0].step[0].record", "multiple of 4 KiB"]);
     bad("", &SEQ_READ.replace("file = \"f\"", "file = \"g\""), &["task[0].step[0].file", "no file named \"g\""]);
     bad("[region.m]\nkind = \"file\"\n", SEQ_READ, &["region.m.file"]);

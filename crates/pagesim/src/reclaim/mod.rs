@@ -47,6 +47,21 @@ pub struct ScanControl {
     pub nr_taken: u64,
     pub nr_writeback: u64,
     pub nr_immediate: u64,
+    /// File pages taken, file pages dirty or under writeback, dirty and not yet under
+    /// writeback, and under writeback with PG_reclaim (`sc->nr.file_taken`, `.dirty`,
+    /// `.unqueued_dirty`, `.congested`).
+    pub nr_file_taken: u64,
+    pub nr_dirty: u64,
+    pub nr_unqueued_dirty: u64,
+    pub nr_congested: u64,
+    /// Pages scanned by this reclaim over all its priority levels (`total_scanned` of
+    /// `do_try_to_free_pages`, for the ≤4.10 flusher kick).
+    pub total_scanned: u64,
+    /// The device of the file the reclaiming task is writing to, if it reclaims from
+    /// inside write(2) (`current->backing_dev_info`, ≤3.x `may_write_to_queue`).
+    pub own_bdi: Option<crate::ids::DevId>,
+    /// A batch asked this reclaimer to throttle on writeback (`reclaim_throttle`, cgroup v1).
+    pub throttle_writeback: bool,
     /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
     /// limit reclaim, `shrink_folio_list` case 3), last found last.
     pub waited: Vec<Pfn>,
@@ -71,6 +86,13 @@ impl ScanControl {
             nr_taken: 0,
             nr_writeback: 0,
             nr_immediate: 0,
+            nr_file_taken: 0,
+            nr_dirty: 0,
+            nr_unqueued_dirty: 0,
+            nr_congested: 0,
+            total_scanned: 0,
+            own_bdi: None,
+            throttle_writeback: false,
             waited: Vec::new(),
             wait_request: None,
         }

@@ -189,6 +189,11 @@ impl Report {
         counters.insert(Gauge::NrInactiveFile.name().into(), sim.mm.node_lru(crate::mm::LruList::InactiveFile).into());
         counters.insert(Gauge::NrActiveFile.name().into(), sim.mm.node_lru(crate::mm::LruList::ActiveFile).into());
         counters.insert(Gauge::NrFilePages.name().into(), sim.pc.files.iter().map(|a| a.nrpages).sum::<u64>().into());
+        counters.insert(Gauge::NrDirty.name().into(), sim.mm.nr_dirty.into());
+        counters.insert(Gauge::NrWriteback.name().into(), sim.mm.nr_writeback.into());
+        let limits = sim.global_dirty_limits();
+        counters.insert(Gauge::NrDirtyThreshold.name().into(), limits.dirty.into());
+        counters.insert(Gauge::NrDirtyBackgroundThreshold.name().into(), limits.background.into());
         sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();
         for m in sim.mm.memcgs.iter().skip(1) {
@@ -196,6 +201,8 @@ impl Report {
             for (name, v) in m.events.iter() {
                 c.insert(name.to_string(), v.into());
             }
+            c.insert(Gauge::NrDirty.name().into(), m.nr_dirty.into());
+            c.insert(Gauge::NrWriteback.name().into(), m.nr_writeback.into());
             let r = MemcgReport {
                 counters: c,
                 usage_bytes: m.usage * 4096,

@@ -101,6 +101,9 @@ pub struct Kernel {
     /// The file readahead policy.
     #[serde(serialize_with = "entry_name")]
     pub file_readahead: &'static Entry<FileRa>,
+    /// The flusher's inode order.
+    #[serde(serialize_with = "entry_name")]
+    pub writeback_order: &'static Entry<crate::writeback::WbOrder>,
     pub vma_ra_enabled: bool,
     /// 1 or 2.
     pub cgroup_version: u32,
@@ -164,6 +167,9 @@ pub struct Vm {
     /// The zone's watermarks, pages; `high` leaves more than half the managed pages above it.
     #[serde(skip)]
     pub watermarks: Watermarks,
+    /// The `vm.dirty_*` sysctls (serialized under their own keys).
+    #[serde(flatten)]
+    pub dirty: crate::writeback::DirtySysctls,
 }
 
 /// A block device: its timing model, and its table as the scenario wrote it.
@@ -477,6 +483,13 @@ impl Config {
                 "kernel.file_readahead",
                 k.file_readahead.as_deref(),
                 profile.file_readahead,
+            )
+            .map_err(|(key, m)| err(key, m))?,
+            writeback_order: policy(
+                crate::writeback::order::REGISTRY,
+                "kernel.writeback_order",
+                k.writeback_order.as_deref(),
+                profile.writeback.order,
             )
             .map_err(|(key, m)| err(key, m))?,
             vma_ra_enabled: k.vma_ra_enabled.unwrap_or(defaults::VMA_RA_ENABLED),
@@ -854,7 +867,40 @@ fn resolve_vm(file: &ScenarioFile, profile: &Profile, managed: u64) -> Result<Vm
             (key, format!("too little memory left to the page allocator: the default vm.min_free_kbytes = {msg}"))
         });
     };
-    Ok(Vm { swappiness, page_cluster, min_free_kbytes, watermark_scale_factor, watermarks })
+    let dirty = resolve_dirty(v, profile)?;
+    Ok(Vm { swappiness, page_cluster, min_free_kbytes, watermark_scale_factor, watermarks, dirty })
+}
+
+/// The `vm.dirty_*` sysctls: each limit a ratio or bytes (not both), ratios 0..100,
+/// `dirty_bytes` at least two pages (`dirty_bytes_min`), `dirty_background_bytes` at
+/// least 1 (the sysctls' minimums).
+fn resolve_dirty(v: &super::Vm, profile: &Profile) -> Result<crate::writeback::DirtySysctls, (&'static str, String)> {
+    use crate::writeback::thresholds::{resolve_limit, CENTISEC_NS, DIRTY_BYTES_MIN};
+    let rules = &profile.writeback;
+    let dirty = resolve_limit(
+        "vm.dirty_ratio",
+        v.dirty_ratio,
+        "vm.dirty_bytes",
+        v.dirty_bytes,
+        rules.dirty_ratio,
+        DIRTY_BYTES_MIN,
+    )?;
+    let background = resolve_limit(
+        "vm.dirty_background_ratio",
+        v.dirty_background_ratio,
+        "vm.dirty_background_bytes",
+        v.dirty_background_bytes,
+        rules.dirty_background_ratio,
+        1,
+    )?;
+    let expire = v.dirty_expire_centisecs.unwrap_or(defaults::DIRTY_EXPIRE_CENTISECS);
+    let interval = v.dirty_writeback_centisecs.unwrap_or(defaults::DIRTY_WRITEBACK_CENTISECS);
+    Ok(crate::writeback::DirtySysctls {
+        dirty,
+        background,
+        expire_ns: expire as u64 * CENTISEC_NS,
+        writeback_interval_ns: interval as u64 * CENTISEC_NS,
+    })
 }
 
 /// The regions, their sizes (a file region's defaults to its file's) and the extents file
@@ -958,8 +1004,8 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             if s.region.is_empty() {
                 return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
             }
-            if s.op == Some(AccessOp::Pread) {
-                return e(".op", "pread is for file steps; a region step does read or write");
+            if matches!(s.op, Some(AccessOp::Pread | AccessOp::Pwrite)) {
+                return e(".op", "pread and pwrite are for file steps; a region step does read or write");
             }
             for (k, given) in [
                 ("record", s.record.is_some()),
@@ -990,12 +1036,9 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             };
             let fc = &files[index];
             op = match s.op {
-                Some(op @ (AccessOp::Read | AccessOp::Pread)) => op,
-                None | Some(AccessOp::Write) => {
-                    return e(
-                        ".op",
-                        "file steps read: give op = \"read\" or \"pread\" (file writes are not modelled yet)",
-                    )
+                Some(op) => op,
+                None => {
+                    return e(".op", "a file step names its call: op = \"read\", \"pread\", \"write\" or \"pwrite\"")
                 }
             };
             let record = s.record.unwrap_or(defaults::RECORD_BYTES);

@@ -41,6 +41,10 @@ pub const CGROUP_VERSION: u32 = 2;
 pub const SWAPPINESS: u32 = 60;
 /// `vm.page-cluster`: log2 of the swap readahead window (8 pages).
 pub const PAGE_CLUSTER: u32 = 3;
+/// `vm.dirty_expire_centisecs` (every kernel since 2.6.0).
+pub const DIRTY_EXPIRE_CENTISECS: u32 = 3000;
+/// `vm.dirty_writeback_centisecs`.
+pub const DIRTY_WRITEBACK_CENTISECS: u32 = 500;
 /// `vm.watermark_scale_factor`, in 1/10000 of memory (kernels that have it, ≥4.6).
 pub const WATERMARK_SCALE_FACTOR: u64 = 10;
 /// `task[].count`: processes started from one `[[task]]`.

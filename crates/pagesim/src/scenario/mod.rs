@@ -166,6 +166,9 @@ pub struct Kernel {
     /// File readahead policy (`pagecache::readahead` registry); default: the profile's.
     #[serde(default)]
     pub file_readahead: Option<String>,
+    /// The flusher's inode order (`writeback::order` registry); default: the profile's.
+    #[serde(default)]
+    pub writeback_order: Option<String>,
     /// `/sys/kernel/mm/swap/vma_ra_enabled`. Default [`defaults::VMA_RA_ENABLED`].
     #[serde(default)]
     pub vma_ra_enabled: Option<bool>,
@@ -206,6 +209,27 @@ pub struct Vm {
     /// vm.watermark_scale_factor, in 1/10000 of memory, 1..3000; only kernels ≥4.6 have it.
     /// Default [`defaults::WATERMARK_SCALE_FACTOR`].
     pub watermark_scale_factor: Option<u64>,
+    /// vm.dirty_ratio: percent of dirtyable memory at which a dirtier is throttled, 0..100.
+    /// Default: the profile's (20 from 2.6.30; 10 in 2.6.22-2.6.29; 40 before). Not with
+    /// `dirty_bytes`.
+    pub dirty_ratio: Option<u32>,
+    /// vm.dirty_background_ratio: percent of dirtyable memory at which the flusher starts
+    /// background writeback, 0..100. Default: the profile's (10; 5 in 2.6.22-2.6.29). Not
+    /// with `dirty_background_bytes`.
+    pub dirty_background_ratio: Option<u32>,
+    /// vm.dirty_bytes: the dirty limit in bytes, at least 2 pages; replaces `dirty_ratio`.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub dirty_bytes: Option<u64>,
+    /// vm.dirty_background_bytes: the background limit in bytes, at least 1; replaces
+    /// `dirty_background_ratio`.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub dirty_background_bytes: Option<u64>,
+    /// vm.dirty_expire_centisecs: age at which dirty data is written by periodic writeback.
+    /// Default [`defaults::DIRTY_EXPIRE_CENTISECS`].
+    pub dirty_expire_centisecs: Option<u32>,
+    /// vm.dirty_writeback_centisecs: period of the flusher's periodic writeback; 0 turns
+    /// it off. Default [`defaults::DIRTY_WRITEBACK_CENTISECS`].
+    pub dirty_writeback_centisecs: Option<u32>,
 }
 
 /// CPU time charged for kernel and user operations, nanoseconds. Physical calibration
@@ -248,6 +272,14 @@ pub struct CpuCosts {
     /// completion).
     #[serde(deserialize_with = "de_duration_ns")]
     pub pagecache_read_ns: u64,
+    /// write(2)/pwrite(2) and fsync(2) entry, fd lookup and exit.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub write_syscall_ns: u64,
+    /// Writeback path per page written (dirty-tag walk, clear for I/O, set writeback, bio
+    /// and its completion), charged to the thread that writes: the flusher, a throttled
+    /// dirtier, fsync, or reclaim's pageout.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub writepage_ns: u64,
     /// Wall time from an I/O completion on a device's interrupt CPU (`irq_cpu`) to a task
     /// sleeping on it running again on another CPU that is idle: the wakeup IPI and the
     /// idle CPU's exit (on a VM, the hypervisor waking a halted vCPU). Not CPU time of the
@@ -270,6 +302,8 @@ impl Default for CpuCosts {
             read_syscall_ns: 400,
             copy_page_ns: 600,
             pagecache_read_ns: 1_500,
+            write_syscall_ns: 400,
+            writepage_ns: 1_500,
             remote_wakeup_ns: 0,
         }
     }
@@ -430,6 +464,8 @@ pub enum AccessOp {
     Write,
     /// pread(2) of a file (the same page-cache path as read(2)).
     Pread,
+    /// pwrite(2) of a file (the same page-cache path as write(2)).
+    Pwrite,
 }
 
 /// `posix_fadvise` advice a file step gives right after opening the file.
@@ -919,6 +955,27 @@ pub fn describe() -> Vec<Tunable> {
             defaults::WATERMARK_SCALE_FACTOR.to_string(),
             "vm.watermark_scale_factor (4.6+)",
         ),
+        t("vm.dirty_ratio", "percent", "profile's".into(), "vm.dirty_ratio (not with vm.dirty_bytes)"),
+        t(
+            "vm.dirty_background_ratio",
+            "percent",
+            "profile's".into(),
+            "vm.dirty_background_ratio (not with vm.dirty_background_bytes)",
+        ),
+        t("vm.dirty_bytes", "bytes", "unset".into(), "vm.dirty_bytes: the dirty limit in bytes, at least 2 pages"),
+        t("vm.dirty_background_bytes", "bytes", "unset".into(), "vm.dirty_background_bytes"),
+        t(
+            "vm.dirty_expire_centisecs",
+            "1/100 s",
+            defaults::DIRTY_EXPIRE_CENTISECS.to_string(),
+            "vm.dirty_expire_centisecs: age at which periodic writeback writes dirty data",
+        ),
+        t(
+            "vm.dirty_writeback_centisecs",
+            "1/100 s",
+            defaults::DIRTY_WRITEBACK_CENTISECS.to_string(),
+            "vm.dirty_writeback_centisecs: flusher period (0: no periodic writeback)",
+        ),
         t("cpu.access_ns", "ns", c.access_ns.to_string(), "user access to a resident page"),
         t("cpu.fault_ns", "ns", c.fault_ns.to_string(), "fault entry/exit and page-table walk"),
         t("cpu.zero_page_ns", "ns", c.zero_page_ns.to_string(), "allocate and zero a page"),
@@ -928,6 +985,8 @@ pub fn describe() -> Vec<Tunable> {
         t("cpu.swapout_ns", "ns", c.swapout_ns.to_string(), "swap-out software path per page written"),
         t("cpu.timeslice_ns", "ns", c.timeslice_ns.to_string(), "scheduler time slice"),
         t("cpu.read_syscall_ns", "ns", c.read_syscall_ns.to_string(), "read(2)/pread(2) entry, fd lookup, exit"),
+        t("cpu.write_syscall_ns", "ns", c.write_syscall_ns.to_string(), "write(2)/pwrite(2)/fsync(2) entry and exit"),
+        t("cpu.writepage_ns", "ns", c.writepage_ns.to_string(), "writeback path per page written"),
         t("cpu.copy_page_ns", "ns", c.copy_page_ns.to_string(), "lookup and copy of one cached page to the user"),
         t(
             "cpu.pagecache_read_ns",

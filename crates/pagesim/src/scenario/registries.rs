@@ -91,6 +91,13 @@ pub fn registries() -> Vec<RegistryInfo> {
             crate::pagecache::readahead::REGISTRY,
             Some(Selected { by_scenario: |k| k.file_readahead.as_deref(), by_profile: |p| p.file_readahead }),
         ),
+        RegistryInfo::new(
+            "writeback_order",
+            "kernel.writeback_order",
+            "flusher inode order",
+            crate::writeback::order::REGISTRY,
+            Some(Selected { by_scenario: |k| k.writeback_order.as_deref(), by_profile: |p| p.writeback.order }),
+        ),
         RegistryInfo::new("device_model", "device.NAME.model", "device timing model", crate::device::MODELS, None),
         RegistryInfo::new("io_scheduler", "device.NAME.scheduler", "I/O scheduler", crate::device::SCHEDULERS, None),
     ]

@@ -171,7 +171,8 @@ fn front_ends_get_every_registry_from_one_list() {
         assert!(!r.entries.is_empty(), "{}", r.kind);
     }
     let kinds: Vec<_> = regs.iter().map(|r| r.kind).collect();
-    for kind in ["swap_readahead", "scan_balance", "file_readahead", "device_model", "io_scheduler"] {
+    for kind in ["swap_readahead", "scan_balance", "file_readahead", "writeback_order", "device_model", "io_scheduler"]
+    {
         assert!(kinds.contains(&kind), "{kind} missing from registries()");
     }
     // Python's registries(): the same list.
@@ -425,7 +426,10 @@ fn page_cluster_takes_its_underscore_alias() {
 #[test]
 fn errors_say_what_was_expected_and_what_was_found_once() {
     let e = set_err(&["task.0.step.0.op=0"]);
-    assert_eq!(e, "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, got 0");
+    assert_eq!(
+        e,
+        "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, got 0"
+    );
     let e = err(&GOOD.replace("pattern = \"seq\"", "pattern = \"seq\"\nop = 0"));
     assert!(e.starts_with("s.toml (line 26): task[0].step[0].op: expected one of `read`"), "{e}");
     let e = set_err(&["vm.swappiness=-1"]);

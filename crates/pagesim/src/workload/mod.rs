@@ -77,7 +77,7 @@ impl BoundStep {
         BoundStep {
             pages,
             pattern: step.pattern.kind(),
-            write: step.op == AccessOp::Write,
+            write: matches!(step.op, AccessOp::Write | AccessOp::Pwrite),
             total,
             stride,
             think_ns: step.think,

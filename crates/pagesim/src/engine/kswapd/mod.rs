@@ -44,6 +44,7 @@ impl Sim {
         self.reclaim.kswapd.awake_ns += self.sched.now - self.reclaim.kswapd.awake_since;
         // clear_pgdat_congested
         self.mm.pgdat_writeback = false;
+        self.mm.pgdat_dirty = false;
     }
 
     /// kswapd's thread: `balance_pgdat` one priority level at a time.

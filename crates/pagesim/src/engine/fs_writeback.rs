@@ -1,0 +1,289 @@
+//! The flusher: one simulated kernel thread per backing device that writes dirty inodes.
+//!
+//! Models fs/fs-writeback.c: `wb_wakeup`, `wb_wakeup_delayed`, `wakeup_flusher_threads`,
+//! `wb_start_background_writeback`, the worker `wb_workfn` → `wb_do_writeback` (queued works
+//! first, then `wb_check_old_data_flush` (kupdate) and `wb_check_background_flush`),
+//! `wb_writeback` one round at a time, and `writeback_sb_inodes` with `requeue_inode`. The
+//! inode lists and the order policy are writeback/; the page walk and the writes are
+//! engine/page_writeback.rs.
+//!
+//! ```text
+//!   __mark_inode_dirty (first dirty inode) ──▶ wb_wakeup_delayed: run in dirty_writeback_interval
+//!   balance_dirty_pages / reclaim ──▶ wb_start_background_writeback / wakeup_flusher_threads
+//!   flusher burst: work = queued | kupdate (interval passed) | background (over bg threshold)
+//!        round: cutoff (policy) ─▶ queue_io ─▶ b_io tail: write_cache_pages(chunk) ─▶ requeue
+//!        ... until the work is done, the device queue is full (sleep for a request), or the
+//!        burst ends; then sleep, re-armed for the next interval while inodes are dirty
+//! ```
+//!
+//! The flusher's CPU time is its own thread's (writepage cost per page). Its I/O shares the
+//! device queue and scheduler with reads and swap. A round stops after 100 ms of work
+//! (`writeback_sb_inodes`' time limit) once it wrote something, and between rounds the
+//! flusher yields to queued work as the kernel does.
+
+use crate::engine::Sim;
+use crate::ids::{DevId, FileId};
+use crate::writeback::order::{Requeue, MAX_WRITEBACK_PAGES};
+use crate::writeback::throttle::BANDWIDTH_INTERVAL_NS;
+use crate::writeback::{WbState, WbWork, WorkKind};
+
+/// How a round of `wb_writeback` ended.
+enum Round {
+    /// It wrote pages; the work goes on.
+    Progress,
+    /// The work is over.
+    Done,
+    /// The device's write queue is full: the flusher sleeps for a request.
+    Full(DevId),
+}
+
+/// `writeback_sb_inodes` stops a round after this much time once it wrote something (HZ/10).
+const ROUND_TIME_NS: u64 = 100_000_000;
+
+impl Sim {
+    /// `wb_wakeup`: device `dev`'s flusher runs now, unless it is already at work.
+    pub(crate) fn wb_wakeup(&mut self, dev: DevId) {
+        let now = self.sched.now;
+        match self.wb.wbs[dev.idx()].state {
+            WbState::Active => {}
+            WbState::Pending(at) if at <= now => {}
+            _ => {
+                self.wb.wbs[dev.idx()].state = WbState::Pending(now);
+                let th = self.flusher_thread(dev);
+                self.wake_up(th);
+            }
+        }
+    }
+
+    /// `wb_wakeup_delayed`: device `dev`'s flusher runs `dirty_writeback_interval` from now,
+    /// unless it is at work or already due to run (a pending delayed work is not moved).
+    pub(crate) fn wb_wakeup_delayed(&mut self, dev: DevId) {
+        let interval = self.wb.sysctl.writeback_interval_ns;
+        if interval == 0 || self.wb.wbs[dev.idx()].state != WbState::Idle {
+            return;
+        }
+        let at = self.sched.now + interval;
+        self.wb.wbs[dev.idx()].state = WbState::Pending(at);
+        let th = self.flusher_thread(dev);
+        self.wake(th, at);
+    }
+
+    /// `wakeup_flusher_threads` / `wb_start_writeback`: queues a work of `nr_pages` (`u64::MAX`:
+    /// all) on every device's flusher that has dirty inodes, and wakes it. `range_cyclic`:
+    /// files are written from their `writeback_index` (≥2.6.36), else from their start.
+    pub(crate) fn wakeup_flusher_threads(&mut self, kind: WorkKind, nr_pages: u64, range_cyclic: bool) {
+        for d in 0..self.wb.wbs.len() {
+            if self.wb.wbs[d].has_dirty_io() {
+                self.wb_queue_work(DevId(d as u32), WbWork { kind, nr_pages, start_ns: self.sched.now, range_cyclic });
+            }
+        }
+    }
+
+    /// `wb_queue_work`: `work` joins the flusher's work list and the flusher wakes.
+    fn wb_queue_work(&mut self, dev: DevId, work: WbWork) {
+        self.wb.wbs[dev.idx()].work_list.push_back(work);
+        self.wb_wakeup(dev);
+    }
+
+    /// `wb_start_background_writeback`: on a flusher that checks the background threshold
+    /// itself (2.6.36+), a wakeup; on 2.6.35, a background work (`bdi_start_writeback` with
+    /// no page count), unless one is already queued.
+    pub(crate) fn wb_start_background_writeback(&mut self, dev: DevId) {
+        if self.wb.order.checks_background() {
+            self.wb_wakeup(dev);
+            return;
+        }
+        let w = &self.wb.wbs[dev.idx()];
+        let queued = w.work_list.iter().chain(w.cur.iter()).any(|w| w.kind == WorkKind::Background);
+        if !queued {
+            let work =
+                WbWork { kind: WorkKind::Background, nr_pages: u64::MAX, start_ns: self.sched.now, range_cyclic: true };
+            self.wb_queue_work(dev, work);
+        }
+    }
+
+    /// One burst of device `dev`'s flusher (`wb_workfn`): works, then kupdate and
+    /// background writeback, a round at a time, until nothing is left to do (it sleeps,
+    /// re-armed for the next periodic run while inodes are dirty), the device has no free
+    /// write request (it sleeps for one), or the burst ends (it yields).
+    pub(crate) fn wb_workfn(&mut self, dev: DevId) {
+        let th = self.flusher_thread(dev);
+        self.wb.wbs[dev.idx()].state = WbState::Active;
+        let limit = self.burst_limit(self.sched.now);
+        loop {
+            if self.sched.now >= limit {
+                self.wake(th, self.sched.now);
+                return;
+            }
+            let work = match self.wb.wbs[dev.idx()].cur.take() {
+                Some(w) => Some(w),
+                None => self.wb_next_work(dev),
+            };
+            let Some(mut work) = work else { break };
+            match self.wb_writeback_round(dev, &mut work) {
+                Round::Progress => self.wb.wbs[dev.idx()].cur = Some(work),
+                Round::Done => {}
+                Round::Full(d) => {
+                    self.wb.wbs[dev.idx()].cur = Some(work);
+                    self.get_request_wait(th, d);
+                    return;
+                }
+            }
+        }
+        // Nothing to do: sleep, to run again at the next periodic writeback while inodes
+        // are dirty (`wb_wakeup_delayed`).
+        self.block(th);
+        self.wb.wbs[dev.idx()].state = WbState::Idle;
+        if self.wb.wbs[dev.idx()].has_dirty_io() {
+            self.wb_wakeup_delayed(dev);
+        }
+    }
+
+    /// `wb_do_writeback`'s choice of the next work: a queued one, else kupdate when
+    /// `dirty_writeback_interval` has passed since the last (`wb_check_old_data_flush`),
+    /// else background writeback when dirty pages are over the background threshold
+    /// (`wb_check_background_flush`).
+    fn wb_next_work(&mut self, dev: DevId) -> Option<WbWork> {
+        let now = self.sched.now;
+        let w = &mut self.wb.wbs[dev.idx()];
+        if let Some(work) = w.work_list.pop_front() {
+            return Some(work);
+        }
+        let interval = self.wb.sysctl.writeback_interval_ns;
+        if interval > 0 && w.has_dirty_io() && now >= w.last_old_flush + interval {
+            w.last_old_flush = now;
+            // get_nr_dirty_pages: dirty pages and dirty inodes.
+            let inodes = self.wb.inodes.iter().filter(|i| i.dirty).count() as u64;
+            let nr_pages = self.mm.nr_dirty + inodes;
+            return Some(WbWork { kind: WorkKind::Kupdate, nr_pages, start_ns: now, range_cyclic: true });
+        }
+        let background = self.wb.order.checks_background() && self.wb.wbs[dev.idx()].has_dirty_io();
+        if background && self.over_bground_thresh() {
+            return Some(WbWork { kind: WorkKind::Background, nr_pages: u64::MAX, start_ns: now, range_cyclic: true });
+        }
+        None
+    }
+
+    /// One round of `wb_writeback` for `work`: the checks that end the work, then
+    /// [`Sim::writeback_inodes_wb`].
+    fn wb_writeback_round(&mut self, dev: DevId, work: &mut WbWork) -> Round {
+        if work.nr_pages == 0 {
+            return Round::Done;
+        }
+        let periodic = matches!(work.kind, WorkKind::Kupdate | WorkKind::Background);
+        if periodic && !self.wb.wbs[dev.idx()].work_list.is_empty() {
+            // Queued work comes first; kupdate and background are checked again after it.
+            return Round::Done;
+        }
+        if work.kind == WorkKind::Background && !self.over_bground_thresh() {
+            return Round::Done;
+        }
+        let before = work.nr_pages;
+        if let Some(d) = self.writeback_inodes_wb(dev, work) {
+            return Round::Full(d);
+        }
+        let wrote = before - work.nr_pages;
+        let budget = if self.wb.order.per_inode_chunk() { u64::MAX } else { MAX_WRITEBACK_PAGES.min(before) };
+        let short = wrote < budget && self.wb.wbs[dev.idx()].b_more_io.is_empty();
+        if wrote == 0 || (short && self.wb.order.short_round_ends_work()) {
+            // Nothing written (every queued inode had only pages under writeback, or none
+            // was due), or, in 2.6.35, a round that ran out of inodes.
+            return Round::Done;
+        }
+        Round::Progress
+    }
+
+    /// `writeback_inodes_wb` (`__writeback_inodes_wb` + `writeback_sb_inodes`) for `work`:
+    /// the round's cutoff from the order policy, `queue_io`, then inodes from the tail of
+    /// `b_io`, each written up to its chunk (3.2+) or the round's shared budget (2.6.35:
+    /// 1024 pages; a throttled dirtier's own `write_chunk`), and requeued. Runs in the
+    /// calling thread (the flusher, or a throttled dirtier on 2.6.35). Returns the device
+    /// whose write queue filled up, if one did.
+    pub(crate) fn writeback_inodes_wb(&mut self, dev: DevId, work: &mut WbWork) -> Option<DevId> {
+        let now = self.sched.now;
+        self.wb_bandwidth_estimate_start(dev);
+        let cutoff = self.wb.order.cutoff(work, now, self.wb.sysctl.expire_ns, self.wb.oldest_dirty(dev));
+        if self.wb.wbs[dev.idx()].b_io.is_empty() || self.wb.order.queue_io_always(work.kind) {
+            self.wb.queue_io(dev, cutoff);
+        }
+        let per_inode = self.wb.order.per_inode_chunk();
+        let cap = if work.kind == WorkKind::Throttle { u64::MAX } else { MAX_WRITEBACK_PAGES };
+        let mut round_budget = if per_inode { u64::MAX } else { cap.min(work.nr_pages) };
+        let mut wrote_total = 0u64;
+        let mut full = None;
+        while let Some(&fi) = self.wb.wbs[dev.idx()].b_io.back() {
+            if self.wb.order.stops_at_newer_inode() && self.wb.inodes[fi.idx()].dirtied_when > now {
+                // Dirtied after this round began: the round stops (2.6.35's livelock guard).
+                break;
+            }
+            let chunk = if per_inode { self.writeback_chunk_size(dev, work) } else { round_budget };
+            let wrote = self.write_cache_pages(fi, chunk, work.range_cyclic);
+            wrote_total += wrote;
+            work.nr_pages = work.nr_pages.saturating_sub(wrote);
+            round_budget = round_budget.saturating_sub(wrote);
+            self.requeue_inode(dev, fi, work.kind, wrote >= chunk);
+            if self.io.devices[dev].write_full() {
+                full = Some(dev);
+                break;
+            }
+            if round_budget == 0 {
+                break;
+            }
+            if wrote_total > 0 && (self.sched.now - now >= ROUND_TIME_NS || work.nr_pages == 0) {
+                break;
+            }
+        }
+        self.wb_update_bandwidth(dev);
+        full
+    }
+
+    /// `requeue_inode` after inode `fi` wrote in a round of `kind`: clean, it leaves the
+    /// lists; still dirty, the policy says where it waits (`used_up`: it wrote its whole
+    /// budget).
+    fn requeue_inode(&mut self, dev: DevId, fi: FileId, kind: WorkKind, used_up: bool) {
+        if self.pc.files[fi].nr_dirty == 0 {
+            self.wb.inode_clean(dev, fi);
+            return;
+        }
+        match self.wb.order.requeue(kind, used_up) {
+            Requeue::MoreIo => self.wb.requeue_io(dev, fi),
+            Requeue::DirtyTail => self.wb.redirty_tail(dev, fi, self.sched.now),
+        }
+    }
+
+    /// `wb_update_bandwidth` from writeback: at most every 200 ms, the device's write
+    /// bandwidth estimate takes in the pages written since the last update.
+    pub(crate) fn wb_update_bandwidth(&mut self, dev: DevId) {
+        let now = self.sched.now;
+        let w = &mut self.wb.wbs[dev.idx()];
+        let elapsed = now - w.bw.bw_time_stamp;
+        if elapsed < BANDWIDTH_INTERVAL_NS {
+            return;
+        }
+        w.bw.update_write_bandwidth(elapsed, w.written);
+        w.bw.dirtied_stamp = w.dirtied;
+        w.bw.bw_time_stamp = now;
+    }
+
+    /// `wb_bandwidth_estimate_start`: writeback starting on an idle device does not count
+    /// the idle time as time spent writing: the stamps restart an interval back.
+    fn wb_bandwidth_estimate_start(&mut self, dev: DevId) {
+        let now = self.sched.now;
+        let w = &mut self.wb.wbs[dev.idx()];
+        if w.nr_writeback == 0 && now.saturating_sub(w.bw.bw_time_stamp) > BANDWIDTH_INTERVAL_NS {
+            w.bw.bw_time_stamp = now - BANDWIDTH_INTERVAL_NS;
+            w.bw.written_stamp = w.written;
+            w.bw.dirtied_stamp = w.dirtied;
+        }
+    }
+
+    /// `writeback_chunk_size` (3.2+) for WB_SYNC_NONE work: half a second of the device's
+    /// estimated write bandwidth, at most an eighth of the dirty limit and the work's pages,
+    /// plus MIN_WRITEBACK_PAGES, rounded down to a multiple of it.
+    fn writeback_chunk_size(&self, dev: DevId, work: &WbWork) -> u64 {
+        let limit = self.global_dirty_limits().dirty;
+        let bw = self.wb.wbs[dev.idx()].bw.avg_write_bw_pages();
+        let pages = (bw / 2).min(limit / 8).min(work.nr_pages);
+        (pages + MAX_WRITEBACK_PAGES) / MAX_WRITEBACK_PAGES * MAX_WRITEBACK_PAGES
+    }
+}

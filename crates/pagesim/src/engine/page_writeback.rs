@@ -1,0 +1,414 @@
+//! Dirtying and writing page-cache folios, and holding dirtiers to the dirty limits.
+//!
+//! Models mm/page-writeback.c: `folio_mark_dirty` for a page-cache folio (with
+//! `folio_account_dirtied` and the inode's `__mark_inode_dirty`), `folio_clear_dirty_for_io`
+//! with `folio_start_writeback`, `write_cache_pages` (cyclic from `writeback_index`, by the
+//! dirty tag), `global_dirty_limits` over the node's memory, and `balance_dirty_pages` in
+//! its two forms (2.6.35's write-and-wait, 3.2+'s IO-less pauses; writeback/throttle.rs holds
+//! the latter's arithmetic).
+//!
+//! ```text
+//!   write(2) ──▶ folio_mark_dirty ──▶ nr_dirty, nr_dirtied, tag, inode on b_dirty
+//!            └─▶ balance_dirty_pages_ratelimited ──(over the limits)──▶ throttle the task
+//!   flusher / fsync / throttled dirtier / pageout ──▶ write_cache_pages ──▶ file_writepage
+//!            ──▶ PG_writeback, nr_writeback, pgpgout ──▶ (completion) nr_written, rotation
+//! ```
+
+use crate::device::IoDir;
+use crate::engine::Sim;
+use crate::ids::{DevId, FileId, Pfn, Tid};
+use crate::mm::pg;
+use crate::mm::vmstat::Counter;
+use crate::profile::DirtyThrottle;
+use crate::writeback::throttle::{
+    dirty_poll_interval, max_pause_ns, min_pause, update_dirty_limit, Bdp, Position, BANDWIDTH_INTERVAL_NS,
+    EXCEEDED_RATELIMIT, JIFFY_NS, RATELIMIT_CALC_SHIFT,
+};
+use crate::writeback::{DirtyLimits, MemoryState, WbWork, WorkKind};
+
+impl Sim {
+    /// `folio_mark_dirty` on page-cache folio `f` of file `fi`: a clean folio becomes dirty
+    /// and is accounted (`folio_account_dirtied`: NR_FILE_DIRTY, NR_DIRTIED, the memcg's),
+    /// tagged dirty in its mapping, and its inode is marked dirty (`__mark_inode_dirty`),
+    /// which arms the flusher's periodic wakeup when its device had no dirty inode. Returns
+    /// whether the folio was clean.
+    /// `tid` is the task that dirtied it (its share of dirtied pages grows: `task_dirty_inc`).
+    pub(crate) fn folio_mark_dirty(&mut self, f: Pfn, fi: FileId, tid: Option<Tid>) -> bool {
+        if self.mm.frames.test(f, pg::DIRTY) {
+            return false;
+        }
+        self.mm.frames.set(f, pg::DIRTY);
+        let (idx, nr, m) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f), self.mm.frames.memcg[f]);
+        self.pc.files[fi].tag_dirty(idx, nr);
+        self.mm.nr_dirty += nr;
+        self.mm.memcgs[m as usize].nr_dirty += nr;
+        self.mm.count(Counter::NrDirtied, m, nr);
+        let dev = self.pc.files[fi].dev;
+        let w = &mut self.wb.wbs[dev.idx()];
+        w.nr_reclaimable += nr;
+        w.dirtied += nr;
+        if let Some(t) = tid {
+            let crate::writeback::Writeback { dirties, task_dirties, .. } = &mut self.wb;
+            dirties.inc(&mut task_dirties[t.idx()], nr);
+        }
+        if self.wb.mark_inode_dirty(dev, fi, self.sched.now) {
+            self.wb_wakeup_delayed(dev);
+        }
+        true
+    }
+
+    /// `folio_clear_dirty_for_io` + `folio_start_writeback` for dirty page-cache folio `f`
+    /// of file `fi`: the dirty pages become pages under writeback.
+    fn folio_start_writeback(&mut self, f: Pfn, fi: FileId) {
+        let (idx, nr, m) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f), self.mm.frames.memcg[f]);
+        self.mm.frames.clear(f, pg::DIRTY);
+        self.pc.files[fi].clear_dirty_tag(idx, nr);
+        self.mm.nr_dirty -= nr;
+        self.mm.memcgs[m as usize].nr_dirty -= nr;
+        self.mm.frames.set(f, pg::WRITEBACK);
+        self.mm.account_writeback(f, true);
+        let w = &mut self.wb.wbs[self.pc.files[fi].dev.idx()];
+        w.nr_reclaimable -= nr;
+        w.nr_writeback += nr;
+    }
+
+    /// `->writepage` of dirty page-cache folio `f`: it goes under writeback (with
+    /// PG_reclaim when reclaim writes it, so that it rotates to the inactive tail when the
+    /// write ends) and one bio for the folio joins the current plug of its device.
+    pub(crate) fn file_writepage(&mut self, f: Pfn, fi: FileId, for_reclaim: bool) {
+        self.folio_start_writeback(f, fi);
+        if for_reclaim {
+            self.mm.frames.set(f, pg::RECLAIM);
+        }
+        let nr = self.mm.frames.nr_pages(f);
+        let (dev, off) = {
+            let a = &self.pc.files[fi];
+            (a.dev, a.offset_of(self.mm.frames.index[f] as u64))
+        };
+        self.submit_folio_bio(dev, off, f, IoDir::Write, nr * 4096);
+        let m = self.mm.frames.memcg[f];
+        self.mm.count(Counter::PgpgOut, m, 4 * nr);
+        self.charge(self.cost.writepage_ns);
+    }
+
+    /// `write_cache_pages` (`do_writepages` of a simple filesystem) for file `fi`: writes
+    /// up to `nr_to_write` dirty pages under one plug, by the dirty tag; folios already under
+    /// writeback are skipped (WB_SYNC_NONE). `cyclic`: from `writeback_index`; reaching the
+    /// end of the file, ≤4.19 wraps around to its start in the same call, later kernels set
+    /// `writeback_index` to 0 and stop. Not cyclic: the whole file from its start. Stops
+    /// early when the device has no free write request (the caller sleeps in
+    /// `get_request_wait` and calls again). Returns the pages written.
+    pub(crate) fn write_cache_pages(&mut self, fi: FileId, nr_to_write: u64, cyclic: bool) -> u64 {
+        let dev = self.pc.files[fi].dev;
+        let start = if cyclic { self.pc.files[fi].writeback_index } else { 0 };
+        let mut written = 0u64;
+        let mut done_index = start;
+        let mut full = false;
+        let wrap = cyclic && start > 0 && self.wb.rules.cyclic_wraps;
+        let passes: &[(u64, u64)] = if wrap { &[(start, u64::MAX), (0, start)] } else { &[(start, u64::MAX)] };
+        for &(from, to) in passes {
+            let mut i = from;
+            while written < nr_to_write && !full {
+                let Some(idx) = self.pc.files[fi].next_dirty(i, to) else { break };
+                let f = self.pc.files[fi].frame(idx).expect("a dirty-tagged folio is cached");
+                let nr = self.mm.frames.nr_pages(f);
+                i = idx + nr;
+                if self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) {
+                    continue;
+                }
+                self.file_writepage(f, fi, false);
+                written += nr;
+                done_index = idx + nr;
+                full = self.io.devices[dev].write_full();
+            }
+            if written >= nr_to_write || full {
+                break;
+            }
+        }
+        if cyclic || written < nr_to_write {
+            // Short of the budget with room in the queue: the scan reached the end of the
+            // file; a kernel without the wrap-around restarts at 0 next time.
+            let reached_end = written < nr_to_write && !full;
+            let a = &mut self.pc.files[fi];
+            let restart = reached_end && !self.wb.rules.cyclic_wraps;
+            a.writeback_index = if restart || done_index >= a.nr_pages { 0 } else { done_index };
+        }
+        self.unplug(dev);
+        written
+    }
+
+    /// The memory the dirty limits are computed from, now.
+    fn dirty_memory_state(&self) -> MemoryState {
+        let lru = self.mm.lru_exact(0);
+        MemoryState {
+            free: self.mm.nr_free(),
+            anon: lru[0] + lru[1],
+            file: lru[2] + lru[3],
+            swap_free: self.swap.areas.iter().any(|a| a.nr_free() > 0),
+            reserve: self.tun.wmark.high,
+        }
+    }
+
+    /// `global_dirty_limits`: the background and hard limits, in pages, now.
+    pub(crate) fn global_dirty_limits(&self) -> DirtyLimits {
+        let dirtyable = self.wb.rules.dirtyable.pages(&self.dirty_memory_state());
+        self.wb.limits(dirtyable)
+    }
+
+    /// Dirty pages that count against the limits: `NR_FILE_DIRTY` + `NR_WRITEBACK`
+    /// (+ unstable NFS pages, which the model has none of).
+    pub(crate) fn dirty_and_writeback(&self) -> u64 {
+        self.mm.nr_dirty + self.mm.nr_writeback
+    }
+
+    /// `wb_over_bg_thresh` (2.6.35 `over_bground_thresh`): dirty pages over the background
+    /// limit.
+    pub(crate) fn over_bground_thresh(&self) -> bool {
+        self.wb.order.over_background(self.mm.nr_dirty, self.global_dirty_limits().background)
+    }
+}
+
+/// How a `balance_dirty_pages` call ended for now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Throttled {
+    /// The task goes on dirtying.
+    No,
+    /// The task sleeps (a pause, or a device request); its call resumes when it runs.
+    Sleeps,
+}
+
+impl Sim {
+    /// `balance_dirty_pages_ratelimited` after task `tid`, on `cpu`, dirtied a page of a
+    /// file on `dev`: the task calls `balance_dirty_pages` when its CPU dirtied
+    /// `ratelimit_pages` (8 while the device is over its limit) since a task there last
+    /// called it (2.6.35), or when it dirtied `nr_dirtied_pause` pages itself (3.2+).
+    pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: Tid, cpu: u32, dev: DevId) -> Throttled {
+        let t = &mut self.sched.tasks[tid];
+        t.nr_dirtied += 1;
+        match self.wb.rules.throttle {
+            DirtyThrottle::WriteAndWait => {
+                let limit =
+                    if self.wb.wbs[dev.idx()].dirty_exceeded { EXCEEDED_RATELIMIT } else { self.wb.ratelimit_pages };
+                let c = &mut self.wb.bdp_ratelimits[cpu as usize];
+                *c += 1;
+                if *c < limit {
+                    return Throttled::No;
+                }
+                // sync_writeback_pages: half as much again as was dirtied.
+                let n = (*c).max(self.wb.ratelimit_pages);
+                *c = 0;
+                t.bdp = Some(Bdp { dev, write_chunk: n + n / 2, pages_written: 0, pause_ns: JIFFY_NS });
+            }
+            DirtyThrottle::IoLess => {
+                let limit = if self.wb.wbs[dev.idx()].dirty_exceeded {
+                    t.nr_dirtied_pause.min(EXCEEDED_RATELIMIT * 4)
+                } else {
+                    t.nr_dirtied_pause
+                };
+                if t.nr_dirtied < limit {
+                    return Throttled::No;
+                }
+                t.bdp = Some(Bdp { dev, write_chunk: 0, pages_written: 0, pause_ns: 0 });
+            }
+        }
+        self.balance_dirty_pages(tid)
+    }
+
+    /// Runs (or resumes) task `tid`'s `balance_dirty_pages` call.
+    pub(crate) fn balance_dirty_pages(&mut self, tid: Tid) -> Throttled {
+        match self.wb.rules.throttle {
+            DirtyThrottle::WriteAndWait => self.balance_dirty_pages_2_6_35(tid),
+            DirtyThrottle::IoLess => self.balance_dirty_pages_ioless(tid),
+        }
+    }
+
+    /// The device's share of the hard limit `thresh` (`bdi_dirty_limit`: its share of
+    /// recently completed writeback), less up to an eighth for a task that dirtied most of
+    /// the recent pages (`task_dirty_limit`, 2.6.35), never below half.
+    fn bdi_dirty_limit(&mut self, dev: DevId, thresh: u64, tid: Option<Tid>) -> u64 {
+        let crate::writeback::Writeback { wbs, completions, dirties, task_dirties, .. } = &mut self.wb;
+        let (n, d) = completions.fraction(&mut wbs[dev.idx()].completions);
+        // A device that completed nothing yet gets the whole limit when it is the only one
+        // writing (prop's first period gives every share 0 otherwise).
+        let bdi_thresh = if completions.events == 0 { thresh } else { (thresh as u128 * n as u128 / d as u128) as u64 };
+        let Some(t) = tid else { return bdi_thresh };
+        let (tn, td) = dirties.fraction(&mut task_dirties[t.idx()]);
+        let cut = (bdi_thresh / 8) as u128 * tn as u128 / td as u128;
+        (bdi_thresh - cut as u64).max(bdi_thresh / 2)
+    }
+
+    /// 2.6.35 `balance_dirty_pages`: while the device is over its share of the limit and
+    /// the system past the midpoint between the background and hard limits, the task writes
+    /// up to `write_chunk` pages of the device's inodes itself (as the flusher would, through
+    /// the same inode lists), then sleeps 1, 2, 4 ... jiffies (at most HZ/10) until the
+    /// device is under its limit or the task has done its share. At the end it starts
+    /// background writeback if dirty pages are over the background limit.
+    fn balance_dirty_pages_2_6_35(&mut self, tid: Tid) -> Throttled {
+        let mut st = self.sched.tasks[tid].bdp.expect("a balance_dirty_pages call");
+        let dev = st.dev;
+        // One turn of the kernel's loop: the task's wakeups resume it here.
+        'turn: {
+            let limits = self.global_dirty_limits();
+            let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
+            let w = &self.wb.wbs[dev.idx()];
+            let (bdi_rec, bdi_wb) = (w.nr_reclaimable, w.nr_writeback);
+            if bdi_rec + bdi_wb <= bdi_thresh || self.dirty_and_writeback() < (limits.background + limits.dirty) / 2 {
+                break 'turn;
+            }
+            self.wb.wbs[dev.idx()].dirty_exceeded = true;
+            if bdi_rec > bdi_thresh && st.pages_written < st.write_chunk {
+                let now = self.sched.now;
+                let mut work = WbWork {
+                    kind: WorkKind::Throttle,
+                    nr_pages: st.write_chunk - st.pages_written,
+                    start_ns: now,
+                    range_cyclic: true,
+                };
+                let before = work.nr_pages;
+                let full = self.writeback_inodes_wb(dev, &mut work);
+                st.pages_written += before - work.nr_pages;
+                if let Some(d) = full {
+                    // Its own writes filled the queue: it sleeps for a request and goes on.
+                    self.sched.tasks[tid].bdp = Some(st);
+                    self.get_request_wait(tid, d);
+                    return Throttled::Sleeps;
+                }
+            }
+            let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
+            let w = &self.wb.wbs[dev.idx()];
+            if w.nr_reclaimable + w.nr_writeback <= bdi_thresh || st.pages_written >= st.write_chunk {
+                break 'turn;
+            }
+            // io_schedule_timeout(pause)
+            let pause = st.pause_ns;
+            st.pause_ns = (st.pause_ns * 2).min(100 * JIFFY_NS);
+            self.sched.tasks[tid].bdp = Some(st);
+            self.sched.tasks[tid].throttled_ns += pause;
+            self.block(tid);
+            self.wake(tid, self.sched.now + pause);
+            return Throttled::Sleeps;
+        }
+        self.sched.tasks[tid].bdp = None;
+        let limits = self.global_dirty_limits();
+        let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
+        let w = &mut self.wb.wbs[dev.idx()];
+        if w.nr_reclaimable + w.nr_writeback < bdi_thresh {
+            w.dirty_exceeded = false;
+        }
+        let in_progress = w.cur.is_some() || !w.work_list.is_empty();
+        if !in_progress && self.mm.nr_dirty > limits.background {
+            self.wb_start_background_writeback(dev);
+        }
+        Throttled::No
+    }
+}
+
+impl Sim {
+    /// The throttle's view of the dirty pages against the limits for device `dev`.
+    fn dirty_position(&mut self, dev: DevId) -> Position {
+        let limits = self.global_dirty_limits();
+        let wb_thresh = self.bdi_dirty_limit(dev, limits.dirty, None);
+        let w = &self.wb.wbs[dev.idx()];
+        Position {
+            dirty: self.dirty_and_writeback(),
+            bg_thresh: limits.background,
+            thresh: limits.dirty,
+            limit: limits.dirty.max(self.wb.dirty_limit),
+            wb_dirty: w.nr_reclaimable + w.nr_writeback,
+            wb_thresh,
+        }
+    }
+
+    /// `__wb_update_bandwidth` from `balance_dirty_pages`: at most every 200 ms, the
+    /// domain's dirty limit, the device's dirty rate limit and its write bandwidth.
+    fn wb_update_bandwidth_throttled(&mut self, dev: DevId, pos: &Position) {
+        let now = self.sched.now;
+        if now.saturating_sub(self.wb.dirty_limit_tstamp) >= BANDWIDTH_INTERVAL_NS {
+            self.wb.dirty_limit = update_dirty_limit(self.wb.dirty_limit, pos.thresh, pos.dirty);
+            self.wb.dirty_limit_tstamp = now;
+        }
+        let w = &mut self.wb.wbs[dev.idx()];
+        let elapsed = now - w.bw.bw_time_stamp;
+        if elapsed < BANDWIDTH_INTERVAL_NS {
+            return;
+        }
+        w.bw.update_dirty_ratelimit(pos, w.dirtied, elapsed);
+        w.bw.update_write_bandwidth(elapsed, w.written);
+        w.bw.dirtied_stamp = w.dirtied;
+        w.bw.bw_time_stamp = now;
+    }
+
+    /// 3.2+ IO-less `balance_dirty_pages`: below the freerun point the task goes on (and
+    /// calls again after about √(pages to the limit)); above it, background writeback is
+    /// started and the task sleeps for the time its pages take at `dirty_ratelimit ×
+    /// pos_ratio`, less the time it ran since its last pause, within [min_pause, max_pause].
+    /// Over the hard limit (`pos_ratio` 0) it sleeps `max_pause` and looks again.
+    fn balance_dirty_pages_ioless(&mut self, tid: Tid) -> Throttled {
+        let dev = self.sched.tasks[tid].bdp.expect("a balance_dirty_pages call").dev;
+        let now = self.sched.now;
+        let pos = self.dirty_position(dev);
+        let t = &mut self.sched.tasks[tid];
+        if pos.dirty <= pos.freerun() {
+            t.dirty_paused_when = now;
+            t.nr_dirtied = 0;
+            t.nr_dirtied_pause = dirty_poll_interval(pos.dirty, pos.thresh);
+            t.bdp = None;
+            self.wb.wbs[dev.idx()].dirty_exceeded = false;
+            return Throttled::No;
+        }
+        let w = &self.wb.wbs[dev.idx()];
+        if w.cur.is_none() && w.work_list.is_empty() {
+            self.wb_start_background_writeback(dev);
+        }
+        let exceeded = pos.wb_dirty > pos.wb_thresh || pos.dirty > pos.thresh;
+        self.wb.wbs[dev.idx()].dirty_exceeded = exceeded;
+        self.wb_update_bandwidth_throttled(dev, &pos);
+        let bw = &self.wb.wbs[dev.idx()].bw;
+        let (avg_bw, dirty_ratelimit) = (bw.avg_write_bw, bw.dirty_ratelimit);
+        let pos_ratio = pos.pos_ratio(avg_bw);
+        let task_ratelimit = ((dirty_ratelimit as u128 * pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64;
+        let max_pause = max_pause_ns(avg_bw, pos.wb_dirty);
+        let (min_pause, next_pause_pages) = min_pause(avg_bw, dirty_ratelimit, task_ratelimit, max_pause);
+        let t = &mut self.sched.tasks[tid];
+        let pages_dirtied = t.nr_dirtied;
+        let mut pause: i128;
+        if task_ratelimit == 0 {
+            pause = max_pause as i128;
+        } else {
+            let period = (1_000_000_000u128 * pages_dirtied as u128 / task_ratelimit as u128) as u64;
+            pause = period as i128;
+            if t.dirty_paused_when > 0 {
+                pause -= now as i128 - t.dirty_paused_when as i128;
+            }
+            if pause < min_pause as i128 {
+                // Too short to sleep: carry the debt into the next call.
+                if pause < -1_000_000_000 {
+                    t.dirty_paused_when = now;
+                    t.nr_dirtied = 0;
+                } else if period > 0 {
+                    t.dirty_paused_when += period;
+                    t.nr_dirtied = 0;
+                } else if t.nr_dirtied_pause <= pages_dirtied {
+                    t.nr_dirtied_pause += pages_dirtied;
+                }
+                t.bdp = None;
+                return Throttled::No;
+            }
+            if pause > max_pause as i128 {
+                pause = max_pause as i128;
+            }
+        }
+        let pause = pause as u64;
+        t.dirty_paused_when = now + pause;
+        t.nr_dirtied = 0;
+        t.nr_dirtied_pause = next_pause_pages.max(1);
+        // Over the limit (no rate at all), the task looks again after its pause.
+        if task_ratelimit > 0 {
+            t.bdp = None;
+        }
+        self.sched.tasks[tid].throttled_ns += pause;
+        self.block(tid);
+        self.wake(tid, now + pause);
+        Throttled::Sleeps
+    }
+}
