@@ -959,4 +959,95 @@ mod tests {
         assert!(steal > 5000, "{steal} pages reclaimed");
         assert!(out * 100 <= steal * 108, "{out} pages written for {steal} freed");
     }
+
+    /// 8 pages of a file written (dirty, on the inactive file list) by the task of a machine
+    /// on `profile` whose dirty limits they stay under.
+    fn dirty_file(profile: &str) -> Sim {
+        let mut s = crate::testutil::sim_from(
+            &format!(
+                "[kernel]\nprofile = \"{profile}\"\n[machine]\nram = \"64MB\"\n\
+                 [device.d]\nmodel = \"sata-ssd\"\n[file.f]\ndevice = \"d\"\nsize = \"32KB\"\n\
+                 [[task]]\nname = \"w\"\n[[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"seq\"\n"
+            ),
+            &[],
+        );
+        s.file_write_begin(Tid(0), crate::ids::FileId(0), 0, 8);
+        assert!(matches!(s.file_write_step(Tid(0), 0, u64::MAX), crate::pagecache::ReadStep::Done));
+        assert_eq!(s.mm.nr_dirty, 8);
+        assert_eq!(s.mm.memcgs[0].lru.size(LruList::InactiveFile), 8);
+        s
+    }
+
+    /// Seed 003's `nodirect`: direct reclaim puts dirty file pages back, kswapd writes them;
+    /// on 2.6.35 (`traceonly`) direct reclaim writes them too.
+    #[test]
+    fn a_dirty_page_at_the_lru_tail_is_written_by_kswapd_and_not_by_direct_reclaim_under_nodirect() {
+        let mut s = dirty_file("linux-2.6.35-nodirect");
+        let mut sc = ScanControl::direct();
+        s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 0, "direct reclaim wrote");
+        assert_eq!((s.mm.nr_dirty, sc.nr_unqueued_dirty), (8, 8), "all put back dirty");
+        assert_eq!(s.mm.memcgs[0].lru.size(LruList::InactiveFile), 8);
+        let mut sc = ScanControl::new(u64::MAX, None, true);
+        s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 8, "kswapd writes them");
+        assert_eq!((s.mm.nr_dirty, s.mm.nr_writeback), (0, 8));
+        s.verify().unwrap();
+
+        let mut s = dirty_file("linux-2.6.35");
+        let mut sc = ScanControl::direct();
+        s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        // write(2) marked them accessed (PG_referenced): a used-once page is only reclaimed
+        // clean (FOLIOREF_RECLAIM_CLEAN), so the first pass keeps them and clears the flag.
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 0);
+        s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 8, "2.6.35 direct reclaim writes");
+    }
+
+    /// 6.6: reclaim never writes a file page it meets once; it tags it PG_reclaim
+    /// (nr_vmscan_immediate_reclaim) and activates it, and a batch of only such pages wakes
+    /// the flusher.
+    #[test]
+    fn modern_reclaim_tags_dirty_file_pages_for_immediate_reclaim_and_kicks_the_flusher() {
+        let mut s = dirty_file("linux-6.6");
+        let mut sc = ScanControl::new(u64::MAX, None, true);
+        s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 0);
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanImmediateReclaim), 8);
+        assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveFile), 8, "activated (4.11+)");
+        let w = &s.wb.wbs[0];
+        assert!(w.work_list.iter().any(|w| w.kind == WorkKind::Vmscan), "the flusher was asked to write");
+    }
+
+    /// A page written by reclaim's pageout carries PG_reclaim; when its write ends it goes
+    /// to the tail of the inactive list, where the next scan frees it (pgrotated).
+    #[test]
+    fn pg_reclaim_pages_rotate_to_the_inactive_tail_when_their_write_ends() {
+        let mut s = dirty_file("linux-2.6.35");
+        let mut sc = ScanControl::new(u64::MAX, None, true);
+        // A first pass over all eight clears PG_referenced (write(2) set it), the second
+        // writes the four at the tail.
+        s.shrink_inactive_list(0, LruList::InactiveFile, 8, &mut sc, 0);
+        s.shrink_inactive_list(0, LruList::InactiveFile, 4, &mut sc, 0);
+        s.unplug_all();
+        assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 4);
+        let written: Vec<Pfn> = (0..4).map(|i| s.pc.files[crate::ids::FileId(0)].frame(i).unwrap()).collect();
+        // Kept, at the head: the other four are now at the tail.
+        let order: Vec<Pfn> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::InactiveFile).collect();
+        assert!(written.iter().all(|f| order[..4].contains(f)));
+        while s.mm.nr_writeback > 0 {
+            let (t, ev) = s.sched.events.pop().expect("a completion");
+            s.sched.now = s.sched.now.max(t);
+            if let crate::engine::event::Event::IoDone { dev, rid } = ev {
+                s.io_interrupt(dev, rid);
+            }
+        }
+        assert_eq!(s.mm.vmstat.get(Counter::PgRotated), 4);
+        let tail: Vec<Pfn> = s.mm.memcgs[0].lru.walk(&s.mm.frames, LruList::InactiveFile).collect();
+        assert!(written.iter().all(|f| tail[4..].contains(f)), "the written pages are the 4 at the tail");
+        let mut sc = ScanControl::direct();
+        let freed = s.shrink_inactive_list(0, LruList::InactiveFile, 4, &mut sc, 0);
+        assert_eq!(freed, 4, "the next scan frees them");
+        s.verify().unwrap();
+    }
 }

@@ -19,6 +19,8 @@ pub struct TaskReport {
     /// first).
     pub completed: bool,
     pub cpu_ns: u64,
+    /// Time it slept in `balance_dirty_pages`, held to the dirty limits.
+    pub throttled_ns: u64,
     pub faults: u64,
     pub major_faults: u64,
     pub oom_killed: bool,
@@ -224,6 +226,7 @@ impl Report {
                 },
                 completed: t.state == TaskState::Done && !t.oom_killed,
                 cpu_ns: t.cpu_ns,
+                throttled_ns: t.throttled_ns,
                 faults: t.faults,
                 major_faults: t.major_faults,
                 oom_killed: t.oom_killed,
