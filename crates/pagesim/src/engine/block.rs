@@ -220,6 +220,8 @@ impl Sim {
         self.mm.count(Counter::NrWritten, m, nr);
         if let mm::Owner::File(fi) = self.mm.frames.owner(f) {
             // __wb_writeout_add: the device's written count and its share of completions.
+            let idx = self.mm.frames.index[f] as u64;
+            self.pc.files[fi].tag_writeback(idx, false);
             let dev = self.pc.files[fi].dev;
             let crate::writeback::Writeback { wbs, completions, .. } = &mut self.wb;
             let w = &mut wbs[dev.idx()];

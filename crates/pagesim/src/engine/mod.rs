@@ -59,6 +59,7 @@ mod sched;
 pub mod shmem;
 pub mod swap;
 pub mod swap_state;
+pub mod truncate;
 mod verify;
 pub mod vmscan;
 mod watchdog;
@@ -200,6 +201,8 @@ pub struct Task {
     pub read: Option<FileRead>,
     /// The write(2) in progress, if any.
     pub write: Option<crate::pagecache::FileWrite>,
+    /// The whole-file call in progress (fsync, sync_file_range, truncate), if any.
+    pub sync: Option<crate::pagecache::FileSync>,
     /// Dirty throttling in progress (`balance_dirty_pages`), resumed before anything else.
     pub bdp: Option<crate::writeback::throttle::Bdp>,
     /// Pages this task dirtied since it last called `balance_dirty_pages`
@@ -434,6 +437,7 @@ impl Sim {
                     no_progress: 0,
                     read: None,
                     write: None,
+                    sync: None,
                     bdp: None,
                     nr_dirtied: 0,
                     nr_dirtied_pause: crate::writeback::throttle::NR_DIRTIED_PAUSE_INIT,

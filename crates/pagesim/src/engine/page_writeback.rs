@@ -19,6 +19,7 @@ use crate::engine::Sim;
 use crate::ids::{DevId, FileId, Pfn, Tid};
 use crate::mm::pg;
 use crate::mm::vmstat::Counter;
+use crate::pagecache::{FileSync, ReadStep, SyncOp, Tag};
 use crate::profile::DirtyThrottle;
 use crate::writeback::throttle::{
     dirty_poll_interval, max_pause_ns, min_pause, update_dirty_limit, Bdp, Position, BANDWIDTH_INTERVAL_NS,
@@ -67,6 +68,7 @@ impl Sim {
         self.mm.memcgs[m as usize].nr_dirty -= nr;
         self.mm.frames.set(f, pg::WRITEBACK);
         self.mm.account_writeback(f, true);
+        self.pc.files[fi].tag_writeback(idx, true);
         let w = &mut self.wb.wbs[self.pc.files[fi].dev.idx()];
         w.nr_reclaimable -= nr;
         w.nr_writeback += nr;
@@ -165,6 +167,93 @@ impl Sim {
     /// limit.
     pub(crate) fn over_bground_thresh(&self) -> bool {
         self.wb.order.over_background(self.mm.nr_dirty, self.global_dirty_limits().background)
+    }
+}
+
+impl Sim {
+    /// Starts task `tid`'s whole-file call `op` on file `fi` (`after_writes`: the fsync of a
+    /// write step's `fsync_every`).
+    pub(crate) fn file_sync_begin(&mut self, tid: Tid, fi: FileId, op: SyncOp, after_writes: bool) {
+        self.charge(self.cost.write_syscall_ns);
+        self.sched.tasks[tid].sync = Some(FileSync { file: fi, op, index: 0, waiting: false, after_writes });
+    }
+
+    /// Runs task `tid`'s whole-file call until it is done, blocks, or the burst ends.
+    /// fsync (`file_write_and_wait_range`): a WB_SYNC_ALL pass over the dirty pages (one
+    /// already under writeback is waited for, then written again), then a wait for every
+    /// page under writeback (`filemap_fdatawait`). sync_file_range's SYNC_FILE_RANGE_WRITE:
+    /// the pass without the waits. Truncate: mm/truncate.c (engine/truncate.rs).
+    pub(crate) fn file_sync_step(&mut self, tid: Tid, limit: u64) -> ReadStep {
+        loop {
+            let Some(mut st) = self.sched.tasks[tid].sync else { return ReadStep::Done };
+            if self.sched.now >= limit {
+                return ReadStep::Yield;
+            }
+            let fi = st.file;
+            let dev = self.pc.files[fi].dev;
+            if st.op == SyncOp::Truncate || st.waiting {
+                // filemap_fdatawait: the next page under writeback, in file order.
+                match self.pc.files[fi].next_tagged(Tag::Writeback, st.index, u64::MAX) {
+                    Some(idx) => {
+                        let f = self.pc.files[fi].frame(idx).expect("a tagged folio is cached");
+                        st.index = idx;
+                        self.sched.tasks[tid].sync = Some(st);
+                        self.sleep_on_page(tid, f);
+                        return ReadStep::Blocked;
+                    }
+                    None if st.op == SyncOp::Truncate => {
+                        if let Some(f) = self.truncate_inode_pages(fi) {
+                            // A read in flight: wait for it, then go on.
+                            self.sched.tasks[tid].sync = Some(st);
+                            self.sleep_on_page(tid, f);
+                            return ReadStep::Blocked;
+                        }
+                        self.sched.tasks[tid].sync = None;
+                        return ReadStep::Done;
+                    }
+                    None => {
+                        self.sched.tasks[tid].sync = None;
+                        return ReadStep::Done;
+                    }
+                }
+            }
+            match self.pc.files[fi].next_dirty(st.index, u64::MAX) {
+                Some(idx) => {
+                    let f = self.pc.files[fi].frame(idx).expect("a dirty-tagged folio is cached");
+                    if self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) {
+                        if st.op == SyncOp::StartWrite {
+                            st.index = idx + self.mm.frames.nr_pages(f);
+                            self.sched.tasks[tid].sync = Some(st);
+                            continue;
+                        }
+                        // WB_SYNC_ALL: wait for the write in flight, then write it again.
+                        self.unplug(dev);
+                        st.index = idx;
+                        self.sched.tasks[tid].sync = Some(st);
+                        self.sleep_on_page(tid, f);
+                        return ReadStep::Blocked;
+                    }
+                    self.file_writepage(f, fi, false);
+                    st.index = idx + self.mm.frames.nr_pages(f);
+                    self.sched.tasks[tid].sync = Some(st);
+                    if self.io.devices[dev].write_full() {
+                        self.unplug(dev);
+                        self.get_request_wait(tid, dev);
+                        return ReadStep::Blocked;
+                    }
+                }
+                None => {
+                    self.unplug(dev);
+                    if st.op == SyncOp::StartWrite {
+                        self.sched.tasks[tid].sync = None;
+                        return ReadStep::Done;
+                    }
+                    st.waiting = true;
+                    st.index = 0;
+                    self.sched.tasks[tid].sync = Some(st);
+                }
+            }
+        }
     }
 }
 
@@ -461,5 +550,58 @@ mod tests {
             assert!(elapsed > 10.0 * (t.end_ns - t.start_ns) as f64, "{profile}");
             assert!(held.mm.vmstat.get(Counter::NrWritten) >= (112 << 20) / 4096, "{profile}");
         }
+    }
+
+    /// A file of `size` on an NVMe disk, with the steps `steps` (TOML) of task `w`.
+    fn file_task(size: &str, steps: &str) -> crate::engine::Sim {
+        let mut s = sim_from(
+            &format!(
+                "[machine]\nram = \"256MB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n\
+                 size = \"{size}\"\n[[task]]\nname = \"w\"\n{steps}"
+            ),
+            &[],
+        );
+        s.run(&mut None);
+        s.verify().unwrap();
+        s
+    }
+
+    const WRITE_ALL: &str = "[[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"seq\"\n";
+
+    /// fsync returns once every page it found dirty is written and no write of the file is
+    /// in flight; sync_file_range only starts the writes.
+    #[test]
+    fn fsync_writes_and_waits_sync_file_range_only_starts() {
+        let s = file_task("8MB", &format!("{WRITE_ALL}[[task.step]]\nfile = \"f\"\nop = \"fsync\"\n"));
+        assert_eq!((s.mm.nr_dirty, s.mm.nr_writeback), (0, 0));
+        assert_eq!(s.mm.vmstat.get(Counter::NrWritten), 2048);
+        let t = &s.sched.tasks[0];
+        let disk = s.io.devices[0].stats();
+        assert!(t.end_ns >= disk.write_service_ns / 32, "it waited for the writes");
+        let s = file_task("8MB", &format!("{WRITE_ALL}[[task.step]]\nfile = \"f\"\nop = \"sync_file_range\"\n"));
+        assert_eq!(s.mm.nr_dirty, 0, "every dirty page went under writeback");
+        assert!(s.mm.vmstat.get(Counter::NrWritten) < 2048, "the task did not wait for the writes");
+    }
+
+    /// `fsync_every`: 10 writes with an fsync after every 4 leave 2 pages dirty; the fsyncs
+    /// are not operations of their own.
+    #[test]
+    fn fsync_every_n_writes() {
+        let s = file_task(
+            "40KB",
+            "[[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"seq\"\nrecord = \"4KB\"\nfsync_every = 4\n",
+        );
+        assert_eq!((s.mm.nr_dirty, s.mm.vmstat.get(Counter::NrWritten)), (2, 8));
+        assert_eq!(s.sched.ops_done, 10);
+    }
+
+    /// truncate drops the file's pages, dirty ones unwritten, after its writes in flight.
+    #[test]
+    fn truncate_drops_dirty_pages_without_writing_them() {
+        let s = file_task("8MB", &format!("{WRITE_ALL}[[task.step]]\nfile = \"f\"\nop = \"truncate\"\n"));
+        assert_eq!(s.pc.files[crate::ids::FileId(0)].nrpages, 0);
+        assert_eq!((s.mm.nr_dirty, s.mm.nr_writeback), (0, 0));
+        assert_eq!(s.mm.vmstat.get(Counter::NrWritten), 0, "nothing was due to be written");
+        assert!(!s.wb.inodes[0].dirty && !s.wb.wbs[0].has_dirty_io());
     }
 }

@@ -28,7 +28,8 @@ use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::pagecache::readahead::Advice;
 use crate::pagecache::ReadStep;
-use crate::scenario::{Fadvise, Pace};
+use crate::pagecache::SyncOp;
+use crate::scenario::{AccessOp, Fadvise, Pace};
 
 /// The clock, the event queue, the CPUs and the threads of a run. Thread ids: the tasks
 /// are 0..n, then kswapd, then zswap's shrink worker.
@@ -300,6 +301,22 @@ impl Sim {
                 }
                 continue;
             }
+            if let Some(st) = self.sched.tasks[tid].sync {
+                match self.file_sync_step(tid, limit) {
+                    ReadStep::Done => {
+                        if !st.after_writes && self.finish_access(tid) {
+                            return;
+                        }
+                        continue;
+                    }
+                    ReadStep::Blocked => return,
+                    ReadStep::Retry => continue,
+                    ReadStep::Yield => {
+                        self.wake(tid, self.sched.now);
+                        return;
+                    }
+                }
+            }
             if self.sched.tasks[tid].write.is_some() {
                 match self.file_write_step(tid, cpu, limit) {
                     ReadStep::Done => {
@@ -383,7 +400,7 @@ impl Sim {
         let step = &t.steps[si];
         let StepTarget::File { file: fi, ra } = t.targets[si] else { unreachable!("a read is started by a file step") };
         let nr = step.record_pages as u64;
-        let write = step.write;
+        let op = step.op;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
                 let nr_pages = self.pc.files[fi].nr_pages;
@@ -396,10 +413,12 @@ impl Sim {
                 self.file_fadvise(tid, cpu, fi, ra, advice);
             }
         }
-        if write {
-            self.file_write_begin(tid, fi, unit as u64 * nr, nr);
-        } else {
-            self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr);
+        match op {
+            AccessOp::Fsync | AccessOp::Fdatasync => self.file_sync_begin(tid, fi, SyncOp::Fsync, false),
+            AccessOp::SyncFileRange => self.file_sync_begin(tid, fi, SyncOp::StartWrite, false),
+            AccessOp::Truncate => self.file_sync_begin(tid, fi, SyncOp::Truncate, false),
+            AccessOp::Write | AccessOp::Pwrite => self.file_write_begin(tid, fi, unit as u64 * nr, nr),
+            AccessOp::Read | AccessOp::Pread => self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr),
         }
     }
 
@@ -464,9 +483,17 @@ impl Sim {
         let think = step.think_ns;
         let rate = step.rate;
         let bytes = step.record_pages as u64 * 4096;
+        let fsync_every = step.fsync_every;
         t.cur.done += 1;
         self.sched.ops_done += 1;
         self.sched.now += self.cost.access_ns + think;
+        if fsync_every > 0 && t.cur.done.is_multiple_of(fsync_every) {
+            if let StepTarget::File { file, .. } = t.targets[t.cur.step] {
+                self.file_sync_begin(tid, file, SyncOp::Fsync, true);
+            }
+        }
+        let t = &mut self.sched.tasks[tid];
+        let step = &t.steps[t.cur.step];
         if rate == 0 {
             return false;
         }

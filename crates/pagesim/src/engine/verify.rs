@@ -190,6 +190,14 @@ impl Sim {
             if tagged != a.nr_dirty {
                 return Err(format!("file {ai}: nr_dirty {} but {tagged} pages tagged", a.nr_dirty));
             }
+            let mut i = 0;
+            while let Some(w) = a.next_tagged(crate::pagecache::Tag::Writeback, i, u64::MAX) {
+                let f = a.frame(w).ok_or_else(|| format!("file {ai} page {w}: tagged writeback, not cached"))?;
+                if !self.mm.frames.test(f, pg::WRITEBACK) || self.mm.frames.index[f] as u64 != w {
+                    return Err(format!("file {ai} page {w}: tagged writeback, frame {f} is not under writeback"));
+                }
+                i = w + 1;
+            }
             if a.nr_dirty > 0 && !self.wb.inodes[ai].dirty {
                 return Err(format!("file {ai}: {} dirty pages, inode not dirty", a.nr_dirty));
             }

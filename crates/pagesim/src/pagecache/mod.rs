@@ -74,9 +74,10 @@ pub struct AddressSpace {
     pub mappers: Vec<crate::ids::VmaId>,
     /// Pages cached (`mapping->nrpages`).
     pub nrpages: u64,
-    /// PAGECACHE_TAG_DIRTY: bit i set when the folio starting at page i is dirty, so that
-    /// writeback finds dirty pages without walking the clean ones (64 pages a word).
-    dirty_tag: Vec<u64>,
+    /// PAGECACHE_TAG_DIRTY and PAGECACHE_TAG_WRITEBACK: bit i set when the folio starting at
+    /// page i is dirty (under writeback), so that writeback and fsync find those folios
+    /// without walking the others (64 pages a word).
+    tags: [Vec<u64>; 2],
     /// Dirty pages of the file.
     pub nr_dirty: u64,
     /// Where cyclic writeback resumes (`mapping->writeback_index`).
@@ -94,51 +95,88 @@ impl AddressSpace {
             shadow: vec![0; nr_pages as usize],
             mappers: Vec::new(),
             nrpages: 0,
-            dirty_tag: vec![0; (nr_pages as usize).div_ceil(64)],
+            tags: [vec![0; (nr_pages as usize).div_ceil(64)], vec![0; (nr_pages as usize).div_ceil(64)]],
             nr_dirty: 0,
             writeback_index: 0,
         }
     }
 
-    /// Tags the folio at `index` (its first page) dirty, of `nr` pages; false if it was.
+    /// Sets `tag` on the folio at `index` (its first page); false if it had it.
     #[inline]
-    pub fn tag_dirty(&mut self, index: u64, nr: u64) -> bool {
+    fn set_tag(&mut self, tag: Tag, index: u64) -> bool {
         let (w, b) = ((index / 64) as usize, index % 64);
-        if self.dirty_tag[w] & (1 << b) != 0 {
-            return false;
-        }
-        self.dirty_tag[w] |= 1 << b;
-        self.nr_dirty += nr;
-        true
+        let word = &mut self.tags[tag as usize][w];
+        let had = *word & (1 << b) != 0;
+        *word |= 1 << b;
+        !had
     }
 
-    /// Clears the dirty tag of the folio at `index`, of `nr` pages; false if it had none.
+    /// Clears `tag` on the folio at `index`; false if it did not have it.
     #[inline]
-    pub fn clear_dirty_tag(&mut self, index: u64, nr: u64) -> bool {
+    fn clear_tag(&mut self, tag: Tag, index: u64) -> bool {
         let (w, b) = ((index / 64) as usize, index % 64);
-        if self.dirty_tag[w] & (1 << b) == 0 {
-            return false;
-        }
-        self.dirty_tag[w] &= !(1 << b);
-        self.nr_dirty -= nr;
-        true
+        let word = &mut self.tags[tag as usize][w];
+        let had = *word & (1 << b) != 0;
+        *word &= !(1 << b);
+        had
     }
 
-    /// The first folio tagged dirty at or after `from` and before `end`
-    /// (`filemap_get_folios_tag`), by its first page.
-    pub fn next_dirty(&self, from: u64, end: u64) -> Option<u64> {
+    /// The first folio with `tag` at or after `from` and before `end`, by its first page
+    /// (`filemap_get_folios_tag`).
+    pub fn next_tagged(&self, tag: Tag, from: u64, end: u64) -> Option<u64> {
         let end = end.min(self.nr_pages);
+        let bits = &self.tags[tag as usize];
         let mut i = from;
         while i < end {
             let (w, b) = ((i / 64) as usize, i % 64);
-            let bits = self.dirty_tag[w] >> b;
-            if bits != 0 {
-                let at = i + bits.trailing_zeros() as u64;
+            let word = bits[w] >> b;
+            if word != 0 {
+                let at = i + word.trailing_zeros() as u64;
                 return (at < end).then_some(at);
             }
             i = (w as u64 + 1) * 64;
         }
         None
+    }
+
+    /// Tags the folio at `index` (its first page) dirty, of `nr` pages; false if it was.
+    #[inline]
+    pub fn tag_dirty(&mut self, index: u64, nr: u64) -> bool {
+        let new = self.set_tag(Tag::Dirty, index);
+        if new {
+            self.nr_dirty += nr;
+        }
+        new
+    }
+
+    /// Clears the dirty tag of the folio at `index`, of `nr` pages; false if it had none.
+    #[inline]
+    pub fn clear_dirty_tag(&mut self, index: u64, nr: u64) -> bool {
+        let had = self.clear_tag(Tag::Dirty, index);
+        if had {
+            self.nr_dirty -= nr;
+        }
+        had
+    }
+
+    /// The first dirty folio at or after `from` and before `end`.
+    pub fn next_dirty(&self, from: u64, end: u64) -> Option<u64> {
+        self.next_tagged(Tag::Dirty, from, end)
+    }
+
+    /// Tags the folio at `index` as under writeback (`folio_start_writeback`) or not.
+    #[inline]
+    pub fn tag_writeback(&mut self, index: u64, on: bool) {
+        if on {
+            self.set_tag(Tag::Writeback, index);
+        } else {
+            self.clear_tag(Tag::Writeback, index);
+        }
+    }
+
+    /// Drops every shadow entry (truncate: nothing refaults after it).
+    pub fn forget_shadows(&mut self) {
+        self.shadow.fill(0);
     }
 
     /// The cached frame at `index`.
@@ -215,6 +253,36 @@ impl AddressSpace {
             Some(_) => Lookup::Cached,
         }
     }
+}
+
+/// The page-cache tags the model keeps (`PAGECACHE_TAG_DIRTY`, `PAGECACHE_TAG_WRITEBACK`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Dirty = 0,
+    Writeback = 1,
+}
+
+/// A whole-file call in progress: fsync(2)/fdatasync(2) (write every dirty page, waiting for
+/// pages already under writeback, then wait for all of them), sync_file_range(2) with
+/// SYNC_FILE_RANGE_WRITE (start writeback of what is not under writeback yet), truncate(2)
+/// (wait for the writeback in flight, then drop every page). `index` is where it goes on.
+#[derive(Clone, Copy, Debug)]
+pub struct FileSync {
+    pub file: FileId,
+    pub op: SyncOp,
+    pub index: u64,
+    /// fsync: its writes are submitted; it waits for them.
+    pub waiting: bool,
+    /// The fsync a write step makes after every `fsync_every` writes: not an operation of
+    /// its own.
+    pub after_writes: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncOp {
+    Fsync,
+    StartWrite,
+    Truncate,
 }
 
 /// The policies' read-only view of one file's page cache.

@@ -366,6 +366,13 @@ pub struct FileStep {
     pub shared_fd: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fadvise: Option<Fadvise>,
+    /// fsync(2) after every this many write calls; 0: never.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fsync_every: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A file step's streaming rate and how it is held.
@@ -994,7 +1001,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
         if c == 0 || !c.is_multiple_of(4096) {
             return e(".cluster", &format!("expected a positive multiple of 4 KiB, got {c} bytes"));
         }
-        if s.pattern != Pattern::Zipf {
+        if s.pattern != Some(Pattern::Zipf) {
             return e(".cluster", "only the zipf pattern takes a cluster size");
         }
     }
@@ -1004,8 +1011,11 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             if s.region.is_empty() {
                 return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
             }
-            if matches!(s.op, Some(AccessOp::Pread | AccessOp::Pwrite)) {
-                return e(".op", "pread and pwrite are for file steps; a region step does read or write");
+            if s.op.is_some_and(|op| op != AccessOp::Read && op != AccessOp::Write) {
+                return e(
+                    ".op",
+                    "pread, pwrite and the whole-file calls are for file steps; a region step does read or write",
+                );
             }
             for (k, given) in [
                 ("record", s.record.is_some()),
@@ -1013,6 +1023,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                 ("pace", s.pace.is_some()),
                 ("shared_fd", s.shared_fd),
                 ("fadvise", s.fadvise.is_some()),
+                ("fsync_every", s.fsync_every.is_some()),
             ] {
                 if given {
                     return e(&format!(".{k}"), "only file steps (file = \"NAME\") take this key");
@@ -1041,6 +1052,28 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                     return e(".op", "a file step names its call: op = \"read\", \"pread\", \"write\" or \"pwrite\"")
                 }
             };
+            let whole_file = op.is_file_sync();
+            if whole_file {
+                for (k, given) in [
+                    ("pattern", s.pattern.is_some_and(|p| p != Pattern::Seq)),
+                    ("record", s.record.is_some()),
+                    ("rate", s.rate.is_some()),
+                    ("fadvise", s.fadvise.is_some()),
+                    ("accesses", s.accesses.is_some()),
+                    ("then_next", s.then_next.is_some()),
+                ] {
+                    if given {
+                        return e(&format!(".{k}"), "a whole-file call (fsync, fdatasync, sync_file_range, truncate) takes no such key; give passes for several calls");
+                    }
+                }
+            }
+            let writes = matches!(op, AccessOp::Write | AccessOp::Pwrite);
+            if s.fsync_every.is_some() && !writes {
+                return e(".fsync_every", "only a write step calls fsync after its writes");
+            }
+            if s.fsync_every == Some(0) {
+                return e(".fsync_every", "must be at least 1 (leave it out for no fsync)");
+            }
             let record = s.record.unwrap_or(defaults::RECORD_BYTES);
             if record == 0 || !record.is_multiple_of(4096) {
                 return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
@@ -1062,6 +1095,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                 rate: s.rate.map(|rate| Rate { rate, pace: s.pace.unwrap_or(defaults::PACE) }),
                 shared_fd: s.shared_fd,
                 fadvise: s.fadvise,
+                fsync_every: s.fsync_every.unwrap_or(0),
             }))
         }
     };
@@ -1076,7 +1110,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
         ("special_iter", s.special_iter, 1..=1000),
     ] {
         if let Some(v) = v {
-            if s.pattern != Pattern::Special {
+            if s.pattern != Some(Pattern::Special) {
                 return e(&format!(".{k}"), "only the special pattern takes this key");
             }
             if !range.contains(&v) {
@@ -1103,7 +1137,14 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             Target::Region { region: s.region.clone(), index: index as u32 }
         }
     };
+    let whole_file = op.is_file_sync();
     let pattern = match s.pattern {
+        None if whole_file => Pattern::Seq,
+        None => return e(".pattern", "missing: give seq, reverse, random, zipf, stride or special"),
+        Some(p) => p,
+    };
+    let kind = pattern;
+    let pattern = match pattern {
         Pattern::Seq => PatternParams::Seq,
         Pattern::Reverse => PatternParams::Reverse,
         Pattern::Random => PatternParams::Random,
@@ -1117,7 +1158,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
     };
     // Sequential patterns make passes; the random ones a number of accesses, passes × units
     // unless given.
-    let amount = match (s.pattern, s.accesses) {
+    let amount = match (kind, s.accesses) {
         (Pattern::Random | Pattern::Zipf | Pattern::Special, Some(a)) => Amount::Accesses(a),
         _ => Amount::Passes(s.passes.unwrap_or(defaults::PASSES)),
     };

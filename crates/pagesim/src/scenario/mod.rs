@@ -466,6 +466,24 @@ pub enum AccessOp {
     Pread,
     /// pwrite(2) of a file (the same page-cache path as write(2)).
     Pwrite,
+    /// fsync(2) of a file: write its dirty pages and wait for all its writeback.
+    Fsync,
+    /// fdatasync(2): as fsync in this model (no inode metadata is written).
+    Fdatasync,
+    /// sync_file_range(2) with SYNC_FILE_RANGE_WRITE over the whole file: start writeback
+    /// of its dirty pages that are not under writeback yet, without waiting.
+    #[serde(rename = "sync_file_range")]
+    SyncFileRange,
+    /// truncate(2) to 0 (or unlink): the file's pages leave the page cache, dirty ones
+    /// without being written, after the writeback in flight ends.
+    Truncate,
+}
+
+impl AccessOp {
+    /// A call on a whole file rather than a walk over its records.
+    pub fn is_file_sync(self) -> bool {
+        matches!(self, AccessOp::Fsync | AccessOp::Fdatasync | AccessOp::SyncFileRange | AccessOp::Truncate)
+    }
 }
 
 /// `posix_fadvise` advice a file step gives right after opening the file.
@@ -528,7 +546,14 @@ pub struct Step {
     /// File step: posix_fadvise right after open. Default none.
     #[serde(default)]
     pub fadvise: Option<Fadvise>,
-    pub pattern: Pattern,
+    /// Write step on a file: call fsync(2) after every this many write calls (sysbench's
+    /// `--file-fsync-freq`). Default: never.
+    #[serde(default)]
+    pub fsync_every: Option<u64>,
+    /// Access pattern. Required, except on the whole-file calls (fsync, fdatasync,
+    /// sync_file_range, truncate), which take none.
+    #[serde(default)]
+    pub pattern: Option<Pattern>,
     /// Passes over the region (seq, stride), or accesses = passes × pages (random, zipf).
     /// Default [`defaults::PASSES`].
     #[serde(default)]
@@ -1077,7 +1102,18 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].cpus", "list of CPU numbers", "any".into(), "CPUs its processes may run on (taskset -c)"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
-        t("task[].step[].pattern", "seq|reverse|random|zipf|stride|special", "required".into(), "access pattern"),
+        t(
+            "task[].step[].pattern",
+            "seq|reverse|random|zipf|stride|special",
+            "required".into(),
+            "access pattern (not on fsync, fdatasync, sync_file_range, truncate)",
+        ),
+        t(
+            "task[].step[].fsync_every",
+            "calls",
+            "never".into(),
+            "write step on a file: fsync(2) after every N write calls",
+        ),
         t(
             "task[].step[].record",
             "bytes",
@@ -1108,7 +1144,12 @@ pub fn describe() -> Vec<Tunable> {
             "passes (seq/stride) or accesses/pages (random/zipf/special)",
         ),
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
-        t("task[].step[].op", "read|write|pread", written(defaults::OP), "access type (file steps: read or pread)"),
+        t(
+            "task[].step[].op",
+            "read|write|pread|pwrite|fsync|fdatasync|sync_file_range|truncate",
+            written(defaults::OP),
+            "access type (file steps: read, pread, write, pwrite, or a whole-file call)",
+        ),
         t("task[].step[].stride", "pages", defaults::STRIDE_PAGES.to_string(), "stride"),
         t("task[].step[].zipf_s", "exponent", defaults::ZIPF_S.to_string(), "zipf skew"),
         t(

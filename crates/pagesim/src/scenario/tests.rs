@@ -428,7 +428,8 @@ fn errors_say_what_was_expected_and_what_was_found_once() {
     let e = set_err(&["task.0.step.0.op=0"]);
     assert_eq!(
         e,
-        "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, got 0"
+        "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, `fsync`, \
+         `fdatasync`, `sync_file_range`, `truncate`, got 0"
     );
     let e = err(&GOOD.replace("pattern = \"seq\"", "pattern = \"seq\"\nop = 0"));
     assert!(e.starts_with("s.toml (line 26): task[0].step[0].op: expected one of `read`"), "{e}");
@@ -458,4 +459,23 @@ fn task_cpus_and_device_irq_cpu_name_cpus_the_machine_has() {
     assert!(e.contains("device.ssd.irq_cpu") && e.contains("machine.cpus = 2"), "{e}");
     let e = err(&GOOD.replace("[device.ssd]\nmodel = \"sata-ssd\"", "[device.ssd]\nmodel = \"ram\"\nirq_cpu = 0"));
     assert!(e.contains("irq_cpu"), "only the models that interrupt take it: {e}");
+}
+
+/// The dirty-memory sysctls: ratios in 0..100, a ratio or bytes per limit (not both),
+/// `dirty_bytes` at least two pages; each error names its key and line.
+#[test]
+fn dirty_sysctls_are_checked() {
+    let e = set_err(&["vm.dirty_ratio=-5"]);
+    assert!(e.contains("vm.dirty_ratio") && e.contains("-5"), "{e}");
+    let e = set_err(&["vm.dirty_background_ratio=120"]);
+    assert!(e.contains("vm.dirty_background_ratio: expected a percentage 0..100, got 120"), "{e}");
+    let e = set_err(&["vm.dirty_ratio=10", "vm.dirty_bytes=\"64MB\""]);
+    assert!(e.contains("vm.dirty_bytes: give vm.dirty_ratio or vm.dirty_bytes, not both"), "{e}");
+    let e = set_err(&["vm.dirty_bytes=4096"]);
+    assert!(e.contains("vm.dirty_bytes: expected at least 8192 bytes"), "{e}");
+    let e = err(&GOOD.replace("swappiness = 60", "swappiness = 60\ndirty_background_bytes = 0"));
+    assert!(e.starts_with("s.toml") && e.contains("vm.dirty_background_bytes: expected at least 1 bytes"), "{e}");
+    let s = Scenario::from_toml(GOOD, "s.toml", &["vm.dirty_bytes=\"64MB\"".into()]).unwrap();
+    assert_eq!(s.config.vm.dirty.dirty, crate::writeback::Limit::Bytes(64 << 20));
+    assert_eq!(s.config.vm.dirty.background, crate::writeback::Limit::Ratio(10), "the profile's default");
 }

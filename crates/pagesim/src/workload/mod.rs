@@ -39,6 +39,10 @@ pub struct BoundStep {
     pub pace: crate::scenario::Pace,
     /// posix_fadvise a file step gives when it opens the file.
     pub fadvise: Option<Fadvise>,
+    /// The call a file step makes (read, pread, write, pwrite, or a whole-file call).
+    pub op: AccessOp,
+    /// A write step's fsync(2) after every this many calls (0: never).
+    pub fsync_every: u64,
     zipf: Option<Zipf>,
     /// Units per zipf rank (hot clusters).
     cluster_units: u32,
@@ -49,11 +53,14 @@ pub struct BoundStep {
 impl BoundStep {
     /// Binds a resolved step (its defaults applied) to `pages` pages.
     pub fn new(step: &Step, pages: u32) -> Self {
-        let (file, record_pages, rate, fadvise) = match &step.target {
-            Target::Region { .. } => (false, 1, None, None),
-            Target::File(f) => (true, (f.record / 4096).clamp(1, pages as u64) as u32, f.rate, f.fadvise),
+        let (file, record_pages, rate, fadvise, fsync_every) = match &step.target {
+            Target::Region { .. } => (false, 1, None, None, 0),
+            Target::File(f) => {
+                (true, (f.record / 4096).clamp(1, pages as u64) as u32, f.rate, f.fadvise, f.fsync_every)
+            }
         };
-        let units = (pages / record_pages).max(1);
+        // A whole-file call (fsync, truncate...) is one unit: `passes` calls.
+        let units = if step.op.is_file_sync() { 1 } else { (pages / record_pages).max(1) };
         let total = match step.amount {
             Amount::Passes(passes) => passes * units as u64,
             Amount::Accesses(n) => n,
@@ -88,6 +95,8 @@ impl BoundStep {
             rate: rate.map_or(0, |r| r.rate),
             pace: rate.map_or(defaults::PACE, |r| r.pace),
             fadvise,
+            op: step.op,
+            fsync_every,
             zipf,
             cluster_units,
             special,
@@ -361,6 +370,7 @@ mod tests {
             rate: None,
             shared_fd: false,
             fadvise: None,
+            fsync_every: 0,
         });
         let r = BoundStep::new(&st, 40);
         // 40 pages in records of 4: 10 records, read from the last, two passes.
