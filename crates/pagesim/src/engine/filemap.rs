@@ -340,7 +340,8 @@ impl Sim {
             w.index += 1;
             self.sched.tasks[tid].write = Some(w);
             let dev = self.pc.files[fi].dev;
-            if self.balance_dirty_pages_ratelimited(tid, cpu, dev) == Throttled::Sleeps {
+            if self.balance_dirty_pages_ratelimited(tid, cpu, dev) && self.balance_dirty_pages(tid) == Throttled::Sleeps
+            {
                 return ReadStep::Blocked;
             }
         }

@@ -51,17 +51,37 @@ impl Sim {
             self.charge(self.cost.fault_ns);
         }
         let e = self.mm.vmas[vma].pte[idx as usize];
+        if let Some(fi) = self.mm.vmas[vma].file {
+            // A write to a shared file mapping: the page is found (read if need be) and
+            // mapped, then made writable and dirty (do_shared_fault / wp_page_shared).
+            let r = if pte::is_present(e) { Fault::Done } else { self.filemap_fault(tid, cpu, vma, fi, idx) };
+            if write && matches!(r, Fault::Done) {
+                self.do_page_mkwrite(tid, cpu, vma, fi, idx);
+            }
+            return r;
+        }
         if pte::is_present(e) {
             return self.do_wp_page(tid, vma, idx, e);
-        }
-        if let Some(fi) = self.mm.vmas[vma].file {
-            return self.filemap_fault(tid, cpu, vma, fi, idx);
         }
         match self.mm.vmas[vma].shmem {
             Some(obj) => self.shmem_fault(tid, vma, obj, idx, write),
             None if e == pte::NONE => self.do_anonymous_page(tid, vma, idx, write),
             None => self.do_swap_page(tid, vma, idx, write, Entry(e & !pte::SWAP)),
         }
+    }
+
+    /// The write fault of a page of shared file mapping `vma` (`do_shared_fault` /
+    /// `wp_page_shared`): `->page_mkwrite` dirties the folio (`folio_mark_dirty`, no wait:
+    /// no stable pages), the PTE becomes writable and dirty, and the task is due for
+    /// `balance_dirty_pages` as after a write(2) (`fault_dirty_shared_page`; the task's burst
+    /// runs it before its next access).
+    fn do_page_mkwrite(&mut self, tid: Tid, cpu: u32, vma: VmaId, fi: crate::ids::FileId, idx: u32) {
+        let e = self.mm.vmas[vma].pte[idx as usize];
+        let f = pte::frame(e).expect("the fault mapped the page");
+        self.folio_mark_dirty(f, fi, Some(tid));
+        self.mm.vmas[vma].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
+        let dev = self.pc.files[fi].dev;
+        self.balance_dirty_pages_ratelimited(tid, cpu, dev);
     }
 
     /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed folio,

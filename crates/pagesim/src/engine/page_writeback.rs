@@ -17,8 +17,8 @@
 use crate::device::IoDir;
 use crate::engine::Sim;
 use crate::ids::{DevId, FileId, Pfn, Tid};
-use crate::mm::pg;
 use crate::mm::vmstat::Counter;
+use crate::mm::{pg, pte};
 use crate::pagecache::{FileSync, ReadStep, SyncOp, Tag};
 use crate::profile::DirtyThrottle;
 use crate::writeback::throttle::{
@@ -62,6 +62,7 @@ impl Sim {
     /// of file `fi`: the dirty pages become pages under writeback.
     fn folio_start_writeback(&mut self, f: Pfn, fi: FileId) {
         let (idx, nr, m) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f), self.mm.frames.memcg[f]);
+        self.folio_mkclean(f, fi);
         self.mm.frames.clear(f, pg::DIRTY);
         self.pc.files[fi].clear_dirty_tag(idx, nr);
         self.mm.nr_dirty -= nr;
@@ -72,6 +73,23 @@ impl Sim {
         let w = &mut self.wb.wbs[self.pc.files[fi].dev.idx()];
         w.nr_reclaimable -= nr;
         w.nr_writeback += nr;
+    }
+
+    /// `folio_mkclean` (from `folio_clear_dirty_for_io`): every shared mapping of folio `f`
+    /// of file `fi` is write-protected and cleaned, so that the next write through it faults
+    /// and dirties the folio again.
+    fn folio_mkclean(&mut self, f: Pfn, fi: FileId) {
+        let (idx, nr) = (self.mm.frames.index[f] as usize, self.mm.frames.nr_pages(f) as usize);
+        for k in 0..self.pc.files[fi].mappers.len() {
+            let v = self.pc.files[fi].mappers[k];
+            let ptes = &mut self.mm.vmas[v].pte;
+            let end = (idx + nr).min(ptes.len());
+            for e in ptes.get_mut(idx..end).unwrap_or_default() {
+                if pte::is_present(*e) && pte::frame(*e) == Some(f) {
+                    *e &= !(pte::WRITE | pte::DIRTY);
+                }
+            }
+        }
     }
 
     /// `->writepage` of dirty page-cache folio `f`: it goes under writeback (with
@@ -270,8 +288,10 @@ impl Sim {
     /// `balance_dirty_pages_ratelimited` after task `tid`, on `cpu`, dirtied a page of a
     /// file on `dev`: the task calls `balance_dirty_pages` when its CPU dirtied
     /// `ratelimit_pages` (8 while the device is over its limit) since a task there last
-    /// called it (2.6.35), or when it dirtied `nr_dirtied_pause` pages itself (3.2+).
-    pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: Tid, cpu: u32, dev: DevId) -> Throttled {
+    /// called it (2.6.35), or when it dirtied `nr_dirtied_pause` pages itself (3.2+). The
+    /// call is armed in the task (`Task::bdp`); returns whether it is due (the write path
+    /// runs it at once; after a fault, the task's burst runs it before the next access).
+    pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: Tid, cpu: u32, dev: DevId) -> bool {
         let t = &mut self.sched.tasks[tid];
         t.nr_dirtied += 1;
         match self.wb.rules.throttle {
@@ -281,7 +301,7 @@ impl Sim {
                 let c = &mut self.wb.bdp_ratelimits[cpu as usize];
                 *c += 1;
                 if *c < limit {
-                    return Throttled::No;
+                    return false;
                 }
                 // sync_writeback_pages: half as much again as was dirtied.
                 let n = (*c).max(self.wb.ratelimit_pages);
@@ -295,12 +315,12 @@ impl Sim {
                     t.nr_dirtied_pause
                 };
                 if t.nr_dirtied < limit {
-                    return Throttled::No;
+                    return false;
                 }
                 t.bdp = Some(Bdp { dev, write_chunk: 0, pages_written: 0, pause_ns: 0 });
             }
         }
-        self.balance_dirty_pages(tid)
+        true
     }
 
     /// Runs (or resumes) task `tid`'s `balance_dirty_pages` call.
@@ -513,6 +533,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
+    use crate::mm::pte;
     use crate::mm::vmstat::Counter;
     use crate::testutil::sim_from;
 
@@ -603,5 +624,29 @@ mod tests {
         assert_eq!((s.mm.nr_dirty, s.mm.nr_writeback), (0, 0));
         assert_eq!(s.mm.vmstat.get(Counter::NrWritten), 0, "nothing was due to be written");
         assert!(!s.wb.inodes[0].dirty && !s.wb.wbs[0].has_dirty_io());
+    }
+
+    /// Writes through a shared file mapping dirty its pages (`page_mkwrite`); msync writes
+    /// them and write-protects the mapping (`folio_mkclean`), so the next pass faults again
+    /// and dirties them again.
+    #[test]
+    fn shared_mapping_writes_dirty_pages_and_writeback_write_protects_them() {
+        let pass = "[[task.step]]\nregion = \"m\"\nop = \"write\"\npattern = \"seq\"\n\
+                    [[task.step]]\nregion = \"m\"\nop = \"msync\"\n";
+        let mut s = sim_from(
+            &format!(
+                "[machine]\nram = \"256MB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n\
+                 size = \"64KB\"\n[region.m]\nkind = \"file\"\nfile = \"f\"\nwritable = true\n\
+                 [[task]]\nname = \"w\"\n{pass}{pass}"
+            ),
+            &[],
+        );
+        s.run(&mut None);
+        s.verify().unwrap();
+        let v = |c| s.mm.vmstat.get(c);
+        assert_eq!((v(Counter::NrDirtied), v(Counter::NrWritten)), (32, 32), "each pass dirties and writes 16");
+        assert_eq!(v(Counter::PgFault), 32, "16 first-touch faults, then 16 write-protect faults");
+        assert_eq!((s.mm.nr_dirty, s.mm.nr_writeback), (0, 0));
+        assert!(s.mm.vmas[0].pte.iter().all(|&e| e & (pte::WRITE | pte::DIRTY) == 0), "clean, read-only");
     }
 }

@@ -85,17 +85,22 @@ impl Sim {
         let idx = self.mm.frames.index[f] as usize;
         match self.mm.frames.owner(f) {
             Owner::File(a) => {
-                // Read-only mappings: no dirty bit to carry over.
+                // A dirty PTE of a shared mapping passes its dirt to the folio.
                 let nr = self.mm.frames.nr_pages(f) as usize;
+                let mut dirty = false;
                 for i in 0..self.pc.files[a.idx()].mappers.len() {
                     let v = self.pc.files[a.idx()].mappers[i];
                     let ptes = &mut self.mm.vmas[v].pte;
                     let end = (idx + nr).min(ptes.len());
                     for pte in ptes.get_mut(idx..end).unwrap_or_default() {
                         if pte::is_present(*pte) && pte::frame(*pte) == Some(f) {
+                            dirty |= *pte & pte::DIRTY != 0;
                             *pte = pte::NONE;
                         }
                     }
+                }
+                if dirty {
+                    self.folio_mark_dirty(f, a, None);
                 }
             }
             Owner::None => {}

@@ -179,6 +179,8 @@ enum Next {
     Fault(VmaId, u32, bool),
     /// A file step's next read call, of this record.
     Read(u32),
+    /// An msync(MS_SYNC) of this writable file mapping.
+    Msync(VmaId),
     /// The task ended or the burst is over.
     Stop,
 }
@@ -359,6 +361,11 @@ impl Sim {
                             self.start_read(tid, cpu, unit);
                             continue;
                         }
+                        Next::Msync(v) => {
+                            let fi = self.mm.vmas[v].file.expect("msync maps a file");
+                            self.file_sync_begin(tid, fi, SyncOp::Fsync, false);
+                            continue;
+                        }
                         Next::Stop => {
                             if self.sched.tasks[tid].state == TaskState::Done || self.sched.now >= limit {
                                 if self.sched.tasks[tid].state != TaskState::Done {
@@ -419,6 +426,7 @@ impl Sim {
             AccessOp::Truncate => self.file_sync_begin(tid, fi, SyncOp::Truncate, false),
             AccessOp::Write | AccessOp::Pwrite => self.file_write_begin(tid, fi, unit as u64 * nr, nr),
             AccessOp::Read | AccessOp::Pread => self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr),
+            AccessOp::Msync => unreachable!("msync is a region step"),
         }
     }
 
@@ -451,6 +459,9 @@ impl Sim {
                 StepTarget::Vma(v) => Some(v),
                 StepTarget::File { .. } => None,
             };
+            if let (Some(v), AccessOp::Msync) = (vma, step.op) {
+                return Next::Msync(v);
+            }
             let write = step.write;
             let need = if write { pte::WRITE } else { 0 };
             let set = pte::YOUNG | if write { pte::DIRTY } else { 0 };

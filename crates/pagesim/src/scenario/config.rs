@@ -241,6 +241,9 @@ pub struct Region {
     /// A file region's hint; `None` for anon and shmem regions, which take none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub madvise: Option<Madvise>,
+    /// A file region mapped writable.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub writable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compress_ratio: Option<f64>,
     pub compress_sigma: f64,
@@ -944,6 +947,12 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
                 if r.madvise.is_some() {
                     return Err((format!("{key}.madvise"), "only file regions take a madvise hint".into()));
                 }
+                if r.writable {
+                    return Err((
+                        format!("{key}.writable"),
+                        "only file regions take it (anon and shmem regions are writable)".into(),
+                    ));
+                }
             }
         }
         out.push(Region {
@@ -953,6 +962,7 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
             file: r.file.clone(),
             extent,
             madvise,
+            writable: r.writable,
             compress_ratio: r.compress_ratio,
             compress_sigma: r.compress_sigma,
             incompressible_percent: r.incompressible_percent,
@@ -1011,10 +1021,10 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             if s.region.is_empty() {
                 return e("", "a step names a region (accesses to a mapping) or a file (read calls)");
             }
-            if s.op.is_some_and(|op| op != AccessOp::Read && op != AccessOp::Write) {
+            if s.op.is_some_and(|op| !matches!(op, AccessOp::Read | AccessOp::Write | AccessOp::Msync)) {
                 return e(
                     ".op",
-                    "pread, pwrite and the whole-file calls are for file steps; a region step does read or write",
+                    "pread, pwrite and the whole-file calls are for file steps; a region step does read, write or msync",
                 );
             }
             for (k, given) in [
@@ -1031,8 +1041,29 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             }
             op = s.op.unwrap_or(defaults::OP);
             if let Some(r) = file.region.get(&s.region) {
-                if r.kind == RegionKind::File && op == AccessOp::Write {
-                    return e(".op", "file mappings are read-only in this model: give op = \"read\"");
+                let shared_file = r.kind == RegionKind::File && r.writable;
+                if r.kind == RegionKind::File && !r.writable && op == AccessOp::Write {
+                    return e(
+                        ".op",
+                        &format!(
+                            "region \"{}\" is mapped read-only: give op = \"read\", or writable = true on the region",
+                            s.region
+                        ),
+                    );
+                }
+                if op == AccessOp::Msync && !shared_file {
+                    return e(".op", "msync is for a writable file region (kind = \"file\", writable = true)");
+                }
+                if op == AccessOp::Msync {
+                    for (k, given) in [
+                        ("pattern", s.pattern.is_some_and(|p| p != Pattern::Seq)),
+                        ("accesses", s.accesses.is_some()),
+                        ("then_next", s.then_next.is_some()),
+                    ] {
+                        if given {
+                            return e(&format!(".{k}"), "msync takes no such key; give passes for several calls");
+                        }
+                    }
                 }
             }
             None
@@ -1052,6 +1083,9 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                     return e(".op", "a file step names its call: op = \"read\", \"pread\", \"write\" or \"pwrite\"")
                 }
             };
+            if op == AccessOp::Msync {
+                return e(".op", "msync is for a region step on a writable file mapping; a file step calls fsync");
+            }
             let whole_file = op.is_file_sync();
             if whole_file {
                 for (k, given) in [

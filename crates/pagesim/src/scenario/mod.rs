@@ -360,7 +360,7 @@ pub enum RegionKind {
     Anon,
     /// MAP_SHARED|MAP_ANONYMOUS (tmpfs-backed).
     Shmem,
-    /// MAP_SHARED, PROT_READ of a `[file.NAME]` (read-only: the model has no file writes).
+    /// MAP_SHARED of a `[file.NAME]`, PROT_READ, or PROT_READ|PROT_WRITE with `writable`.
     File,
 }
 
@@ -392,6 +392,10 @@ pub struct Region {
     /// madvise hint of a file region. Default [`defaults::MADVISE`].
     #[serde(default)]
     pub madvise: Option<Madvise>,
+    /// A file region is mapped PROT_READ|PROT_WRITE (MAP_SHARED): its steps may write, and
+    /// the writes dirty the file's pages. Default false (PROT_READ only).
+    #[serde(default)]
+    pub writable: bool,
     /// Page content (see swap/compress.rs): mean compression ratio (lzo) of the region's
     /// data. Default: none, every page holds the one non-zero word the workload writes.
     #[serde(default)]
@@ -477,12 +481,17 @@ pub enum AccessOp {
     /// truncate(2) to 0 (or unlink): the file's pages leave the page cache, dirty ones
     /// without being written, after the writeback in flight ends.
     Truncate,
+    /// msync(MS_SYNC) of a writable file region: as fsync of the file it maps.
+    Msync,
 }
 
 impl AccessOp {
     /// A call on a whole file rather than a walk over its records.
     pub fn is_file_sync(self) -> bool {
-        matches!(self, AccessOp::Fsync | AccessOp::Fdatasync | AccessOp::SyncFileRange | AccessOp::Truncate)
+        matches!(
+            self,
+            AccessOp::Fsync | AccessOp::Fdatasync | AccessOp::SyncFileRange | AccessOp::Truncate | AccessOp::Msync
+        )
     }
 }
 
@@ -1043,7 +1052,7 @@ pub fn describe() -> Vec<Tunable> {
             "region.NAME.kind",
             "anon|shmem|file",
             "required".into(),
-            "MAP_PRIVATE or MAP_SHARED anonymous mapping, or a read-only file mapping",
+            "MAP_PRIVATE or MAP_SHARED anonymous mapping, or a MAP_SHARED file mapping",
         ),
         t("region.NAME.size", "bytes", "required (file: the file's)".into(), "mapping size"),
         t("region.NAME.file", "name", "none".into(), "the file a file region maps"),
@@ -1052,6 +1061,12 @@ pub fn describe() -> Vec<Tunable> {
             "normal|sequential|random|willneed",
             written(defaults::MADVISE),
             "madvise hint of a file region",
+        ),
+        t(
+            "region.NAME.writable",
+            "bool",
+            "false".into(),
+            "a file region mapped PROT_READ|PROT_WRITE: its steps may write (and msync)",
         ),
         t(
             "region.NAME.compress_ratio",
@@ -1146,9 +1161,9 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
         t(
             "task[].step[].op",
-            "read|write|pread|pwrite|fsync|fdatasync|sync_file_range|truncate",
+            "read|write|pread|pwrite|fsync|fdatasync|sync_file_range|truncate|msync",
             written(defaults::OP),
-            "access type (file steps: read, pread, write, pwrite, or a whole-file call)",
+            "access type (file steps: read, pread, write, pwrite, or a whole-file call; msync on a writable file region)",
         ),
         t("task[].step[].stride", "pages", defaults::STRIDE_PAGES.to_string(), "stride"),
         t("task[].step[].zipf_s", "exponent", defaults::ZIPF_S.to_string(), "zipf skew"),

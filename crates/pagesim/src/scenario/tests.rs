@@ -429,7 +429,7 @@ fn errors_say_what_was_expected_and_what_was_found_once() {
     assert_eq!(
         e,
         "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, `fsync`, \
-         `fdatasync`, `sync_file_range`, `truncate`, got 0"
+         `fdatasync`, `sync_file_range`, `truncate`, `msync`, got 0"
     );
     let e = err(&GOOD.replace("pattern = \"seq\"", "pattern = \"seq\"\nop = 0"));
     assert!(e.starts_with("s.toml (line 26): task[0].step[0].op: expected one of `read`"), "{e}");
