@@ -42,6 +42,13 @@ enum Command {
     /// The report: simulated elapsed time, each task's time and faults, kswapd's activity, the
     /// fault latency, each device's I/O and the /proc/vmstat counters. Progress goes to stderr.
     Run(RunArgs),
+    /// Print mmtests' "FTrace Reclaim Statistics: vmscan" rows of a tracepoint event file
+    ///
+    /// Reads the file `pagesim run --trace-events` wrote and computes the rows as mmtests'
+    /// trace-vmscan-postprocess.pl does with --ignore-pid: direct reclaims, pages scanned and
+    /// written by the processes that reclaimed directly, kswapd's wakeups, scans and writes,
+    /// the time stalled in direct reclaim and the time kswapd was awake.
+    TraceReport(TraceReportArgs),
     /// Load and validate a scenario without running it
     ///
     /// Makes every check `run` makes before it simulates (the same resolution of the
@@ -143,6 +150,25 @@ struct RunArgs {
     /// accesses done every half second.
     #[arg(long, short)]
     quiet: bool,
+    /// Write the run's tracepoint events to FILE, as ftrace's trace_pipe prints them
+    ///
+    /// The vmscan and writeback events (mm_vmscan_direct_reclaim_begin/end,
+    /// mm_vmscan_kswapd_wake/sleep, mm_vmscan_wakeup_kswapd, mm_vmscan_lru_isolate,
+    /// mm_vmscan_writepage, mm_vmscan_lru_shrink_inactive, writeback_queue/start/written/
+    /// queue_io, balance_dirty_pages), one line each. The report then also prints mmtests'
+    /// "FTrace Reclaim Statistics: vmscan" rows; `pagesim trace-report FILE` prints them
+    /// from the file.
+    #[arg(long, value_name = "FILE")]
+    trace_events: Option<PathBuf>,
+}
+
+#[derive(Debug, clap::Args)]
+struct TraceReportArgs {
+    /// A file `pagesim run --trace-events` wrote (or ftrace text with the same events)
+    file: PathBuf,
+    /// Print the rows as JSON
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() -> ExitCode {
@@ -164,6 +190,7 @@ fn main() -> ExitCode {
 fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
     match command {
         Command::Run(a) => cmd_run(a, out),
+        Command::TraceReport(a) => cmd_trace_report(a, out),
         Command::Check(CheckArgs { scenario: a, json }) => {
             let s = pagesim::Scenario::load_file(&a.file, &a.sets).map_err(|e| e.0)?;
             let need = pagesim::check_memory(&s, a.max_memory()).map_err(|e| e.0)?;
@@ -226,6 +253,22 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
     }
 }
 
+fn cmd_trace_report(a: TraceReportArgs, out: &mut Out) -> Result<(), Stop> {
+    let text = std::fs::read_to_string(&a.file).map_err(|e| format!("{}: {e}", a.file.display()))?;
+    let log = pagesim::trace::TraceLog::parse(&text, &a.file.display().to_string())?;
+    let end = log.events.last().map_or(0, |e| e.t_ns);
+    let stats = pagesim::report::ftrace::VmscanStats::from_log(&log, end);
+    if a.json {
+        writeln!(out, "{}", serde_json::to_string_pretty(&stats).expect("json"))?;
+    } else {
+        writeln!(out, "FTrace Reclaim Statistics: vmscan")?;
+        for (label, v) in stats.rows() {
+            writeln!(out, "{label:<40} {v:>14.2}")?;
+        }
+    }
+    Ok(())
+}
+
 fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
     // The library calls this about once a second of wall time (and once at the end, which
     // a run shorter than a second does not print).
@@ -240,8 +283,17 @@ fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
         max_memory: a.scenario.max_memory(),
         sets: a.scenario.sets,
         progress: Some(Box::new(progress)),
+        trace_events: a.trace_events.is_some(),
     };
     let r = pagesim::run_file(&a.scenario.file, opts).map_err(|e| e.0)?;
+    if let (Some(path), Some(log)) = (&a.trace_events, &r.trace) {
+        let write = || -> std::io::Result<()> {
+            let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+            log.write_to(&mut w)?;
+            std::io::Write::flush(&mut w)
+        };
+        write().map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     if a.json {
         writeln!(out, "{}", serde_json::to_string_pretty(&r.to_json()).expect("json"))?;
     } else {

@@ -820,6 +820,7 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
                 sets: sets.clone(),
                 progress: None,
                 max_memory: pagesim::host_memory_available(),
+                trace_events: false,
             },
         )
         .map_err(|e| format!("{}: simulator: {e}", path.display()))?;

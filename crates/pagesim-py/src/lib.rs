@@ -80,7 +80,7 @@ fn run_options(
     });
     // Without a limit from the caller, the host's available memory.
     let max_memory = max_memory.or_else(pagesim::host_memory_available);
-    pagesim::RunOptions { seed, sets, progress, max_memory }
+    pagesim::RunOptions { seed, sets, progress, max_memory, trace_events: false }
 }
 
 /// What every run function takes besides its scenario.

@@ -22,6 +22,7 @@ pub mod scenario;
 pub mod swap;
 #[cfg(test)]
 mod testutil;
+pub mod trace;
 pub mod units;
 pub mod workload;
 pub mod writeback;
@@ -93,6 +94,9 @@ pub struct RunOptions<'a> {
     /// ends pass the host's available memory ([`host_memory_available`]) unless told
     /// otherwise; `None`: no limit.
     pub max_memory: Option<u64>,
+    /// Record the tracepoint events (`Report::trace`, and the vmscan rows
+    /// `Report::ftrace_vmscan` computed from them).
+    pub trace_events: bool,
 }
 
 /// The host's available memory (MemAvailable of /proc/meminfo), bytes; `None` where it
@@ -148,9 +152,14 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<Report, Error> {
     let seed = opts.seed.unwrap_or(sc.config.seed);
     check_memory(sc, opts.max_memory)?;
     let mut sim = engine::Sim::new(sc, seed);
+    if opts.trace_events {
+        sim.enable_trace();
+    }
     sim.run(&mut opts.progress);
     if let Some(p) = opts.progress.as_mut() {
         p(&sim.progress());
     }
-    Ok(Report::from_sim(sc, seed, &sim))
+    let mut r = Report::from_sim(sc, seed, &sim);
+    r.trace = sim.take_trace();
+    Ok(r)
 }

@@ -3,7 +3,8 @@
 //! The layers, bottom up:
 //!
 //! ```text
-//!   units rng histogram registry ids profile   leaves (profile: what each kernel version does)
+//!   units rng histogram registry ids profile trace   leaves (profile: what each kernel
+//!                                      version does; trace: the tracepoint event log)
 //!   mm                                 frames, memcgs, LRU lists, VMAs, PTEs, swap entries
 //!   device                             block devices and their queues
 //!   pagecache swap writeback           address spaces and file readahead; swap areas, swap
@@ -26,7 +27,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
-    &["units", "rng", "histogram", "registry", "ids", "profile"],
+    &["units", "rng", "histogram", "registry", "ids", "profile", "trace"],
     &["mm"],
     &["device"],
     &["pagecache", "swap", "writeback"],

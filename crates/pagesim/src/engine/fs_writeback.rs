@@ -23,6 +23,7 @@
 
 use crate::engine::Sim;
 use crate::ids::{DevId, FileId};
+use crate::trace::Kind;
 use crate::writeback::order::{Requeue, MAX_WRITEBACK_PAGES};
 use crate::writeback::throttle::BANDWIDTH_INTERVAL_NS;
 use crate::writeback::{WbState, WbWork, WorkKind};
@@ -81,6 +82,8 @@ impl Sim {
 
     /// `wb_queue_work`: `work` joins the flusher's work list and the flusher wakes.
     fn wb_queue_work(&mut self, dev: DevId, work: WbWork) {
+        let (nr_pages, reason) = (work.nr_pages, work.kind.reason());
+        self.trace(Kind::WritebackQueue { dev: dev.0, nr_pages, reason });
         self.wb.wbs[dev.idx()].work_list.push_back(work);
         self.wb_wakeup(dev);
     }
@@ -117,12 +120,24 @@ impl Sim {
             }
             let work = match self.wb.wbs[dev.idx()].cur.take() {
                 Some(w) => Some(w),
-                None => self.wb_next_work(dev),
+                None => {
+                    let w = self.wb_next_work(dev);
+                    if let Some(w) = w {
+                        let (nr_pages, reason) = (w.nr_pages, w.kind.reason());
+                        self.wb.wbs[dev.idx()].work_start_written = self.wb.wbs[dev.idx()].nr_submitted;
+                        self.trace(Kind::WritebackStart { dev: dev.0, nr_pages, reason });
+                    }
+                    w
+                }
             };
             let Some(mut work) = work else { break };
             match self.wb_writeback_round(dev, &mut work) {
                 Round::Progress => self.wb.wbs[dev.idx()].cur = Some(work),
-                Round::Done => {}
+                Round::Done => {
+                    let w = &self.wb.wbs[dev.idx()];
+                    let nr_pages = w.nr_submitted - w.work_start_written;
+                    self.trace(Kind::WritebackWritten { dev: dev.0, nr_pages, reason: work.kind.reason() });
+                }
                 Round::Full(d) => {
                     self.wb.wbs[dev.idx()].cur = Some(work);
                     self.get_request_wait(th, d);
@@ -204,7 +219,8 @@ impl Sim {
         self.wb_bandwidth_estimate_start(dev);
         let cutoff = self.wb.order.cutoff(work, now, self.wb.sysctl.expire_ns, self.wb.oldest_dirty(dev));
         if self.wb.wbs[dev.idx()].b_io.is_empty() || self.wb.order.queue_io_always(work.kind) {
-            self.wb.queue_io(dev, cutoff);
+            let moved = self.wb.queue_io(dev, cutoff) as u64;
+            self.trace(Kind::WritebackQueueIo { dev: dev.0, moved });
         }
         let per_inode = self.wb.order.per_inode_chunk();
         let cap = if work.kind == WorkKind::Throttle { u64::MAX } else { MAX_WRITEBACK_PAGES };
@@ -219,6 +235,7 @@ impl Sim {
             let chunk = if per_inode { self.writeback_chunk_size(dev, work) } else { round_budget };
             let wrote = self.write_cache_pages(fi, chunk, work.range_cyclic);
             wrote_total += wrote;
+            self.wb.wbs[dev.idx()].nr_submitted += wrote;
             work.nr_pages = work.nr_pages.saturating_sub(wrote);
             round_budget = round_budget.saturating_sub(wrote);
             self.requeue_inode(dev, fi, work.kind, wrote >= chunk);

@@ -259,6 +259,8 @@ pub struct Sim {
     pub(crate) reclaim: Reclaim,
     /// Dirty limits, the flushers' inode queues and work (writeback/).
     pub(crate) wb: Writeback,
+    /// The tracepoint event log, when the run records one.
+    pub(crate) trace: Option<crate::trace::TraceLog>,
 }
 
 impl Sim {
@@ -538,9 +540,11 @@ impl Sim {
                 scan_balance,
                 isolate_buf: Vec::new(),
                 nr_written: 0,
+                job_reclaimed: 0,
                 throttle_target: u64::MAX,
             },
             wb,
+            trace: None,
         };
         if sim.sched.sample_every > 0 {
             sim.sched.timeline.push(TimelinePoint::of(&sim, 0));
@@ -633,6 +637,38 @@ impl Sim {
         };
         self.sched.end = end.clone();
         end
+    }
+
+    /// Starts recording the tracepoint events (before [`Sim::run`]).
+    pub fn enable_trace(&mut self) {
+        let mut threads: Vec<String> = self.sched.tasks.iter().map(|t| t.name.clone()).collect();
+        threads.push("kswapd0".into());
+        threads.push("zswap-shrink".into());
+        threads.extend(self.io.names.iter().map(|d| format!("flush-{d}")));
+        self.trace = Some(crate::trace::TraceLog { threads, events: Vec::new() });
+    }
+
+    /// The recorded events, if the run recorded them.
+    pub fn take_trace(&mut self) -> Option<crate::trace::TraceLog> {
+        self.trace.take()
+    }
+
+    /// Records event `kind` of thread `tid` now (when tracing).
+    #[inline]
+    pub(crate) fn trace_as(&mut self, tid: Tid, kind: crate::trace::Kind) {
+        if let Some(log) = self.trace.as_mut() {
+            let cpu = self.sched.last_cpu[tid.idx()];
+            let cpu = if cpu == NO_CPU { 0 } else { cpu };
+            log.events.push(crate::trace::Event { t_ns: self.sched.now, tid: tid.0, cpu, kind });
+        }
+    }
+
+    /// Records event `kind` of the thread running now (when tracing).
+    #[inline]
+    pub(crate) fn trace(&mut self, kind: crate::trace::Kind) {
+        if self.trace.is_some() {
+            self.trace_as(self.io.ctx, kind);
+        }
     }
 
     /// Where the run is, for a progress line (wall time from the start of [`Sim::run`]).

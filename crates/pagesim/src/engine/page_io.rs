@@ -549,6 +549,7 @@ impl Sim {
         self.mm.count(Counter::PswpOut, m, nr);
         self.mm.count(Counter::PgpgOut, m, 4 * nr);
         self.mm.count(Counter::NrVmscanWrite, m, nr);
+        self.trace(crate::trace::Kind::Writepage { pfn: f.0, file: false, sync: false });
         if nr > 1 {
             self.mm.count(Counter::MthpSwpout, m, 1);
         }

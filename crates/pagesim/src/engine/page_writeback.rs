@@ -393,6 +393,8 @@ impl Sim {
             st.pause_ns = (st.pause_ns * 2).min(100 * JIFFY_NS);
             self.sched.tasks[tid].bdp = Some(st);
             self.sched.tasks[tid].throttled_ns += pause;
+            let (dirty, limit) = (self.dirty_and_writeback(), limits.dirty);
+            self.trace(crate::trace::Kind::BalanceDirtyPages { dev: dev.0, dirty, limit, pause_ns: pause });
             self.block(tid);
             self.wake(tid, self.sched.now + pause);
             return Throttled::Sleeps;
@@ -525,6 +527,8 @@ impl Sim {
             t.bdp = None;
         }
         self.sched.tasks[tid].throttled_ns += pause;
+        let (dirty, limit) = (pos.dirty, pos.limit);
+        self.trace(crate::trace::Kind::BalanceDirtyPages { dev: dev.0, dirty, limit, pause_ns: pause });
         self.block(tid);
         self.wake(tid, self.sched.now + pause);
         Throttled::Sleeps

@@ -34,6 +34,7 @@ use crate::profile::{FlusherKick, InactiveRule, ReclaimFileWrites};
 use crate::reclaim::scan_balance::{PrepareInput, Prepared, ScanInput, SWAP_CLUSTER_MAX};
 use crate::reclaim::{ScanControl, Step, DEF_PRIORITY};
 use crate::swap::Entry;
+use crate::trace::Kind;
 use crate::units::JIFFY_NS;
 use crate::writeback::WorkKind;
 
@@ -81,8 +82,24 @@ impl Sim {
         self.swap.set_lane(lane, lanes);
     }
 
-    /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job.
+    /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job, between
+    /// the `mm_vmscan_direct_reclaim_begin` and `_end` events of a global direct reclaim.
     pub fn do_try_to_free_pages(&mut self, tid: Tid, cpu: u32) -> Step {
+        let direct = self.sched.tasks[tid].reclaim.as_mut().filter(|sc| sc.global() && !sc.kswapd);
+        let traced = self.trace.is_some() && direct.is_some();
+        if let Some(sc) = direct.filter(|sc| !sc.begun) {
+            sc.begun = true;
+            let may_writepage = true;
+            self.trace(Kind::DirectReclaimBegin { order: 0, may_writepage });
+        }
+        let step = self.try_to_free_pages_level(tid, cpu);
+        if traced && self.sched.tasks[tid].reclaim.is_none() {
+            self.trace(Kind::DirectReclaimEnd { nr_reclaimed: self.reclaim.job_reclaimed });
+        }
+        step
+    }
+
+    fn try_to_free_pages_level(&mut self, tid: Tid, cpu: u32) -> Step {
         let mut sc = self.sched.tasks[tid].reclaim.take().expect("reclaim job");
         if sc.waited.is_empty() {
             sc.nr_scanned = 0;
@@ -99,6 +116,7 @@ impl Sim {
                 self.wakeup_flusher_threads(WorkKind::Vmscan, sc.total_scanned, cyclic);
             }
         }
+        self.reclaim.job_reclaimed = sc.nr_reclaimed;
         if std::mem::take(&mut sc.throttle_writeback) {
             // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) of cgroup v1 limit reclaim that
             // met only unqueued dirty pages; after it, the reclaim goes on at the next
@@ -117,7 +135,9 @@ impl Sim {
             self.get_request_wait(tid, dev);
             return Step::Blocked;
         }
-        if let Some(f) = self.retry_waited(&mut sc, cpu) {
+        let waited = self.retry_waited(&mut sc, cpu);
+        self.reclaim.job_reclaimed = sc.nr_reclaimed;
+        if let Some(f) = waited {
             // folio_wait_writeback: the task sleeps until this page is written.
             self.sched.tasks[tid].reclaim = Some(sc);
             self.sleep_on_page(tid, f);
@@ -481,6 +501,8 @@ impl Sim {
         self.charge(folios * self.cost.scan_ns);
         self.mm.count(Counter::PgRefill, m, taken);
         self.mm.count(Counter::PgDeactivate, m, taken);
+        let file = l.is_file();
+        self.trace(Kind::LruIsolate { active: true, nr_requested: k, nr_scanned: taken, nr_taken: taken, file });
         self.reclaim.scan_balance.note_scanned(m as usize, t, taken, rotated);
     }
 
@@ -507,6 +529,7 @@ impl Sim {
         sc.nr_scanned += nr_taken;
         sc.nr_taken += nr_taken;
         self.mm.pages_scanned += nr_taken;
+        self.trace(Kind::LruIsolate { active: false, nr_requested: k, nr_scanned: nr_taken, nr_taken, file: t == 1 });
         self.count_reclaim(sc, m, t, RECLAIM_SCAN, nr_taken);
         self.reclaim.scan_balance.note_scanned(m as usize, t, nr_taken, 0);
         self.charge(isolated.len() as u64 * self.cost.scan_ns);
@@ -566,6 +589,8 @@ impl Sim {
         self.reclaim.scan_balance.note_scanned(m as usize, t, 0, activated);
         self.count_reclaim(sc, m, t, RECLAIM_STEAL, reclaimed);
         self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
+        let (nr_reclaimed, priority) = (reclaimed, sc.priority);
+        self.trace(Kind::LruShrinkInactive { nr_scanned: nr_taken, nr_reclaimed, priority, file: t == 1 });
         reclaimed
     }
 
@@ -760,6 +785,7 @@ impl Sim {
         self.file_writepage(f, fi, true);
         let (m, nr) = (self.mm.frames.memcg[f], self.mm.frames.nr_pages(f));
         self.mm.count(Counter::NrVmscanWrite, m, nr);
+        self.trace(Kind::Writepage { pfn: f.0, file: true, sync: false });
         *pageout += nr;
         Verdict::Keep
     }

@@ -23,6 +23,8 @@ pub(crate) struct Reclaim {
     pub(crate) isolate_buf: Vec<Pfn>,
     /// Writebacks completed, and the count at which throttled threads are released.
     pub(crate) nr_written: u64,
+    /// Pages the last reclaim step's job had freed (for `mm_vmscan_direct_reclaim_end`).
+    pub(crate) job_reclaimed: u64,
     pub(crate) throttle_target: u64,
 }
 
@@ -62,6 +64,8 @@ pub struct ScanControl {
     pub own_bdi: Option<crate::ids::DevId>,
     /// A batch asked this reclaimer to throttle on writeback (`reclaim_throttle`, cgroup v1).
     pub throttle_writeback: bool,
+    /// Its `mm_vmscan_direct_reclaim_begin` was traced.
+    pub begun: bool,
     /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
     /// limit reclaim, `shrink_folio_list` case 3), last found last.
     pub waited: Vec<Pfn>,
@@ -93,6 +97,7 @@ impl ScanControl {
             total_scanned: 0,
             own_bdi: None,
             throttle_writeback: false,
+            begun: false,
             waited: Vec::new(),
             wait_request: None,
         }

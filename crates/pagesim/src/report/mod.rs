@@ -2,6 +2,8 @@
 //! histogram and device statistics. The model counts; this module only collects, and
 //! formats for the front ends (table, JSON).
 
+pub mod ftrace;
+
 use crate::engine::Sim;
 use crate::engine::{RunEnd, TaskState, TimelinePoint};
 pub use crate::histogram::Histogram;
@@ -174,6 +176,14 @@ pub struct Report {
     /// The timeline's interval, ns: `sample_interval`, doubled as often as a long run needed
     /// to keep at most 2^20 points (0: no timeline).
     pub timeline_interval_ns: u64,
+    /// mmtests' "FTrace Reclaim Statistics: vmscan" rows, when the run recorded its
+    /// tracepoint events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ftrace_vmscan: Option<ftrace::VmscanStats>,
+    /// The recorded events themselves (not in the JSON: `pagesim run --trace-events FILE`
+    /// writes them).
+    #[serde(skip)]
+    pub trace: Option<crate::trace::TraceLog>,
 }
 
 impl Report {
@@ -297,6 +307,8 @@ impl Report {
             ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
             timeline: sim.sched.timeline.windows(2).map(|w| Sample::between(&w[0], &w[1])).collect(),
             timeline_interval_ns: sim.sched.sample_every,
+            ftrace_vmscan: sim.trace.as_ref().map(|log| ftrace::VmscanStats::from_log(log, sim.sched.now)),
+            trace: None,
         }
     }
 
@@ -362,6 +374,12 @@ impl Report {
             self.kswapd.awake_ns as f64 / 1e9,
             self.kswapd.wakeups
         );
+        if let Some(v) = &self.ftrace_vmscan {
+            let _ = writeln!(s, "FTrace Reclaim Statistics: vmscan");
+            for (label, x) in v.rows() {
+                let _ = writeln!(s, "  {label:<40} {x:>14.2}");
+            }
+        }
         let l = &self.fault_latency;
         let _ = writeln!(
             s,

@@ -88,6 +88,19 @@ pub struct WbWork {
     pub range_cyclic: bool,
 }
 
+impl WorkKind {
+    /// The `reason` the writeback tracepoints print.
+    pub fn reason(self) -> crate::trace::WbReason {
+        match self {
+            WorkKind::Kupdate => crate::trace::WbReason::Periodic,
+            WorkKind::Background => crate::trace::WbReason::Background,
+            WorkKind::Vmscan => crate::trace::WbReason::Vmscan,
+            WorkKind::Sync => crate::trace::WbReason::Sync,
+            WorkKind::Throttle => crate::trace::WbReason::Throttle,
+        }
+    }
+}
+
 /// Whether a flusher is at work or asleep, and when it is due to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WbState {
@@ -130,6 +143,10 @@ pub struct Wb {
     pub completions: throttle::PropLocal,
     /// The flusher thread's CPU time, ns.
     pub cpu_ns: u64,
+    /// Pages written through the inode lists (by the flusher or a throttled dirtier), and
+    /// that count when the flusher's current work began (for `writeback_written`).
+    pub nr_submitted: u64,
+    pub work_start_written: u64,
 }
 
 impl Wb {
@@ -151,6 +168,8 @@ impl Wb {
             dirty_exceeded: false,
             completions: throttle::PropLocal::default(),
             cpu_ns: 0,
+            nr_submitted: 0,
+            work_start_written: 0,
         }
     }
 

@@ -19,8 +19,11 @@ use crate::reclaim::scan_balance::SWAP_CLUSTER_MAX;
 use crate::reclaim::{ScanControl, MAX_RECLAIM_RETRIES};
 
 impl Sim {
-    /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`).
+    /// Wakes kswapd (`wakeup_kswapd`) unless it gave up (`kswapd_failures`). The allocator
+    /// calls it below the low watermark, which is when `mm_vmscan_wakeup_kswapd` is traced,
+    /// awake or not; `mm_vmscan_kswapd_wake` marks kswapd leaving its sleep.
     pub fn wake_kswapd(&mut self) {
+        self.trace(crate::trace::Kind::WakeupKswapd { order: 0 });
         if self.reclaim.kswapd.failures >= MAX_RECLAIM_RETRIES
             || !self.reclaim.kswapd.sleeping
             || self.reclaim.kswapd.throttled
@@ -32,6 +35,7 @@ impl Sim {
         self.reclaim.kswapd.wakeups += 1;
         self.reclaim.kswapd.awake_since = self.sched.now;
         let k = self.kswapd_thread();
+        self.trace_as(k, crate::trace::Kind::KswapdWake { order: 0 });
         self.wake_up(k);
     }
 
@@ -40,6 +44,8 @@ impl Sim {
     }
 
     fn kswapd_sleep(&mut self) {
+        let k = self.kswapd_thread();
+        self.trace_as(k, crate::trace::Kind::KswapdSleep);
         self.reclaim.kswapd.sleeping = true;
         self.reclaim.kswapd.awake_ns += self.sched.now - self.reclaim.kswapd.awake_since;
         // clear_pgdat_congested
