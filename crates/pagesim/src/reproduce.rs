@@ -30,10 +30,14 @@ pub enum Metric {
     /// Read calls (or accesses) of all tasks per second of the run, divided by the calls
     /// one transaction makes.
     Tps { ops_per_txn: f64 },
+    /// mmtests' "FTrace Reclaim Statistics: vmscan": each row is the row of that name
+    /// (report/ftrace.rs) of the run's tracepoint events. Rows without overrides share one
+    /// run per column.
+    FtraceVmscan,
 }
 
 /// The metric names a table file can give.
-const METRICS: &str = "elapsed_cs, read_kibps, max_read_mibps, min_avg_read_kib, tps";
+const METRICS: &str = "elapsed_cs, read_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan";
 
 impl Metric {
     pub fn name(self) -> &'static str {
@@ -43,12 +47,13 @@ impl Metric {
             Metric::MaxReadMibps { .. } => "max_read_mibps",
             Metric::MinAvgReadKib { .. } => "min_avg_read_kib",
             Metric::Tps { .. } => "tps",
+            Metric::FtraceVmscan => "ftrace_vmscan",
         }
     }
 
-    /// The metric of one report; `None` when the run did not produce it (a step that did
-    /// not finish, a timeline shorter than the window).
-    pub fn value(self, r: &Report) -> Option<f64> {
+    /// The metric of one report for row `row`; `None` when the run did not produce it (a
+    /// step that did not finish, a timeline shorter than the window, no event log).
+    pub fn value(self, r: &Report, row: &str) -> Option<f64> {
         let windows = |w: usize| {
             r.timeline.windows(w).map(move |s| {
                 let read: u64 = s.iter().map(|x| x.read_bytes).sum();
@@ -73,6 +78,9 @@ impl Metric {
                 (r.elapsed_ns > 0)
                     .then(|| (ops as f64 / ops_per_txn / (r.elapsed_ns as f64 / 1e9) * 100.0).round() / 100.0)
             }
+            Metric::FtraceVmscan => {
+                r.ftrace_vmscan.as_ref()?.rows().into_iter().find(|(l, _)| *l == row).map(|(_, v)| v)
+            }
         }
     }
 
@@ -90,6 +98,7 @@ impl Metric {
             "read_kibps" => Metric::ReadKibps { step: f.step.unwrap_or(0) },
             "max_read_mibps" => Metric::MaxReadMibps { window: need(f.window, "window")? },
             "min_avg_read_kib" => Metric::MinAvgReadKib { window: need(f.window, "window")? },
+            "ftrace_vmscan" => Metric::FtraceVmscan,
             "tps" => {
                 let o = f.ops_per_txn.unwrap_or(1.0);
                 if o.is_nan() || o <= 0.0 {
@@ -308,6 +317,13 @@ impl Table {
                 })?;
                 published[c] = Some(v);
             }
+            if metric == Metric::FtraceVmscan
+                && !crate::report::ftrace::VmscanStats::default().rows().iter().any(|(l, _)| *l == r.name)
+            {
+                let labels: Vec<&str> =
+                    crate::report::ftrace::VmscanStats::default().rows().into_iter().map(|(l, _)| l).collect();
+                return Err(err(&format!("row.{i}.name"), format!("not a vmscan row (rows: {})", labels.join(", "))));
+            }
             rows.push(Row { name: r.name, labels: r.labels, set: r.set, published });
         }
         if let Some(names) = &f.counters {
@@ -356,9 +372,16 @@ impl Table {
     /// Runs one cell.
     pub fn run_cell(&self, row: usize, column: usize, extra: &[String]) -> Result<Cell, Error> {
         let sc = self.scenario(row, column, extra)?;
-        let report = crate::run(&sc, RunOptions::default())?;
-        let value = self.metric.value(&report).unwrap_or(f64::NAN);
-        Ok(Cell { row, column, value, published: self.rows[row].published[column], report })
+        let opts = RunOptions { trace_events: self.metric == Metric::FtraceVmscan, ..RunOptions::default() };
+        let mut report = crate::run(&sc, opts)?;
+        report.trace = None;
+        Ok(self.cell(row, column, report))
+    }
+
+    /// Cell (`row`, `column`) of a run's report.
+    fn cell(&self, row: usize, column: usize, report: Report) -> Cell {
+        let value = self.metric.value(&report, &self.rows[row].name).unwrap_or(f64::NAN);
+        Cell { row, column, value, published: self.rows[row].published[column], report }
     }
 
     /// Runs every cell on up to `jobs` threads; `done` is called after each cell (from the
@@ -366,6 +389,35 @@ impl Table {
     /// each is an independent deterministic run.
     pub fn run_all(&self, extra: &[String], jobs: usize, done: &(dyn Fn(&Cell) + Sync)) -> Result<Vec<Cell>, Error> {
         let n = self.rows.len() * self.columns.len();
+        // Cells with the same overrides are one run (the vmscan rows of one column).
+        let sets: Vec<Vec<String>> =
+            (0..n).map(|i| self.sets(i / self.columns.len(), i % self.columns.len(), extra)).collect();
+        let first: Vec<usize> = (0..n).map(|i| sets.iter().position(|s| *s == sets[i]).expect("itself")).collect();
+        if first.iter().enumerate().any(|(i, &f)| f != i) {
+            let unique: Vec<usize> = (0..n).filter(|&i| first[i] == i).collect();
+            let runs = self.run_cells(&unique, extra, jobs, &|_| {})?;
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                let k = unique.iter().position(|&u| u == first[i]).expect("a unique cell");
+                let cell = self.cell(i / self.columns.len(), i % self.columns.len(), runs[k].report.clone());
+                done(&cell);
+                out.push(cell);
+            }
+            return Ok(out);
+        }
+        let all: Vec<usize> = (0..n).collect();
+        self.run_cells(&all, extra, jobs, done)
+    }
+
+    /// Runs the cells of row-major indices `cells` on up to `jobs` threads, in that order.
+    fn run_cells(
+        &self,
+        cells: &[usize],
+        extra: &[String],
+        jobs: usize,
+        done: &(dyn Fn(&Cell) + Sync),
+    ) -> Result<Vec<Cell>, Error> {
+        let n = cells.len();
         let next = std::sync::atomic::AtomicUsize::new(0);
         let results: std::sync::Mutex<Vec<Option<Result<Cell, Error>>>> =
             std::sync::Mutex::new((0..n).map(|_| None).collect());
@@ -376,7 +428,7 @@ impl Table {
                     if i >= n {
                         break;
                     }
-                    let (r, c) = (i / self.columns.len(), i % self.columns.len());
+                    let (r, c) = (cells[i] / self.columns.len(), cells[i] % self.columns.len());
                     let res = self.run_cell(r, c, extra);
                     if let Ok(cell) = &res {
                         done(cell);
