@@ -397,8 +397,8 @@ impl Table {
             let unique: Vec<usize> = (0..n).filter(|&i| first[i] == i).collect();
             let runs = self.run_cells(&unique, extra, jobs, &|_| {})?;
             let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                let k = unique.iter().position(|&u| u == first[i]).expect("a unique cell");
+            for (i, &f) in first.iter().enumerate() {
+                let k = unique.iter().position(|&u| u == f).expect("a unique cell");
                 let cell = self.cell(i / self.columns.len(), i % self.columns.len(), runs[k].report.clone());
                 done(&cell);
                 out.push(cell);
