@@ -14,7 +14,8 @@
 //!   scenario                           the scenario file resolved against the registries
 //!   workload                           workload programs
 //!   engine                             the machine, its clock and threads, the kernel paths
-//!   report reproduce                   what a run reports; the seeds' tables
+//!   report                             what a run reports
+//!   reproduce                          the seeds' tables (read from reports)
 //! ```
 //!
 //! The subsystem folders hold state and policies; the kernel paths, which cross them in
@@ -35,7 +36,8 @@ const LAYERS: &[&[&str]] = &[
     &["scenario"],
     &["workload"],
     &["engine"],
-    &["report", "reproduce"],
+    &["report"],
+    &["reproduce"],
 ];
 
 /// Upward imports still to be removed: (from, to).

@@ -65,7 +65,7 @@ fn readahead_thrashing_ondemand_rereads_thrashed_pages_with_readahead() {
     assert_eq!(thr.metric.name(), "max_read_mibps");
     assert!(b.value >= 1.5 * a.value, "max throughput: legacy {} ondemand {}", a.value, b.value);
     let io = tables().into_iter().find(|t| t.metric.name() == "min_avg_read_kib").expect("io-size table");
-    let (x, y) = (io.metric.value(ra).unwrap(), io.metric.value(rb).unwrap());
+    let (x, y) = (io.metric.value(ra, "").unwrap(), io.metric.value(rb, "").unwrap());
     assert!(y >= 5.0 * x, "min avg I/O size: legacy {x} KiB ondemand {y} KiB");
     assert!(y >= 100.0, "on-demand keeps readahead-sized requests: {y} KiB");
 }
