@@ -110,7 +110,7 @@ def test_python_blocks_run(line: int, block: str) -> None:
 def test_the_command_summary_names_real_commands_and_options(line: int, block: str) -> None:
     helps: dict[str, str] = {}
     for text in block.splitlines():
-        m = re.match(r"pagesim (\w+)(.*)", text)
+        m = re.match(r"pagesim ([\w-]+)(.*)", text)
         if not m:
             continue
         sub, rest = m.groups()

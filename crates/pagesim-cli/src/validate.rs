@@ -40,6 +40,21 @@ pub const ACCEPTANCE_COUNTERS: &[&str] = &[
     "pgsteal_file",
 ];
 
+/// In the statistic too for a scenario that writes files (issue 17): the writeback counters.
+pub const WRITE_COUNTERS: &[&str] =
+    &["nr_dirtied", "nr_written", "pgscan_file", "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "pgrotated"];
+
+/// Whether scenario `sc` writes to files (write or pwrite steps, writes to a writable file
+/// mapping, whole-file calls).
+pub fn writes_files(sc: &pagesim::Scenario) -> bool {
+    use pagesim::scenario::AccessOp;
+    sc.file.task.iter().flat_map(|t| &t.step).any(|s| match s.op {
+        Some(AccessOp::Write) => s.file.is_some() || sc.file.region.get(&s.region).is_some_and(|r| r.writable),
+        Some(op) => op != AccessOp::Read && op != AccessOp::Pread,
+        None => false,
+    })
+}
+
 /// Printed for understanding, not part of the statistic.
 const INFO_COUNTERS: &[&str] = &[
     "pgfault",
@@ -467,10 +482,18 @@ pub fn compare(sc: &pagesim::Scenario, host: &HostRuns, sim: &Value) -> Vec<Row>
     let all_in_memcgs = sc.file.task.iter().all(|t| t.memcg.is_some());
     let sim_counters = &sim["counters"];
     let mthp = !sc.config.kernel.anon_mthp_kb.is_empty();
+    let writes = writes_files(sc);
     ACCEPTANCE_COUNTERS
         .iter()
         .map(|c| (c, true))
-        .chain(INFO_COUNTERS.iter().filter(|c| mthp || !c.starts_with("mthp_")).map(|c| (c, false)))
+        .chain(WRITE_COUNTERS.iter().filter(|_| writes).map(|c| (c, true)))
+        .chain(
+            INFO_COUNTERS
+                .iter()
+                .filter(|c| mthp || !c.starts_with("mthp_"))
+                .filter(|c| !(writes && WRITE_COUNTERS.contains(c)))
+                .map(|c| (c, false)),
+        )
         .map(|(&c, acceptance)| {
             let from_memcg = all_in_memcgs
                 && MEMCG_COUNTERS.contains(&c)
@@ -935,6 +958,7 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             "scenarios": results,
             "acceptance": {
                 "counters": ACCEPTANCE_COUNTERS,
+                "write_counters": WRITE_COUNTERS,
                 "min_kernel_value": MIN_KERNEL_VALUE,
                 "tolerance": TOLERANCE,
                 "pairs": n,

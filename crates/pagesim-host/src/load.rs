@@ -123,6 +123,8 @@ enum Backing {
     /// the readahead state that fault read-around uses (`file->f_ra`), is per process, as the
     /// engine keeps one `FileRaState` per task's VMA.
     File,
+    /// The same with PROT_READ|PROT_WRITE (a `writable` file region), opened read-write.
+    WritableFile,
 }
 
 impl Backing {
@@ -142,13 +144,13 @@ impl Backing {
         match self {
             Backing::PrivateAnon => libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             Backing::SharedAnon => libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            Backing::File => libc::MAP_SHARED,
+            Backing::File | Backing::WritableFile => libc::MAP_SHARED,
         }
     }
 
     fn prot(self) -> libc::c_int {
         match self {
-            Backing::PrivateAnon | Backing::SharedAnon => libc::PROT_READ | libc::PROT_WRITE,
+            Backing::PrivateAnon | Backing::SharedAnon | Backing::WritableFile => libc::PROT_READ | libc::PROT_WRITE,
             Backing::File => libc::PROT_READ,
         }
     }
@@ -199,11 +201,15 @@ impl Mapping {
     /// The file at `path`, `len` bytes from offset 0, MAP_SHARED and read-only, with the
     /// scenario's `madvise` hint. The descriptor is closed once mapped (the mapping keeps
     /// its own reference to the open file, and with it the readahead state).
-    fn file(path: &Path, len: usize, name: &str, advice: Option<Madvise>) -> Result<Mapping, Error> {
-        let f = std::fs::File::open(path)
+    fn file(path: &Path, len: usize, name: &str, advice: Option<Madvise>, writable: bool) -> Result<Mapping, Error> {
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .open(path)
             .map_err(|e| Error(format!("region {name}: cannot open {}: {e}", path.display())))?;
         use std::os::fd::AsRawFd;
-        Self::map(Backing::File, len, name, f.as_raw_fd(), advice)
+        let backing = if writable { Backing::WritableFile } else { Backing::File };
+        Self::map(backing, len, name, f.as_raw_fd(), advice)
     }
 
     fn map(
@@ -556,7 +562,9 @@ enum Target {
     /// file position (a shared descriptor's position is shared too, so it always preads:
     /// the page cache and readahead see the same call either way, `filemap_read` with the
     /// open file's `f_ra`).
-    Read { path: PathBuf, fd: Option<libc::c_int>, pread: bool },
+    /// `op`: read, write (pwrite), or a whole-file call (fsync, fdatasync, sync_file_range,
+    /// truncate); writes open the file read-write.
+    Read { path: PathBuf, fd: Option<libc::c_int>, pread: bool, op: AccessOp },
 }
 
 /// The child's work: returns (start, end, accesses) relative to its release and its access
@@ -600,7 +608,7 @@ fn run_child(
                     Backing::File => {
                         let name = region.file.as_deref().expect("validated: a file region names its file");
                         let path = file_path(sc, file_dir()?, name, tid);
-                        Mapping::file(&path, region_len(region), r, region.madvise)
+                        Mapping::file(&path, region_len(region), r, region.madvise, region.writable)
                     }
                     b => Mapping::new(b, region_len(region), r, mthp_align(sc)),
                 };
@@ -620,8 +628,9 @@ fn run_child(
             Some(name) => {
                 use std::os::fd::AsRawFd;
                 let fd = shared_fds.get(&(p.task, j)).map(|f| f.as_raw_fd());
-                let pread = st.op == Some(AccessOp::Pread) || fd.is_some();
-                Target::Read { path: file_path(sc, file_dir()?, name, tid), fd, pread }
+                let op = st.op.unwrap_or(AccessOp::Read);
+                let pread = matches!(op, AccessOp::Pread | AccessOp::Pwrite) || fd.is_some();
+                Target::Read { path: file_path(sc, file_dir()?, name, tid), fd, pread, op }
             }
         });
     }
@@ -683,6 +692,15 @@ fn run_program(
     for (step, target) in p.steps.iter().zip(targets) {
         let think = Duration::from_nanos(step.think_ns);
         match target {
+            &Target::Map { base, pages } if step.op == AccessOp::Msync => {
+                for _ in 0..step.total {
+                    // SAFETY: [base, base + pages * PAGE) is a live shared file mapping.
+                    if unsafe { libc::msync(base.cast(), pages * PAGE, libc::MS_SYNC) } != 0 {
+                        return Err(format!("msync: {}", crate::last_os_error()));
+                    }
+                    spin_for(think);
+                }
+            }
             &Target::Map { base, pages } => {
                 for i in 0..step.total {
                     let idx = step.next_index(i, &mut rng, last);
@@ -692,7 +710,7 @@ fn run_program(
                     let t0 = Instant::now();
                     // SAFETY: idx < pages, so the 8-byte word at the start of page idx lies
                     // inside the live mapping [base, base + pages * PAGE), which is readable
-                    // (and writable unless it maps a file, which the scenario only reads)
+                    // (and writable unless it maps a file read-only, which the scenario then only reads)
                     // and aligned to the page.
                     unsafe {
                         let w = base.add(idx * PAGE).cast::<u64>();
@@ -706,15 +724,31 @@ fn run_program(
                     spin_for(think);
                 }
             }
-            Target::Read { path, fd, pread } => {
+            Target::Read { path, fd, pread, op } => {
+                let writes = matches!(op, AccessOp::Write | AccessOp::Pwrite | AccessOp::Truncate);
                 let own = match fd {
                     Some(_) => None,
-                    None => Some(std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?),
+                    None => Some(
+                        std::fs::OpenOptions::new()
+                            .read(true)
+                            .write(writes)
+                            .open(path)
+                            .map_err(|e| format!("{}: {e}", path.display()))?,
+                    ),
                 };
                 use std::os::fd::AsRawFd;
                 let fd = fd.unwrap_or_else(|| own.as_ref().expect("opened").as_raw_fd());
                 if let Some(a) = step.fadvise {
                     fadvise(fd, a).map_err(|e| format!("{}: {e}", path.display()))?;
+                }
+                if op.is_file_sync() {
+                    for _ in 0..step.total {
+                        file_call(fd, *op).map_err(|e| format!("{}: {op:?}: {e}", path.display()))?;
+                        spin_for(think);
+                    }
+                    drop(own);
+                    n += step.total;
+                    continue;
                 }
                 let len = step.record_pages as usize * PAGE;
                 let started = Instant::now();
@@ -726,10 +760,22 @@ fn run_program(
                     let unit = step.next_index(i, &mut rng, last);
                     last = unit;
                     let off = unit as u64 * len as u64;
-                    let got = read_record(fd, off, &mut buf[..len], *pread, &mut pos)
-                        .map_err(|e| format!("{}: read of {len} bytes at {off}: {e}", path.display()))?;
-                    if got >= 8 {
-                        sink = sink.wrapping_add(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
+                    if step.write {
+                        buf[..8].copy_from_slice(&(i | 1).to_le_bytes());
+                        write_record(fd, off, &buf[..len], *pread, &mut pos)
+                            .map_err(|e| format!("{}: write of {len} bytes at {off}: {e}", path.display()))?;
+                        if step.fsync_every > 0 && (i + 1) % step.fsync_every == 0 {
+                            // SAFETY: fsync of a descriptor this process has open.
+                            if unsafe { libc::fsync(fd) } != 0 {
+                                return Err(format!("{}: fsync: {}", path.display(), crate::last_os_error()));
+                            }
+                        }
+                    } else {
+                        let got = read_record(fd, off, &mut buf[..len], *pread, &mut pos)
+                            .map_err(|e| format!("{}: read of {len} bytes at {off}: {e}", path.display()))?;
+                        if got >= 8 {
+                            sink = sink.wrapping_add(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
+                        }
                     }
                     spin_for(think);
                     if step.rate > 0 {
@@ -757,6 +803,59 @@ fn run_program(
         n += step.total;
     }
     Ok((n, std::hint::black_box(sink)))
+}
+
+/// A whole-file call on `fd`: fsync, fdatasync, sync_file_range(SYNC_FILE_RANGE_WRITE)
+/// over the whole file, or truncate to 0 (the engine's `file_sync_step`).
+fn file_call(fd: libc::c_int, op: AccessOp) -> Result<(), std::io::Error> {
+    // SAFETY: each call works on a descriptor this process has open and touches no memory.
+    let r = unsafe {
+        match op {
+            AccessOp::Fsync => libc::fsync(fd),
+            AccessOp::Fdatasync => libc::fdatasync(fd),
+            AccessOp::SyncFileRange => libc::sync_file_range(fd, 0, 0, libc::SYNC_FILE_RANGE_WRITE),
+            AccessOp::Truncate => libc::ftruncate(fd, 0),
+            _ => unreachable!("not a whole-file call: {op:?}"),
+        }
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(crate::last_os_error())
+    }
+}
+
+/// Writes `buf` at `off`: with pwrite(2), or with write(2) at the file position `pos`
+/// (seeking first when it is elsewhere).
+fn write_record(fd: libc::c_int, off: u64, buf: &[u8], pwrite: bool, pos: &mut u64) -> Result<(), std::io::Error> {
+    if !pwrite && *pos != off {
+        // SAFETY: lseek on our own descriptor.
+        if unsafe { libc::lseek(fd, off as libc::off_t, libc::SEEK_SET) } < 0 {
+            return Err(crate::last_os_error());
+        }
+    }
+    let mut done = 0;
+    while done < buf.len() {
+        let rest = &buf[done..];
+        // SAFETY: writes from a live buffer through a descriptor this process has open.
+        let n = unsafe {
+            if pwrite {
+                libc::pwrite(fd, rest.as_ptr().cast(), rest.len(), (off + done as u64) as libc::off_t)
+            } else {
+                libc::write(fd, rest.as_ptr().cast(), rest.len())
+            }
+        };
+        if n < 0 {
+            let e = crate::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(e);
+        }
+        done += n as usize;
+    }
+    *pos = off + done as u64;
+    Ok(())
 }
 
 /// When `done` records of `len` bytes are due at `rate` bytes per second, ns after the
@@ -1191,7 +1290,7 @@ mod tests {
         let progs = task_programs(&sc, sc.file.seed);
         // Task "z": zipf over 32 KiB clusters of 4 KiB records, read(2) with seeks.
         let p = &progs[2];
-        let target = Target::Read { path: file_path(&sc, &dir, "big", 2), fd: None, pread: false };
+        let target = Target::Read { path: file_path(&sc, &dir, "big", 2), fd: None, pread: false, op: AccessOp::Read };
         let mut buf = vec![0u8; 4096];
         let (n, sum) = run_program(p, std::slice::from_ref(&target), &mut buf, &mut Default::default()).unwrap();
         // Record u starts at page u, whose first word is u + 1.
@@ -1207,7 +1306,7 @@ mod tests {
         // Task "r.1": random 16 KiB preads with then_next; only its first step, on its own.
         let p = &progs[1];
         let one = TaskProgram { steps: p.steps[..1].to_vec(), ..p.clone() };
-        let target = Target::Read { path: file_path(&sc, &dir, "big", 1), fd: None, pread: true };
+        let target = Target::Read { path: file_path(&sc, &dir, "big", 1), fd: None, pread: true, op: AccessOp::Pread };
         let mut buf = vec![0u8; 16384];
         let (n, sum) = run_program(&one, std::slice::from_ref(&target), &mut buf, &mut Default::default()).unwrap();
         let mut rng = p.rng.clone();
@@ -1229,7 +1328,7 @@ mod tests {
         assert_eq!(st.rate, 1 << 20);
         assert_eq!(rate_due_ns(6, 4096, st.rate), 23_437_500);
         let own = TaskProgram { steps: vec![st.clone()], ..p.clone() };
-        let target = Target::Read { path: file_path(&sc, &dir, "own", 1), fd: None, pread: false };
+        let target = Target::Read { path: file_path(&sc, &dir, "own", 1), fd: None, pread: false, op: AccessOp::Read };
         let (n, sum) = run_program(&own, std::slice::from_ref(&target), &mut buf, &mut Default::default()).unwrap();
         assert_eq!((n, sum), (6, 2 * (3 + 2 + 1)));
         std::fs::remove_dir_all(&dir).unwrap();

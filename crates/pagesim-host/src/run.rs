@@ -472,10 +472,29 @@ fn set_tunables(sc: &Scenario) -> Result<Vec<Tunable>, Error> {
         ("vm.page-cluster", vm.page_cluster.map(u64::from)),
         ("vm.min_free_kbytes", vm.min_free_kbytes),
         ("vm.watermark_scale_factor", vm.watermark_scale_factor),
+        ("vm.dirty_expire_centisecs", vm.dirty_expire_centisecs.map(u64::from)),
+        ("vm.dirty_writeback_centisecs", vm.dirty_writeback_centisecs.map(u64::from)),
     ];
     for (key, v) in sysctls {
         if let Some(v) = v {
             out.push(Tunable::sysctl(key, &v.to_string())?);
+        }
+    }
+    // The dirty limits, each a ratio or bytes (the scenario gives one of a pair).
+    for (ratio_key, ratio, bytes_key, bytes) in [
+        ("vm.dirty_ratio", vm.dirty_ratio, "vm.dirty_bytes", vm.dirty_bytes),
+        (
+            "vm.dirty_background_ratio",
+            vm.dirty_background_ratio,
+            "vm.dirty_background_bytes",
+            vm.dirty_background_bytes,
+        ),
+    ] {
+        let root = Path::new("/");
+        if let Some(b) = bytes {
+            out.push(Tunable::dirty_limit(root, ratio_key, bytes_key, true, &b.to_string())?);
+        } else if let Some(r) = ratio {
+            out.push(Tunable::dirty_limit(root, ratio_key, bytes_key, false, &r.to_string())?);
         }
     }
     if let Some(on) = sc.file.kernel.vma_ra_enabled {

@@ -39,6 +39,31 @@ impl Tunable {
         Self::set(sysctl_path(Path::new("/"), key), value)
     }
 
+    /// One of a pair of dirty-limit sysctls under `root` (`vm.dirty_ratio` and
+    /// `vm.dirty_bytes`, or the background pair): writing one zeroes the other in the kernel,
+    /// and the bytes sysctl refuses 0, so what is restored is whichever of the two was in
+    /// force before (the ratio when the bytes value read 0).
+    pub fn dirty_limit(
+        root: &Path,
+        ratio_key: &str,
+        bytes_key: &str,
+        set_bytes: bool,
+        value: &str,
+    ) -> Result<Tunable, Error> {
+        let _op = crate::cleanup::op();
+        let (ratio, bytes) = (sysctl_path(root, ratio_key), sysctl_path(root, bytes_key));
+        let old_bytes = sysfs::read(&bytes)?.trim().to_string();
+        let (restore, old) = if old_bytes != "0" {
+            (bytes.clone(), old_bytes)
+        } else {
+            (ratio.clone(), sysfs::read(&ratio)?.trim().to_string())
+        };
+        let cleanup = Cleanup::undo(Undo::Restore { path: restore, value: old.clone() });
+        let path = if set_bytes { bytes } else { ratio };
+        sysfs::write(&path, value)?;
+        Ok(Tunable { path, old, new: value.to_string(), cleanup })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -168,6 +193,21 @@ mod tests {
 
     fn content(p: &Path) -> String {
         std::fs::read_to_string(p).unwrap().trim().to_string()
+    }
+
+    /// Setting dirty_bytes over a ratio in force restores the ratio (writing 0 to the bytes
+    /// sysctl would fail on a real kernel).
+    #[test]
+    fn a_dirty_bytes_limit_restores_the_ratio_that_was_in_force() {
+        let d = temp_dir("dirty-limit");
+        let ratio = fake_file(&d, "proc/sys/vm/dirty_ratio", "20\n");
+        let bytes = fake_file(&d, "proc/sys/vm/dirty_bytes", "0\n");
+        let t = Tunable::dirty_limit(&d, "vm.dirty_ratio", "vm.dirty_bytes", true, "67108864").unwrap();
+        assert_eq!(content(&bytes), "67108864");
+        assert_eq!(t.old(), "20");
+        t.restore().unwrap();
+        assert_eq!(content(&ratio), "20");
+        assert_eq!(content(&bytes), "67108864", "the kernel zeroes it when the ratio is written");
     }
 
     #[test]

@@ -1058,7 +1058,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                     for (k, given) in [
                         ("pattern", s.pattern.is_some_and(|p| p != Pattern::Seq)),
                         ("accesses", s.accesses.is_some()),
-                        ("then_next", s.then_next.is_some()),
+                        ("then_next", s.then_next.is_some_and(|t| t != 0.0)),
                     ] {
                         if given {
                             return e(&format!(".{k}"), "msync takes no such key; give passes for several calls");
@@ -1094,7 +1094,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                     ("rate", s.rate.is_some()),
                     ("fadvise", s.fadvise.is_some()),
                     ("accesses", s.accesses.is_some()),
-                    ("then_next", s.then_next.is_some()),
+                    ("then_next", s.then_next.is_some_and(|t| t != 0.0)),
                 ] {
                     if given {
                         return e(&format!(".{k}"), "a whole-file call (fsync, fdatasync, sync_file_range, truncate) takes no such key; give passes for several calls");
