@@ -201,7 +201,7 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
     ]);
     assert_eq!(code, 0, "{err}");
     let cells = json_lines(&out);
-    assert_eq!(cells.len(), 6 * 3, "six iozone cases, three policies");
+    assert_eq!(cells.len(), 7 * 3, "seven iozone read cases, three policies");
     for c in &cells {
         assert_eq!(c["experiment"], "iozone", "{c}");
         assert!(c["case"].is_string(), "{c}");
@@ -219,7 +219,8 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
     }
 }
 
-const SUBCOMMANDS: &[&str] = &["run", "check", "describe", "profiles", "reproduce", "bench", "validate", "completions"];
+const SUBCOMMANDS: &[&str] =
+    &["run", "trace-report", "check", "describe", "profiles", "reproduce", "bench", "validate", "completions"];
 
 #[test]
 fn version_is_the_crate_s() {

@@ -22,6 +22,8 @@ pub enum Metric {
     ElapsedCs,
     /// Read throughput of one step of the first task, KiB/s (iozone's KB/s).
     ReadKibps { step: usize },
+    /// Write throughput of one step of the first task, KiB/s.
+    WriteKibps { step: usize },
     /// Largest read throughput of all tasks together over `window` seconds of the
     /// timeline, MiB/s.
     MaxReadMibps { window: usize },
@@ -37,13 +39,14 @@ pub enum Metric {
 }
 
 /// The metric names a table file can give.
-const METRICS: &str = "elapsed_cs, read_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan";
+const METRICS: &str = "elapsed_cs, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan";
 
 impl Metric {
     pub fn name(self) -> &'static str {
         match self {
             Metric::ElapsedCs => "elapsed_cs",
             Metric::ReadKibps { .. } => "read_kibps",
+            Metric::WriteKibps { .. } => "write_kibps",
             Metric::MaxReadMibps { .. } => "max_read_mibps",
             Metric::MinAvgReadKib { .. } => "min_avg_read_kib",
             Metric::Tps { .. } => "tps",
@@ -65,6 +68,9 @@ impl Metric {
             Metric::ElapsedCs => Some((r.elapsed_ns as f64 / 1e7).round()),
             Metric::ReadKibps { step } => {
                 r.tasks.first()?.steps.get(step)?.read_bytes_per_s().map(|b| (b / 1024.0).round())
+            }
+            Metric::WriteKibps { step } => {
+                r.tasks.first()?.steps.get(step)?.write_bytes_per_s().map(|b| (b / 1024.0).round())
             }
             Metric::MaxReadMibps { window } => windows(window)
                 .map(|(bps, _)| bps / (1 << 20) as f64)
@@ -96,6 +102,7 @@ impl Metric {
         let m = match f.metric.as_str() {
             "elapsed_cs" => Metric::ElapsedCs,
             "read_kibps" => Metric::ReadKibps { step: f.step.unwrap_or(0) },
+            "write_kibps" => Metric::WriteKibps { step: f.step.unwrap_or(0) },
             "max_read_mibps" => Metric::MaxReadMibps { window: need(f.window, "window")? },
             "min_avg_read_kib" => Metric::MinAvgReadKib { window: need(f.window, "window")? },
             "ftrace_vmscan" => Metric::FtraceVmscan,
@@ -111,7 +118,7 @@ impl Metric {
         if matches!(m, Metric::MaxReadMibps { window: 0 } | Metric::MinAvgReadKib { window: 0 }) {
             return Err(("window", "must be at least 1 (seconds of timeline)".into()));
         }
-        unused(f.step.is_some() && !matches!(m, Metric::ReadKibps { .. }), "step")?;
+        unused(f.step.is_some() && !matches!(m, Metric::ReadKibps { .. } | Metric::WriteKibps { .. }), "step")?;
         unused(
             f.window.is_some() && !matches!(m, Metric::MaxReadMibps { .. } | Metric::MinAvgReadKib { .. }),
             "window",
@@ -129,7 +136,8 @@ struct TableFile {
     scenario: String,
     /// One of [`METRICS`].
     metric: String,
-    /// read_kibps: the step of the first task whose throughput is measured (default 0).
+    /// read_kibps, write_kibps: the step of the first task whose throughput is measured
+    /// (default 0).
     #[serde(default)]
     step: Option<usize>,
     /// Timeline metrics: seconds per window (the scenario sets `sample_interval = "1s"`).

@@ -38,8 +38,10 @@ pub struct StepReport {
     pub end_ns: Option<u64>,
     /// Accesses (mapping steps) or read calls (file steps) made.
     pub ops: u64,
-    /// Bytes the step's read calls returned (file steps; 0 for mapping steps).
+    /// Bytes the step's read calls returned (file read steps; 0 otherwise).
     pub read_bytes: u64,
+    /// Bytes the step's write calls wrote (file write steps; 0 otherwise).
+    pub write_bytes: u64,
 }
 
 impl StepReport {
@@ -47,6 +49,13 @@ impl StepReport {
     pub fn read_bytes_per_s(&self) -> Option<f64> {
         let end = self.end_ns?;
         (end > self.start_ns).then(|| self.read_bytes as f64 * 1e9 / (end - self.start_ns) as f64)
+    }
+
+    /// Write throughput of a finished file step, bytes per second (buffered: the time to
+    /// copy into the page cache, throttled to the device when past the dirty limits).
+    pub fn write_bytes_per_s(&self) -> Option<f64> {
+        let end = self.end_ns?;
+        (end > self.start_ns).then(|| self.write_bytes as f64 * 1e9 / (end - self.start_ns) as f64)
     }
 }
 
@@ -447,12 +456,13 @@ fn step_reports(t: &crate::engine::Task) -> Vec<StepReport> {
                 0
             };
             let end_ns = finished.then_some(t.step_end_ns[i]);
-            let r = StepReport {
-                start_ns: start,
-                end_ns,
-                ops,
-                read_bytes: if st.file { ops * st.record_pages as u64 * 4096 } else { 0 },
+            let bytes = if st.file { ops * st.record_pages as u64 * 4096 } else { 0 };
+            let (read, write) = match st.op {
+                crate::scenario::AccessOp::Read | crate::scenario::AccessOp::Pread => (bytes, 0),
+                crate::scenario::AccessOp::Write | crate::scenario::AccessOp::Pwrite => (0, bytes),
+                _ => (0, 0),
             };
+            let r = StepReport { start_ns: start, end_ns, ops, read_bytes: read, write_bytes: write };
             if let Some(e) = end_ns {
                 start = e;
             }
