@@ -105,6 +105,12 @@ pub struct WritebackRules {
     /// `write_cache_pages` reaching the end of a file wraps around to its start in the same
     /// call (≤4.19); from 4.20 it sets `writeback_index` to 0 and stops.
     pub cyclic_wraps: bool,
+    /// ≤2.6.36 `do_try_to_free_pages`: after a priority below DEF_PRIORITY - 2 that scanned
+    /// without freeing enough, the reclaimer sleeps in `congestion_wait(BLK_RW_ASYNC, HZ/10)`
+    /// (until a device's write queue leaves congestion, or the timeout); 2.6.37 replaced it
+    /// by `wait_iff_congested`. Set on the 2.6.35 profiles (the 2.6.2x ones keep 3.6's
+    /// reclaim, docs/model.md).
+    pub direct_congestion_wait: bool,
     /// A buffered write marks the page accessed (`mark_page_accessed` in
     /// `generic_perform_write` up to 3.15, FGP_ACCESSED in `grab_cache_page_write_begin`
     /// after); 6.1 and 6.12 write_begin (FGP_WRITEBEGIN) does not.
@@ -123,6 +129,7 @@ const WRITEBACK_3_14: WritebackRules = WritebackRules {
     min_dirty_ratio: 0,
     ratio_per_page: false,
     cyclic_wraps: true,
+    direct_congestion_wait: false,
     write_marks_accessed: true,
     reclaim_writes: ReclaimFileWrites::KswapdTailDirty,
     throttle: DirtyThrottle::IoLess,
@@ -136,6 +143,7 @@ const WRITEBACK_2_6_35: WritebackRules = WritebackRules {
     reclaim_writes: ReclaimFileWrites::AnyReclaimer,
     throttle: DirtyThrottle::WriteAndWait,
     min_dirty_ratio: 5,
+    direct_congestion_wait: true,
     ..WRITEBACK_3_14
 };
 
@@ -421,7 +429,12 @@ pub const PROFILES: &[Profile] = &[
                       swap as linux-3.6 (see docs/model.md: one LRU for anon and file in 2.6.23)",
         file_readahead: "ondemand-2.6.23",
         ra_read_copy: true,
-        writeback: WritebackRules { dirty_ratio: 10, dirty_background_ratio: 5, ..WRITEBACK_2_6_35 },
+        writeback: WritebackRules {
+            dirty_ratio: 10,
+            dirty_background_ratio: 5,
+            direct_congestion_wait: false,
+            ..WRITEBACK_2_6_35
+        },
         ..LINUX_3_6
     },
     Profile {
@@ -430,7 +443,12 @@ pub const PROFILES: &[Profile] = &[
                       linux-2.6.23",
         file_readahead: "legacy-2.6.20",
         ra_read_copy: true,
-        writeback: WritebackRules { dirty_ratio: 40, dirty_background_ratio: 10, ..WRITEBACK_2_6_35 },
+        writeback: WritebackRules {
+            dirty_ratio: 40,
+            dirty_background_ratio: 10,
+            direct_congestion_wait: false,
+            ..WRITEBACK_2_6_35
+        },
         ..LINUX_3_6
     },
     LINUX_2_6_35,

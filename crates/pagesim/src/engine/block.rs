@@ -81,11 +81,16 @@ impl Sim {
         self.io.dev_timer[dev.idx()] = t;
         // A write request freed below the congestion-off threshold: clear_bdi_congested
         // wakes the congestion_wait queue and kswapd's nap ends.
-        if q.take_congestion_wakeup() && self.reclaim.kswapd.napping {
-            self.reclaim.kswapd.napping = false;
-            self.mm.vmstat.add(Counter::KswapdCongestionWaitWoken, 1);
-            let k = self.kswapd_thread();
-            self.wake_up(k);
+        if q.take_congestion_wakeup() {
+            if self.reclaim.kswapd.napping {
+                self.reclaim.kswapd.napping = false;
+                self.mm.vmstat.add(Counter::KswapdCongestionWaitWoken, 1);
+                let k = self.kswapd_thread();
+                self.wake_up(k);
+            }
+            if !self.sched.congestion_waiters.is_empty() {
+                self.wake_congestion_waiters();
+            }
         }
         if !self.io.devices[dev].write_full() {
             if let Some(i) = self.io.req_waiters.iter().position(|&(_, d)| d == dev) {

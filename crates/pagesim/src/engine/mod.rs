@@ -488,6 +488,7 @@ impl Sim {
                 fault_hist: Histogram::default(),
                 page_waiters: PageWaiters::default(),
                 throttled: Vec::new(),
+                congestion_waiters: Vec::new(),
                 scratch_waiters: Vec::new(),
                 timeline: Vec::new(),
                 sample_every: c.sample_interval.unwrap_or(0),

@@ -23,7 +23,7 @@ use crate::pagecache::{FileSync, ReadStep, SyncOp, Tag};
 use crate::profile::DirtyThrottle;
 use crate::writeback::throttle::{
     dirty_poll_interval, max_pause_ns, min_pause, update_dirty_limit, Bdp, Position, BANDWIDTH_INTERVAL_NS,
-    EXCEEDED_RATELIMIT, JIFFY_NS, RATELIMIT_CALC_SHIFT,
+    EXCEEDED_RATELIMIT, HZ, JIFFY_NS, RATELIMIT_CALC_SHIFT,
 };
 use crate::writeback::{DirtyLimits, MemoryState, WbWork, WorkKind};
 
@@ -390,7 +390,7 @@ impl Sim {
             }
             // io_schedule_timeout(pause)
             let pause = st.pause_ns;
-            st.pause_ns = (st.pause_ns * 2).min(100 * JIFFY_NS);
+            st.pause_ns = (st.pause_ns * 2).min(HZ / 10 * JIFFY_NS);
             self.sched.tasks[tid].bdp = Some(st);
             self.sched.tasks[tid].throttled_ns += pause;
             let (dirty, limit) = (self.dirty_and_writeback(), limits.dirty);

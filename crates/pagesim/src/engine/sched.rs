@@ -57,6 +57,8 @@ pub(crate) struct Sched {
     /// Tasks sleeping on a page's I/O, and tasks throttled in reclaim.
     pub(crate) page_waiters: PageWaiters,
     pub(crate) throttled: Vec<Tid>,
+    /// Tasks in `congestion_wait` (≤2.6.36 direct reclaim).
+    pub(crate) congestion_waiters: Vec<Tid>,
     /// Reused buffer for the tasks one wakeup releases.
     pub(crate) scratch_waiters: Vec<Tid>,
     /// Timeline points every `sample_every` ns (none when 0).

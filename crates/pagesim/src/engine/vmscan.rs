@@ -127,7 +127,7 @@ impl Sim {
             } else {
                 self.sched.tasks[tid].no_progress = 0;
             }
-            self.reclaim_throttle(tid, 100 * JIFFY_NS);
+            self.reclaim_throttle(tid, 25 * JIFFY_NS);
             return Step::Blocked;
         }
         if let Some(dev) = sc.wait_request.take() {
@@ -144,8 +144,15 @@ impl Sim {
             return Step::Blocked;
         }
         if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
+            let nap =
+                self.profile.writeback.direct_congestion_wait && sc.nr_scanned > 0 && sc.priority < DEF_PRIORITY - 2;
             sc.priority -= 1;
             self.sched.tasks[tid].reclaim = Some(sc);
+            if nap {
+                // ≤2.6.36: congestion_wait(BLK_RW_ASYNC, HZ/10) before the next priority.
+                self.congestion_wait(tid, 25 * JIFFY_NS);
+                return Step::Blocked;
+            }
             return Step::Continue;
         }
         self.snapshot_refaults(sc.target_memcg);
@@ -845,6 +852,29 @@ impl Sim {
         self.block(th);
         let at = self.sched.now + timeout_ns;
         self.wake(th, at);
+    }
+
+    /// `congestion_wait(BLK_RW_ASYNC, timeout)` of task `th`: it sleeps until a device's write
+    /// queue leaves congestion (`clear_bdi_congested`, engine/block.rs) or `timeout_ns`
+    /// passes, whichever comes first; with no queue congested, the whole timeout.
+    pub(crate) fn congestion_wait(&mut self, th: Tid, timeout_ns: u64) {
+        self.mm.vmstat.add(Counter::DirectCongestionWait, 1);
+        self.sched.tasks[th].state = TaskState::Throttled;
+        self.sched.congestion_waiters.push(th);
+        self.block(th);
+        let at = self.sched.now + timeout_ns;
+        self.wake(th, at);
+    }
+
+    /// `clear_bdi_congested`'s wakeup of the `congestion_wait` sleepers.
+    pub(crate) fn wake_congestion_waiters(&mut self) {
+        let waiters = std::mem::take(&mut self.sched.congestion_waiters);
+        for &tid in &waiters {
+            if self.sched.tasks[tid].state == TaskState::Throttled {
+                self.sched.tasks[tid].state = TaskState::Runnable;
+                self.wake_up(tid);
+            }
+        }
     }
 
     pub(crate) fn release_throttled(&mut self) {

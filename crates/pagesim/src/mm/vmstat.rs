@@ -136,6 +136,8 @@ counters! {
     // pagesim's: naps that a write request freed below the congestion-off threshold ended
     // before HZ/10 (clear_bdi_congested wakes congestion_wait; see device/queue.rs).
     KswapdCongestionWaitWoken => "kswapd_congestion_wait_woken",
+    // pagesim's: ≤2.6.36 direct reclaimers' congestion_wait naps.
+    DirectCongestionWait => "direct_congestion_wait",
     NrVmscanWrite => "nr_vmscan_write",
     // Dirty file pages reclaim found and tagged PG_reclaim instead of writing (3.2+).
     NrVmscanImmediateReclaim => "nr_vmscan_immediate_reclaim",

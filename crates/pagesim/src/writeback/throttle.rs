@@ -5,7 +5,8 @@
 //! `wb_update_write_bandwidth` (`bdi_update_write_bandwidth` before 4.2),
 //! `wb_update_dirty_ratelimit`, `wb_position_ratio`, `wb_max_pause`, `wb_min_pause` and the
 //! pause of `balance_dirty_pages`; engine/page_writeback.rs applies them. Rates are in pages
-//! per second, times in ns (the kernel's jiffies at HZ = 1000, so a jiffy is 1 ms).
+//! per second, times in ns; the kernel's jiffy arithmetic is kept, at the model's HZ (250:
+//! [`crate::units::JIFFY_NS`] is 4 ms).
 //!
 //! DOC: the throttled task never writes; it sleeps so that the dirtiers together dirty
 //! pages at the rate the device writes them, steered by where the dirty count is against a
@@ -31,10 +32,11 @@
 pub const INIT_BW: u64 = (100 << 20) / 4096;
 /// `BANDWIDTH_INTERVAL`: estimates are updated at most every 200 ms.
 pub const BANDWIDTH_INTERVAL_NS: u64 = 200_000_000;
+pub use crate::units::JIFFY_NS;
+/// HZ: jiffies per second.
+pub const HZ: u64 = 1_000_000_000 / JIFFY_NS;
 /// `MAX_PAUSE`: HZ/5.
-pub const MAX_PAUSE_NS: u64 = 200_000_000;
-/// One jiffy at HZ = 1000.
-pub const JIFFY_NS: u64 = 1_000_000;
+pub const MAX_PAUSE_NS: u64 = HZ / 5 * JIFFY_NS;
 
 /// A wb's bandwidth estimates (`struct bdi_writeback`'s `write_bandwidth`,
 /// `avg_write_bandwidth`, `dirty_ratelimit`, `balanced_dirty_ratelimit` and their stamps).
@@ -66,7 +68,7 @@ impl Default for Bandwidth {
 }
 
 /// `roundup_pow_of_two(3 * HZ)` in jiffies: the averaging period of the bandwidth.
-const BW_PERIOD_JIFFIES: u64 = 4096;
+const BW_PERIOD_JIFFIES: u64 = (3 * HZ).next_power_of_two();
 
 impl Bandwidth {
     /// Estimated write bandwidth, pages/s (`avg_write_bandwidth`).
@@ -85,10 +87,10 @@ impl Bandwidth {
         let mut avg = self.avg_write_bw;
         let bw;
         if elapsed > BW_PERIOD_JIFFIES {
-            bw = pages * 1000 / elapsed;
+            bw = pages * HZ / elapsed;
             avg = bw;
         } else {
-            bw = (pages * 1000 + old * (BW_PERIOD_JIFFIES - elapsed)) >> BW_PERIOD_JIFFIES.trailing_zeros();
+            bw = (pages * HZ + old * (BW_PERIOD_JIFFIES - elapsed)) >> BW_PERIOD_JIFFIES.trailing_zeros();
             if avg > old && old >= bw {
                 avg -= (avg - old) >> 3;
             }
@@ -175,8 +177,7 @@ impl Position {
 /// `wb_max_pause`: about the time the device takes to write an eighth of its dirty pages,
 /// at most 200 ms; in ns.
 pub fn max_pause_ns(avg_write_bw: u64, wb_dirty: u64) -> u64 {
-    // roundup_pow_of_two(1 + HZ/8) = 128 at HZ = 1000.
-    let t = wb_dirty / (1 + avg_write_bw / 128) + 1;
+    let t = wb_dirty / (1 + avg_write_bw / (1 + HZ / 8).next_power_of_two()) + 1;
     (t * JIFFY_NS).min(MAX_PAUSE_NS)
 }
 
@@ -184,7 +185,8 @@ pub fn max_pause_ns(avg_write_bw: u64, wb_dirty: u64) -> u64 {
 /// pause: 10 ms for one dirtier, 10 ms more per doubling of the dirtiers), and the pages
 /// it may dirty before it calls again (`nr_dirtied_pause`). Rates in pages/s, times in ns.
 pub fn min_pause(avg_write_bw: u64, dirty_ratelimit: u64, task_ratelimit: u64, max_pause_ns: u64) -> (u64, u64) {
-    let hz = 1000u64;
+    let hz = HZ;
+    let rhz = HZ.next_power_of_two();
     let max_pause = max_pause_ns / JIFFY_NS;
     let (hi, lo) = (avg_write_bw.max(1).ilog2() as u64, dirty_ratelimit.max(1).ilog2() as u64);
     let mut t = (hz / 100).max(1);
@@ -192,11 +194,10 @@ pub fn min_pause(avg_write_bw: u64, dirty_ratelimit: u64, task_ratelimit: u64, m
         t += (hi - lo) * (10 * hz) / 1024;
     }
     t = t.min(1 + max_pause / 2);
-    // roundup_pow_of_two(HZ) = 1024.
-    let mut pages = dirty_ratelimit * t / 1024;
+    let mut pages = dirty_ratelimit * t / rhz;
     if pages < DIRTY_POLL_THRESH {
         t = max_pause;
-        pages = dirty_ratelimit * t / 1024;
+        pages = dirty_ratelimit * t / rhz;
         if pages > DIRTY_POLL_THRESH {
             pages = DIRTY_POLL_THRESH;
             t = hz * DIRTY_POLL_THRESH / dirty_ratelimit.max(1);
@@ -205,7 +206,7 @@ pub fn min_pause(avg_write_bw: u64, dirty_ratelimit: u64, task_ratelimit: u64, m
     let pause = hz * pages / (task_ratelimit + 1);
     if pause > max_pause {
         t = max_pause;
-        pages = task_ratelimit * t / 1024;
+        pages = task_ratelimit * t / rhz;
     }
     let min = if pages >= DIRTY_POLL_THRESH { 1 + t / 2 } else { t };
     (min * JIFFY_NS, pages)
@@ -228,7 +229,7 @@ impl Bandwidth {
     /// direction the position asks, by a step that shrinks near the target.
     pub fn update_dirty_ratelimit(&mut self, pos: &Position, dirtied: u64, elapsed_ns: u64) {
         let elapsed = (elapsed_ns / JIFFY_NS).max(1);
-        let dirty_rate = dirtied.saturating_sub(self.dirtied_stamp) * 1000 / elapsed;
+        let dirty_rate = dirtied.saturating_sub(self.dirtied_stamp) * HZ / elapsed;
         let pos_ratio = pos.pos_ratio(self.avg_write_bw) as u128;
         let dirty_ratelimit = self.dirty_ratelimit;
         let task_ratelimit = ((dirty_ratelimit as u128 * pos_ratio) >> RATELIMIT_CALC_SHIFT) as u64 + 1;
@@ -391,12 +392,15 @@ mod tests {
         assert!(at(1500).pos_ratio(INIT_BW) > r, "below the setpoint the rate rises");
         assert!(at(1900).pos_ratio(INIT_BW) < r);
         assert_eq!(at(2000).pos_ratio(INIT_BW), 0);
-        // max_pause: an eighth of the dirty pages at the write rate, at most 200 ms.
-        assert_eq!(max_pause_ns(25_600, 1_000), 5 * JIFFY_NS);
+        // max_pause: about an eighth of the dirty pages at the write rate (in jiffies, at
+        // HZ = 250: 1000 / (1 + 25600 / 32) + 1 = 2), at most 200 ms.
+        assert_eq!(max_pause_ns(25_600, 1_000), 2 * JIFFY_NS);
         assert_eq!(max_pause_ns(100, 1_000_000), MAX_PAUSE_NS);
-        // One dirtier at the device's rate: a 10 ms target, half of it as the minimum.
+        assert_eq!(MAX_PAUSE_NS, 200_000_000);
+        // One dirtier at the device's rate: a target of HZ/100 = 2 jiffies (8 ms), 200 pages
+        // at 25,600 pages/s over 256 jiffies a second; half the target plus one as minimum.
         let (min, pages) = min_pause(25_600, 25_600, 25_600, MAX_PAUSE_NS);
-        assert_eq!((min, pages), (6 * JIFFY_NS, 250));
+        assert_eq!((min, pages), (2 * JIFFY_NS, 200));
     }
 
     /// Two dirtiers at a device writing 25,600 pages/s, a little over the setpoint:
