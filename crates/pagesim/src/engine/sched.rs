@@ -305,53 +305,32 @@ impl Sim {
                 }
                 continue;
             }
-            if let Some(st) = self.sched.tasks[tid].sync {
-                match self.file_sync_step(tid, limit) {
+            // A file call in progress: a whole-file call, a write(2), a read(2).
+            let t = &self.sched.tasks[tid];
+            let call = if let Some(st) = t.sync {
+                Some((self.file_sync_step(tid, limit), !st.after_writes))
+            } else if t.write.is_some() {
+                Some((self.file_write_step(tid, cpu, limit), true))
+            } else if t.read.is_some() {
+                Some((self.file_read_step(tid, cpu, limit), true))
+            } else {
+                None
+            };
+            if let Some((step, counts)) = call {
+                match step {
                     ReadStep::Done => {
-                        if !st.after_writes && self.finish_access(tid) {
+                        if counts && self.finish_access(tid) {
                             return;
                         }
-                        continue;
                     }
                     ReadStep::Blocked => return,
-                    ReadStep::Retry => continue,
+                    ReadStep::Retry => {}
                     ReadStep::Yield => {
                         self.wake(tid, self.sched.now);
                         return;
                     }
                 }
-            }
-            if self.sched.tasks[tid].write.is_some() {
-                match self.file_write_step(tid, cpu, limit) {
-                    ReadStep::Done => {
-                        if self.finish_access(tid) {
-                            return;
-                        }
-                        continue;
-                    }
-                    ReadStep::Blocked => return,
-                    ReadStep::Retry => continue,
-                    ReadStep::Yield => {
-                        self.wake(tid, self.sched.now);
-                        return;
-                    }
-                }
-            }
-            if self.sched.tasks[tid].read.is_some() {
-                match self.file_read_step(tid, cpu, limit) {
-                    ReadStep::Done => {
-                        if self.finish_access(tid) {
-                            return;
-                        }
-                        continue;
-                    }
-                    ReadStep::Blocked => return,
-                    ReadStep::Retry => continue,
-                    ReadStep::Yield => {
-                        self.wake(tid, self.sched.now);
-                        return;
-                    }
-                }
+                continue;
             }
             let (vma, idx, write) = match self.sched.tasks[tid].pending {
                 Some(p) => (p.vma, p.idx, p.write),

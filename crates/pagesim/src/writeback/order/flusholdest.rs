@@ -18,7 +18,7 @@
 //! inode dirtied after it began, no `wb_check_background_flush`. Mel Gorman's tables ran
 //! these on 2.6.35-rc6 with his reclaim series (docs/model.md, seed 003).
 
-use super::{Linux2635, Requeue, WritebackOrder};
+use super::{Linux2635, Modern, Requeue, WritebackOrder};
 use crate::writeback::throttle::JIFFY_NS;
 use crate::writeback::{WbWork, WorkKind};
 
@@ -55,12 +55,9 @@ impl WritebackOrder for FlushOldest {
         Linux2635.per_inode_chunk()
     }
 
-    fn requeue(&self, _kind: WorkKind, used_up: bool) -> Requeue {
-        if used_up {
-            Requeue::MoreIo
-        } else {
-            Requeue::DirtyTail
-        }
+    fn requeue(&self, kind: WorkKind, used_up: bool) -> Requeue {
+        // "merge for_kupdate and !for_kupdate cases": the rule the modern flusher kept.
+        Modern.requeue(kind, used_up)
     }
 
     fn checks_background(&self) -> bool {
