@@ -17,6 +17,10 @@ fn pick<'a>(u: &mut Unstructured, xs: &[&'a str]) -> arbitrary::Result<&'a str> 
     Ok(xs[u.choose_index(xs.len())?])
 }
 
+/// The calls a file step makes; the whole-file ones take no pattern.
+const FILE_OPS: [&str; 8] = ["read", "pread", "write", "pwrite", "fsync", "fdatasync", "sync_file_range", "truncate"];
+const WHOLE_FILE_OPS: [&str; 4] = ["fsync", "fdatasync", "sync_file_range", "truncate"];
+
 fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
     let mut s = String::new();
     let profiles = pagesim::scenario::PROFILES;
@@ -43,8 +47,20 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             (2u32..=8).filter(|_| u.arbitrary().unwrap_or(false)).map(|o| format!("\"{}KB\"", 4u32 << o)).collect();
         writeln!(s, "anon_mthp = [{}]", sizes.join(", ")).unwrap();
     }
+    writeln!(s, "[vm]").unwrap();
     if u.arbitrary()? {
-        writeln!(s, "[vm]\nswappiness = {}\npage-cluster = {}", u.int_in_range(0u32..=100)?, u.int_in_range(0u32..=5)?).unwrap();
+        writeln!(s, "swappiness = {}\npage-cluster = {}", u.int_in_range(0u32..=100)?, u.int_in_range(0u32..=5)?).unwrap();
+    }
+    // Small dirty limits now and then, so that throttling and background writeback run.
+    if u.arbitrary()? {
+        writeln!(
+            s,
+            "dirty_bytes = \"{}KB\"\ndirty_background_bytes = \"{}KB\"\ndirty_expire_centisecs = {}",
+            u.int_in_range(8u32..=4096)?,
+            u.int_in_range(4u32..=4096)?,
+            u.int_in_range(0u32..=3000)?
+        )
+        .unwrap();
     }
     let ndev = u.int_in_range(1usize..=2)?;
     for d in 0..ndev {
@@ -91,6 +107,10 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
         match u.int_in_range(0u8..=2)? {
             2 if nfiles > 0 => {
                 writeln!(s, "[region.r{r}]\nkind = \"file\"\nfile = \"f{}\"", u.choose_index(nfiles)?).unwrap();
+                // A MAP_SHARED read-write mapping now and then (writes dirty the file).
+                if u.arbitrary()? {
+                    writeln!(s, "writable = true").unwrap();
+                }
                 let m = pick(u, &MADVISE)?;
                 if m != "none" {
                     writeln!(s, "madvise = \"{m}\"").unwrap();
@@ -116,14 +136,28 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             writeln!(s, "cpus = [{}]", pinned.join(", ")).unwrap();
         }
         for _ in 0..u.int_in_range(1usize..=3)? {
-            writeln!(s, "[[task.step]]\npattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
+            writeln!(s, "[[task.step]]").unwrap();
             if nfiles > 0 && u.int_in_range(0u8..=3)? == 0 {
-                writeln!(s, "file = \"f{}\"\nop = \"{}\"", u.choose_index(nfiles)?, pick(u, &["read", "pread"])?).unwrap();
+                let op = pick(u, &FILE_OPS)?;
+                writeln!(s, "file = \"f{}\"\nop = \"{op}\"", u.choose_index(nfiles)?).unwrap();
+                if WHOLE_FILE_OPS.contains(&op) {
+                    continue;
+                }
+                writeln!(s, "pattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
                 if u.arbitrary()? {
                     writeln!(s, "record = \"{}KB\"", 4 * u.int_in_range(1u32..=64)?).unwrap();
                 }
+                if op.contains("write") && u.int_in_range(0u8..=3)? == 0 {
+                    writeln!(s, "fsync_every = {}", u.int_in_range(1u32..=64)?).unwrap();
+                }
             } else {
-                writeln!(s, "region = \"r{}\"\nop = \"{}\"", u.choose_index(nregions)?, pick(u, &["read", "write"])?).unwrap();
+                // msync (on a writable file region, else refused) now and then.
+                let op = if u.int_in_range(0u8..=7)? == 0 { "msync" } else { pick(u, &["read", "write"])? };
+                writeln!(s, "region = \"r{}\"\nop = \"{op}\"", u.choose_index(nregions)?).unwrap();
+                if op == "msync" {
+                    continue;
+                }
+                writeln!(s, "pattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
             }
             if u.arbitrary()? {
                 writeln!(s, "passes = {}", u.int_in_range(1u32..=3)?).unwrap();

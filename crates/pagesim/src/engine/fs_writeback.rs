@@ -46,7 +46,7 @@ impl Sim {
     pub(crate) fn wb_wakeup(&mut self, dev: DevId) {
         let now = self.sched.now;
         match self.wb.wbs[dev.idx()].state {
-            WbState::Active => {}
+            WbState::Active => self.wb.wbs[dev.idx()].periodic_checked = 0,
             WbState::Pending(at) if at <= now => {}
             _ => {
                 self.wb.wbs[dev.idx()].state = WbState::Pending(now);
@@ -149,6 +149,7 @@ impl Sim {
         // are dirty (`wb_wakeup_delayed`).
         self.block(th);
         self.wb.wbs[dev.idx()].state = WbState::Idle;
+        self.wb.wbs[dev.idx()].periodic_checked = 0;
         if self.wb.wbs[dev.idx()].has_dirty_io() {
             self.wb_wakeup_delayed(dev);
         }
@@ -157,21 +158,32 @@ impl Sim {
     /// `wb_do_writeback`'s choice of the next work: a queued one, else kupdate when
     /// `dirty_writeback_interval` has passed since the last (`wb_check_old_data_flush`),
     /// else background writeback when dirty pages are over the background threshold
-    /// (`wb_check_background_flush`).
+    /// (`wb_check_background_flush`); each check once per pass (`Wb::periodic_checked`).
     fn wb_next_work(&mut self, dev: DevId) -> Option<WbWork> {
         let now = self.sched.now;
         let w = &mut self.wb.wbs[dev.idx()];
         if let Some(work) = w.work_list.pop_front() {
+            // wb_workfn calls wb_do_writeback again while works are queued: its kupdate and
+            // background checks follow this work again.
+            w.periodic_checked = 0;
             return Some(work);
         }
         let interval = self.wb.sysctl.writeback_interval_ns;
-        if interval > 0 && w.has_dirty_io() && now >= w.last_old_flush + interval {
-            w.last_old_flush = now;
-            // get_nr_dirty_pages: dirty pages and dirty inodes.
-            let inodes = self.wb.inodes.iter().filter(|i| i.dirty).count() as u64;
-            let nr_pages = self.mm.nr_dirty + inodes;
-            return Some(WbWork { kind: WorkKind::Kupdate, nr_pages, start_ns: now, range_cyclic: true });
+        if w.periodic_checked & 1 == 0 {
+            w.periodic_checked |= 1;
+            if interval > 0 && w.has_dirty_io() && now >= w.last_old_flush + interval {
+                w.last_old_flush = now;
+                // get_nr_dirty_pages: dirty pages and dirty inodes.
+                let inodes = self.wb.inodes.iter().filter(|i| i.dirty).count() as u64;
+                let nr_pages = self.mm.nr_dirty + inodes;
+                return Some(WbWork { kind: WorkKind::Kupdate, nr_pages, start_ns: now, range_cyclic: true });
+            }
         }
+        let w = &mut self.wb.wbs[dev.idx()];
+        if w.periodic_checked & 2 != 0 {
+            return None;
+        }
+        w.periodic_checked |= 2;
         let background = self.wb.order.checks_background() && self.wb.wbs[dev.idx()].has_dirty_io();
         if background && self.over_bground_thresh() {
             return Some(WbWork { kind: WorkKind::Background, nr_pages: u64::MAX, start_ns: now, range_cyclic: true });

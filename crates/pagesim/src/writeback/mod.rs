@@ -127,6 +127,12 @@ pub struct Wb {
     /// When the last kupdate round ran (`wb->last_old_flush`), ns.
     pub last_old_flush: u64,
     pub state: WbState,
+    /// Since it was last woken, the flusher has made its kupdate check (bit 0) and its
+    /// background check (bit 1): `wb_do_writeback` makes each once per wakeup, so a flusher
+    /// that finds nothing it can write (every dirty page already under writeback) sleeps
+    /// instead of trying again; a wakeup while it works (`wb_wakeup` requeues its work item)
+    /// allows them again.
+    pub periodic_checked: u8,
     /// Write bandwidth and dirty rate-limit estimates.
     pub bw: throttle::Bandwidth,
     /// Pages of this device whose writeback ended, and pages dirtied on it (cumulative:
@@ -160,6 +166,7 @@ impl Wb {
             cur: None,
             last_old_flush: 0,
             state: WbState::Idle,
+            periodic_checked: 0,
             bw: throttle::Bandwidth::default(),
             written: 0,
             dirtied: 0,
