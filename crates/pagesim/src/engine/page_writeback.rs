@@ -310,7 +310,7 @@ impl Sim {
             }
             DirtyThrottle::IoLess => {
                 let limit = if self.wb.wbs[dev.idx()].dirty_exceeded {
-                    t.nr_dirtied_pause.min(EXCEEDED_RATELIMIT * 4)
+                    t.nr_dirtied_pause.min(EXCEEDED_RATELIMIT)
                 } else {
                     t.nr_dirtied_pause
                 };

@@ -273,8 +273,8 @@ pub fn update_dirty_limit(limit: u64, thresh: u64, dirty: u64) -> u64 {
 /// `current->nr_dirtied_pause` at task start (3.2+): a task calls `balance_dirty_pages`
 /// after dirtying 32 pages, then as often as its rate allows.
 pub const NR_DIRTIED_PAUSE_INIT: u64 = 32;
-/// 2.6.35: while a device is over its limit (`dirty_exceeded`), tasks call
-/// `balance_dirty_pages` every 8 pages.
+/// While a device is over its limit (`dirty_exceeded`), tasks call `balance_dirty_pages`
+/// every 8 pages (2.6.35's constant; 3.2+'s `32 >> (PAGE_SHIFT - 10)`, 32 KiB).
 pub const EXCEEDED_RATELIMIT: u64 = 8;
 
 /// A `balance_dirty_pages` call in progress, kept while the task sleeps in it.
