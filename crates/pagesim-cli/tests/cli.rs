@@ -554,3 +554,32 @@ fn validate_killed_by_sigkill_is_cleaned_up_by_the_next_validate() {
     assert!(stdout.contains("nothing left to clean up"), "{stdout}");
     std::fs::remove_dir_all(&journals).unwrap();
 }
+
+/// `run --trace-events` writes ftrace lines that `trace-report` reads back into the same
+/// vmscan rows the run printed.
+#[test]
+fn trace_events_are_written_and_reported() {
+    let dir = std::env::temp_dir().join(format!("pagesim-trace-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let trace = dir.join("events.txt");
+    let (code, out, err) =
+        pagesim(&["run", &scenario("quickstart.toml"), "--quiet", "--trace-events", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.lines().any(|l| l.contains(": mm_vmscan_kswapd_wake: ")), "kswapd woke in quickstart");
+    let row = |s: &str, label: &str| -> String {
+        s.lines()
+            .find(|l| l.trim_start().starts_with(label))
+            .map(|l| l.split_whitespace().last().unwrap().to_string())
+            .unwrap()
+    };
+    let (code, rep, err) = pagesim(&["trace-report", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    for label in ["Kswapd pages scanned", "Kswapd wakeups", "Direct reclaims"] {
+        assert_eq!(row(&out, label), row(&rep, label), "{label}");
+    }
+    let (code, _, err) = pagesim(&["trace-report", dir.join("missing.txt").to_str().unwrap()]);
+    assert_eq!(code, 2, "a missing file is an error");
+    assert!(err.contains("missing.txt"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
