@@ -174,8 +174,7 @@ impl Sim {
             if interval > 0 && w.has_dirty_io() && now >= w.last_old_flush + interval {
                 w.last_old_flush = now;
                 // get_nr_dirty_pages: dirty pages and dirty inodes.
-                let inodes = self.wb.inodes.iter().filter(|i| i.dirty).count() as u64;
-                let nr_pages = self.mm.nr_dirty + inodes;
+                let nr_pages = self.mm.nr_dirty + self.wb.nr_dirty_inodes();
                 return Some(WbWork { kind: WorkKind::Kupdate, nr_pages, start_ns: now, range_cyclic: true });
             }
         }
@@ -235,6 +234,8 @@ impl Sim {
             self.trace(Kind::WritebackQueueIo { dev: dev.0, moved });
         }
         let per_inode = self.wb.order.per_inode_chunk();
+        // Writing submits I/O and moves no memory: the dirty limit holds for the round.
+        let dirty_limit = if per_inode { self.global_dirty_limits().dirty } else { 0 };
         let cap = if work.kind == WorkKind::Throttle { u64::MAX } else { MAX_WRITEBACK_PAGES };
         let mut round_budget = if per_inode { u64::MAX } else { cap.min(work.nr_pages) };
         let mut wrote_total = 0u64;
@@ -244,7 +245,7 @@ impl Sim {
                 // Dirtied after this round began: the round stops (2.6.35's livelock guard).
                 break;
             }
-            let chunk = if per_inode { self.writeback_chunk_size(dev, work) } else { round_budget };
+            let chunk = if per_inode { self.writeback_chunk_size(dev, work, dirty_limit) } else { round_budget };
             let wrote = self.write_cache_pages(fi, chunk, work.range_cyclic);
             wrote_total += wrote;
             self.wb.wbs[dev.idx()].nr_submitted += wrote;
@@ -307,10 +308,9 @@ impl Sim {
     }
 
     /// `writeback_chunk_size` (3.2+) for WB_SYNC_NONE work: half a second of the device's
-    /// estimated write bandwidth, at most an eighth of the dirty limit and the work's pages,
-    /// plus MIN_WRITEBACK_PAGES, rounded down to a multiple of it.
-    fn writeback_chunk_size(&self, dev: DevId, work: &WbWork) -> u64 {
-        let limit = self.global_dirty_limits().dirty;
+    /// estimated write bandwidth, at most an eighth of the dirty limit `limit` and the work's
+    /// pages, plus MIN_WRITEBACK_PAGES, rounded down to a multiple of it.
+    fn writeback_chunk_size(&self, dev: DevId, work: &WbWork, limit: u64) -> u64 {
         let bw = self.wb.wbs[dev.idx()].bw.avg_write_bw_pages();
         let pages = (bw / 2).min(limit / 8).min(work.nr_pages);
         (pages + MAX_WRITEBACK_PAGES) / MAX_WRITEBACK_PAGES * MAX_WRITEBACK_PAGES

@@ -61,35 +61,26 @@ impl Sim {
     /// `folio_clear_dirty_for_io` + `folio_start_writeback` for dirty page-cache folio `f`
     /// of file `fi`: the dirty pages become pages under writeback.
     fn folio_start_writeback(&mut self, f: Pfn, fi: FileId) {
+        // folio_mkclean: every shared mapping is write-protected and cleaned, so that the
+        // next write through it faults and dirties the folio again.
+        self.for_each_file_pte(f, fi, |e| *e &= !(pte::WRITE | pte::DIRTY));
+        self.folio_account_cleaned(f, fi);
+        let (idx, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
+        self.mm.frames.set(f, pg::WRITEBACK);
+        self.mm.account_writeback(f, true);
+        self.pc.files[fi].tag_writeback(idx, true);
+        self.wb.wbs[self.pc.files[fi].dev.idx()].nr_writeback += nr;
+    }
+
+    /// `folio_account_cleaned` with the clearing of PG_dirty and the dirty tag: dirty folio
+    /// `f` of file `fi` is clean again (going under writeback, or dropped by truncate).
+    pub(crate) fn folio_account_cleaned(&mut self, f: Pfn, fi: FileId) {
         let (idx, nr, m) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f), self.mm.frames.memcg[f]);
-        self.folio_mkclean(f, fi);
         self.mm.frames.clear(f, pg::DIRTY);
         self.pc.files[fi].clear_dirty_tag(idx, nr);
         self.mm.nr_dirty -= nr;
         self.mm.memcgs[m as usize].nr_dirty -= nr;
-        self.mm.frames.set(f, pg::WRITEBACK);
-        self.mm.account_writeback(f, true);
-        self.pc.files[fi].tag_writeback(idx, true);
-        let w = &mut self.wb.wbs[self.pc.files[fi].dev.idx()];
-        w.nr_reclaimable -= nr;
-        w.nr_writeback += nr;
-    }
-
-    /// `folio_mkclean` (from `folio_clear_dirty_for_io`): every shared mapping of folio `f`
-    /// of file `fi` is write-protected and cleaned, so that the next write through it faults
-    /// and dirties the folio again.
-    fn folio_mkclean(&mut self, f: Pfn, fi: FileId) {
-        let (idx, nr) = (self.mm.frames.index[f] as usize, self.mm.frames.nr_pages(f) as usize);
-        for k in 0..self.pc.files[fi].mappers.len() {
-            let v = self.pc.files[fi].mappers[k];
-            let ptes = &mut self.mm.vmas[v].pte;
-            let end = (idx + nr).min(ptes.len());
-            for e in ptes.get_mut(idx..end).unwrap_or_default() {
-                if pte::is_present(*e) && pte::frame(*e) == Some(f) {
-                    *e &= !(pte::WRITE | pte::DIRTY);
-                }
-            }
-        }
+        self.wb.wbs[self.pc.files[fi].dev.idx()].nr_reclaimable -= nr;
     }
 
     /// `->writepage` of dirty page-cache folio `f`: it goes under writeback (with
@@ -360,8 +351,8 @@ impl Sim {
             let limits = self.global_dirty_limits();
             let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
             let w = &self.wb.wbs[dev.idx()];
-            let (bdi_rec, bdi_wb) = (w.nr_reclaimable, w.nr_writeback);
-            if bdi_rec + bdi_wb <= bdi_thresh || self.dirty_and_writeback() < (limits.background + limits.dirty) / 2 {
+            let bdi_rec = w.nr_reclaimable;
+            if w.wb_dirty() <= bdi_thresh || self.dirty_and_writeback() < (limits.background + limits.dirty) / 2 {
                 break 'turn;
             }
             self.wb.wbs[dev.idx()].dirty_exceeded = true;
@@ -384,8 +375,7 @@ impl Sim {
                 }
             }
             let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
-            let w = &self.wb.wbs[dev.idx()];
-            if w.nr_reclaimable + w.nr_writeback <= bdi_thresh || st.pages_written >= st.write_chunk {
+            if self.wb.wbs[dev.idx()].wb_dirty() <= bdi_thresh || st.pages_written >= st.write_chunk {
                 break 'turn;
             }
             // io_schedule_timeout(pause)
@@ -403,11 +393,10 @@ impl Sim {
         let limits = self.global_dirty_limits();
         let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
         let w = &mut self.wb.wbs[dev.idx()];
-        if w.nr_reclaimable + w.nr_writeback < bdi_thresh {
+        if w.wb_dirty() < bdi_thresh {
             w.dirty_exceeded = false;
         }
-        let in_progress = w.cur.is_some() || !w.work_list.is_empty();
-        if !in_progress && self.mm.nr_dirty > limits.background {
+        if !w.writeback_in_progress() && self.mm.nr_dirty > limits.background {
             self.wb_start_background_writeback(dev);
         }
         Throttled::No
@@ -425,7 +414,7 @@ impl Sim {
             bg_thresh: limits.background,
             thresh: limits.dirty,
             limit: limits.dirty.max(self.wb.dirty_limit),
-            wb_dirty: w.nr_reclaimable + w.nr_writeback,
+            wb_dirty: w.wb_dirty(),
             wb_thresh,
         }
     }
@@ -440,13 +429,11 @@ impl Sim {
         }
         let w = &mut self.wb.wbs[dev.idx()];
         let elapsed = now - w.bw.bw_time_stamp;
-        if elapsed < BANDWIDTH_INTERVAL_NS {
-            return;
+        if elapsed >= BANDWIDTH_INTERVAL_NS {
+            // Before the write bandwidth update moves the stamps this reads.
+            w.bw.update_dirty_ratelimit(pos, w.dirtied, elapsed);
         }
-        w.bw.update_dirty_ratelimit(pos, w.dirtied, elapsed);
-        w.bw.update_write_bandwidth(elapsed, w.written);
-        w.bw.dirtied_stamp = w.dirtied;
-        w.bw.bw_time_stamp = now;
+        self.wb_update_bandwidth(dev);
     }
 
     /// 3.2+ IO-less `balance_dirty_pages`: below the freerun point the task goes on (and
@@ -459,9 +446,7 @@ impl Sim {
         let now = self.sched.now;
         let pos = self.dirty_position(dev);
         // Background writeback starts at the background limit, throttling at freerun.
-        let w = &self.wb.wbs[dev.idx()];
-        let in_progress = w.cur.is_some() || !w.work_list.is_empty();
-        if self.mm.nr_dirty > pos.bg_thresh && !in_progress {
+        if self.mm.nr_dirty > pos.bg_thresh && !self.wb.wbs[dev.idx()].writeback_in_progress() {
             self.wb_start_background_writeback(dev);
         }
         let t = &mut self.sched.tasks[tid];
@@ -472,8 +457,7 @@ impl Sim {
             t.bdp = None;
             return Throttled::No;
         }
-        let w = &self.wb.wbs[dev.idx()];
-        if w.cur.is_none() && w.work_list.is_empty() {
+        if !self.wb.wbs[dev.idx()].writeback_in_progress() {
             self.wb_start_background_writeback(dev);
         }
         let exceeded = pos.wb_dirty > pos.wb_thresh && pos.dirty > pos.thresh;

@@ -8,8 +8,8 @@
 //! its file, and readahead caches pages beyond it.
 
 use crate::engine::Sim;
-use crate::ids::Pfn;
 use crate::ids::VmaId;
+use crate::ids::{FileId, Pfn};
 use crate::mm::swapops::Entry;
 use crate::mm::{pg, pte, Owner};
 
@@ -77,6 +77,21 @@ impl Sim {
         }
     }
 
+    /// `page_vma_mapped_walk` over the mappings of page-cache folio `f` of file `fi`: `op`
+    /// on every PTE that maps one of its pages.
+    pub(crate) fn for_each_file_pte(&mut self, f: Pfn, fi: FileId, mut op: impl FnMut(&mut u32)) {
+        let (idx, nr) = (self.mm.frames.index[f] as usize, self.mm.frames.nr_pages(f) as usize);
+        for k in 0..self.pc.files[fi].mappers.len() {
+            let ptes = &mut self.mm.vmas[self.pc.files[fi].mappers[k]].pte;
+            let end = (idx + nr).min(ptes.len());
+            for e in ptes.get_mut(idx..end).unwrap_or_default() {
+                if pte::is_present(*e) && pte::frame(*e) == Some(f) {
+                    op(e);
+                }
+            }
+        }
+    }
+
     /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each; the
     /// pages of a large folio take its consecutive slots);
     /// shmem and file PTEs are cleared (every page of a large file folio). PTE dirty bits
@@ -86,19 +101,11 @@ impl Sim {
         match self.mm.frames.owner(f) {
             Owner::File(a) => {
                 // A dirty PTE of a shared mapping passes its dirt to the folio.
-                let nr = self.mm.frames.nr_pages(f) as usize;
                 let mut dirty = false;
-                for i in 0..self.pc.files[a.idx()].mappers.len() {
-                    let v = self.pc.files[a.idx()].mappers[i];
-                    let ptes = &mut self.mm.vmas[v].pte;
-                    let end = (idx + nr).min(ptes.len());
-                    for pte in ptes.get_mut(idx..end).unwrap_or_default() {
-                        if pte::is_present(*pte) && pte::frame(*pte) == Some(f) {
-                            dirty |= *pte & pte::DIRTY != 0;
-                            *pte = pte::NONE;
-                        }
-                    }
-                }
+                self.for_each_file_pte(f, a, |pte| {
+                    dirty |= *pte & pte::DIRTY != 0;
+                    *pte = pte::NONE;
+                });
                 if dirty {
                     self.folio_mark_dirty(f, a, None);
                 }

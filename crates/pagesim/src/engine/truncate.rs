@@ -33,7 +33,8 @@ impl Sim {
             }
             self.try_to_unmap(f);
             if self.mm.frames.test(f, pg::DIRTY) {
-                self.folio_cancel_dirty(f, fi);
+                // folio_cancel_dirty: clean, unwritten.
+                self.folio_account_cleaned(f, fi);
             }
             let l = self.mm.frames.lru[f];
             if LruList::from_u8(l).is_some() {
@@ -53,17 +54,5 @@ impl Sim {
             self.wb.inode_clean(dev, fi);
         }
         None
-    }
-
-    /// `folio_cancel_dirty` (`folio_account_cleaned`): dirty folio `f` of file `fi` is made
-    /// clean without being written.
-    fn folio_cancel_dirty(&mut self, f: Pfn, fi: FileId) {
-        let (idx, nr, m) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f), self.mm.frames.memcg[f]);
-        self.mm.frames.clear(f, pg::DIRTY);
-        self.pc.files[fi].clear_dirty_tag(idx, nr);
-        self.mm.nr_dirty -= nr;
-        self.mm.memcgs[m as usize].nr_dirty -= nr;
-        let dev = self.pc.files[fi].dev;
-        self.wb.wbs[dev.idx()].nr_reclaimable -= nr;
     }
 }

@@ -729,8 +729,7 @@ impl Sim {
         }
         match self.profile.writeback.flusher_kick {
             FlusherKick::UnqueuedDirtyBatch if all_unqueued => {
-                let inodes = self.wb.inodes.iter().filter(|i| i.dirty).count() as u64;
-                self.wakeup_flusher_threads(WorkKind::Vmscan, self.mm.nr_dirty + inodes, true);
+                self.wakeup_flusher_threads(WorkKind::Vmscan, self.mm.nr_dirty + self.wb.nr_dirty_inodes(), true);
                 if !sc.global() && self.tun.memcg_v1 {
                     sc.throttle_writeback = true;
                 }

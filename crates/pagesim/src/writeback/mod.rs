@@ -180,6 +180,16 @@ impl Wb {
         }
     }
 
+    /// `writeback_in_progress`: the flusher has work under way or queued.
+    pub fn writeback_in_progress(&self) -> bool {
+        self.cur.is_some() || !self.work_list.is_empty()
+    }
+
+    /// The device's dirty and writeback pages (`wb_dirty` of the throttle).
+    pub fn wb_dirty(&self) -> u64 {
+        self.nr_reclaimable + self.nr_writeback
+    }
+
     /// `wb_has_dirty_io`: some inode is on one of the lists.
     pub fn has_dirty_io(&self) -> bool {
         !(self.b_dirty.is_empty() && self.b_io.is_empty() && self.b_more_io.is_empty())
@@ -363,6 +373,11 @@ impl Writeback {
             ratio_per_page: self.rules.ratio_per_page,
         };
         self.sysctl.limits(dirtyable, rules)
+    }
+
+    /// Inodes with dirty pages (the inode part of `get_nr_dirty_pages`).
+    pub(crate) fn nr_dirty_inodes(&self) -> u64 {
+        self.inodes.iter().filter(|i| i.dirty).count() as u64
     }
 
     /// The oldest `dirtied_when` on `b_dirty` (its tail), if any.
