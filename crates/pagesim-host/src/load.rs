@@ -304,8 +304,8 @@ pub struct HostFile {
     /// File name in the file directory: `file-NAME`, or `file-NAME.TID` for a per-task
     /// copy (the engine names the copy `NAME.TID`).
     pub file_name: String,
-    /// Size, bytes: the scenario's, rounded up to pages as the engine does, so both have
-    /// the same end of file.
+    /// Size at the start, bytes: the scenario's, rounded up to pages as the engine does, so
+    /// both have the same end of file (0 for a file that appends fill).
     pub bytes: u64,
 }
 
@@ -322,7 +322,7 @@ pub fn host_files(sc: &Scenario) -> Vec<HostFile> {
                 None => format!("file-{name}"),
                 Some(tid) => format!("file-{name}.{tid}"),
             };
-            HostFile { name, owner, file_name, bytes: e.pages * PAGE as u64 }
+            HostFile { name, owner, file_name, bytes: e.size_pages * PAGE as u64 }
         })
         .collect()
 }
@@ -406,7 +406,11 @@ pub fn drop_file_cache(dir: &Path, files: &[HostFile]) -> Result<u64, Error> {
         if r != 0 {
             return Err(e("posix_fadvise(DONTNEED)", std::io::Error::from_raw_os_error(r)));
         }
-        let len = f.bytes as usize;
+        // The file's size now (a step may have grown or truncated it).
+        let len = file.metadata().map_err(|err| e("stat", err))?.len() as usize;
+        if len == 0 {
+            continue;
+        }
         // SAFETY: a fresh read-only shared mapping of the open file, at an address of the
         // kernel's choosing; it is only passed to mincore (never touched) and unmapped below.
         let addr = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_SHARED, fd, 0) };
@@ -487,7 +491,8 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
                     .as_deref()
                     .ok_or_else(|| Error(format!("{}: the scenario has files: give --file-dir", sc.origin)))?;
                 let path = file_path(sc, dir, name, tid);
-                let f = std::fs::File::open(&path).map_err(|e| Error(format!("{}: {e}", path.display())))?;
+                let op = st.op.unwrap_or(AccessOp::Read);
+                let f = open_for(&path, op).map_err(|e| Error(format!("{}: {e}", path.display())))?;
                 shared_fds.insert((p.task, j), f);
             }
         }
@@ -725,16 +730,9 @@ fn run_program(
                 }
             }
             Target::Read { path, fd, pread, op } => {
-                let writes = matches!(op, AccessOp::Write | AccessOp::Pwrite | AccessOp::Truncate);
                 let own = match fd {
                     Some(_) => None,
-                    None => Some(
-                        std::fs::OpenOptions::new()
-                            .read(true)
-                            .write(writes)
-                            .open(path)
-                            .map_err(|e| format!("{}: {e}", path.display()))?,
-                    ),
+                    None => Some(open_for(path, *op).map_err(|e| format!("{}: {e}", path.display()))?),
                 };
                 use std::os::fd::AsRawFd;
                 let fd = fd.unwrap_or_else(|| own.as_ref().expect("opened").as_raw_fd());
@@ -803,6 +801,13 @@ fn run_program(
         n += step.total;
     }
     Ok((n, std::hint::black_box(sink)))
+}
+
+/// Opens a scenario file for a step's calls: read-write for the calls that write or
+/// truncate, O_APPEND for appends (each write goes at the end, whatever the offset).
+fn open_for(path: &Path, op: AccessOp) -> Result<std::fs::File, std::io::Error> {
+    let writes = matches!(op, AccessOp::Write | AccessOp::Pwrite | AccessOp::Append | AccessOp::Truncate);
+    std::fs::OpenOptions::new().read(true).write(writes).append(op == AccessOp::Append).open(path)
 }
 
 /// A whole-file call on `fd`: fsync, fdatasync, sync_file_range(SYNC_FILE_RANGE_WRITE)
@@ -1394,5 +1399,29 @@ mod tests {
         assert!(tasks[1].completed());
         assert_eq!(tasks[0].error.as_deref(), Some("mmap failed"));
         assert!(!tasks[0].completed());
+    }
+
+    /// An append step opens the file O_APPEND: two steps of appends grow an empty file by
+    /// their records, whatever offsets the pattern gives; the host file starts at the
+    /// scenario's start size, not its max_size.
+    #[test]
+    fn appends_grow_the_host_file() {
+        let text = "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n\
+                    size = 0\nmax_size = \"1MB\"\n[[task]]\nname = \"t\"\n\
+                    [[task.step]]\nfile = \"f\"\nop = \"append\"\nrecord = \"8KB\"\naccesses = 3\n";
+        let sc = Scenario::from_toml(text, "a.toml", &[]).unwrap();
+        let files = host_files(&sc);
+        assert_eq!(files[0].bytes, 0);
+        let dir = crate::testutil::temp_dir("append");
+        std::fs::write(dir.join(&files[0].file_name), b"").unwrap();
+        let progs = task_programs(&sc, sc.file.seed);
+        let target =
+            || Target::Read { path: file_path(&sc, &dir, "f", 0), fd: None, pread: false, op: AccessOp::Append };
+        let mut buf = vec![0u8; 8192];
+        let steps = [progs[0].steps[0].clone(), progs[0].steps[0].clone()];
+        let p = TaskProgram { steps: steps.to_vec(), ..progs[0].clone() };
+        let (n, _) = run_program(&p, &[target(), target()], &mut buf, &mut Default::default()).unwrap();
+        assert_eq!(n, 6);
+        assert_eq!(std::fs::metadata(dir.join(&files[0].file_name)).unwrap().len(), 6 * 8192);
     }
 }

@@ -189,9 +189,10 @@ impl Sim {
         }
     }
 
-    /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
+    /// Starts a read(2) of `nr` pages at page `index` (clipped to EOF: a read at or past
+    /// the end reads nothing) for task `tid`.
     pub fn file_read_begin(&mut self, tid: Tid, fi: FileId, ra: u32, index: u64, nr: u64) {
-        let eof = self.pc.files[fi].nr_pages;
+        let eof = self.pc.files[fi].i_size;
         let end = (index + nr).min(eof).max(index);
         self.charge(self.cost.read_syscall_ns);
         let prev_last = self.pc.ra_last_page[ra as usize];
@@ -288,7 +289,8 @@ impl Sim {
         }
     }
 
-    /// Starts a write(2) of `nr` pages at page `index` (clipped to EOF) for task `tid`.
+    /// Starts a write(2) of `nr` pages at page `index` for task `tid`, clipped to the file's
+    /// extent (a full disk: the write is short).
     pub fn file_write_begin(&mut self, tid: Tid, fi: FileId, index: u64, nr: u64) {
         let eof = self.pc.files[fi].nr_pages;
         let end = (index + nr).min(eof).max(index);
@@ -337,6 +339,9 @@ impl Sim {
             self.folio_mark_dirty(f, fi, Some(tid));
             let memcg = self.sched.tasks[tid].memcg;
             self.mm.count(Counter::FileWritePages, memcg, 1);
+            // generic_write_end: a copy past the end extends i_size.
+            let a = &mut self.pc.files[fi];
+            a.i_size = a.i_size.max(i + 1);
             w.index += 1;
             self.sched.tasks[tid].write = Some(w);
             let dev = self.pc.files[fi].dev;

@@ -345,8 +345,11 @@ impl Sim {
         }
         // Files: one page cache per extent, in the resolution's order (shared files, then
         // the per-task copies in task order).
-        let mut files: Vec<AddressSpace> =
-            c.extents.iter().map(|e| AddressSpace::new(e.name.clone(), e.dev, e.offset, e.pages)).collect();
+        let mut files: Vec<AddressSpace> = c
+            .extents
+            .iter()
+            .map(|e| AddressSpace::new(e.name.clone(), e.dev, e.offset, e.pages, e.size_pages))
+            .collect();
         // A new open file's readahead state: the bdi's `ra_pages` and `io_pages`.
         let new_ra = |files: &Vec<AddressSpace>, fi: FileId| {
             let m = devices[files[fi.idx()].dev].model();

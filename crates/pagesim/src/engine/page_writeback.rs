@@ -614,6 +614,46 @@ mod tests {
         assert!(!s.wb.inodes[0].dirty && !s.wb.wbs[0].has_dirty_io());
     }
 
+    /// Appends from two tasks go at the end each time, so together they fill an empty
+    /// file's space in order without writing any page twice; a read then finds the pages
+    /// the appends wrote and nothing past the end.
+    #[test]
+    fn appends_grow_the_file_and_reads_stop_at_its_end() {
+        let append = "[[task.step]]\nfile = \"f\"\nop = \"append\"\nrecord = \"8KB\"\naccesses = 16\n";
+        let mut s = sim_from(
+            &format!(
+                "[machine]\nram = \"256MB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n\
+                 size = 0\nmax_size = \"1MB\"\n[[task]]\nname = \"a\"\ncount = 2\n{append}\
+                 [[task]]\nname = \"r\"\nstart = \"1s\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n"
+            ),
+            &[],
+        );
+        s.run(&mut None);
+        s.verify().unwrap();
+        let a = &s.pc.files[crate::ids::FileId(0)];
+        assert_eq!((a.i_size, a.nr_pages), (64, 256), "2 tasks x 16 appends x 2 pages");
+        assert_eq!(s.mm.vmstat.get(Counter::NrDirtied), 64, "no page written twice");
+        assert!((0..64).all(|i| a.frame(i).is_some()) && (64..256).all(|i| a.frame(i).is_none()));
+        assert_eq!(s.mm.vmstat.get(Counter::FileReadPages), 64, "the read stops at the end of the file");
+    }
+
+    /// After a truncate the file is empty: a read finds nothing, a write grows it again.
+    #[test]
+    fn truncate_empties_the_file_until_a_write_grows_it() {
+        let s = file_task(
+            "64KB",
+            "[[task.step]]\nfile = \"f\"\nop = \"truncate\"\n\
+                 [[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n\
+                 [[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"random\"\nrecord = \"4KB\"\naccesses = 1\n",
+        );
+        assert_eq!(s.mm.vmstat.get(Counter::FileReadPages), 0);
+        assert_eq!(s.io.devices[0].stats().read_bytes, 0, "nothing read from the device");
+        let a = &s.pc.files[crate::ids::FileId(0)];
+        let written: Vec<u64> = (0..a.nr_pages).filter(|&i| a.frame(i).is_some()).collect();
+        assert_eq!(written.len(), 1);
+        assert_eq!(a.i_size, written[0] + 1, "the write past the end extended the file to it");
+    }
+
     /// Writes through a shared file mapping dirty its pages (`page_mkwrite`); msync writes
     /// them and write-protects the mapping (`folio_mkclean`), so the next pass faults again
     /// and dirties them again.

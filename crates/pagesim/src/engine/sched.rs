@@ -391,7 +391,7 @@ impl Sim {
         let op = step.op;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
-                let nr_pages = self.pc.files[fi].nr_pages;
+                let nr_pages = self.pc.files[fi].i_size;
                 let advice = match a {
                     Fadvise::Normal => Advice::Normal,
                     Fadvise::Sequential => Advice::Sequential,
@@ -406,6 +406,15 @@ impl Sim {
             AccessOp::SyncFileRange => self.file_sync_begin(tid, fi, SyncOp::StartWrite, false),
             AccessOp::Truncate => self.file_sync_begin(tid, fi, SyncOp::Truncate, false),
             AccessOp::Write | AccessOp::Pwrite => self.file_write_begin(tid, fi, unit as u64 * nr, nr),
+            AccessOp::Append => {
+                // O_APPEND: the position is the end of the file, taken under i_rwsem, which
+                // the write holds to its end; the lock's wait is not modelled, its effect
+                // is: an append starts after the appends in progress.
+                let a = &mut self.pc.files[fi];
+                let pos = a.i_size.max(a.append_end);
+                a.append_end = pos + nr;
+                self.file_write_begin(tid, fi, pos, nr)
+            }
             AccessOp::Read | AccessOp::Pread => self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr),
             AccessOp::Msync => unreachable!("msync is a region step"),
         }

@@ -8,9 +8,10 @@
 //! `truncate_inode_pages` waits on each folio under writeback; folios whose read is in
 //! flight are waited for here. The inode, clean, leaves its flusher's lists.
 //!
-//! The model's files keep their size: after a truncate the file reads back from its device
-//! as before (the content is not modelled), so "truncate" is the page-cache half of
-//! truncating or unlinking a file that is then written again.
+//! The file's size becomes 0: reads find nothing until writes or appends grow it again
+//! within its extent (an unlinked file that is created again in the same place). A file
+//! that a step truncates cannot be mapped by a region (the scenario is refused), since a
+//! fault past the end (SIGBUS) is not modelled.
 
 use crate::engine::Sim;
 use crate::ids::{FileId, Pfn};
@@ -49,6 +50,8 @@ impl Sim {
         }
         self.pc.files[fi].forget_shadows();
         self.pc.files[fi].writeback_index = 0;
+        self.pc.files[fi].i_size = 0;
+        self.pc.files[fi].append_end = 0;
         let dev = self.pc.files[fi].dev;
         if self.wb.inodes[fi.idx()].dirty {
             self.wb.inode_clean(dev, fi);

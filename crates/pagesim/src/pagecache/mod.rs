@@ -64,8 +64,14 @@ pub struct AddressSpace {
     /// Device index and byte offset of the file's extent.
     pub dev: DevId,
     pub dev_offset: u64,
-    /// Pages in the file.
+    /// Pages the file's extent holds: the largest the file may grow to.
     pub nr_pages: u64,
+    /// The file's size in pages (`i_size` rounded up): reads and readahead stop there;
+    /// writes past it and appends grow it, truncate sets it to 0.
+    pub i_size: u64,
+    /// End of the appends in progress: the next append starts at the larger of this and
+    /// `i_size` (appends hold i_rwsem in the kernel, so two never write the same place).
+    pub append_end: u64,
     /// frame + 1 of each cached page, or 0.
     pub slots: Vec<u32>,
     /// Packed shadow + 1 of each evicted page, or 0 (`xa_value` entries in the kernel).
@@ -85,12 +91,15 @@ pub struct AddressSpace {
 }
 
 impl AddressSpace {
-    pub fn new(name: String, dev: DevId, dev_offset: u64, nr_pages: u64) -> Self {
+    /// The page cache of a file of `i_size` pages in an extent of `nr_pages`.
+    pub fn new(name: String, dev: DevId, dev_offset: u64, nr_pages: u64, i_size: u64) -> Self {
         AddressSpace {
             name,
             dev,
             dev_offset,
             nr_pages,
+            i_size,
+            append_end: 0,
             slots: vec![0; nr_pages as usize],
             shadow: vec![0; nr_pages as usize],
             mappers: Vec::new(),
@@ -307,8 +316,8 @@ impl<'a> CacheView<'a> {
 }
 
 impl PageCacheView for CacheView<'_> {
-    fn nr_pages(&self) -> u64 {
-        self.mapping.nr_pages
+    fn i_size_pages(&self) -> u64 {
+        self.mapping.i_size
     }
     #[inline]
     fn is_cached(&self, index: u64) -> bool {

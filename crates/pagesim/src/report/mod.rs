@@ -459,7 +459,9 @@ fn step_reports(t: &crate::engine::Task) -> Vec<StepReport> {
             let bytes = if st.file { ops * st.record_pages as u64 * 4096 } else { 0 };
             let (read, write) = match st.op {
                 crate::scenario::AccessOp::Read | crate::scenario::AccessOp::Pread => (bytes, 0),
-                crate::scenario::AccessOp::Write | crate::scenario::AccessOp::Pwrite => (0, bytes),
+                crate::scenario::AccessOp::Write
+                | crate::scenario::AccessOp::Pwrite
+                | crate::scenario::AccessOp::Append => (0, bytes),
                 _ => (0, 0),
             };
             let r = StepReport { start_ns: start, end_ns, ops, read_bytes: read, write_bytes: write };

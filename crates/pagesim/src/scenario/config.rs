@@ -218,8 +218,10 @@ pub struct File {
     pub device: String,
     #[serde(skip)]
     pub dev: DevId,
-    /// Bytes, as written (the extent holds it rounded up to pages).
+    /// Bytes at the start of the run, as written.
     pub size: u64,
+    /// Bytes the extent holds (rounded up to pages): the size the file may grow to.
+    pub max_size: u64,
     pub per_task: bool,
     /// The extent of a shared file; `None` for a per-task file (each reader has its own).
     #[serde(skip)]
@@ -270,7 +272,7 @@ impl Config {
         let pages = |bytes: u64| bytes.div_ceil(4096);
         let frames = self.machine.managed_pages * PER_FRAME;
         let swap: u64 = self.swap.iter().map(|s| pages(s.size) * PER_SWAP_SLOT).sum();
-        let files: u64 = self.extents.iter().map(|e| pages(self.file[e.file as usize].size) * PER_FILE_PAGE).sum();
+        let files: u64 = self.extents.iter().map(|e| e.pages * PER_FILE_PAGE).sum();
         let shmem: u64 =
             self.region.iter().filter(|r| r.kind == RegionKind::Shmem).map(|r| pages(r.size) * PER_PTE).sum();
         let mut tasks = 0u64;
@@ -445,7 +447,10 @@ pub struct Extent {
     pub dev: DevId,
     /// Bytes from the start of the device.
     pub offset: u64,
+    /// Pages the extent holds (the file's `max_size`).
     pub pages: u64,
+    /// The file's size at the start, pages (`i_size` rounded up).
+    pub size_pages: u64,
 }
 
 impl Config {
@@ -456,11 +461,20 @@ impl Config {
 
     /// Pages of the region or file a step works on.
     pub fn step_pages(&self, st: &Step) -> u32 {
-        let bytes = match &st.target {
-            Target::Region { index, .. } => self.region[*index as usize].size,
-            Target::File(f) => self.file[f.index as usize].size,
-        };
-        bytes.div_ceil(4096) as u32
+        match &st.target {
+            Target::Region { index, .. } => self.region[*index as usize].size.div_ceil(4096) as u32,
+            Target::File(f) => {
+                let fc = &self.file[f.index as usize];
+                let max = fc.max_size.div_ceil(4096);
+                // An append fills the room past the start size; the other calls range over
+                // all the space (reads past the end find nothing).
+                if st.op == AccessOp::Append {
+                    (max - fc.size.div_ceil(4096)) as u32
+                } else {
+                    max as u32
+                }
+            }
+        }
     }
 
     /// Resolves a parsed scenario. `table` is the same scenario as a TOML table (overrides
@@ -599,17 +613,29 @@ impl Config {
             let Some(d) = index_of(&file.device, &fc.device) else {
                 return Err(err(&format!("{key}.device"), format!("no device named \"{}\"", fc.device)));
             };
-            if fc.size == 0 {
-                return Err(err(&format!("{key}.size"), "must be greater than 0".into()));
+            let max_size = fc.max_size.unwrap_or(fc.size);
+            if max_size == 0 {
+                return Err(err(
+                    &format!("{key}.size"),
+                    "must be greater than 0 (or give max_size for a file that appends fill)".into(),
+                ));
             }
-            if fc.size / 4096 >= 1 << 28 {
-                return Err(err(&format!("{key}.size"), "at most 1TiB per file".into()));
+            if fc.size > max_size {
+                return Err(err(
+                    &format!("{key}.max_size"),
+                    format!("{max_size} bytes is less than the file's size ({})", fc.size),
+                ));
+            }
+            if max_size / 4096 >= 1 << 28 {
+                let k = if fc.max_size.is_some() { "max_size" } else { "size" };
+                return Err(err(&format!("{key}.{k}"), "at most 1TiB per file".into()));
             }
             files.push(File {
                 name: name.clone(),
                 device: fc.device.clone(),
                 dev: DevId(d as u32),
                 size: fc.size,
+                max_size,
                 per_task: fc.per_task,
                 extent: None,
             });
@@ -672,6 +698,24 @@ impl Config {
                 .map(|(j, s)| resolve_step(file, s, &format!("{key}.step[{j}]"), &files))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|(key, m)| err(&key, m))?;
+            // A mapped file keeps its size: a fault past the end would be SIGBUS, which the
+            // model does not have.
+            for (j, st) in step.iter().enumerate() {
+                let Target::File(fs) = &st.target else { continue };
+                if !matches!(st.op, AccessOp::Append | AccessOp::Truncate) {
+                    continue;
+                }
+                let fname = &files[fs.index as usize].name;
+                if let Some(r) = region.iter().find(|r| r.file.as_deref() == Some(fname.as_str())) {
+                    return Err(err(
+                        &format!("{key}.step[{j}].op"),
+                        format!(
+                            "file \"{fname}\" is mapped by region \"{}\"; a mapped file cannot change size",
+                            r.name
+                        ),
+                    ));
+                }
+            }
             task.push(Task {
                 name: t.name.clone(),
                 memcg: t.memcg.clone(),
@@ -761,13 +805,14 @@ impl Placer<'_> {
     /// Places (a copy of) `f`; returns its extent, or why it does not fit.
     fn place(&mut self, f: &File, file: u32, name: String, owner: Option<u32>) -> Result<u32, String> {
         let d = f.dev.idx();
-        let bytes = f.size.div_ceil(4096) * 4096;
+        let bytes = f.max_size.div_ceil(4096) * 4096;
         let cap = self.device[d].model.capacity_bytes();
         let need = self.used[d] + bytes;
         if need > cap {
             return Err(format!("device \"{}\" holds {cap} bytes; its swap areas and files need {need}", f.device));
         }
-        self.extents.push(Extent { name, file, owner, dev: f.dev, offset: self.used[d], pages: bytes / 4096 });
+        let (offset, pages, size_pages) = (self.used[d], bytes / 4096, f.size.div_ceil(4096));
+        self.extents.push(Extent { name, file, owner, dev: f.dev, offset, pages, size_pages });
         self.used[d] = need;
         Ok((self.extents.len() - 1) as u32)
     }
@@ -933,6 +978,9 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
                 let Some(e) = fc.extent else {
                     return Err((format!("{key}.file"), format!("file \"{f}\" is per_task and cannot be mapped")));
                 };
+                if fc.size == 0 {
+                    return Err((format!("{key}.file"), format!("file \"{f}\" is empty at the start: nothing to map")));
+                }
                 if size == 0 {
                     size = fc.size;
                 }
@@ -1101,7 +1149,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                     }
                 }
             }
-            let writes = matches!(op, AccessOp::Write | AccessOp::Pwrite);
+            let writes = matches!(op, AccessOp::Write | AccessOp::Pwrite | AccessOp::Append);
             if s.fsync_every.is_some() && !writes {
                 return e(".fsync_every", "only a write step calls fsync after its writes");
             }
@@ -1112,8 +1160,22 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             if record == 0 || !record.is_multiple_of(4096) {
                 return e(".record", &format!("expected a positive multiple of 4 KiB, got {record} bytes"));
             }
-            if record > fc.size.next_multiple_of(4096) {
-                return e(".record", &format!("{record} bytes is more than file \"{name}\" holds ({})", fc.size));
+            if record > fc.max_size.next_multiple_of(4096) {
+                return e(".record", &format!("{record} bytes is more than file \"{name}\" holds ({})", fc.max_size));
+            }
+            if op == AccessOp::Append {
+                if fc.max_size.div_ceil(4096) - fc.size.div_ceil(4096) < record / 4096 {
+                    return e(
+                        ".op",
+                        &format!(
+                            "file \"{name}\" has no room to append a record: give it max_size above its size ({} bytes)",
+                            fc.size
+                        ),
+                    );
+                }
+                if s.pattern.is_some_and(|p| p != Pattern::Seq) || s.then_next.is_some_and(|t| t != 0.0) {
+                    return e(".pattern", "an append writes at the file's end: it takes no pattern");
+                }
             }
             if s.rate == Some(0) {
                 return e(".rate", "must be greater than 0 bytes per second");
@@ -1152,6 +1214,12 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
             }
         }
     }
+    if s.passes == Some(0) || s.accesses == Some(0) {
+        return e("", "passes and accesses must be at least 1");
+    }
+    if s.passes.is_some() && s.accesses.is_some() {
+        return e("", "give passes or accesses, not both");
+    }
     let target = match target {
         Some(t) => t,
         None => {
@@ -1159,12 +1227,6 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
                 let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
                 return e(".region", &format!("no region named \"{}\" (regions: {})", s.region, known.join(", ")));
             };
-            if s.passes == Some(0) || s.accesses == Some(0) {
-                return e("", "passes and accesses must be at least 1");
-            }
-            if s.passes.is_some() && s.accesses.is_some() {
-                return e("", "give passes or accesses, not both");
-            }
             if s.stride == Some(0) {
                 return e(".stride", "must be at least 1");
             }
@@ -1173,7 +1235,7 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
     };
     let whole_file = op.is_file_sync();
     let pattern = match s.pattern {
-        None if whole_file => Pattern::Seq,
+        None if whole_file || op == AccessOp::Append => Pattern::Seq,
         None => return e(".pattern", "missing: give seq, reverse, random, zipf, stride or special"),
         Some(p) => p,
     };
@@ -1192,8 +1254,13 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
     };
     // Sequential patterns make passes; the random ones a number of accesses, passes × units
     // unless given.
+    // (An append makes `accesses` calls, or fills the file's room once per pass.)
     let amount = match (kind, s.accesses) {
         (Pattern::Random | Pattern::Zipf | Pattern::Special, Some(a)) => Amount::Accesses(a),
+        (_, Some(a)) if op == AccessOp::Append => Amount::Accesses(a),
+        (_, Some(_)) => {
+            return e(".accesses", "a seq, reverse or stride pattern makes passes over the whole: give passes")
+        }
         _ => Amount::Passes(s.passes.unwrap_or(defaults::PASSES)),
     };
     Ok(Step { target, pattern, amount, op, then_next: s.then_next.unwrap_or(defaults::THEN_NEXT), think: s.think })

@@ -344,9 +344,14 @@ pub struct FileConfig {
     /// other after the swap areas of the device, each in one contiguous extent, and must
     /// fit on it.
     pub device: String,
-    /// File size, bytes (rounded up to pages).
+    /// File size at the start of the run, bytes (rounded up to pages); 0 for a file
+    /// that `append` steps fill.
     #[serde(deserialize_with = "de_bytes")]
     pub size: u64,
+    /// Space the file has on its device, bytes: the size it may grow to by `append` steps
+    /// and writes past its end. Default: `size`.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub max_size: Option<u64>,
     /// Every task instance that reads the file gets its own copy (its own extent), as anon
     /// regions are per task: `count = 200` streams each read their own file. Default false.
     #[serde(default)]
@@ -470,6 +475,8 @@ pub enum AccessOp {
     Pread,
     /// pwrite(2) of a file (the same page-cache path as write(2)).
     Pwrite,
+    /// write(2) on an O_APPEND descriptor: each record goes at the file's end, which grows.
+    Append,
     /// fsync(2) of a file: write its dirty pages and wait for all its writeback.
     Fsync,
     /// fdatasync(2): as fsync in this model (no inode metadata is written).
@@ -1046,7 +1053,13 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("memcg.NAME.max", "bytes", "unlimited".into(), "memory.max / memory.limit_in_bytes"),
         t("file.NAME.device", "name", "required".into(), "device holding the file (one extent after the swap areas)"),
-        t("file.NAME.size", "bytes", "required".into(), "file size"),
+        t("file.NAME.size", "bytes", "required".into(), "file size at the start (0: an empty file that appends fill)"),
+        t(
+            "file.NAME.max_size",
+            "bytes",
+            "file's size".into(),
+            "space on the device: the size appends and writes past the end may grow the file to",
+        ),
         t("file.NAME.per_task", "bool", "false".into(), "each task instance reads its own copy"),
         t(
             "region.NAME.kind",
@@ -1161,9 +1174,9 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
         t(
             "task[].step[].op",
-            "read|write|pread|pwrite|fsync|fdatasync|sync_file_range|truncate|msync",
+            "read|write|pread|pwrite|append|fsync|fdatasync|sync_file_range|truncate|msync",
             written(defaults::OP),
-            "access type (file steps: read, pread, write, pwrite, or a whole-file call; msync on a writable file region)",
+            "access type (file steps: read, pread, write, pwrite, append, or a whole-file call; msync on a writable file region)",
         ),
         t("task[].step[].stride", "pages", defaults::STRIDE_PAGES.to_string(), "stride"),
         t("task[].step[].zipf_s", "exponent", defaults::ZIPF_S.to_string(), "zipf skew"),

@@ -428,7 +428,7 @@ fn errors_say_what_was_expected_and_what_was_found_once() {
     let e = set_err(&["task.0.step.0.op=0"]);
     assert_eq!(
         e,
-        "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, `fsync`, \
+        "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, `append`, `fsync`, \
          `fdatasync`, `sync_file_range`, `truncate`, `msync`, got 0"
     );
     let e = err(&GOOD.replace("pattern = \"seq\"", "pattern = \"seq\"\nop = 0"));
@@ -478,4 +478,35 @@ fn dirty_sysctls_are_checked() {
     let s = Scenario::from_toml(GOOD, "s.toml", &["vm.dirty_bytes=\"64MB\"".into()]).unwrap();
     assert_eq!(s.config.vm.dirty.dirty, crate::writeback::Limit::Bytes(64 << 20));
     assert_eq!(s.config.vm.dirty.background, crate::writeback::Limit::Ratio(10), "the profile's default");
+}
+
+/// Appends and file sizes: an append needs room past the size, takes no pattern, counts
+/// its calls in `accesses`; a file that appends or truncate resize cannot be mapped; a seq
+/// step with `accesses` is refused rather than silently making passes.
+#[test]
+fn appends_and_growing_files_are_checked() {
+    let base = "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\n";
+    let with = |file: &str, steps: &str| format!("{base}{file}[[task]]\nname = \"t\"\n{steps}");
+    let append = "[[task.step]]\nfile = \"f\"\nop = \"append\"\naccesses = 4\n";
+    let s = Scenario::from_toml(&with("size = 0\nmax_size = \"1MB\"\n", append), "s.toml", &[]).unwrap();
+    assert_eq!(s.config.extents[0].pages, 256);
+    assert_eq!(s.config.extents[0].size_pages, 0);
+    let e = err(&with("size = \"1MB\"\n", append));
+    assert!(e.contains("task[0].step[0].op: file \"f\" has no room to append"), "{e}");
+    let e = err(&with("size = \"2MB\"\nmax_size = \"1MB\"\n", append));
+    assert!(e.contains("file.f.max_size: 1048576 bytes is less than the file's size (2097152)"), "{e}");
+    let e = err(&with("size = 0\n", append));
+    assert!(e.contains("file.f.size: must be greater than 0 (or give max_size"), "{e}");
+    let e = err(&with("size = 0\nmax_size = \"1MB\"\n", &append.replace("accesses", "pattern = \"random\"\naccesses")));
+    assert!(e.contains("task[0].step[0].pattern: an append writes at the file's end"), "{e}");
+    let mapped = "[region.m]\nkind = \"file\"\nfile = \"f\"\n";
+    let e = err(&with(&format!("size = \"64KB\"\nmax_size = \"1MB\"\n{mapped}"), append));
+    assert!(e.contains("task[0].step[0].op: file \"f\" is mapped by region \"m\""), "{e}");
+    let e = err(&with(&format!("size = 0\nmax_size = \"1MB\"\n{mapped}"), append));
+    assert!(e.contains("region.m.file: file \"f\" is empty at the start"), "{e}");
+    let e = err(&with(
+        "size = \"1MB\"\n",
+        "[[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"seq\"\naccesses = 3\n",
+    ));
+    assert!(e.contains("task[0].step[0].accesses: a seq, reverse or stride pattern makes passes"), "{e}");
 }

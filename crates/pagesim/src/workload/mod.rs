@@ -84,7 +84,7 @@ impl BoundStep {
         BoundStep {
             pages,
             pattern: step.pattern.kind(),
-            write: matches!(step.op, AccessOp::Write | AccessOp::Pwrite),
+            write: matches!(step.op, AccessOp::Write | AccessOp::Pwrite | AccessOp::Append),
             total,
             stride,
             think_ns: step.think,

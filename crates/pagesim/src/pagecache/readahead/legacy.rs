@@ -228,7 +228,7 @@ impl FileReadahead for Legacy {
         hint: VmHint,
     ) -> Readahead {
         let mut out = Readahead::NONE;
-        if pgoff >= cache.nr_pages() {
+        if pgoff >= cache.i_size_pages() {
             return out;
         }
         match hint {

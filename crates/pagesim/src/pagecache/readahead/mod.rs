@@ -182,7 +182,7 @@ impl Readahead {
     /// of this call is left out. Returns whether any page of it was missing from the cache,
     /// the kernel's `actual > 0`; a window with nothing to read is not queued.
     fn submit<C: PageCacheView + ?Sized>(&mut self, cache: &C, start: u64, size: u64, async_size: u64) -> bool {
-        let end = start.saturating_add(size).min(cache.nr_pages());
+        let end = start.saturating_add(size).min(cache.i_size_pages());
         let from = match self.ranges().last() {
             Some(prev) => {
                 debug_assert!(prev.start <= start, "ranges of one call are queued in ascending order");
@@ -310,7 +310,7 @@ impl Default for FileRaState {
 /// Every probe is bounded and allocation-free.
 pub trait PageCacheView {
     /// Pages in the file (`i_size` rounded up); nothing at or beyond is read.
-    fn nr_pages(&self) -> u64;
+    fn i_size_pages(&self) -> u64;
 
     /// The page at `index` is in the page cache (uptodate or not).
     fn is_cached(&self, index: u64) -> bool;
@@ -504,7 +504,7 @@ pub(crate) mod testkit {
     }
 
     impl PageCacheView for FakeCache {
-        fn nr_pages(&self) -> u64 {
+        fn i_size_pages(&self) -> u64 {
             self.cached.len() as u64
         }
         fn is_cached(&self, index: u64) -> bool {

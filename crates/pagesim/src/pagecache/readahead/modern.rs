@@ -226,7 +226,7 @@ impl FileReadahead for Modern {
         hint: VmHint,
     ) -> Readahead {
         let mut out = Readahead::NONE;
-        if pgoff >= cache.nr_pages() || hint == VmHint::Random || ra.ra_pages == 0 {
+        if pgoff >= cache.i_size_pages() || hint == VmHint::Random || ra.ra_pages == 0 {
             return out;
         }
         if found != Lookup::Missing {
