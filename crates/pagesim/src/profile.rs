@@ -115,6 +115,13 @@ pub struct WritebackRules {
     /// `generic_perform_write` up to 3.15, FGP_ACCESSED in `grab_cache_page_write_begin`
     /// after); 6.1 and 6.12 write_begin (FGP_WRITEBEGIN) does not.
     pub write_marks_accessed: bool,
+    /// `shrink_page_list` tags a page it finds under writeback PG_reclaim, so that it
+    /// rotates to the inactive tail when the write ends, and cgroup v1 limit reclaim that
+    /// meets such a page again waits for its write (3.6, "memcg: prevent OOM with too many
+    /// dirty pages"). Before, only `pageout` tagged the pages it wrote itself, and reclaim
+    /// kept a page under writeback without waiting (order-0 reclaim; lumpy reclaim's
+    /// synchronous pass is not modelled).
+    pub reclaim_marks_writeback: bool,
     pub reclaim_writes: ReclaimFileWrites,
     pub throttle: DirtyThrottle,
     pub flusher_kick: FlusherKick,
@@ -131,6 +138,7 @@ const WRITEBACK_3_14: WritebackRules = WritebackRules {
     cyclic_wraps: true,
     direct_congestion_wait: false,
     write_marks_accessed: true,
+    reclaim_marks_writeback: true,
     reclaim_writes: ReclaimFileWrites::KswapdTailDirty,
     throttle: DirtyThrottle::IoLess,
     flusher_kick: FlusherKick::ScannedOverTarget,
@@ -144,6 +152,7 @@ const WRITEBACK_2_6_35: WritebackRules = WritebackRules {
     throttle: DirtyThrottle::WriteAndWait,
     min_dirty_ratio: 5,
     direct_congestion_wait: true,
+    reclaim_marks_writeback: false,
     ..WRITEBACK_3_14
 };
 

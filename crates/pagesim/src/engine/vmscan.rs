@@ -628,8 +628,12 @@ impl Sim {
             }
         }
         if self.mm.frames.test(f, pg::WRITEBACK) {
+            let marks = self.profile.writeback.reclaim_marks_writeback;
             if sc.kswapd && self.mm.frames.test(f, pg::RECLAIM) && self.mm.pgdat_writeback {
                 sc.nr_immediate += nr;
+            } else if !marks {
+                // ≤3.5: kept as it is; only a page pageout wrote carries PG_reclaim.
+                sc.nr_writeback += nr;
             } else if !sc.global() && self.tun.memcg_v1 && self.mm.frames.test(f, pg::RECLAIM) {
                 // Case 3: limit reclaim on cgroup v1 has no writeback throttling
                 // (!writeback_throttling_sane), so it waits for the writeback of a page it
@@ -1104,5 +1108,35 @@ mod tests {
         let freed = s.shrink_inactive_list(0, LruList::InactiveFile, 4, &mut sc, 0);
         assert_eq!(freed, 4, "the next scan frees them");
         s.verify().unwrap();
+    }
+
+    /// Pages under writeback that reclaim meets (written by fsync's pass here, as by the
+    /// flusher): from 3.6 reclaim tags them PG_reclaim, so they rotate to the tail when the
+    /// write ends (pgrotated); 2.6.35 keeps them untagged, and they finish where they are.
+    #[test]
+    fn reclaim_tags_pages_under_writeback_pg_reclaim_from_3_6_only() {
+        for (profile, rotated) in [("linux-2.6.35", 0), ("linux-3.14", 8)] {
+            let mut s = dirty_file(profile);
+            // Start the writes (SYNC_FILE_RANGE_WRITE): all eight go under writeback.
+            s.file_sync_begin(Tid(0), crate::ids::FileId(0), crate::pagecache::SyncOp::StartWrite, false);
+            s.file_sync_step(Tid(0), u64::MAX);
+            assert_eq!(s.mm.nr_writeback, 8, "{profile}");
+            let mut sc = ScanControl::new(u64::MAX, None, true);
+            s.shrink_inactive_list(0, LruList::InactiveFile, 8, &mut sc, 0);
+            let tagged = (0..8)
+                .filter(|&i| s.mm.frames.test(s.pc.files[crate::ids::FileId(0)].frame(i).unwrap(), pg::RECLAIM))
+                .count() as u64;
+            assert_eq!(tagged, rotated, "{profile}: pages tagged PG_reclaim");
+            s.unplug_all();
+            while s.mm.nr_writeback > 0 {
+                let (t, ev) = s.sched.events.pop().expect("a completion");
+                s.sched.now = s.sched.now.max(t);
+                if let crate::engine::event::Event::IoDone { dev, rid } = ev {
+                    s.io_interrupt(dev, rid);
+                }
+            }
+            assert_eq!(s.mm.vmstat.get(Counter::PgRotated), rotated, "{profile}");
+            s.verify().unwrap();
+        }
     }
 }
