@@ -38,6 +38,13 @@ pub struct Args {
     /// the total time.
     #[arg(long, short)]
     quiet: bool,
+    /// Runs per cell, with seeds 1..=N; each cell is their mean [default: the table's
+    /// `seeds`, else 1]
+    ///
+    /// The JSON gives each seed's value too (`values`) and the cell's sample standard
+    /// deviation (`stdev`); the per-cell counters are the first seed's run.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    seeds: Option<u32>,
 }
 
 /// Where tables are looked for: ./scenarios, then the source tree the binary was built from.
@@ -50,7 +57,12 @@ fn roots() -> Vec<PathBuf> {
 pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     let jobs = a.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
     let dir = find(&a.name, &roots()).map_err(|e| e.0)?;
-    let tables = load_all(&dir).map_err(|e| e.0)?;
+    let mut tables = load_all(&dir).map_err(|e| e.0)?;
+    if let Some(n) = a.seeds {
+        for t in &mut tables {
+            t.seeds = n;
+        }
+    }
     let start = Instant::now();
     let total: usize = tables.iter().map(|t| t.rows.len() * t.columns.len()).sum();
     for (ti, table) in tables.iter().enumerate() {
@@ -125,6 +137,11 @@ fn cell_json(table: &Table, c: &Cell, cells: &[Cell], extra: &[String]) -> serde
     o.insert("metric".into(), metric.into());
     o.insert("value".into(), num(c.value));
     o.insert("published".into(), c.published.map_or(serde_json::Value::Null, num));
+    if table.seeds > 1 {
+        o.insert("seeds".into(), table.seeds.into());
+        o.insert("values".into(), c.values.iter().map(|&v| num(v)).collect::<Vec<_>>().into());
+        o.insert("stdev".into(), num(stdev(&c.values)));
+    }
     // The metric under its own name too (`elapsed_cs`, `published_cs`).
     o.insert(metric.into(), num(c.value));
     let unit = metric.rsplit('_').next().unwrap_or(metric);
@@ -145,6 +162,13 @@ fn cell_json(table: &Table, c: &Cell, cells: &[Cell], extra: &[String]) -> serde
     serde_json::Value::Object(o)
 }
 
+/// The sample standard deviation of `v` (NaN for fewer than two values).
+fn stdev(v: &[f64]) -> f64 {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt()
+}
+
 /// A table value: one decimal below 100 when it has a fraction, else an integer.
 fn fmt_val(v: f64) -> String {
     if v.abs() < 100.0 && v.fract() != 0.0 {
@@ -159,9 +183,10 @@ fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop>
     let refname = &table.columns[table.reference].name;
     writeln!(out, "{}", table.title)?;
     writeln!(out, "source: {}", table.source)?;
+    let mean = if table.seeds > 1 { format!(" (mean of seeds 1..{})", table.seeds) } else { String::new() };
     writeln!(
         out,
-        "each cell: pagesim (published), {}; second line: ratio to {refname}, pagesim (published)\n",
+        "each cell: pagesim{mean} (published), {}; second line: ratio to {refname}, pagesim (published)\n",
         table.metric.name()
     )?;
     let w = 20;

@@ -36,10 +36,14 @@ pub enum Metric {
     /// (report/ftrace.rs) of the run's tracepoint events. Rows without overrides share one
     /// run per column.
     FtraceVmscan,
+    /// A /proc/vmstat counter or gauge of the run: each row is named after one
+    /// (`nr_vmscan_write`, `allocstall`...). Rows without overrides share one run per column.
+    Vmstat,
 }
 
 /// The metric names a table file can give.
-const METRICS: &str = "elapsed_cs, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan";
+const METRICS: &str =
+    "elapsed_cs, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan, vmstat";
 
 impl Metric {
     pub fn name(self) -> &'static str {
@@ -51,6 +55,7 @@ impl Metric {
             Metric::MinAvgReadKib { .. } => "min_avg_read_kib",
             Metric::Tps { .. } => "tps",
             Metric::FtraceVmscan => "ftrace_vmscan",
+            Metric::Vmstat => "vmstat",
         }
     }
 
@@ -87,6 +92,7 @@ impl Metric {
             Metric::FtraceVmscan => {
                 r.ftrace_vmscan.as_ref()?.rows().into_iter().find(|(l, _)| *l == row).map(|(_, v)| v)
             }
+            Metric::Vmstat => r.value(row).map(|v| v as f64),
         }
     }
 
@@ -106,6 +112,7 @@ impl Metric {
             "max_read_mibps" => Metric::MaxReadMibps { window: need(f.window, "window")? },
             "min_avg_read_kib" => Metric::MinAvgReadKib { window: need(f.window, "window")? },
             "ftrace_vmscan" => Metric::FtraceVmscan,
+            "vmstat" => Metric::Vmstat,
             "tps" => {
                 let o = f.ops_per_txn.unwrap_or(1.0);
                 if o.is_nan() || o <= 0.0 {
@@ -152,6 +159,9 @@ struct TableFile {
     /// Counters shown per cell in the printed table. Default: the swap counters.
     #[serde(default)]
     counters: Option<Vec<String>>,
+    /// Runs per cell, with seeds 1..=N; the cell's value is their mean (default 1).
+    #[serde(default)]
+    seeds: Option<u32>,
     reference: String,
     column: Vec<ColumnFile>,
     row: Vec<RowFile>,
@@ -212,6 +222,9 @@ pub struct Table {
     pub counters: Vec<String>,
     /// Index of the column that ratios are taken against.
     pub reference: usize,
+    /// Runs per cell (seeds 1..=N, each with `seed=k` after every other override); the
+    /// cell's value is their mean. 1: one run with the scenario's seed.
+    pub seeds: u32,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
 }
@@ -221,9 +234,12 @@ pub struct Table {
 pub struct Cell {
     pub row: usize,
     pub column: usize,
-    /// The metric; NaN when the run did not produce it.
+    /// The metric (the mean over the table's seeds); NaN when a run did not produce it.
     pub value: f64,
+    /// The metric of each seed's run, in seed order (one value without seeds).
+    pub values: Vec<f64>,
     pub published: Option<f64>,
+    /// The first seed's report.
     pub report: Report,
 }
 
@@ -332,6 +348,13 @@ impl Table {
                     crate::report::ftrace::VmscanStats::default().rows().into_iter().map(|(l, _)| l).collect();
                 return Err(err(&format!("row.{i}.name"), format!("not a vmscan row (rows: {})", labels.join(", "))));
             }
+            if metric == Metric::Vmstat && Counter::from_name(&r.name).is_none() && Gauge::from_name(&r.name).is_none()
+            {
+                return Err(err(
+                    &format!("row.{i}.name"),
+                    format!("\"{}\" is not a counter or gauge of the report (see `pagesim run --json`)", r.name),
+                ));
+            }
             rows.push(Row { name: r.name, labels: r.labels, set: r.set, published });
         }
         if let Some(names) = &f.counters {
@@ -342,7 +365,11 @@ impl Table {
                 ));
             }
         }
+        if f.seeds == Some(0) {
+            return Err(err("seeds", "must be at least 1".into()));
+        }
         let table = Table {
+            seeds: f.seeds.unwrap_or(1),
             title: f.title,
             source: f.source,
             scenario: dir.join(&f.scenario),
@@ -377,58 +404,80 @@ impl Table {
             .map_err(|e| Error(format!("{} (cell {} / {})", e.0, self.rows[row].name, self.columns[column].name)))
     }
 
-    /// Runs one cell.
+    /// Runs one cell: once, or once per seed.
     pub fn run_cell(&self, row: usize, column: usize, extra: &[String]) -> Result<Cell, Error> {
-        let sc = self.scenario(row, column, extra)?;
-        let opts = RunOptions { trace_events: self.metric == Metric::FtraceVmscan, ..RunOptions::default() };
-        let mut report = crate::run(&sc, opts)?;
-        report.trace = None;
-        Ok(self.cell(row, column, report))
+        Ok(self.cell(row, column, self.run_reports(row, column, extra)?))
     }
 
-    /// Cell (`row`, `column`) of a run's report.
-    fn cell(&self, row: usize, column: usize, report: Report) -> Cell {
-        let value = self.metric.value(&report, &self.rows[row].name).unwrap_or(f64::NAN);
-        Cell { row, column, value, published: self.rows[row].published[column], report }
+    /// The reports of cell (`row`, `column`): one run, or one per seed (`seed=k` after
+    /// every other override).
+    fn run_reports(&self, row: usize, column: usize, extra: &[String]) -> Result<Vec<Report>, Error> {
+        let opts = || RunOptions { trace_events: self.metric == Metric::FtraceVmscan, ..RunOptions::default() };
+        let runs: Vec<Vec<String>> = if self.seeds == 1 {
+            vec![extra.to_vec()]
+        } else {
+            (1..=self.seeds).map(|k| extra.iter().cloned().chain([format!("seed={k}")]).collect()).collect()
+        };
+        runs.iter()
+            .map(|sets| {
+                let mut report = crate::run(&self.scenario(row, column, sets)?, opts())?;
+                report.trace = None;
+                Ok(report)
+            })
+            .collect()
+    }
+
+    /// Cell (`row`, `column`) of its runs' reports (one per seed).
+    fn cell(&self, row: usize, column: usize, reports: Vec<Report>) -> Cell {
+        let values: Vec<f64> =
+            reports.iter().map(|r| self.metric.value(r, &self.rows[row].name).unwrap_or(f64::NAN)).collect();
+        let value = values.iter().sum::<f64>() / values.len() as f64;
+        let report = reports.into_iter().next().expect("a cell has a run");
+        Cell { row, column, value, values, published: self.rows[row].published[column], report }
     }
 
     /// Runs every cell on up to `jobs` threads; `done` is called after each cell (from the
     /// thread that ran it). Cells come back in row-major order whatever the scheduling, and
-    /// each is an independent deterministic run.
+    /// each is an independent deterministic run (or set of runs, one per seed). Cells with
+    /// the same overrides are one run (the vmscan rows of one column), each reading its own
+    /// row's metric from it.
     pub fn run_all(&self, extra: &[String], jobs: usize, done: &(dyn Fn(&Cell) + Sync)) -> Result<Vec<Cell>, Error> {
-        let n = self.rows.len() * self.columns.len();
-        // Cells with the same overrides are one run (the vmscan rows of one column).
-        let sets: Vec<Vec<String>> =
-            (0..n).map(|i| self.sets(i / self.columns.len(), i % self.columns.len(), extra)).collect();
+        let nc = self.columns.len();
+        let n = self.rows.len() * nc;
+        let sets: Vec<Vec<String>> = (0..n).map(|i| self.sets(i / nc, i % nc, extra)).collect();
         let first: Vec<usize> = (0..n).map(|i| sets.iter().position(|s| *s == sets[i]).expect("itself")).collect();
-        if first.iter().enumerate().any(|(i, &f)| f != i) {
-            let unique: Vec<usize> = (0..n).filter(|&i| first[i] == i).collect();
-            let runs = self.run_cells(&unique, extra, jobs, &|_| {})?;
-            let mut out = Vec::with_capacity(n);
-            for (i, &f) in first.iter().enumerate() {
-                let k = unique.iter().position(|&u| u == f).expect("a unique cell");
-                let cell = self.cell(i / self.columns.len(), i % self.columns.len(), runs[k].report.clone());
-                done(&cell);
-                out.push(cell);
+        let unique: Vec<usize> = (0..n).filter(|&i| first[i] == i).collect();
+        let shared = unique.len() < n;
+        let runs = self.run_cells(&unique, extra, jobs, &|i, reports| {
+            if !shared {
+                done(&self.cell(i / nc, i % nc, reports.to_vec()));
             }
-            return Ok(out);
+        })?;
+        let mut out = Vec::with_capacity(n);
+        for (i, &f) in first.iter().enumerate() {
+            let k = unique.iter().position(|&u| u == f).expect("a unique cell");
+            let cell = self.cell(i / nc, i % nc, runs[k].clone());
+            if shared {
+                done(&cell);
+            }
+            out.push(cell);
         }
-        let all: Vec<usize> = (0..n).collect();
-        self.run_cells(&all, extra, jobs, done)
+        Ok(out)
     }
 
-    /// Runs the cells of row-major indices `cells` on up to `jobs` threads, in that order.
+    /// Runs cells `cells` (row-major indices) on up to `jobs` threads; returns each one's
+    /// reports in the order given, calling `done` with a cell's index and reports as it ends.
     fn run_cells(
         &self,
         cells: &[usize],
         extra: &[String],
         jobs: usize,
-        done: &(dyn Fn(&Cell) + Sync),
-    ) -> Result<Vec<Cell>, Error> {
+        done: &(dyn Fn(usize, &[Report]) + Sync),
+    ) -> Result<Vec<Vec<Report>>, Error> {
         let n = cells.len();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let results: std::sync::Mutex<Vec<Option<Result<Cell, Error>>>> =
-            std::sync::Mutex::new((0..n).map(|_| None).collect());
+        type Slot = Option<Result<Vec<Report>, Error>>;
+        let results: std::sync::Mutex<Vec<Slot>> = std::sync::Mutex::new((0..n).map(|_| None).collect());
         std::thread::scope(|s| {
             for _ in 0..jobs.clamp(1, n) {
                 s.spawn(|| loop {
@@ -437,9 +486,9 @@ impl Table {
                         break;
                     }
                     let (r, c) = (cells[i] / self.columns.len(), cells[i] % self.columns.len());
-                    let res = self.run_cell(r, c, extra);
-                    if let Ok(cell) = &res {
-                        done(cell);
+                    let res = self.run_reports(r, c, extra);
+                    if let Ok(reports) = &res {
+                        done(cells[i], reports);
                     }
                     results.lock().expect("no thread panicked holding the results")[i] = Some(res);
                 });
@@ -545,5 +594,49 @@ published = { B = 7 }
         let e = find("no-such-seed", std::slice::from_ref(&d)).unwrap_err().0;
         assert!(e.contains("no-such-seed"), "{e}");
         std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    /// `metric = "vmstat"`: rows name counters and share one run per column; `seeds = 3`
+    /// runs each cell with seeds 1, 2 and 3 and takes the mean, each seed's value kept; a
+    /// row that names no counter is refused.
+    #[test]
+    fn vmstat_rows_share_runs_and_seeds_average_them() {
+        let d = tmpdir("seeds");
+        write(&d, "base.toml", &BASE.replace("pattern = \"seq\"", "pattern = \"random\"\naccesses = 20000"));
+        let table = |rows: &str| {
+            format!(
+                "title = \"t\"\nsource = \"s\"\nscenario = \"base.toml\"\nmetric = \"vmstat\"\nseeds = 3\n\
+                 reference = \"A\"\n[[column]]\nname = \"A\"\nset = []\n{rows}"
+            )
+        };
+        write(
+            &d,
+            "reproduce.toml",
+            &table("[[row]]\nname = \"pswpin\"\nset = []\n[[row]]\nname = \"pgfault\"\nset = []\n"),
+        );
+        let t = Table::load(&d).unwrap();
+        assert_eq!(t.seeds, 3);
+        let cells = t.run_all(&[], 2, &|_| {}).unwrap();
+        for c in &cells {
+            assert_eq!(c.values.len(), 3);
+            assert!((c.value - c.values.iter().sum::<f64>() / 3.0).abs() < 1e-9);
+        }
+        let pswpin = &cells[0].values;
+        assert!(pswpin[0] != pswpin[1] || pswpin[1] != pswpin[2], "the seeds draw different pages: {pswpin:?}");
+        assert_eq!(cells[0].report.counter(Counter::PswpIn) as f64, pswpin[0], "the report is seed 1's");
+        assert_eq!(
+            cells[1].values[0],
+            cells[0].report.counter(Counter::PgFault) as f64,
+            "one run, each row its counter"
+        );
+        // The same seed alone gives the same number (the runs are deterministic).
+        let single = Table { seeds: 1, ..t.clone() };
+        let one = single.run_cell(0, 0, &["seed=2".into()]).unwrap();
+        assert_eq!(one.values, vec![pswpin[1]]);
+        write(&d, "reproduce.toml", &table("[[row]]\nname = \"pswapin\"\nset = []\n"));
+        let e = Table::load(&d).unwrap_err().0;
+        assert!(e.contains("row.0.name") && e.contains("\"pswapin\" is not a counter"), "{e}");
+        write(&d, "reproduce.toml", &table("[[row]]\nname = \"pswpin\"\nset = []\n").replace("seeds = 3", "seeds = 0"));
+        assert!(Table::load(&d).unwrap_err().0.contains("seeds: must be at least 1"));
     }
 }
