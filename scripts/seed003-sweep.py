@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Seed 003: how the table's orderings depend on what the seed leaves unknown.
 
-Runs `pagesim reproduce seed-003 --json` over a grid of the machine and load parameters the
+Runs `pagesim reproduce scenarios/seed-003-writeback/1-sysbench --json` (the SYSBENCH table) over a grid of the machine and load parameters the
 seed does not give (memory, number of backends, CPU time per shared-buffer access) and prints,
 per grid point, the rows the acceptance is about and whether each of the seed's relations
 holds. Usage: scripts/seed003-sweep.py [PAGESIM]  (default target/release/pagesim).
@@ -21,6 +21,7 @@ ROWS = {
     "dwf": "Direct reclaim write file async I/O",
     "kwf": "Kswapd reclaim write file async I/O",
     "kwa": "Kswapd reclaim write anon async I/O",
+    "dwa": "Direct reclaim write anon async I/O",
     "stall": "Time stalled direct reclaim (ms)",
     "dscan": "Direct reclaim pages scanned",
     "kscan": "Kswapd pages scanned",
@@ -29,7 +30,7 @@ COLS = ["traceonly", "nodirect", "flusholdest", "flushforward"]
 
 
 def run(sets):
-    args = [BIN, "reproduce", "seed-003", "--json", "--quiet"]
+    args = [BIN, "reproduce", "scenarios/seed-003-writeback/1-sysbench", "--json", "--quiet"]
     for s in sets:
         args += ["--set", s]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
@@ -53,8 +54,13 @@ def main():
             "nodirect no direct file writes": all(x == 0 for x in g["dwf"][1:]),
             "flushforward kswapd file writes <= 0.4 x traceonly": g["kwf"][3] <= 0.4 * g["kwf"][0],
             "flushforward anon writes within 25 %": abs(g["kwa"][3] - g["kwa"][0]) <= 0.25 * max(1.0, g["kwa"][0]),
+            "flushforward all anon writes within 25 %": abs(g["kwa"][3] + g["dwa"][3] - g["kwa"][0] - g["dwa"][0])
+            <= 0.25 * max(1.0, g["kwa"][0] + g["dwa"][0]),
             "stall flushforward < traceonly": g["stall"][3] < g["stall"][0],
             "kswapd file writes: traceonly > flusholdest > nodirect > flushforward": g["kwf"][0] > g["kwf"][2] > g["kwf"][1] > g["kwf"][3],
+            "all reclaim file writes (direct + kswapd): traceonly > flusholdest > nodirect > flushforward": (
+                lambda t: t[0] > t[2] > t[1] > t[3]
+            )([g["dwf"][i] + g["kwf"][i] for i in range(4)]),
             "stall: traceonly > nodirect > flusholdest > flushforward": g["stall"][0] > g["stall"][1] > g["stall"][2] > g["stall"][3],
         }
         # Only points where reclaim met dirty pages say anything about the relations.
