@@ -41,6 +41,10 @@ ids! {
     /// A page frame (the kernel's pfn): its index in the per-frame arrays of
     /// `mm::Frames`.
     Pfn,
+    /// A writeback context (`struct bdi_writeback`): its index in `Writeback::wbs`, each
+    /// device's root wb first (`WbId(d)` is device `d`'s), then, with cgroup writeback,
+    /// one per memcg and device.
+    WbId,
 }
 
 impl Pfn {

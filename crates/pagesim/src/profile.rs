@@ -122,6 +122,10 @@ pub struct WritebackRules {
     /// kept a page under writeback without waiting (order-0 reclaim; lumpy reclaim's
     /// synchronous pass is not modelled).
     pub reclaim_marks_writeback: bool,
+    /// Cgroup writeback (4.2): with the memory controller on cgroup v2, each memcg has its
+    /// own wb per device and its own dirty domain, which `balance_dirty_pages` and
+    /// `wb_over_bg_thresh` check beside the global one.
+    pub cgroup_writeback: bool,
     pub reclaim_writes: ReclaimFileWrites,
     pub throttle: DirtyThrottle,
     pub flusher_kick: FlusherKick,
@@ -139,6 +143,7 @@ const WRITEBACK_3_14: WritebackRules = WritebackRules {
     direct_congestion_wait: false,
     write_marks_accessed: true,
     reclaim_marks_writeback: true,
+    cgroup_writeback: false,
     reclaim_writes: ReclaimFileWrites::KswapdTailDirty,
     throttle: DirtyThrottle::IoLess,
     flusher_kick: FlusherKick::ScannedOverTarget,
@@ -397,6 +402,7 @@ const LINUX_6_6: Profile = Profile {
         ratio_per_page: true,
         cyclic_wraps: false,
         write_marks_accessed: false,
+        cgroup_writeback: true,
         ..WRITEBACK_3_14
     },
 };

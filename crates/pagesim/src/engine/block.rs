@@ -224,15 +224,19 @@ impl Sim {
         let m = self.mm.frames.memcg[f];
         self.mm.count(Counter::NrWritten, m, nr);
         if let mm::Owner::File(fi) = self.mm.frames.owner(f) {
-            // __wb_writeout_add: the device's written count and its share of completions.
+            // __wb_writeout_add: the wb's written count and its share of completions.
             let idx = self.mm.frames.index[f] as u64;
             self.pc.files[fi].tag_writeback(idx, false);
-            let dev = self.pc.files[fi].dev;
-            let crate::writeback::Writeback { wbs, completions, .. } = &mut self.wb;
-            let w = &mut wbs[dev.idx()];
+            let wb = self.inode_to_wb(fi);
+            let crate::writeback::Writeback { wbs, completions, domains, .. } = &mut self.wb;
+            let w = &mut wbs[wb.idx()];
             w.written += nr;
             w.nr_writeback -= nr;
             completions.inc(&mut w.completions, nr);
+            if let Some(d) = domains.get_mut(w.memcg as usize).filter(|_| w.memcg != 0) {
+                // The memcg domain's share (`wb_domain_writeout_add` of `mem_cgroup_wb_domain`).
+                d.completions.inc(&mut w.memcg_completions, nr);
+            }
         }
         self.reclaim.nr_written += nr;
         if self.wake_page_waiters(f) {

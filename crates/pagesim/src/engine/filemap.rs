@@ -344,8 +344,8 @@ impl Sim {
             a.i_size = a.i_size.max(i + 1);
             w.index += 1;
             self.sched.tasks[tid].write = Some(w);
-            let dev = self.pc.files[fi].dev;
-            if self.balance_dirty_pages_ratelimited(tid, cpu, dev) && self.balance_dirty_pages(tid) == Throttled::Sleeps
+            let wb = self.inode_to_wb(fi);
+            if self.balance_dirty_pages_ratelimited(tid, cpu, wb) && self.balance_dirty_pages(tid) == Throttled::Sleeps
             {
                 return ReadStep::Blocked;
             }

@@ -22,7 +22,7 @@
 //! flusher yields to queued work as the kernel does.
 
 use crate::engine::Sim;
-use crate::ids::{DevId, FileId};
+use crate::ids::{DevId, FileId, WbId};
 use crate::trace::Kind;
 use crate::writeback::order::{Requeue, MAX_WRITEBACK_PAGES};
 use crate::writeback::throttle::BANDWIDTH_INTERVAL_NS;
@@ -43,14 +43,14 @@ const ROUND_TIME_NS: u64 = 100_000_000;
 
 impl Sim {
     /// `wb_wakeup`: device `dev`'s flusher runs now, unless it is already at work.
-    pub(crate) fn wb_wakeup(&mut self, dev: DevId) {
+    pub(crate) fn wb_wakeup(&mut self, wb: WbId) {
         let now = self.sched.now;
-        match self.wb.wbs[dev.idx()].state {
-            WbState::Active => self.wb.wbs[dev.idx()].periodic_checked = 0,
+        match self.wb.wbs[wb.idx()].state {
+            WbState::Active => self.wb.wbs[wb.idx()].periodic_checked = 0,
             WbState::Pending(at) if at <= now => {}
             _ => {
-                self.wb.wbs[dev.idx()].state = WbState::Pending(now);
-                let th = self.flusher_thread(dev);
+                self.wb.wbs[wb.idx()].state = WbState::Pending(now);
+                let th = self.flusher_thread(wb);
                 self.wake_up(th);
             }
         }
@@ -58,14 +58,14 @@ impl Sim {
 
     /// `wb_wakeup_delayed`: device `dev`'s flusher runs `dirty_writeback_interval` from now,
     /// unless it is at work or already due to run (a pending delayed work is not moved).
-    pub(crate) fn wb_wakeup_delayed(&mut self, dev: DevId) {
+    pub(crate) fn wb_wakeup_delayed(&mut self, wb: WbId) {
         let interval = self.wb.sysctl.writeback_interval_ns;
-        if interval == 0 || self.wb.wbs[dev.idx()].state != WbState::Idle {
+        if interval == 0 || self.wb.wbs[wb.idx()].state != WbState::Idle {
             return;
         }
         let at = self.sched.now + interval;
-        self.wb.wbs[dev.idx()].state = WbState::Pending(at);
-        let th = self.flusher_thread(dev);
+        self.wb.wbs[wb.idx()].state = WbState::Pending(at);
+        let th = self.flusher_thread(wb);
         self.wake(th, at);
     }
 
@@ -73,35 +73,35 @@ impl Sim {
     /// all) on every device's flusher that has dirty inodes, and wakes it. `range_cyclic`:
     /// files are written from their `writeback_index` (≥2.6.36), else from their start.
     pub(crate) fn wakeup_flusher_threads(&mut self, kind: WorkKind, nr_pages: u64, range_cyclic: bool) {
-        for d in 0..self.wb.wbs.len() {
-            if self.wb.wbs[d].has_dirty_io() {
-                self.wb_queue_work(DevId(d as u32), WbWork { kind, nr_pages, start_ns: self.sched.now, range_cyclic });
+        for w in 0..self.wb.wbs.len() {
+            if self.wb.wbs[w].has_dirty_io() {
+                self.wb_queue_work(WbId(w as u32), WbWork { kind, nr_pages, start_ns: self.sched.now, range_cyclic });
             }
         }
     }
 
     /// `wb_queue_work`: `work` joins the flusher's work list and the flusher wakes.
-    fn wb_queue_work(&mut self, dev: DevId, work: WbWork) {
+    fn wb_queue_work(&mut self, wb: WbId, work: WbWork) {
         let (nr_pages, reason) = (work.nr_pages, work.kind.reason());
-        self.trace(Kind::WritebackQueue { dev: dev.0, nr_pages, reason });
-        self.wb.wbs[dev.idx()].work_list.push_back(work);
-        self.wb_wakeup(dev);
+        self.trace(Kind::WritebackQueue { dev: self.wb.wbs[wb.idx()].dev.0, nr_pages, reason });
+        self.wb.wbs[wb.idx()].work_list.push_back(work);
+        self.wb_wakeup(wb);
     }
 
     /// `wb_start_background_writeback`: on a flusher that checks the background threshold
     /// itself (2.6.36+), a wakeup; on 2.6.35, a background work (`bdi_start_writeback` with
     /// no page count), unless one is already queued.
-    pub(crate) fn wb_start_background_writeback(&mut self, dev: DevId) {
+    pub(crate) fn wb_start_background_writeback(&mut self, wb: WbId) {
         if self.wb.order.checks_background() {
-            self.wb_wakeup(dev);
+            self.wb_wakeup(wb);
             return;
         }
-        let w = &self.wb.wbs[dev.idx()];
+        let w = &self.wb.wbs[wb.idx()];
         let queued = w.work_list.iter().chain(w.cur.iter()).any(|w| w.kind == WorkKind::Background);
         if !queued {
             let work =
                 WbWork { kind: WorkKind::Background, nr_pages: u64::MAX, start_ns: self.sched.now, range_cyclic: true };
-            self.wb_queue_work(dev, work);
+            self.wb_queue_work(wb, work);
         }
     }
 
@@ -109,37 +109,41 @@ impl Sim {
     /// background writeback, a round at a time, until nothing is left to do (it sleeps,
     /// re-armed for the next periodic run while inodes are dirty), the device has no free
     /// write request (it sleeps for one), or the burst ends (it yields).
-    pub(crate) fn wb_workfn(&mut self, dev: DevId) {
-        let th = self.flusher_thread(dev);
-        self.wb.wbs[dev.idx()].state = WbState::Active;
+    pub(crate) fn wb_workfn(&mut self, wb: WbId) {
+        let th = self.flusher_thread(wb);
+        self.wb.wbs[wb.idx()].state = WbState::Active;
         let limit = self.burst_limit(self.sched.now);
         loop {
             if self.sched.now >= limit {
                 self.wake(th, self.sched.now);
                 return;
             }
-            let work = match self.wb.wbs[dev.idx()].cur.take() {
+            let work = match self.wb.wbs[wb.idx()].cur.take() {
                 Some(w) => Some(w),
                 None => {
-                    let w = self.wb_next_work(dev);
+                    let w = self.wb_next_work(wb);
                     if let Some(w) = w {
                         let (nr_pages, reason) = (w.nr_pages, w.kind.reason());
-                        self.wb.wbs[dev.idx()].work_start_written = self.wb.wbs[dev.idx()].nr_submitted;
-                        self.trace(Kind::WritebackStart { dev: dev.0, nr_pages, reason });
+                        self.wb.wbs[wb.idx()].work_start_written = self.wb.wbs[wb.idx()].nr_submitted;
+                        self.trace(Kind::WritebackStart { dev: self.wb.wbs[wb.idx()].dev.0, nr_pages, reason });
                     }
                     w
                 }
             };
             let Some(mut work) = work else { break };
-            match self.wb_writeback_round(dev, &mut work) {
-                Round::Progress => self.wb.wbs[dev.idx()].cur = Some(work),
+            match self.wb_writeback_round(wb, &mut work) {
+                Round::Progress => self.wb.wbs[wb.idx()].cur = Some(work),
                 Round::Done => {
-                    let w = &self.wb.wbs[dev.idx()];
+                    let w = &self.wb.wbs[wb.idx()];
                     let nr_pages = w.nr_submitted - w.work_start_written;
-                    self.trace(Kind::WritebackWritten { dev: dev.0, nr_pages, reason: work.kind.reason() });
+                    self.trace(Kind::WritebackWritten {
+                        dev: self.wb.wbs[wb.idx()].dev.0,
+                        nr_pages,
+                        reason: work.kind.reason(),
+                    });
                 }
                 Round::Full(d) => {
-                    self.wb.wbs[dev.idx()].cur = Some(work);
+                    self.wb.wbs[wb.idx()].cur = Some(work);
                     self.get_request_wait(th, d);
                     return;
                 }
@@ -148,10 +152,10 @@ impl Sim {
         // Nothing to do: sleep, to run again at the next periodic writeback while inodes
         // are dirty (`wb_wakeup_delayed`).
         self.block(th);
-        self.wb.wbs[dev.idx()].state = WbState::Idle;
-        self.wb.wbs[dev.idx()].periodic_checked = 0;
-        if self.wb.wbs[dev.idx()].has_dirty_io() {
-            self.wb_wakeup_delayed(dev);
+        self.wb.wbs[wb.idx()].state = WbState::Idle;
+        self.wb.wbs[wb.idx()].periodic_checked = 0;
+        if self.wb.wbs[wb.idx()].has_dirty_io() {
+            self.wb_wakeup_delayed(wb);
         }
     }
 
@@ -159,9 +163,9 @@ impl Sim {
     /// `dirty_writeback_interval` has passed since the last (`wb_check_old_data_flush`),
     /// else background writeback when dirty pages are over the background threshold
     /// (`wb_check_background_flush`); each check once per pass (`Wb::periodic_checked`).
-    fn wb_next_work(&mut self, dev: DevId) -> Option<WbWork> {
+    fn wb_next_work(&mut self, wb: WbId) -> Option<WbWork> {
         let now = self.sched.now;
-        let w = &mut self.wb.wbs[dev.idx()];
+        let w = &mut self.wb.wbs[wb.idx()];
         if let Some(work) = w.work_list.pop_front() {
             // wb_workfn calls wb_do_writeback again while works are queued: its kupdate and
             // background checks follow this work again.
@@ -178,13 +182,13 @@ impl Sim {
                 return Some(WbWork { kind: WorkKind::Kupdate, nr_pages, start_ns: now, range_cyclic: true });
             }
         }
-        let w = &mut self.wb.wbs[dev.idx()];
+        let w = &mut self.wb.wbs[wb.idx()];
         if w.periodic_checked & 2 != 0 {
             return None;
         }
         w.periodic_checked |= 2;
-        let background = self.wb.order.checks_background() && self.wb.wbs[dev.idx()].has_dirty_io();
-        if background && self.over_bground_thresh() {
+        let background = self.wb.order.checks_background() && self.wb.wbs[wb.idx()].has_dirty_io();
+        if background && self.wb_over_bg_thresh(wb) {
             return Some(WbWork { kind: WorkKind::Background, nr_pages: u64::MAX, start_ns: now, range_cyclic: true });
         }
         None
@@ -192,25 +196,25 @@ impl Sim {
 
     /// One round of `wb_writeback` for `work`: the checks that end the work, then
     /// [`Sim::writeback_inodes_wb`].
-    fn wb_writeback_round(&mut self, dev: DevId, work: &mut WbWork) -> Round {
+    fn wb_writeback_round(&mut self, wb: WbId, work: &mut WbWork) -> Round {
         if work.nr_pages == 0 {
             return Round::Done;
         }
         let periodic = matches!(work.kind, WorkKind::Kupdate | WorkKind::Background);
-        if periodic && !self.wb.wbs[dev.idx()].work_list.is_empty() {
+        if periodic && !self.wb.wbs[wb.idx()].work_list.is_empty() {
             // Queued work comes first; kupdate and background are checked again after it.
             return Round::Done;
         }
-        if work.kind == WorkKind::Background && !self.over_bground_thresh() {
+        if work.kind == WorkKind::Background && !self.wb_over_bg_thresh(wb) {
             return Round::Done;
         }
         let before = work.nr_pages;
-        if let Some(d) = self.writeback_inodes_wb(dev, work) {
+        if let Some(d) = self.writeback_inodes_wb(wb, work) {
             return Round::Full(d);
         }
         let wrote = before - work.nr_pages;
         let budget = if self.wb.order.per_inode_chunk() { u64::MAX } else { MAX_WRITEBACK_PAGES.min(before) };
-        let short = wrote < budget && self.wb.wbs[dev.idx()].b_more_io.is_empty();
+        let short = wrote < budget && self.wb.wbs[wb.idx()].b_more_io.is_empty();
         if wrote == 0 || (short && self.wb.order.short_round_ends_work()) {
             // Nothing written (every queued inode had only pages under writeback, or none
             // was due), or, in 2.6.35, a round that ran out of inodes.
@@ -225,13 +229,13 @@ impl Sim {
     /// 1024 pages; a throttled dirtier's own `write_chunk`), and requeued. Runs in the
     /// calling thread (the flusher, or a throttled dirtier on 2.6.35). Returns the device
     /// whose write queue filled up, if one did.
-    pub(crate) fn writeback_inodes_wb(&mut self, dev: DevId, work: &mut WbWork) -> Option<DevId> {
+    pub(crate) fn writeback_inodes_wb(&mut self, wb: WbId, work: &mut WbWork) -> Option<DevId> {
         let now = self.sched.now;
-        self.wb_bandwidth_estimate_start(dev);
-        let cutoff = self.wb.order.cutoff(work, now, self.wb.sysctl.expire_ns, self.wb.oldest_dirty(dev));
-        if self.wb.wbs[dev.idx()].b_io.is_empty() || self.wb.order.queue_io_always(work.kind) {
-            let moved = self.wb.queue_io(dev, cutoff) as u64;
-            self.trace(Kind::WritebackQueueIo { dev: dev.0, moved });
+        self.wb_bandwidth_estimate_start(wb);
+        let cutoff = self.wb.order.cutoff(work, now, self.wb.sysctl.expire_ns, self.wb.oldest_dirty(wb));
+        if self.wb.wbs[wb.idx()].b_io.is_empty() || self.wb.order.queue_io_always(work.kind) {
+            let moved = self.wb.queue_io(wb, cutoff) as u64;
+            self.trace(Kind::WritebackQueueIo { dev: self.wb.wbs[wb.idx()].dev.0, moved });
         }
         let per_inode = self.wb.order.per_inode_chunk();
         // Writing submits I/O and moves no memory: the dirty limit holds for the round.
@@ -240,18 +244,19 @@ impl Sim {
         let mut round_budget = if per_inode { u64::MAX } else { cap.min(work.nr_pages) };
         let mut wrote_total = 0u64;
         let mut full = None;
-        while let Some(&fi) = self.wb.wbs[dev.idx()].b_io.back() {
+        while let Some(&fi) = self.wb.wbs[wb.idx()].b_io.back() {
             if self.wb.order.stops_at_newer_inode() && self.wb.inodes[fi.idx()].dirtied_when > now {
                 // Dirtied after this round began: the round stops (2.6.35's livelock guard).
                 break;
             }
-            let chunk = if per_inode { self.writeback_chunk_size(dev, work, dirty_limit) } else { round_budget };
+            let chunk = if per_inode { self.writeback_chunk_size(wb, work, dirty_limit) } else { round_budget };
             let wrote = self.write_cache_pages(fi, chunk, work.range_cyclic);
             wrote_total += wrote;
-            self.wb.wbs[dev.idx()].nr_submitted += wrote;
+            self.wb.wbs[wb.idx()].nr_submitted += wrote;
             work.nr_pages = work.nr_pages.saturating_sub(wrote);
             round_budget = round_budget.saturating_sub(wrote);
-            self.requeue_inode(dev, fi, work.kind, wrote >= chunk);
+            self.requeue_inode(wb, fi, work.kind, wrote >= chunk);
+            let dev = self.wb.wbs[wb.idx()].dev;
             if self.io.devices[dev].write_full() {
                 full = Some(dev);
                 break;
@@ -263,29 +268,29 @@ impl Sim {
                 break;
             }
         }
-        self.wb_update_bandwidth(dev);
+        self.wb_update_bandwidth(wb);
         full
     }
 
     /// `requeue_inode` after inode `fi` wrote in a round of `kind`: clean, it leaves the
     /// lists; still dirty, the policy says where it waits (`used_up`: it wrote its whole
     /// budget).
-    fn requeue_inode(&mut self, dev: DevId, fi: FileId, kind: WorkKind, used_up: bool) {
+    fn requeue_inode(&mut self, wb: WbId, fi: FileId, kind: WorkKind, used_up: bool) {
         if self.pc.files[fi].nr_dirty == 0 {
-            self.wb.inode_clean(dev, fi);
+            self.wb.inode_clean(wb, fi);
             return;
         }
         match self.wb.order.requeue(kind, used_up) {
-            Requeue::MoreIo => self.wb.requeue_io(dev, fi),
-            Requeue::DirtyTail => self.wb.redirty_tail(dev, fi, self.sched.now),
+            Requeue::MoreIo => self.wb.requeue_io(wb, fi),
+            Requeue::DirtyTail => self.wb.redirty_tail(wb, fi, self.sched.now),
         }
     }
 
     /// `wb_update_bandwidth` from writeback: at most every 200 ms, the device's write
     /// bandwidth estimate takes in the pages written since the last update.
-    pub(crate) fn wb_update_bandwidth(&mut self, dev: DevId) {
+    pub(crate) fn wb_update_bandwidth(&mut self, wb: WbId) {
         let now = self.sched.now;
-        let w = &mut self.wb.wbs[dev.idx()];
+        let w = &mut self.wb.wbs[wb.idx()];
         let elapsed = now - w.bw.bw_time_stamp;
         if elapsed < BANDWIDTH_INTERVAL_NS {
             return;
@@ -297,9 +302,9 @@ impl Sim {
 
     /// `wb_bandwidth_estimate_start`: writeback starting on an idle device does not count
     /// the idle time as time spent writing: the stamps restart an interval back.
-    fn wb_bandwidth_estimate_start(&mut self, dev: DevId) {
+    fn wb_bandwidth_estimate_start(&mut self, wb: WbId) {
         let now = self.sched.now;
-        let w = &mut self.wb.wbs[dev.idx()];
+        let w = &mut self.wb.wbs[wb.idx()];
         if w.nr_writeback == 0 && now.saturating_sub(w.bw.bw_time_stamp) > BANDWIDTH_INTERVAL_NS {
             w.bw.bw_time_stamp = now - BANDWIDTH_INTERVAL_NS;
             w.bw.written_stamp = w.written;
@@ -310,8 +315,8 @@ impl Sim {
     /// `writeback_chunk_size` (3.2+) for WB_SYNC_NONE work: half a second of the device's
     /// estimated write bandwidth, at most an eighth of the dirty limit `limit` and the work's
     /// pages, plus MIN_WRITEBACK_PAGES, rounded down to a multiple of it.
-    fn writeback_chunk_size(&self, dev: DevId, work: &WbWork, limit: u64) -> u64 {
-        let bw = self.wb.wbs[dev.idx()].bw.avg_write_bw_pages();
+    fn writeback_chunk_size(&self, wb: WbId, work: &WbWork, limit: u64) -> u64 {
+        let bw = self.wb.wbs[wb.idx()].bw.avg_write_bw_pages();
         let pages = (bw / 2).min(limit / 8).min(work.nr_pages);
         (pages + MAX_WRITEBACK_PAGES) / MAX_WRITEBACK_PAGES * MAX_WRITEBACK_PAGES
     }

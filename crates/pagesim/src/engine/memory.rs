@@ -80,8 +80,8 @@ impl Sim {
         let f = pte::frame(e).expect("the fault mapped the page");
         self.folio_mark_dirty(f, fi, Some(tid));
         self.mm.vmas[vma].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
-        let dev = self.pc.files[fi].dev;
-        self.balance_dirty_pages_ratelimited(tid, cpu, dev);
+        let wb = self.inode_to_wb(fi);
+        self.balance_dirty_pages_ratelimited(tid, cpu, wb);
     }
 
     /// `do_anonymous_page`: a read maps the zero page; a write gets a new zeroed folio,

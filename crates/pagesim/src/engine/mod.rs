@@ -276,17 +276,17 @@ impl Sim {
         Tid(self.sched.tasks.len() as u32 + 1)
     }
 
-    /// Thread id of device `dev`'s flusher (the kernel's per-bdi writeback worker).
+    /// Thread id of wb `wb`'s flusher (the kernel's writeback worker for it).
     #[inline]
-    pub fn flusher_thread(&self, dev: crate::ids::DevId) -> Tid {
-        Tid(self.sched.tasks.len() as u32 + 2 + dev.0)
+    pub fn flusher_thread(&self, wb: crate::ids::WbId) -> Tid {
+        Tid(self.sched.tasks.len() as u32 + 2 + wb.0)
     }
 
-    /// The device whose flusher thread `th` is, if it is one.
+    /// The wb whose flusher thread `th` is, if it is one.
     #[inline]
-    pub fn flusher_of(&self, th: Tid) -> Option<crate::ids::DevId> {
+    pub fn flusher_of(&self, th: Tid) -> Option<crate::ids::WbId> {
         let first = self.sched.tasks.len() as u32 + 2;
-        (th.0 >= first).then(|| crate::ids::DevId(th.0 - first))
+        (th.0 >= first).then(|| crate::ids::WbId(th.0 - first))
     }
 
     /// Builds the machine from a resolved scenario ([`Scenario::config`]). It cannot fail:
@@ -460,18 +460,18 @@ impl Sim {
             ra_states.extend(tasks.iter().map(|_| FileRaState::new(0, 0)));
         }
         let file_ra = (c.kernel.file_readahead.build)();
-        let wb = Writeback::new(
-            c.vm.dirty,
-            profile.writeback,
-            (c.kernel.writeback_order.build)(),
-            files.len(),
-            ndevices,
-            tasks.len(),
-            ncpus as usize,
-            managed,
-        );
-        // The tasks, kswapd, zswap's shrink worker, one flusher per device.
-        let nthreads = tasks.len() + 2 + ndevices;
+        let machine = crate::writeback::Machine {
+            nfiles: files.len(),
+            ndevs: ndevices,
+            nmemcgs: memcgs.len(),
+            ntasks: tasks.len(),
+            ncpus: ncpus as usize,
+            total_pages: managed,
+            cgwb: profile.writeback.cgroup_writeback && c.kernel.cgroup_version == 2,
+        };
+        let wb = Writeback::new(c.vm.dirty, profile.writeback, (c.kernel.writeback_order.build)(), machine);
+        // The tasks, kswapd, zswap's shrink worker, one flusher per wb.
+        let nthreads = tasks.len() + 2 + wb.wbs.len();
         let mut sim = Sim {
             profile,
             cost: c.cpu.clone(),

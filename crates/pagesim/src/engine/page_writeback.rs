@@ -16,7 +16,7 @@
 
 use crate::device::IoDir;
 use crate::engine::Sim;
-use crate::ids::{DevId, FileId, Pfn, Tid};
+use crate::ids::{FileId, Pfn, Tid, WbId};
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, pte};
 use crate::pagecache::{FileSync, ReadStep, SyncOp, Tag};
@@ -44,18 +44,34 @@ impl Sim {
         self.mm.nr_dirty += nr;
         self.mm.memcgs[m as usize].nr_dirty += nr;
         self.mm.count(Counter::NrDirtied, m, nr);
-        let dev = self.pc.files[fi].dev;
-        let w = &mut self.wb.wbs[dev.idx()];
+        let wb = self.inode_attach_wb(fi, m as u32);
+        let w = &mut self.wb.wbs[wb.idx()];
         w.nr_reclaimable += nr;
         w.dirtied += nr;
         if let Some(t) = tid {
             let crate::writeback::Writeback { dirties, task_dirties, .. } = &mut self.wb;
             dirties.inc(&mut task_dirties[t.idx()], nr);
         }
-        if self.wb.mark_inode_dirty(dev, fi, self.sched.now) {
-            self.wb_wakeup_delayed(dev);
+        if self.wb.mark_inode_dirty(wb, fi, self.sched.now) {
+            self.wb_wakeup_delayed(wb);
         }
         true
+    }
+
+    /// `inode_attach_wb`: the wb of file `fi`, attached when a page of memcg `memcg` first
+    /// dirties it (the memcg's wb with cgroup writeback, the device's root wb otherwise).
+    pub(crate) fn inode_attach_wb(&mut self, fi: FileId, memcg: u32) -> WbId {
+        if let Some(wb) = self.wb.inodes[fi.idx()].wb {
+            return wb;
+        }
+        let wb = self.wb.wb_of(self.pc.files[fi].dev, memcg);
+        self.wb.inodes[fi.idx()].wb = Some(wb);
+        wb
+    }
+
+    /// `inode_to_wb`: the wb of file `fi` (its device's root wb until a page dirties it).
+    pub(crate) fn inode_to_wb(&self, fi: FileId) -> WbId {
+        self.wb.inodes[fi.idx()].wb.unwrap_or(WbId(self.pc.files[fi].dev.0))
     }
 
     /// `folio_clear_dirty_for_io` + `folio_start_writeback` for dirty page-cache folio `f`
@@ -69,7 +85,8 @@ impl Sim {
         self.mm.frames.set(f, pg::WRITEBACK);
         self.mm.account_writeback(f, true);
         self.pc.files[fi].tag_writeback(idx, true);
-        self.wb.wbs[self.pc.files[fi].dev.idx()].nr_writeback += nr;
+        let wb = self.inode_to_wb(fi);
+        self.wb.wbs[wb.idx()].nr_writeback += nr;
     }
 
     /// `folio_account_cleaned` with the clearing of PG_dirty and the dirty tag: dirty folio
@@ -80,7 +97,8 @@ impl Sim {
         self.pc.files[fi].clear_dirty_tag(idx, nr);
         self.mm.nr_dirty -= nr;
         self.mm.memcgs[m as usize].nr_dirty -= nr;
-        self.wb.wbs[self.pc.files[fi].dev.idx()].nr_reclaimable -= nr;
+        let wb = self.inode_to_wb(fi);
+        self.wb.wbs[wb.idx()].nr_reclaimable -= nr;
     }
 
     /// `->writepage` of dirty page-cache folio `f`: it goes under writeback (with
@@ -172,11 +190,61 @@ impl Sim {
         self.mm.nr_dirty + self.mm.nr_writeback
     }
 
-    /// `wb_over_bg_thresh` (2.6.35 `over_bground_thresh`): dirty pages over the background
-    /// limit.
-    pub(crate) fn over_bground_thresh(&self) -> bool {
-        self.wb.order.over_background(self.mm.nr_dirty, self.global_dirty_limits().background)
+    /// `wb_over_bg_thresh` for wb `wb` (2.6.35 `over_bground_thresh`): dirty pages over
+    /// the background limit; with cgroup writeback, a memcg's wb also while its memcg's
+    /// domain is over its own background limit, or the wb over its share of it.
+    pub(crate) fn wb_over_bg_thresh(&mut self, wb: WbId) -> bool {
+        if self.wb.order.over_background(self.mm.nr_dirty, self.global_dirty_limits().background) {
+            return true;
+        }
+        let Some(d) = self.memcg_domain(wb, false) else { return false };
+        if d.dirty > d.limits.background {
+            return true;
+        }
+        let wb_bg_thresh = self.memcg_wb_share(wb, d.limits.background);
+        self.wb.wbs[wb.idx()].nr_reclaimable > wb_bg_thresh
     }
+
+    /// The dirty domain of wb `wb`'s memcg (`mdtc`: `domain_dirty_avail` and
+    /// `domain_dirty_limits`), when cgroup writeback gives it one: its dirty pages (with
+    /// those under writeback if `include_writeback`), dirtyable pages and limits.
+    fn memcg_domain(&self, wb: WbId, include_writeback: bool) -> Option<MemcgDomainState> {
+        let m = self.wb.wbs[wb.idx()].memcg;
+        if !self.wb.cgwb || m == 0 {
+            return None;
+        }
+        let global_avail = self.wb.rules.dirtyable.pages(&self.dirty_memory_state());
+        let global_dirty = self.mm.nr_dirty + if include_writeback { self.mm.nr_writeback } else { 0 };
+        // mem_cgroup_wb_stats: the memcg's file LRU pages, dirty and writeback pages, and
+        // how far it is from its limit (the model's memcgs have one level under the root).
+        let mc = &self.mm.memcgs[m as usize];
+        let lru = self.mm.lru_exact(m as u16);
+        let filepages = lru[2] + lru[3];
+        let headroom = mc.max.saturating_sub(mc.usage);
+        let dirty = mc.nr_dirty + if include_writeback { mc.nr_writeback } else { 0 };
+        let avail = crate::writeback::thresholds::memcg_avail(filepages, headroom, dirty, global_avail, global_dirty);
+        Some(MemcgDomainState { dirty, limits: self.wb.sysctl.memcg_limits(avail, global_avail) })
+    }
+
+    /// Wb `wb`'s share of `thresh` in its memcg's domain (`__wb_calc_thresh` of an mdtc):
+    /// its share of the memcg's recently completed writeback.
+    fn memcg_wb_share(&mut self, wb: WbId, thresh: u64) -> u64 {
+        let m = self.wb.wbs[wb.idx()].memcg as usize;
+        let crate::writeback::Writeback { wbs, domains, .. } = &mut self.wb;
+        let dom = &domains[m].completions;
+        if dom.events == 0 {
+            return thresh;
+        }
+        let (n, d) = dom.fraction(&mut wbs[wb.idx()].memcg_completions);
+        (thresh as u128 * n as u128 / d as u128) as u64
+    }
+}
+
+/// A memcg's dirty domain now (`struct dirty_throttle_control` of a memcg).
+#[derive(Clone, Copy, Debug)]
+struct MemcgDomainState {
+    dirty: u64,
+    limits: DirtyLimits,
 }
 
 impl Sim {
@@ -277,18 +345,18 @@ pub enum Throttled {
 
 impl Sim {
     /// `balance_dirty_pages_ratelimited` after task `tid`, on `cpu`, dirtied a page of a
-    /// file on `dev`: the task calls `balance_dirty_pages` when its CPU dirtied
+    /// file whose wb is `wb`: the task calls `balance_dirty_pages` when its CPU dirtied
     /// `ratelimit_pages` (8 while the device is over its limit) since a task there last
     /// called it (2.6.35), or when it dirtied `nr_dirtied_pause` pages itself (3.2+). The
     /// call is armed in the task (`Task::bdp`); returns whether it is due (the write path
     /// runs it at once; after a fault, the task's burst runs it before the next access).
-    pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: Tid, cpu: u32, dev: DevId) -> bool {
+    pub(crate) fn balance_dirty_pages_ratelimited(&mut self, tid: Tid, cpu: u32, wb: WbId) -> bool {
         let t = &mut self.sched.tasks[tid];
         t.nr_dirtied += 1;
         match self.wb.rules.throttle {
             DirtyThrottle::WriteAndWait => {
                 let limit =
-                    if self.wb.wbs[dev.idx()].dirty_exceeded { EXCEEDED_RATELIMIT } else { self.wb.ratelimit_pages };
+                    if self.wb.wbs[wb.idx()].dirty_exceeded { EXCEEDED_RATELIMIT } else { self.wb.ratelimit_pages };
                 let c = &mut self.wb.bdp_ratelimits[cpu as usize];
                 *c += 1;
                 if *c < limit {
@@ -297,10 +365,10 @@ impl Sim {
                 // sync_writeback_pages: half as much again as was dirtied.
                 let n = (*c).max(self.wb.ratelimit_pages);
                 *c = 0;
-                t.bdp = Some(Bdp { dev, write_chunk: n + n / 2, pages_written: 0, pause_ns: JIFFY_NS });
+                t.bdp = Some(Bdp { wb, write_chunk: n + n / 2, pages_written: 0, pause_ns: JIFFY_NS });
             }
             DirtyThrottle::IoLess => {
-                let limit = if self.wb.wbs[dev.idx()].dirty_exceeded {
+                let limit = if self.wb.wbs[wb.idx()].dirty_exceeded {
                     t.nr_dirtied_pause.min(EXCEEDED_RATELIMIT)
                 } else {
                     t.nr_dirtied_pause
@@ -308,7 +376,7 @@ impl Sim {
                 if t.nr_dirtied < limit {
                     return false;
                 }
-                t.bdp = Some(Bdp { dev, write_chunk: 0, pages_written: 0, pause_ns: 0 });
+                t.bdp = Some(Bdp { wb, write_chunk: 0, pages_written: 0, pause_ns: 0 });
             }
         }
         true
@@ -325,9 +393,9 @@ impl Sim {
     /// The device's share of the hard limit `thresh` (`bdi_dirty_limit`: its share of
     /// recently completed writeback), less up to an eighth for a task that dirtied most of
     /// the recent pages (`task_dirty_limit`, 2.6.35), never below half.
-    fn bdi_dirty_limit(&mut self, dev: DevId, thresh: u64, tid: Option<Tid>) -> u64 {
+    fn bdi_dirty_limit(&mut self, wb: WbId, thresh: u64, tid: Option<Tid>) -> u64 {
         let crate::writeback::Writeback { wbs, completions, dirties, task_dirties, .. } = &mut self.wb;
-        let (n, d) = completions.fraction(&mut wbs[dev.idx()].completions);
+        let (n, d) = completions.fraction(&mut wbs[wb.idx()].completions);
         // A device that completed nothing yet gets the whole limit when it is the only one
         // writing (prop's first period gives every share 0 otherwise).
         let bdi_thresh = if completions.events == 0 { thresh } else { (thresh as u128 * n as u128 / d as u128) as u64 };
@@ -345,17 +413,17 @@ impl Sim {
     /// background writeback if dirty pages are over the background limit.
     fn balance_dirty_pages_2_6_35(&mut self, tid: Tid) -> Throttled {
         let mut st = self.sched.tasks[tid].bdp.expect("a balance_dirty_pages call");
-        let dev = st.dev;
+        let wb = st.wb;
         // One turn of the kernel's loop: the task's wakeups resume it here.
         'turn: {
             let limits = self.global_dirty_limits();
-            let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
-            let w = &self.wb.wbs[dev.idx()];
+            let bdi_thresh = self.bdi_dirty_limit(wb, limits.dirty, Some(tid));
+            let w = &self.wb.wbs[wb.idx()];
             let bdi_rec = w.nr_reclaimable;
             if w.wb_dirty() <= bdi_thresh || self.dirty_and_writeback() < (limits.background + limits.dirty) / 2 {
                 break 'turn;
             }
-            self.wb.wbs[dev.idx()].dirty_exceeded = true;
+            self.wb.wbs[wb.idx()].dirty_exceeded = true;
             if bdi_rec > bdi_thresh && st.pages_written < st.write_chunk {
                 let now = self.sched.now;
                 let mut work = WbWork {
@@ -365,7 +433,7 @@ impl Sim {
                     range_cyclic: true,
                 };
                 let before = work.nr_pages;
-                let full = self.writeback_inodes_wb(dev, &mut work);
+                let full = self.writeback_inodes_wb(wb, &mut work);
                 st.pages_written += before - work.nr_pages;
                 if let Some(d) = full {
                     // Its own writes filled the queue: it sleeps for a request and goes on.
@@ -374,8 +442,8 @@ impl Sim {
                     return Throttled::Sleeps;
                 }
             }
-            let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
-            if self.wb.wbs[dev.idx()].wb_dirty() <= bdi_thresh || st.pages_written >= st.write_chunk {
+            let bdi_thresh = self.bdi_dirty_limit(wb, limits.dirty, Some(tid));
+            if self.wb.wbs[wb.idx()].wb_dirty() <= bdi_thresh || st.pages_written >= st.write_chunk {
                 break 'turn;
             }
             // io_schedule_timeout(pause)
@@ -384,31 +452,37 @@ impl Sim {
             self.sched.tasks[tid].bdp = Some(st);
             self.sched.tasks[tid].throttled_ns += pause;
             let (dirty, limit) = (self.dirty_and_writeback(), limits.dirty);
-            self.trace(crate::trace::Kind::BalanceDirtyPages { dev: dev.0, dirty, limit, pause_ns: pause });
+            self.trace(crate::trace::Kind::BalanceDirtyPages {
+                dev: self.wb.wbs[wb.idx()].dev.0,
+                dirty,
+                limit,
+                pause_ns: pause,
+            });
             self.block(tid);
             self.wake(tid, self.sched.now + pause);
             return Throttled::Sleeps;
         }
         self.sched.tasks[tid].bdp = None;
         let limits = self.global_dirty_limits();
-        let bdi_thresh = self.bdi_dirty_limit(dev, limits.dirty, Some(tid));
-        let w = &mut self.wb.wbs[dev.idx()];
+        let bdi_thresh = self.bdi_dirty_limit(wb, limits.dirty, Some(tid));
+        let w = &mut self.wb.wbs[wb.idx()];
         if w.wb_dirty() < bdi_thresh {
             w.dirty_exceeded = false;
         }
         if !w.writeback_in_progress() && self.mm.nr_dirty > limits.background {
-            self.wb_start_background_writeback(dev);
+            self.wb_start_background_writeback(wb);
         }
         Throttled::No
     }
 }
 
 impl Sim {
-    /// The throttle's view of the dirty pages against the limits for device `dev`.
-    fn dirty_position(&mut self, dev: DevId) -> Position {
+    /// The throttle's view of the dirty pages against the global limits for wb `wb`
+    /// (`gdtc`).
+    fn dirty_position(&mut self, wb: WbId) -> Position {
         let limits = self.global_dirty_limits();
-        let wb_thresh = self.bdi_dirty_limit(dev, limits.dirty, None);
-        let w = &self.wb.wbs[dev.idx()];
+        let wb_thresh = self.bdi_dirty_limit(wb, limits.dirty, None);
+        let w = &self.wb.wbs[wb.idx()];
         Position {
             dirty: self.dirty_and_writeback(),
             bg_thresh: limits.background,
@@ -419,53 +493,94 @@ impl Sim {
         }
     }
 
+    /// The same against wb `wb`'s memcg domain (`mdtc`), when cgroup writeback gives it one:
+    /// the memcg's dirty + writeback pages, its limits, its slowly following limit, and the
+    /// wb's share of its limit.
+    fn memcg_dirty_position(&mut self, wb: WbId) -> Option<Position> {
+        let d = self.memcg_domain(wb, true)?;
+        let wb_thresh = self.memcg_wb_share(wb, d.limits.dirty);
+        let m = self.wb.wbs[wb.idx()].memcg as usize;
+        Some(Position {
+            dirty: d.dirty,
+            bg_thresh: d.limits.background,
+            thresh: d.limits.dirty,
+            limit: d.limits.dirty.max(self.wb.domains[m].dirty_limit),
+            wb_dirty: self.wb.wbs[wb.idx()].wb_dirty(),
+            wb_thresh,
+        })
+    }
+
     /// `__wb_update_bandwidth` from `balance_dirty_pages`: at most every 200 ms, the
-    /// domain's dirty limit, the device's dirty rate limit and its write bandwidth.
-    fn wb_update_bandwidth_throttled(&mut self, dev: DevId, pos: &Position) {
+    /// domains' dirty limits, the wb's dirty rate limit (against the global domain, then the
+    /// memcg's) and its write bandwidth.
+    fn wb_update_bandwidth_throttled(&mut self, wb: WbId, pos: &Position, mpos: Option<&Position>) {
         let now = self.sched.now;
         if now.saturating_sub(self.wb.dirty_limit_tstamp) >= BANDWIDTH_INTERVAL_NS {
             self.wb.dirty_limit = update_dirty_limit(self.wb.dirty_limit, pos.thresh, pos.dirty);
             self.wb.dirty_limit_tstamp = now;
         }
-        let w = &mut self.wb.wbs[dev.idx()];
+        if let Some(mp) = mpos {
+            let d = &mut self.wb.domains[self.wb.wbs[wb.idx()].memcg as usize];
+            if now.saturating_sub(d.dirty_limit_tstamp) >= BANDWIDTH_INTERVAL_NS {
+                d.dirty_limit = update_dirty_limit(d.dirty_limit, mp.thresh, mp.dirty);
+                d.dirty_limit_tstamp = now;
+            }
+        }
+        let w = &mut self.wb.wbs[wb.idx()];
         let elapsed = now - w.bw.bw_time_stamp;
         if elapsed >= BANDWIDTH_INTERVAL_NS {
             // Before the write bandwidth update moves the stamps this reads.
             w.bw.update_dirty_ratelimit(pos, w.dirtied, elapsed);
+            if let Some(mp) = mpos {
+                w.bw.update_dirty_ratelimit(mp, w.dirtied, elapsed);
+            }
         }
-        self.wb_update_bandwidth(dev);
+        self.wb_update_bandwidth(wb);
     }
 
     /// 3.2+ IO-less `balance_dirty_pages`: below the freerun point the task goes on (and
     /// calls again after about √(pages to the limit)); above it, background writeback is
     /// started and the task sleeps for the time its pages take at `dirty_ratelimit ×
     /// pos_ratio`, less the time it ran since its last pause, within [min_pause, max_pause].
-    /// Over the hard limit (`pos_ratio` 0) it sleeps `max_pause` and looks again.
+    /// Over the hard limit (`pos_ratio` 0) it sleeps `max_pause` and looks again. With
+    /// cgroup writeback the memcg's domain is checked too: the task runs free only below
+    /// both freerun points, and the domain with the lower `pos_ratio` sets its pace.
     fn balance_dirty_pages_ioless(&mut self, tid: Tid) -> Throttled {
-        let dev = self.sched.tasks[tid].bdp.expect("a balance_dirty_pages call").dev;
+        let wb = self.sched.tasks[tid].bdp.expect("a balance_dirty_pages call").wb;
         let now = self.sched.now;
-        let pos = self.dirty_position(dev);
+        let pos = self.dirty_position(wb);
+        let mpos = self.memcg_dirty_position(wb);
         // Background writeback starts at the background limit, throttling at freerun.
-        if self.mm.nr_dirty > pos.bg_thresh && !self.wb.wbs[dev.idx()].writeback_in_progress() {
-            self.wb_start_background_writeback(dev);
+        if self.mm.nr_dirty > pos.bg_thresh && !self.wb.wbs[wb.idx()].writeback_in_progress() {
+            self.wb_start_background_writeback(wb);
         }
         let t = &mut self.sched.tasks[tid];
-        if pos.dirty <= pos.freerun() {
+        if pos.dirty <= pos.freerun() && mpos.is_none_or(|m| m.dirty <= m.freerun()) {
             t.dirty_paused_when = now;
             t.nr_dirtied = 0;
-            t.nr_dirtied_pause = dirty_poll_interval(pos.dirty, pos.thresh);
+            let m_intv = mpos.map_or(u64::MAX, |m| dirty_poll_interval(m.dirty, m.thresh));
+            t.nr_dirtied_pause = dirty_poll_interval(pos.dirty, pos.thresh).min(m_intv);
             t.bdp = None;
             return Throttled::No;
         }
-        if !self.wb.wbs[dev.idx()].writeback_in_progress() {
-            self.wb_start_background_writeback(dev);
+        if !self.wb.wbs[wb.idx()].writeback_in_progress() {
+            self.wb_start_background_writeback(wb);
         }
-        let exceeded = pos.wb_dirty > pos.wb_thresh && pos.dirty > pos.thresh;
-        self.wb.wbs[dev.idx()].dirty_exceeded = exceeded;
-        self.wb_update_bandwidth_throttled(dev, &pos);
-        let bw = &self.wb.wbs[dev.idx()].bw;
+        let exceeded = |p: &Position| p.wb_dirty > p.wb_thresh && p.dirty > p.thresh;
+        self.wb.wbs[wb.idx()].dirty_exceeded = exceeded(&pos) || mpos.as_ref().is_some_and(exceeded);
+        self.wb_update_bandwidth_throttled(wb, &pos, mpos.as_ref());
+        let bw = &self.wb.wbs[wb.idx()].bw;
         let (avg_bw, dirty_ratelimit) = (bw.avg_write_bw, bw.dirty_ratelimit);
-        let pos_ratio = pos.pos_ratio(avg_bw);
+        // The stricter domain (sdtc).
+        let mut pos_ratio = pos.pos_ratio(avg_bw);
+        let mut sdtc = pos;
+        if let Some(m) = mpos {
+            let r = m.pos_ratio(avg_bw);
+            if r < pos_ratio {
+                (pos_ratio, sdtc) = (r, m);
+            }
+        }
+        let pos = sdtc;
         let task_ratelimit = ((dirty_ratelimit as u128 * pos_ratio as u128) >> RATELIMIT_CALC_SHIFT) as u64;
         let max_pause = max_pause_ns(avg_bw, pos.wb_dirty);
         let (min_pause, next_pause_pages) = min_pause(avg_bw, dirty_ratelimit, task_ratelimit, max_pause);
@@ -512,7 +627,12 @@ impl Sim {
         }
         self.sched.tasks[tid].throttled_ns += pause;
         let (dirty, limit) = (pos.dirty, pos.limit);
-        self.trace(crate::trace::Kind::BalanceDirtyPages { dev: dev.0, dirty, limit, pause_ns: pause });
+        self.trace(crate::trace::Kind::BalanceDirtyPages {
+            dev: self.wb.wbs[wb.idx()].dev.0,
+            dirty,
+            limit,
+            pause_ns: pause,
+        });
         self.block(tid);
         self.wake(tid, self.sched.now + pause);
         Throttled::Sleeps
@@ -521,6 +641,7 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
+    use crate::ids::WbId;
     use crate::mm::pte;
     use crate::mm::vmstat::Counter;
     use crate::testutil::sim_from;
@@ -676,5 +797,57 @@ mod tests {
         assert_eq!(v(Counter::PgFault), 32, "16 first-touch faults, then 16 write-protect faults");
         assert_eq!((s.mm.nr_dirty, s.mm.nr_writeback), (0, 0));
         assert!(s.mm.vmas[0].pte.iter().all(|&e| e & (pte::WRITE | pte::DIRTY) == 0), "clean, read-only");
+    }
+
+    /// Writers in memcgs `a` (32 MB) and `b` (512 MB), each writing 16 MB to its own file on
+    /// a disk and then living on for 5 s, with periodic writeback off, on 6.6 under cgroup
+    /// `version`.
+    fn two_memcg_writers(version: u32) -> crate::engine::Sim {
+        let writer = |name: &str| {
+            format!(
+                "[[task]]\nname = \"{name}\"\nmemcg = \"{name}\"\n[[task.step]]\nfile = \"{name}\"\nop = \"write\"\n\
+                 pattern = \"seq\"\nrecord = \"64KB\"\n[[task.step]]\nregion = \"r\"\npattern = \"random\"\n\
+                 accesses = 5\nthink = \"1s\"\n"
+            )
+        };
+        let mut s = sim_from(
+            &format!(
+                "[kernel]\nprofile = \"linux-6.6\"\ncgroup_version = {version}\n[machine]\nram = \"1GB\"\n\
+                 [vm]\ndirty_writeback_centisecs = 0\n[device.d]\nmodel = \"hdd\"\n\
+                 [file.a]\ndevice = \"d\"\nsize = \"16MB\"\n[file.b]\ndevice = \"d\"\nsize = \"16MB\"\n\
+                 [region.r]\nkind = \"anon\"\nsize = \"4KB\"\n\
+                 [memcg.a]\nmax = \"32MB\"\n[memcg.b]\nmax = \"512MB\"\n{}{}",
+                writer("a"),
+                writer("b")
+            ),
+            &[],
+        );
+        s.run(&mut None);
+        s.verify().unwrap();
+        s
+    }
+
+    /// Cgroup writeback (4.2+, cgroup v2): each memcg's inodes go to its own wb, and a
+    /// memcg's own dirty domain throttles its writer and starts background writeback of its
+    /// wb alone; on cgroup v1 there is one wb per device and only the global domain, which
+    /// 32 MB of dirty pages on 1 GB stay far below.
+    #[test]
+    fn cgroup_writeback_gives_each_memcg_its_wb_and_dirty_domain_on_v2_only() {
+        let (fa, fb) = (crate::ids::FileId(0), crate::ids::FileId(1));
+        let s = two_memcg_writers(2);
+        let (wa, wb) = (s.wb.inodes[0].wb.unwrap(), s.wb.inodes[1].wb.unwrap());
+        assert_eq!((s.wb.wbs[wa.idx()].memcg, s.wb.wbs[wb.idx()].memcg), (1, 2), "each memcg's own wb");
+        assert!(s.sched.tasks[0].throttled_ns > 0, "a's writer was throttled at its memcg's limit");
+        assert_eq!(s.sched.tasks[1].throttled_ns, 0, "b's memcg has room");
+        let a_dirty = s.pc.files[fa].nr_dirty;
+        assert!(s.wb.wbs[wa.idx()].written > 0 && a_dirty < 4096 / 4, "a's wb wrote a's file: {a_dirty} left dirty");
+        assert_eq!(s.pc.files[fb].nr_dirty, 4096, "b's file stays dirty: b's domain is under its background limit");
+        assert_eq!(s.wb.wbs[wb.idx()].written, 0);
+
+        let s = two_memcg_writers(1);
+        assert_eq!((s.wb.inodes[0].wb, s.wb.inodes[1].wb), (Some(WbId(0)), Some(WbId(0))), "the device's wb");
+        assert_eq!(s.wb.wbs.len(), 1);
+        assert_eq!((s.sched.tasks[0].throttled_ns, s.sched.tasks[1].throttled_ns), (0, 0));
+        assert_eq!((s.pc.files[fa].nr_dirty, s.pc.files[fb].nr_dirty), (4096, 4096), "under the global limits");
     }
 }

@@ -251,9 +251,9 @@ impl Sim {
         } else if th == self.zswap_worker_thread() {
             self.run_zswap_shrink_worker();
             self.swap.zswap.worker_cpu_ns += self.sched.now - start;
-        } else if let Some(dev) = self.flusher_of(th) {
-            self.wb_workfn(dev);
-            self.wb.wbs[dev.idx()].cpu_ns += self.sched.now - start;
+        } else if let Some(wb) = self.flusher_of(th) {
+            self.wb_workfn(wb);
+            self.wb.wbs[wb.idx()].cpu_ns += self.sched.now - start;
         } else {
             let t = &mut self.sched.tasks[th];
             if t.state == TaskState::NotStarted {

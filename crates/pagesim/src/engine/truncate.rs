@@ -52,9 +52,9 @@ impl Sim {
         self.pc.files[fi].writeback_index = 0;
         self.pc.files[fi].i_size = 0;
         self.pc.files[fi].append_end = 0;
-        let dev = self.pc.files[fi].dev;
         if self.wb.inodes[fi.idx()].dirty {
-            self.wb.inode_clean(dev, fi);
+            let wb = self.inode_to_wb(fi);
+            self.wb.inode_clean(wb, fi);
         }
         None
     }

@@ -10,9 +10,12 @@
 //! reclaim, `balance_dirty_pages`) submit I/O and wake threads, so they are in
 //! engine/fs_writeback.rs and engine/page_writeback.rs.
 //!
-//! DOC: one flusher per backing device (the kernel's per-bdi `wb`; cgroup writeback's
-//! per-memcg wbs of ≥4.2 are a documented simplification). A file's inode is on at most one
-//! of the three lists of its device's wb:
+//! DOC: one flusher per wb: each backing device has its root wb, and with cgroup writeback
+//! (≥4.2 on the cgroup v2 hierarchy) each memcg has one more per device, with its own inode
+//! lists, works, bandwidth estimates and share of the memcg's completions; an inode belongs
+//! to the wb of the memcg whose page first dirtied it (`inode_attach_wb`; the kernel's
+//! switch of an inode to the memcg that now dirties most of it is not modelled). A file's
+//! inode is on at most one of the three lists of its wb:
 //!
 //! ```text
 //!   b_dirty    head: newest dirtied ... tail: oldest dirtied   (__mark_inode_dirty adds at
@@ -33,7 +36,7 @@ pub mod throttle;
 
 use std::collections::VecDeque;
 
-use crate::ids::{DevId, FileId};
+use crate::ids::{DevId, FileId, WbId};
 pub use order::{WbOrder, WritebackOrder};
 pub use thresholds::{DirtyLimits, DirtySysctls, Dirtyable, Limit, MemoryState};
 
@@ -56,6 +59,8 @@ pub struct Inode {
     /// writeback leaves none).
     pub dirty: bool,
     pub list: WbList,
+    /// The wb it belongs to (`inode->i_wb`), from its first dirtying on.
+    pub wb: Option<WbId>,
 }
 
 /// Why the flusher is writing (`enum wb_reason`, and the kind of `struct wb_writeback_work`).
@@ -112,10 +117,15 @@ pub enum WbState {
     Active,
 }
 
-/// A backing device's writeback state (`struct bdi_writeback`).
+/// A backing device's writeback state for one memcg (`struct bdi_writeback`): the
+/// device's root wb, or a memcg's with cgroup writeback.
 #[derive(Debug)]
 pub struct Wb {
     pub dev: DevId,
+    /// The memcg whose inodes it writes (0: the root wb).
+    pub memcg: u32,
+    /// Its share of its memcg's completed writeback (`wb->memcg_completions`).
+    pub memcg_completions: throttle::PropLocal,
     /// Front is the list head.
     pub b_dirty: VecDeque<FileId>,
     pub b_io: VecDeque<FileId>,
@@ -156,9 +166,11 @@ pub struct Wb {
 }
 
 impl Wb {
-    pub fn new(dev: DevId) -> Self {
+    pub fn new(dev: DevId, memcg: u32) -> Self {
         Wb {
             dev,
+            memcg,
+            memcg_completions: throttle::PropLocal::default(),
             b_dirty: VecDeque::new(),
             b_io: VecDeque::new(),
             b_more_io: VecDeque::new(),
@@ -214,8 +226,15 @@ pub(crate) struct Writeback {
     pub(crate) order: WbOrder,
     /// Per file (`FileId`), its inode's writeback state.
     pub(crate) inodes: Vec<Inode>,
-    /// Per device (`DevId`), its wb.
+    /// The wbs (`WbId`): each device's root wb, then with cgroup writeback one per memcg
+    /// (1..) and device.
     pub(crate) wbs: Vec<Wb>,
+    pub(crate) ndevs: usize,
+    /// Cgroup writeback (`inode_cgwb_enabled`: ≥4.2 with the memory controller on cgroup
+    /// v2): per-memcg wbs and dirty domains.
+    pub(crate) cgwb: bool,
+    /// Per memcg (index 0, the root, unused), its dirty domain's state (`memcg->cgwb_domain`).
+    pub(crate) domains: Vec<MemcgDomain>,
     /// Devices' shares of completed writeback (`vm_completions`) and tasks' shares of pages
     /// dirtied (`vm_dirties`, per task in `task_dirties`), for the 2.6.35 limits.
     pub(crate) completions: throttle::Prop,
@@ -231,27 +250,44 @@ pub(crate) struct Writeback {
     pub(crate) dirty_limit_tstamp: u64,
 }
 
+/// A memcg's dirty domain (`struct wb_domain` of `memcg->cgwb_domain`): the memcg's wbs'
+/// completions and its slowly following dirty limit.
+#[derive(Debug, Default)]
+pub(crate) struct MemcgDomain {
+    pub(crate) completions: throttle::Prop,
+    pub(crate) dirty_limit: u64,
+    pub(crate) dirty_limit_tstamp: u64,
+}
+
+/// The machine the writeback state is for.
+pub(crate) struct Machine {
+    pub(crate) nfiles: usize,
+    pub(crate) ndevs: usize,
+    /// Memcgs, the root included.
+    pub(crate) nmemcgs: usize,
+    pub(crate) ntasks: usize,
+    pub(crate) ncpus: usize,
+    /// All of memory, pages: its dirty limit at boot gives the proportions' period.
+    pub(crate) total_pages: u64,
+    /// Cgroup writeback is on (the profile has it and the memcgs are on cgroup v2).
+    pub(crate) cgwb: bool,
+}
+
 impl Writeback {
-    /// The writeback state of a machine with `nfiles` files, `ndevs` devices, `ntasks`
-    /// tasks and `ncpus` CPUs, whose memory (`total_pages`) gives `dirty_limit` pages as the
-    /// dirty limit at boot (the proportions' period).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        sysctl: DirtySysctls,
-        rules: crate::profile::WritebackRules,
-        order: WbOrder,
-        nfiles: usize,
-        ndevs: usize,
-        ntasks: usize,
-        ncpus: usize,
-        total_pages: u64,
-    ) -> Self {
+    /// The writeback state of machine `m`.
+    pub(crate) fn new(sysctl: DirtySysctls, rules: crate::profile::WritebackRules, order: WbOrder, m: Machine) -> Self {
+        let Machine { nfiles, ndevs, nmemcgs, ntasks, ncpus, total_pages, cgwb } = m;
+        let per_memcg = if cgwb { nmemcgs } else { 1 };
+        let wbs = (0..per_memcg as u32).flat_map(|mc| (0..ndevs as u32).map(move |d| Wb::new(DevId(d), mc))).collect();
         let mut w = Writeback {
             sysctl,
             rules,
             order,
-            inodes: vec![Inode { dirtied_when: 0, dirty: false, list: WbList::None }; nfiles],
-            wbs: (0..ndevs as u32).map(|d| Wb::new(DevId(d))).collect(),
+            inodes: vec![Inode { dirtied_when: 0, dirty: false, list: WbList::None, wb: None }; nfiles],
+            wbs,
+            ndevs,
+            cgwb,
+            domains: (0..if cgwb { nmemcgs } else { 0 }).map(|_| MemcgDomain::default()).collect(),
             completions: throttle::Prop::default(),
             dirties: throttle::Prop::default(),
             task_dirties: vec![throttle::PropLocal::default(); ntasks],
@@ -264,11 +300,24 @@ impl Writeback {
         let shift = throttle::Prop::period_shift(w.limits(total_pages).dirty);
         w.completions.shift = shift;
         w.dirties.shift = shift;
+        for d in &mut w.domains {
+            d.completions.shift = shift;
+        }
         w
     }
 
+    /// The wb of device `dev` for memcg `memcg`: the memcg's own with cgroup writeback,
+    /// else the device's root wb.
+    pub(crate) fn wb_of(&self, dev: DevId, memcg: u32) -> WbId {
+        if self.cgwb {
+            WbId(memcg * self.ndevs as u32 + dev.0)
+        } else {
+            WbId(dev.0)
+        }
+    }
+
     /// Moves inode `fi` of `wb` from its list to the head of list `to` (`list_move`).
-    fn move_to_head(&mut self, wb: DevId, fi: FileId, to: WbList) {
+    fn move_to_head(&mut self, wb: WbId, fi: FileId, to: WbList) {
         let from = self.inodes[fi.idx()].list;
         let w = &mut self.wbs[wb.idx()];
         if let Some(l) = w.list_mut(from) {
@@ -286,7 +335,7 @@ impl Writeback {
     /// and goes to the head of `b_dirty`; an inode already dirty keeps its time and place.
     /// Returns true when the wb had no dirty inode before: the caller arms the flusher's
     /// periodic wakeup (`wb_wakeup_delayed`).
-    pub(crate) fn mark_inode_dirty(&mut self, wb: DevId, fi: FileId, now: u64) -> bool {
+    pub(crate) fn mark_inode_dirty(&mut self, wb: WbId, fi: FileId, now: u64) -> bool {
         let ino = self.inodes[fi.idx()];
         if ino.dirty {
             return false;
@@ -303,7 +352,7 @@ impl Writeback {
     /// `redirty_tail`: inode `fi` goes back to the head of `b_dirty`; if it is older than the
     /// newest inode there, its `dirtied_when` becomes `now` so that `b_dirty` stays in
     /// time order.
-    pub(crate) fn redirty_tail(&mut self, wb: DevId, fi: FileId, now: u64) {
+    pub(crate) fn redirty_tail(&mut self, wb: WbId, fi: FileId, now: u64) {
         if let Some(&newest) = self.wbs[wb.idx()].b_dirty.front() {
             if newest != fi && self.inodes[fi.idx()].dirtied_when < self.inodes[newest.idx()].dirtied_when {
                 self.inodes[fi.idx()].dirtied_when = now;
@@ -313,12 +362,12 @@ impl Writeback {
     }
 
     /// `requeue_io`: inode `fi` still has dirty pages after its chunk: to `b_more_io`.
-    pub(crate) fn requeue_io(&mut self, wb: DevId, fi: FileId) {
+    pub(crate) fn requeue_io(&mut self, wb: WbId, fi: FileId) {
         self.move_to_head(wb, fi, WbList::MoreIo);
     }
 
     /// `inode_io_list_del`: inode `fi` is clean; it leaves the lists.
-    pub(crate) fn inode_clean(&mut self, wb: DevId, fi: FileId) {
+    pub(crate) fn inode_clean(&mut self, wb: WbId, fi: FileId) {
         self.inodes[fi.idx()].dirty = false;
         self.move_to_head(wb, fi, WbList::None);
     }
@@ -327,7 +376,7 @@ impl Writeback {
     /// `b_dirty` dirtied at or before `cutoff` (`None`: all of them) move to `b_io`, oldest
     /// first (`move_expired_inodes`), so that the oldest is consumed first. Returns how
     /// many inodes came from `b_dirty`.
-    pub(crate) fn queue_io(&mut self, wb: DevId, cutoff: Option<u64>) -> usize {
+    pub(crate) fn queue_io(&mut self, wb: WbId, cutoff: Option<u64>) -> usize {
         let more_io_first = self.order.more_io_first();
         let Writeback { wbs, inodes, .. } = self;
         let w = &mut wbs[wb.idx()];
@@ -381,7 +430,7 @@ impl Writeback {
     }
 
     /// The oldest `dirtied_when` on `b_dirty` (its tail), if any.
-    pub(crate) fn oldest_dirty(&self, wb: DevId) -> Option<u64> {
+    pub(crate) fn oldest_dirty(&self, wb: WbId) -> Option<u64> {
         self.wbs[wb.idx()].b_dirty.back().map(|fi| self.inodes[fi.idx()].dirtied_when)
     }
 
@@ -418,10 +467,11 @@ mod tests {
             writeback_interval_ns: 5,
         };
         let rules = crate::profile::find("linux-6.6").unwrap().writeback;
-        Writeback::new(s, rules, order::find("modern").map(|e| (e.build)()).unwrap(), files, 1, 1, 1, 1 << 16)
+        let m = Machine { nfiles: files, ndevs: 1, nmemcgs: 1, ntasks: 1, ncpus: 1, total_pages: 1 << 16, cgwb: false };
+        Writeback::new(s, rules, order::find("modern").map(|e| (e.build)()).unwrap(), m)
     }
 
-    const D: DevId = DevId(0);
+    const D: WbId = WbId(0);
 
     #[test]
     fn a_dirty_inode_keeps_its_first_dirtying_time_and_b_dirty_stays_in_time_order() {

@@ -135,6 +135,34 @@ impl DirtySysctls {
         }
         DirtyLimits { background, dirty }
     }
+
+    /// `domain_dirty_limits` of a memcg domain (≥4.2) of `avail` dirtyable pages when the
+    /// global domain has `global_avail`: a byte limit cannot apply to a memcg as it is, so it
+    /// becomes a per-page ratio of the global domain, `⌈bytes / global_avail⌉` (at most
+    /// 4096/4096), applied to `avail`; ratios apply as per-page fractions as for the global
+    /// domain.
+    pub fn memcg_limits(&self, avail: u64, global_avail: u64) -> DirtyLimits {
+        let per_page = |l: Limit| match l {
+            Limit::Bytes(b) => b.div_ceil(global_avail.max(1)).min(4096),
+            Limit::Ratio(r) => r as u64 * 4096 / 100,
+        };
+        let dirty = per_page(self.dirty) * avail / 4096;
+        let mut background = per_page(self.background) * avail / 4096;
+        if background >= dirty {
+            background = dirty / 2;
+        }
+        DirtyLimits { background, dirty }
+    }
+}
+
+/// `mdtc_calc_avail`: a memcg domain's dirtyable pages: its file pages and, of the global
+/// domain's clean pages that are not its own, as many as its headroom (limit − usage)
+/// allows. `dirty` and `global_dirty` are the two domains' dirty (+ writeback) pages.
+pub fn memcg_avail(filepages: u64, headroom: u64, dirty: u64, global_avail: u64, global_dirty: u64) -> u64 {
+    let clean = filepages - filepages.min(dirty);
+    let global_clean = global_avail - global_avail.min(global_dirty);
+    let other_clean = global_clean - global_clean.min(clean);
+    filepages + headroom.min(other_clean)
 }
 
 /// Checks one pair of sysctls as a scenario gives them: a ratio (0..=100) or bytes, not
@@ -194,6 +222,26 @@ mod tests {
         let s = sysctls(Limit::Ratio(2), Limit::Ratio(1));
         let old = LimitRules { min_dirty_ratio: 5, ratio_per_page: false };
         assert_eq!(s.limits(1_000, old), DirtyLimits { dirty: 50, background: 10 });
+    }
+
+    /// A memcg's domain (≥4.2, cgroup v2): its file pages plus the clean pages of the rest
+    /// of memory its headroom allows; ratios apply to that, byte limits become the ratio
+    /// they are of the global domain (⌈bytes / global pages⌉ per 4096).
+    #[test]
+    fn a_memcg_domain_takes_its_share_of_the_limits() {
+        // 10,000 file pages of which 4,000 dirty, 2,000 pages of headroom, a global domain
+        // of 1,000,000 with 50,000 dirty: the headroom is the smaller.
+        assert_eq!(memcg_avail(10_000, 2_000, 4_000, 1_000_000, 50_000), 12_000);
+        // Little clean memory left elsewhere: 60,000 clean globally, 6,000 of them its own.
+        assert_eq!(memcg_avail(10_000, 100_000, 4_000, 100_000, 40_000), 10_000 + 54_000);
+        let s = sysctls(Limit::Ratio(20), Limit::Ratio(10));
+        assert_eq!(s.memcg_limits(12_000, 1_000_000), DirtyLimits { dirty: 2_399, background: 1_198 });
+        // 32 MiB over 1,000,000 global pages: 34 per 4096 (8,192 / 1,000,000 rounded up).
+        let s = sysctls(Limit::Bytes(32 << 20), Limit::Bytes(16 << 20));
+        assert_eq!(
+            s.memcg_limits(12_000, 1_000_000),
+            DirtyLimits { dirty: 34 * 12_000 / 4096, background: 17 * 12_000 / 4096 }
+        );
     }
 
     /// 3.14+: free pages under the reserve do not go negative, the page cache still counts.

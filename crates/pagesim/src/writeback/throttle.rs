@@ -280,8 +280,8 @@ pub const EXCEEDED_RATELIMIT: u64 = 8;
 /// A `balance_dirty_pages` call in progress, kept while the task sleeps in it.
 #[derive(Clone, Copy, Debug)]
 pub struct Bdp {
-    /// The device the dirtied pages belong to (`mapping->backing_dev_info`).
-    pub dev: crate::ids::DevId,
+    /// The wb the dirtied pages belong to (`inode_to_wb`).
+    pub wb: crate::ids::WbId,
     /// 2.6.35: the pages this call is to write itself (`write_chunk`), those it wrote, and
     /// the next sleep (1, 2, 4 ... jiffies, at most HZ/10).
     pub write_chunk: u64,
