@@ -126,6 +126,10 @@ pub struct WritebackRules {
     /// own wb per device and its own dirty domain, which `balance_dirty_pages` and
     /// `wb_over_bg_thresh` check beside the global one.
     pub cgroup_writeback: bool,
+    /// A device's (wb's) share of the dirty limits follows its share of completed writeback
+    /// as a flexible proportion aged every 3 s (3.5, "mm: Convert bdi writeback proportions
+    /// to flexible proportions"), rather than a floating proportion aged by events.
+    pub flex_proportions: bool,
     pub reclaim_writes: ReclaimFileWrites,
     pub throttle: DirtyThrottle,
     pub flusher_kick: FlusherKick,
@@ -144,6 +148,7 @@ const WRITEBACK_3_14: WritebackRules = WritebackRules {
     write_marks_accessed: true,
     reclaim_marks_writeback: true,
     cgroup_writeback: false,
+    flex_proportions: true,
     reclaim_writes: ReclaimFileWrites::KswapdTailDirty,
     throttle: DirtyThrottle::IoLess,
     flusher_kick: FlusherKick::ScannedOverTarget,
@@ -158,6 +163,7 @@ const WRITEBACK_2_6_35: WritebackRules = WritebackRules {
     min_dirty_ratio: 5,
     direct_congestion_wait: true,
     reclaim_marks_writeback: false,
+    flex_proportions: false,
     ..WRITEBACK_3_14
 };
 

@@ -227,15 +227,19 @@ impl Sim {
             // __wb_writeout_add: the wb's written count and its share of completions.
             let idx = self.mm.frames.index[f] as u64;
             self.pc.files[fi].tag_writeback(idx, false);
-            let wb = self.inode_to_wb(fi);
-            let crate::writeback::Writeback { wbs, completions, domains, .. } = &mut self.wb;
+            let (wb, now) = (self.inode_to_wb(fi), self.sched.now);
+            let crate::writeback::Writeback { wbs, completions, flex_completions, domains, rules, .. } = &mut self.wb;
             let w = &mut wbs[wb.idx()];
             w.written += nr;
             w.nr_writeback -= nr;
-            completions.inc(&mut w.completions, nr);
+            if rules.flex_proportions {
+                flex_completions.inc(&mut w.flex_completions, nr, now);
+            } else {
+                completions.inc(&mut w.completions, nr);
+            }
             if let Some(d) = domains.get_mut(w.memcg as usize).filter(|_| w.memcg != 0) {
                 // The memcg domain's share (`wb_domain_writeout_add` of `mem_cgroup_wb_domain`).
-                d.completions.inc(&mut w.memcg_completions, nr);
+                d.completions.inc(&mut w.memcg_completions, nr, now);
             }
         }
         self.reclaim.nr_written += nr;

@@ -344,7 +344,7 @@ impl Sim {
             a.i_size = a.i_size.max(i + 1);
             w.index += 1;
             self.sched.tasks[tid].write = Some(w);
-            let wb = self.inode_to_wb(fi);
+            let wb = self.current_wb(tid, fi);
             if self.balance_dirty_pages_ratelimited(tid, cpu, wb) && self.balance_dirty_pages(tid) == Throttled::Sleeps
             {
                 return ReadStep::Blocked;

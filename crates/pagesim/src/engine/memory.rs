@@ -80,7 +80,7 @@ impl Sim {
         let f = pte::frame(e).expect("the fault mapped the page");
         self.folio_mark_dirty(f, fi, Some(tid));
         self.mm.vmas[vma].pte[idx as usize] = e | pte::WRITE | pte::DIRTY | pte::YOUNG;
-        let wb = self.inode_to_wb(fi);
+        let wb = self.current_wb(tid, fi);
         self.balance_dirty_pages_ratelimited(tid, cpu, wb);
     }
 

@@ -44,7 +44,10 @@ impl Sim {
         self.mm.nr_dirty += nr;
         self.mm.memcgs[m as usize].nr_dirty += nr;
         self.mm.count(Counter::NrDirtied, m, nr);
-        let wb = self.inode_attach_wb(fi, m as u32);
+        // The inode goes to the dirtier's memcg (write(2) and page_mkwrite update the file's
+        // times first, which attaches it by `current`); without a task, the page's.
+        let owner = tid.map_or(m as u32, |t| self.sched.tasks[t].memcg as u32);
+        let wb = self.inode_attach_wb(fi, owner);
         let w = &mut self.wb.wbs[wb.idx()];
         w.nr_reclaimable += nr;
         w.dirtied += nr;
@@ -58,8 +61,7 @@ impl Sim {
         true
     }
 
-    /// `inode_attach_wb`: the wb of file `fi`, attached when a page of memcg `memcg` first
-    /// dirties it (the memcg's wb with cgroup writeback, the device's root wb otherwise).
+    /// `inode_attach_wb`: the wb of file `fi`, attached when memcg `memcg` first dirties it (the memcg's wb with cgroup writeback, the device's root wb otherwise).
     pub(crate) fn inode_attach_wb(&mut self, fi: FileId, memcg: u32) -> WbId {
         if let Some(wb) = self.wb.inodes[fi.idx()].wb {
             return wb;
@@ -67,6 +69,13 @@ impl Sim {
         let wb = self.wb.wb_of(self.pc.files[fi].dev, memcg);
         self.wb.inodes[fi.idx()].wb = Some(wb);
         wb
+    }
+
+    /// The wb `balance_dirty_pages_ratelimited` throttles task `tid` against after it dirtied
+    /// a page of file `fi` (`wb_get_create_current`: its own memcg's wb on the file's device,
+    /// whichever wb the inode belongs to).
+    pub(crate) fn current_wb(&self, tid: Tid, fi: FileId) -> WbId {
+        self.wb.wb_of(self.pc.files[fi].dev, self.sched.tasks[tid].memcg as u32)
     }
 
     /// `inode_to_wb`: the wb of file `fi` (its device's root wb until a page dirties it).
@@ -191,10 +200,18 @@ impl Sim {
     }
 
     /// `wb_over_bg_thresh` for wb `wb` (2.6.35 `over_bground_thresh`): dirty pages over
-    /// the background limit; with cgroup writeback, a memcg's wb also while its memcg's
-    /// domain is over its own background limit, or the wb over its share of it.
+    /// the background limit, or (3.2+) the wb's dirty pages over its share of it; with cgroup
+    /// writeback, for a memcg's wb also while its memcg's domain is over its own background
+    /// limit or the wb over its share of that.
     pub(crate) fn wb_over_bg_thresh(&mut self, wb: WbId) -> bool {
-        if self.wb.order.over_background(self.mm.nr_dirty, self.global_dirty_limits().background) {
+        let bg = self.global_dirty_limits().background;
+        if self.wb.order.over_background(self.mm.nr_dirty, bg) {
+            return true;
+        }
+        // wb_bg_dirty_limits of the global domain (3.2+): a wb over its share of the
+        // background limit writes too (the only wb writing has all of it).
+        let ioless = self.wb.rules.throttle == DirtyThrottle::IoLess;
+        if ioless && self.wb.wbs[wb.idx()].nr_reclaimable > self.bdi_dirty_limit(wb, bg, None) {
             return true;
         }
         let Some(d) = self.memcg_domain(wb, false) else { return false };
@@ -227,15 +244,11 @@ impl Sim {
     }
 
     /// Wb `wb`'s share of `thresh` in its memcg's domain (`__wb_calc_thresh` of an mdtc):
-    /// its share of the memcg's recently completed writeback.
+    /// its share of the memcg's recently completed writeback (none before its first).
     fn memcg_wb_share(&mut self, wb: WbId, thresh: u64) -> u64 {
-        let m = self.wb.wbs[wb.idx()].memcg as usize;
+        let (m, now) = (self.wb.wbs[wb.idx()].memcg as usize, self.sched.now);
         let crate::writeback::Writeback { wbs, domains, .. } = &mut self.wb;
-        let dom = &domains[m].completions;
-        if dom.events == 0 {
-            return thresh;
-        }
-        let (n, d) = dom.fraction(&mut wbs[wb.idx()].memcg_completions);
+        let (n, d) = domains[m].completions.fraction(&mut wbs[wb.idx()].memcg_completions, now);
         (thresh as u128 * n as u128 / d as u128) as u64
     }
 }
@@ -390,11 +403,24 @@ impl Sim {
         }
     }
 
-    /// The device's share of the hard limit `thresh` (`bdi_dirty_limit`: its share of
-    /// recently completed writeback), less up to an eighth for a task that dirtied most of
-    /// the recent pages (`task_dirty_limit`, 2.6.35), never below half.
+    /// The device's (wb's) share of the global limit `thresh` (`bdi_dirty_limit`,
+    /// `wb_calc_thresh`: its share of recently completed writeback), less up to an eighth
+    /// for a task that dirtied most of the recent pages (`task_dirty_limit`, 2.6.35), never
+    /// below half.
     fn bdi_dirty_limit(&mut self, wb: WbId, thresh: u64, tid: Option<Tid>) -> u64 {
-        let crate::writeback::Writeback { wbs, completions, dirties, task_dirties, .. } = &mut self.wb;
+        let now = self.sched.now;
+        let crate::writeback::Writeback { wbs, completions, flex_completions, dirties, task_dirties, rules, .. } =
+            &mut self.wb;
+        if rules.flex_proportions {
+            // __wb_calc_thresh. The run starts on a machine that has run before: while no
+            // writeback at all completed (or all of it aged away), a wb has the whole limit,
+            // as the only device writing has all of the share (a fresh kernel gives none).
+            let (n, d) = flex_completions.fraction(&mut wbs[wb.idx()].flex_completions, now);
+            if flex_completions.events == 0 {
+                return thresh;
+            }
+            return (thresh as u128 * n as u128 / d as u128) as u64;
+        }
         let (n, d) = completions.fraction(&mut wbs[wb.idx()].completions);
         // A device that completed nothing yet gets the whole limit when it is the only one
         // writing (prop's first period gives every share 0 otherwise).
@@ -519,7 +545,9 @@ impl Sim {
             self.wb.dirty_limit = update_dirty_limit(self.wb.dirty_limit, pos.thresh, pos.dirty);
             self.wb.dirty_limit_tstamp = now;
         }
-        if let Some(mp) = mpos {
+        let elapsed = now - self.wb.wbs[wb.idx()].bw.bw_time_stamp;
+        if let Some(mp) = mpos.filter(|_| elapsed >= BANDWIDTH_INTERVAL_NS) {
+            // Inside __wb_update_bandwidth, which runs once the wb's estimate is stale.
             let d = &mut self.wb.domains[self.wb.wbs[wb.idx()].memcg as usize];
             if now.saturating_sub(d.dirty_limit_tstamp) >= BANDWIDTH_INTERVAL_NS {
                 d.dirty_limit = update_dirty_limit(d.dirty_limit, mp.thresh, mp.dirty);
@@ -527,7 +555,6 @@ impl Sim {
             }
         }
         let w = &mut self.wb.wbs[wb.idx()];
-        let elapsed = now - w.bw.bw_time_stamp;
         if elapsed >= BANDWIDTH_INTERVAL_NS {
             // Before the write bandwidth update moves the stamps this reads.
             w.bw.update_dirty_ratelimit(pos, w.dirtied, elapsed);

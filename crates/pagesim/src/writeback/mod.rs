@@ -125,7 +125,7 @@ pub struct Wb {
     /// The memcg whose inodes it writes (0: the root wb).
     pub memcg: u32,
     /// Its share of its memcg's completed writeback (`wb->memcg_completions`).
-    pub memcg_completions: throttle::PropLocal,
+    pub memcg_completions: throttle::FlexLocal,
     /// Front is the list head.
     pub b_dirty: VecDeque<FileId>,
     pub b_io: VecDeque<FileId>,
@@ -155,8 +155,10 @@ pub struct Wb {
     /// A dirtier found the device over its limit (`bdi->dirty_exceeded`): dirtiers call
     /// `balance_dirty_pages` more often until one leaves it under.
     pub dirty_exceeded: bool,
-    /// Its share of completed writeback (`bdi->completions`).
+    /// Its share of completed writeback (`bdi->completions`): the floating proportion's
+    /// (≤3.4) and the flexible one's (≥3.5, `wb->completions`).
     pub completions: throttle::PropLocal,
+    pub flex_completions: throttle::FlexLocal,
     /// The flusher thread's CPU time, ns.
     pub cpu_ns: u64,
     /// Pages written through the inode lists (by the flusher or a throttled dirtier), and
@@ -170,7 +172,7 @@ impl Wb {
         Wb {
             dev,
             memcg,
-            memcg_completions: throttle::PropLocal::default(),
+            memcg_completions: throttle::FlexLocal::default(),
             b_dirty: VecDeque::new(),
             b_io: VecDeque::new(),
             b_more_io: VecDeque::new(),
@@ -186,6 +188,7 @@ impl Wb {
             nr_writeback: 0,
             dirty_exceeded: false,
             completions: throttle::PropLocal::default(),
+            flex_completions: throttle::FlexLocal::default(),
             cpu_ns: 0,
             nr_submitted: 0,
             work_start_written: 0,
@@ -238,6 +241,9 @@ pub(crate) struct Writeback {
     /// Devices' shares of completed writeback (`vm_completions`) and tasks' shares of pages
     /// dirtied (`vm_dirties`, per task in `task_dirties`), for the 2.6.35 limits.
     pub(crate) completions: throttle::Prop,
+    /// ≥3.5: the global domain's completions as a flexible proportion
+    /// (`global_wb_domain.completions`).
+    pub(crate) flex_completions: throttle::FlexProp,
     pub(crate) dirties: throttle::Prop,
     pub(crate) task_dirties: Vec<throttle::PropLocal>,
     /// 2.6.35: pages dirtied on each CPU since a task there last called
@@ -254,7 +260,7 @@ pub(crate) struct Writeback {
 /// completions and its slowly following dirty limit.
 #[derive(Debug, Default)]
 pub(crate) struct MemcgDomain {
-    pub(crate) completions: throttle::Prop,
+    pub(crate) completions: throttle::FlexProp,
     pub(crate) dirty_limit: u64,
     pub(crate) dirty_limit_tstamp: u64,
 }
@@ -289,6 +295,7 @@ impl Writeback {
             cgwb,
             domains: (0..if cgwb { nmemcgs } else { 0 }).map(|_| MemcgDomain::default()).collect(),
             completions: throttle::Prop::default(),
+            flex_completions: throttle::FlexProp::default(),
             dirties: throttle::Prop::default(),
             task_dirties: vec![throttle::PropLocal::default(); ntasks],
             bdp_ratelimits: vec![0; ncpus],
@@ -300,9 +307,6 @@ impl Writeback {
         let shift = throttle::Prop::period_shift(w.limits(total_pages).dirty);
         w.completions.shift = shift;
         w.dirties.shift = shift;
-        for d in &mut w.domains {
-            d.completions.shift = shift;
-        }
         w
     }
 

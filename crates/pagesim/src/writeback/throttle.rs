@@ -296,6 +296,70 @@ pub fn ratelimit_pages_2_6_35(total_pages: u64, ncpus: u64) -> u64 {
     (total_pages / (ncpus.max(1) * 32)).clamp(16, 1024)
 }
 
+/// A flexible proportion (lib/flex_proportions.c `fprop_global` / `fprop_local_percpu`,
+/// 2.6.37+): each local's share of recent events, where "recent" halves every period of
+/// `VM_COMPLETIONS_PERIOD_LEN` (3 s) of time, and a local with no events has no share.
+/// A memcg's dirty domain keeps its wbs' shares of its completed writeback in one.
+#[derive(Clone, Debug, Default)]
+pub struct FlexProp {
+    pub events: u64,
+    period: u64,
+    /// When the current period began, ns.
+    period_start: u64,
+}
+
+/// One local of a [`FlexProp`]: its events, as of period `period`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlexLocal {
+    events: u64,
+    period: u64,
+}
+
+/// `VM_COMPLETIONS_PERIOD_LEN`: 3 s.
+pub const COMPLETIONS_PERIOD_NS: u64 = 3_000_000_000;
+
+impl FlexProp {
+    /// `fprop_new_period` for the periods that ended by `now` (the kernel's timer runs
+    /// while there are events): the events halve once per period.
+    fn age(&mut self, now: u64) {
+        let periods = now.saturating_sub(self.period_start) / COMPLETIONS_PERIOD_NS;
+        if periods > 0 {
+            self.events = if periods >= 64 { 0 } else { self.events >> periods };
+            self.period += periods;
+            self.period_start += periods * COMPLETIONS_PERIOD_NS;
+        }
+    }
+
+    /// `fprop_reflect_period_percpu`: `l`'s events halved once per period it missed.
+    fn norm(&self, l: &mut FlexLocal) {
+        if l.period != self.period {
+            let d = self.period - l.period;
+            l.events = if d >= 64 { 0 } else { l.events >> d };
+            l.period = self.period;
+        }
+    }
+
+    /// `__fprop_add_percpu`: `n` events of local `l` at `now`.
+    pub fn inc(&mut self, l: &mut FlexLocal, n: u64, now: u64) {
+        self.age(now);
+        self.norm(l);
+        l.events += n;
+        self.events += n;
+    }
+
+    /// `fprop_fraction_percpu`: `l`'s share at `now` as (numerator, denominator); 0 of 1
+    /// for a local with no recent events, at most the whole.
+    pub fn fraction(&mut self, l: &mut FlexLocal, now: u64) -> (u64, u64) {
+        self.age(now);
+        self.norm(l);
+        let (num, den) = (l.events, self.events);
+        if den <= num {
+            return (num, num.max(1));
+        }
+        (num, den)
+    }
+}
+
 /// A floating proportion (lib/proportions.c `prop_descriptor` / `prop_local_single`): each
 /// local's share of recent events, where "recent" halves every `2^shift` events overall.
 /// The 2.6.35 throttle uses two: each device's share of completed writeback
@@ -353,6 +417,22 @@ impl Prop {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A flexible proportion: no share without events, the whole for the only local, and
+    /// shares that follow the last few seconds (halving every 3 s).
+    #[test]
+    fn flex_proportions_follow_recent_events_by_time() {
+        let (mut p, mut a, mut b) = (FlexProp::default(), FlexLocal::default(), FlexLocal::default());
+        assert_eq!(p.fraction(&mut a, 0), (0, 1));
+        p.inc(&mut a, 100, 0);
+        assert_eq!(p.fraction(&mut a, 1), (100, 100), "the only local has it all");
+        p.inc(&mut b, 100, 1);
+        assert_eq!(p.fraction(&mut a, 2), (100, 200));
+        // Two periods later a's 100 are 25, b's new 100 events weigh fully.
+        p.inc(&mut b, 100, 2 * COMPLETIONS_PERIOD_NS + 5);
+        assert_eq!(p.fraction(&mut a, 2 * COMPLETIONS_PERIOD_NS + 6), (25, 50 + 100));
+        assert_eq!(p.fraction(&mut b, 2 * COMPLETIONS_PERIOD_NS + 6), (125, 150));
+    }
 
     /// A device that writes 25,600 pages/s (100 MB/s) keeps the initial estimate; one that
     /// writes a quarter of that pulls it down over a few seconds, avg following behind.
