@@ -187,6 +187,43 @@ fn reproduce_prints_the_table_with_published_numbers_and_ratios_beside_pagesim_s
     assert!(out.contains("per-cell counters:") && out.contains("pswpin"), "counters table");
 }
 
+/// `--seeds 2`: each cell is the mean of two runs, each seed's value and the standard
+/// deviation in the JSON; seed 003's small-files table in a memcg (a load without random
+/// draws, so the two seeds agree) has reclaim write the large file's pages under 2.6.35's
+/// flusher order, and far fewer under flusholdest's.
+#[test]
+fn reproduce_seeds_average_runs_and_the_small_files_table_counts_pageout() {
+    let (code, out, err) = pagesim(&[
+        "reproduce",
+        &scenario("seed-003-writeback/3-small-files-memcg"),
+        "--json",
+        "--quiet",
+        "--seeds",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let cells = json_lines(&out);
+    assert_eq!(cells.len(), 10, "5 counters x 2 orders");
+    for c in &cells {
+        assert_eq!(c["metric"], "vmstat", "{c}");
+        assert_eq!(c["seeds"], 2, "{c}");
+        let v = c["values"].as_array().expect("values");
+        assert_eq!(v.len(), 2, "{c}");
+        assert_eq!(v[0], v[1], "no random draws: {c}");
+        assert_eq!(c["stdev"].as_f64(), Some(0.0), "{c}");
+        assert_eq!(c["value"], v[0], "{c}");
+    }
+    let pageout = |col: &str| {
+        cells.iter().find(|c| c["row"] == "nr_vmscan_write" && c["column"] == col).expect("cell")["value"]
+            .as_u64()
+            .expect("a count")
+    };
+    assert!(pageout("linux-2.6.35") > 1000, "{}", pageout("linux-2.6.35"));
+    assert!(pageout("flusholdest") * 4 < pageout("linux-2.6.35"));
+    let (code, _, err) = pagesim(&["reproduce", "seed-003", "--seeds", "0"]);
+    assert_eq!(code, 2, "{err}");
+}
+
 #[test]
 fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
     let (code, out, err) = pagesim(&[
