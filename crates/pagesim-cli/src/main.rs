@@ -16,6 +16,7 @@ use std::process::ExitCode;
 mod bench;
 mod out;
 mod reproduce;
+mod stats;
 mod validate;
 
 /// pagesim simulates the Linux kernel's memory-management subsystem: page cache and
@@ -67,6 +68,14 @@ enum Command {
     /// each cell's published value. Every cell is a `pagesim run` of the base scenario with
     /// the row's and the column's --sets. The tables go to stdout, progress to stderr.
     Reproduce(reproduce::Args),
+    /// Compare two batches of runs as ministat does: is the difference significant?
+    ///
+    /// Reads two results of `pagesim run FILE --seeds N --json`, or runs one scenario with a
+    /// key set to two values (--vary KEY=A,B, --seeds runs each), and prints for the elapsed
+    /// time and each counter the two samples' N, min, max, median, mean and standard
+    /// deviation, then "Difference at 95.0% confidence" with the difference, its interval
+    /// (Student's t) and the percentage, or "No difference proven at 95.0% confidence".
+    Compare(stats::CompareArgs),
     /// Time the simulator itself: simulated accesses per wall-clock second, peak RSS
     Bench(bench::Args),
     /// Run scenarios on this machine's kernel and in pagesim configured like it; compare
@@ -158,8 +167,18 @@ struct RunArgs {
     /// queue_io, balance_dirty_pages), one line each. The report then also prints mmtests'
     /// "FTrace Reclaim Statistics: vmscan" rows; `pagesim trace-report FILE` prints them
     /// from the file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "seeds")]
     trace_events: Option<PathBuf>,
+    /// Run N seeds (from --seed, else 1) on the available cores and print, as ministat does,
+    /// N, min, max, median, mean and standard deviation of the elapsed time and of each --stat
+    ///
+    /// With --json, the runs' values by seed (the input of `pagesim compare`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    seeds: Option<u64>,
+    /// A counter (or gauge) to summarise over the --seeds runs, as the report names it
+    /// (pswpin, pgmajfault, nr_vmscan_write...); may be repeated
+    #[arg(long = "stat", value_name = "COUNTER", requires = "seeds")]
+    stats: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -240,6 +259,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
             }
             Ok(())
         }
+        Command::Compare(a) => stats::compare(a, out),
         Command::Bench(a) => bench::run(a, out),
         Command::Reproduce(a) => reproduce::run(a, out),
         Command::Validate(a) => validate::run(a, out),
@@ -270,6 +290,19 @@ fn cmd_trace_report(a: TraceReportArgs, out: &mut Out) -> Result<(), Stop> {
 }
 
 fn cmd_run(a: RunArgs, out: &mut Out) -> Result<(), Stop> {
+    if let Some(n) = a.seeds {
+        let first = a.seed.unwrap_or(1);
+        let seeds: Vec<u64> = (first..first.saturating_add(n)).collect();
+        let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let max = a.scenario.max_memory();
+        let batch = stats::run_batch(&a.scenario.file, &a.scenario.sets, &seeds, &a.stats, jobs, max, a.quiet)?;
+        if a.json {
+            writeln!(out, "{}", serde_json::to_string_pretty(&batch).expect("json"))?;
+        } else {
+            stats::print_batch(out, &batch)?;
+        }
+        return Ok(());
+    }
     // The library calls this about once a second of wall time (and once at the end, which
     // a run shorter than a second does not print).
     let quiet = a.quiet;

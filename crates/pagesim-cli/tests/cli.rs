@@ -224,6 +224,52 @@ fn reproduce_seeds_average_runs_and_the_small_files_table_counts_pageout() {
     assert_eq!(code, 2, "{err}");
 }
 
+/// `run --seeds N --json` gives each seed's run's values (the same as `run --seed k`), and
+/// `compare` of two such results prints ministat's table and verdict: a proven difference
+/// where the means differ beyond the runs' spread, none where the runs are the same.
+#[test]
+fn run_seeds_summarises_runs_and_compare_tests_the_difference() {
+    let file = scenario("memcg-random.toml");
+    let batch = |extra: &[&str]| {
+        let mut args = vec!["run", file.as_str(), "--seeds", "3", "--stat", "pswpin", "--json", "--quiet"];
+        args.extend_from_slice(extra);
+        let (code, out, err) = pagesim(&args);
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str::<serde_json::Value>(&out).expect("JSON")
+    };
+    let b = batch(&[]);
+    assert_eq!(b["seeds"], serde_json::json!([1, 2, 3]));
+    let pswpin = b["metrics"]["pswpin"]["values"].as_array().expect("values").clone();
+    assert_eq!(pswpin.len(), 3);
+    let (code, out, err) = pagesim(&["run", file.as_str(), "--seed", "2", "--json", "--quiet"]);
+    assert_eq!(code, 0, "{err}");
+    let one: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(pswpin[1].as_f64(), one["counters"]["pswpin"].as_f64(), "seed 2's run");
+    assert_eq!(b["metrics"]["elapsed_s"]["values"][1].as_f64(), Some(one["elapsed_ns"].as_f64().unwrap() / 1e9));
+
+    let dir = std::env::temp_dir().join(format!("pagesim-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, same, small) = (dir.join("a.json"), dir.join("same.json"), dir.join("small.json"));
+    std::fs::write(&a, b.to_string()).unwrap();
+    std::fs::write(&same, b.to_string()).unwrap();
+    std::fs::write(&small, batch(&["--set", "memcg.box.max=\"48MB\""]).to_string()).unwrap();
+    let (code, out, err) = pagesim(&["compare", a.to_str().unwrap(), small.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let at = out.find("\npswpin\n").expect("the pswpin comparison");
+    assert!(out[at..].contains("Difference at 95.0% confidence"), "{out}");
+    assert!(out[at..].contains("(Student's t, pooled s = "), "{out}");
+    let (code, out, _) = pagesim(&["compare", a.to_str().unwrap(), same.to_str().unwrap()]);
+    assert_eq!(code, 0);
+    assert_eq!(out.matches("No difference proven at 95.0% confidence").count(), 2, "{out}");
+    let (code, _, err) = pagesim(&["compare", a.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("give two result files"), "{err}");
+    let (code, _, err) = pagesim(&["run", file.as_str(), "--seeds", "2", "--stat", "pswapin"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--stat pswapin: not a counter"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
     let (code, out, err) = pagesim(&[
