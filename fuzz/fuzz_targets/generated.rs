@@ -18,7 +18,8 @@ fn pick<'a>(u: &mut Unstructured, xs: &[&'a str]) -> arbitrary::Result<&'a str> 
 }
 
 /// The calls a file step makes; the whole-file ones take no pattern.
-const FILE_OPS: [&str; 8] = ["read", "pread", "write", "pwrite", "fsync", "fdatasync", "sync_file_range", "truncate"];
+const FILE_OPS: [&str; 9] =
+    ["read", "pread", "write", "pwrite", "append", "fsync", "fdatasync", "sync_file_range", "truncate"];
 const WHOLE_FILE_OPS: [&str; 4] = ["fsync", "fdatasync", "sync_file_range", "truncate"];
 
 fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
@@ -34,6 +35,10 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
         writeln!(s, "[cpu]\nremote_wakeup_ns = {}", u.int_in_range(0u32..=100_000)?).unwrap();
     }
     writeln!(s, "[kernel]\nprofile = \"{profile}\"").unwrap();
+    // The memory controller on cgroup v1 or v2 (cgroup writeback on the 6.x profiles).
+    if u.arbitrary()? {
+        writeln!(s, "cgroup_version = {}", u.int_in_range(1u32..=2)?).unwrap();
+    }
     // Large folios in the page cache where the kernel can have them (5.18+): the profile's
     // default, or the other way round.
     if profile == "linux-6.6" || profile == "linux-6.18" {
@@ -89,14 +94,18 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
     }
     let nfiles = u.int_in_range(0usize..=2)?;
     for f in 0..nfiles {
+        // Now and then room to grow (appends), from empty or not.
+        let size = if u.int_in_range(0u8..=3)? == 0 { 0 } else { u.int_in_range(4u32..=16384)? };
         writeln!(
             s,
-            "[file.f{f}]\ndevice = \"d{}\"\nsize = \"{}KB\"\nper_task = {}",
+            "[file.f{f}]\ndevice = \"d{}\"\nsize = \"{size}KB\"\nper_task = {}",
             u.choose_index(ndev)?,
-            u.int_in_range(4u32..=16384)?,
             u.arbitrary::<bool>()?
         )
         .unwrap();
+        if size == 0 || u.int_in_range(0u8..=3)? == 0 {
+            writeln!(s, "max_size = \"{}KB\"", size + u.int_in_range(0u32..=16384)?).unwrap();
+        }
     }
     let nmemcg = u.int_in_range(0usize..=2)?;
     for m in 0..nmemcg {
@@ -137,13 +146,19 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
         }
         for _ in 0..u.int_in_range(1usize..=3)? {
             writeln!(s, "[[task.step]]").unwrap();
+            let step_pattern;
             if nfiles > 0 && u.int_in_range(0u8..=3)? == 0 {
                 let op = pick(u, &FILE_OPS)?;
                 writeln!(s, "file = \"f{}\"\nop = \"{op}\"", u.choose_index(nfiles)?).unwrap();
                 if WHOLE_FILE_OPS.contains(&op) {
                     continue;
                 }
-                writeln!(s, "pattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
+                // An append writes at the end: no pattern, a count of records or passes.
+                let pattern = if op == "append" { "seq" } else { pick(u, &PATTERNS)? };
+                if op != "append" {
+                    writeln!(s, "pattern = \"{pattern}\"").unwrap();
+                }
+                step_pattern = if op == "append" { "append" } else { pattern };
                 if u.arbitrary()? {
                     writeln!(s, "record = \"{}KB\"", 4 * u.int_in_range(1u32..=64)?).unwrap();
                 }
@@ -157,9 +172,12 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
                 if op == "msync" {
                     continue;
                 }
-                writeln!(s, "pattern = \"{}\"", pick(u, &PATTERNS)?).unwrap();
+                step_pattern = pick(u, &PATTERNS)?;
+                writeln!(s, "pattern = \"{step_pattern}\"").unwrap();
             }
-            if u.arbitrary()? {
+            // Sequential patterns make passes; the random ones (and appends) a count.
+            let counted = matches!(step_pattern, "random" | "zipf" | "special" | "append");
+            if u.arbitrary()? || !counted && u.int_in_range(0u8..=7)? != 0 {
                 writeln!(s, "passes = {}", u.int_in_range(1u32..=3)?).unwrap();
             } else {
                 writeln!(s, "accesses = {}", u.int_in_range(1u32..=20000)?).unwrap();

@@ -61,7 +61,8 @@ impl Sim {
         true
     }
 
-    /// `inode_attach_wb`: the wb of file `fi`, attached when memcg `memcg` first dirties it (the memcg's wb with cgroup writeback, the device's root wb otherwise).
+    /// `inode_attach_wb`: the wb of file `fi`, attached when memcg `memcg` first dirties it
+    /// (the memcg's wb with cgroup writeback, the device's root wb otherwise).
     pub(crate) fn inode_attach_wb(&mut self, fi: FileId, memcg: u32) -> WbId {
         if let Some(wb) = self.wb.inodes[fi.idx()].wb {
             return wb;

@@ -13,7 +13,7 @@
 //! DOC: one flusher per wb: each backing device has its root wb, and with cgroup writeback
 //! (≥4.2 on the cgroup v2 hierarchy) each memcg has one more per device, with its own inode
 //! lists, works, bandwidth estimates and share of the memcg's completions; an inode belongs
-//! to the wb of the memcg whose page first dirtied it (`inode_attach_wb`; the kernel's
+//! to the wb of the memcg of the task that first dirtied it (`inode_attach_wb`; the kernel's
 //! switch of an inode to the memcg that now dirties most of it is not modelled). A file's
 //! inode is on at most one of the three lists of its wb:
 //!
