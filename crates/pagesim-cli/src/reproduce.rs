@@ -140,7 +140,8 @@ fn cell_json(table: &Table, c: &Cell, cells: &[Cell], extra: &[String]) -> serde
     if table.seeds > 1 {
         o.insert("seeds".into(), table.seeds.into());
         o.insert("values".into(), c.values.iter().map(|&v| num(v)).collect::<Vec<_>>().into());
-        o.insert("stdev".into(), num(stdev(&c.values)));
+        let sample = crate::stats::Sample { values: c.values.clone() };
+        o.insert("stdev".into(), num(sample.summary().stddev));
     }
     // The metric under its own name too (`elapsed_cs`, `published_cs`).
     o.insert(metric.into(), num(c.value));
@@ -160,13 +161,6 @@ fn cell_json(table: &Table, c: &Cell, cells: &[Cell], extra: &[String]) -> serde
         .collect();
     o.insert("devices".into(), devices.into());
     serde_json::Value::Object(o)
-}
-
-/// The sample standard deviation of `v` (NaN for fewer than two values).
-fn stdev(v: &[f64]) -> f64 {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    (v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0)).sqrt()
 }
 
 /// A table value: one decimal below 100 when it has a fraction, else an integer.

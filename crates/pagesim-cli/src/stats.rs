@@ -34,11 +34,13 @@ pub struct Summary {
 
 impl Sample {
     pub fn summary(&self) -> Summary {
+        // Mean and variance over the values in seed order; min, max and median sorted.
+        let n = self.values.len();
+        let mean = self.values.iter().sum::<f64>() / n as f64;
+        let var =
+            if n > 1 { self.values.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
         let mut v = self.values.clone();
         v.sort_by(f64::total_cmp);
-        let n = v.len();
-        let mean = v.iter().sum::<f64>() / n as f64;
-        let var = if n > 1 { v.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
         let median = if n.is_multiple_of(2) { (v[n / 2 - 1] + v[n / 2]) / 2.0 } else { v[n / 2] };
         Summary { n, min: v[0], max: v[n - 1], median, mean, stddev: var.sqrt() }
     }

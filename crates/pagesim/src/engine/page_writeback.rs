@@ -477,17 +477,7 @@ impl Sim {
             let pause = st.pause_ns;
             st.pause_ns = (st.pause_ns * 2).min(HZ / 10 * JIFFY_NS);
             self.sched.tasks[tid].bdp = Some(st);
-            self.sched.tasks[tid].throttled_ns += pause;
-            let (dirty, limit) = (self.dirty_and_writeback(), limits.dirty);
-            self.trace(crate::trace::Kind::BalanceDirtyPages {
-                dev: self.wb.wbs[wb.idx()].dev.0,
-                dirty,
-                limit,
-                pause_ns: pause,
-            });
-            self.block(tid);
-            self.wake(tid, self.sched.now + pause);
-            return Throttled::Sleeps;
+            return self.dirty_throttle_pause(tid, wb, self.dirty_and_writeback(), limits.dirty, pause);
         }
         self.sched.tasks[tid].bdp = None;
         let limits = self.global_dirty_limits();
@@ -653,14 +643,15 @@ impl Sim {
         if task_ratelimit > 0 {
             t.bdp = None;
         }
+        self.dirty_throttle_pause(tid, wb, pos.dirty, pos.limit, pause)
+    }
+
+    /// Task `tid` sleeps `pause` in `balance_dirty_pages` on wb `wb` (`io_schedule_timeout`),
+    /// with `dirty` pages against `limit`: counted in its throttled time and traced.
+    fn dirty_throttle_pause(&mut self, tid: Tid, wb: WbId, dirty: u64, limit: u64, pause: u64) -> Throttled {
         self.sched.tasks[tid].throttled_ns += pause;
-        let (dirty, limit) = (pos.dirty, pos.limit);
-        self.trace(crate::trace::Kind::BalanceDirtyPages {
-            dev: self.wb.wbs[wb.idx()].dev.0,
-            dirty,
-            limit,
-            pause_ns: pause,
-        });
+        let dev = self.wb.wbs[wb.idx()].dev.0;
+        self.trace(crate::trace::Kind::BalanceDirtyPages { dev, dirty, limit, pause_ns: pause });
         self.block(tid);
         self.wake(tid, self.sched.now + pause);
         Throttled::Sleeps
