@@ -1044,7 +1044,8 @@ fn kill_and_reap(pids: &[i32]) {
 }
 
 /// What of the scenario the load generator cannot run: page content other than the one
-/// word per page it stores, and a shared descriptor on per-task copies of a file.
+/// word per page it stores, a shared descriptor on per-task copies of a file, and the
+/// process lifecycle steps.
 pub fn unsupported(sc: &Scenario) -> Option<String> {
     for (n, r) in &sc.file.region {
         if r.compress_ratio.is_some() || r.zero_percent > 0.0 || r.incompressible_percent > 0.0 {
@@ -1056,6 +1057,12 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
     }
     for (i, t) in sc.file.task.iter().enumerate() {
         for (j, s) in t.step.iter().enumerate() {
+            if let Some(op) = s.op.filter(|op| op.is_lifecycle()) {
+                return Some(format!(
+                    "task[{i}].step[{j}]: the load generator does not run lifecycle steps ({op:?}: spawn, fork, \
+                     wait, exec, mmap, munmap, brk) yet"
+                ));
+            }
             if let (Some(f), true) = (&s.file, s.shared_fd) {
                 if sc.file.file[f].per_task {
                     return Some(format!(

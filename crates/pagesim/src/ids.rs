@@ -38,6 +38,9 @@ ids! {
     FileId,
     /// A VMA: its index in `Mm::vmas` (one per task and region it maps).
     VmaId,
+    /// An anon_vma: its index in `Mm::anon_vmas` (a private anonymous region's pages, shared
+    /// by the VMAs a fork copies).
+    AnonId,
     /// A page frame (the kernel's pfn): its index in the per-frame arrays of
     /// `mm::Frames`.
     Pfn,

@@ -49,6 +49,13 @@ impl Rng {
     pub fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
     }
+
+    /// Standard normal, by Box-Muller (two uniform draws).
+    pub fn normal(&mut self) -> f64 {
+        let u1 = 1.0 - self.unit(); // in (0, 1]
+        let u2 = self.unit();
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
 }
 
 #[cfg(test)]

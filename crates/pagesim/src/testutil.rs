@@ -62,7 +62,7 @@ pub fn sim(extra: &str) -> Sim {
 pub fn swapcache_page(s: &mut Sim, idx: u32) -> (Pfn, Entry) {
     let f = s.alloc_page_atomic(0).expect("free memory");
     s.mm.frames.set(f, pg::SWAPBACKED);
-    s.mm.frames.set_owner(f, Owner::Anon(crate::ids::VmaId(0)), idx);
+    s.mm.frames.set_owner(f, Owner::Anon(crate::ids::AnonId(0)), idx);
     s.lru_add(f, false);
     s.mm.vmas[0].pte[idx as usize] = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
     let e = s.swap.alloc(0).expect("swap space");
@@ -90,4 +90,18 @@ pub fn evict(s: &mut Sim, f: Pfn, e: Entry, idx: u32) {
     let crate::mm::Mm { memcgs, frames, .. } = &mut s.mm;
     memcgs[0].lru.del(frames, f);
     s.mm.free_frame(f);
+}
+
+/// Submits the plugged I/O and runs the device completions until none is left (the other
+/// events, thread wakeups, are dropped).
+pub fn complete_io(s: &mut Sim) {
+    s.unplug_all();
+    while let Some((t, ev)) = s.sched.events.pop() {
+        s.sched.now = s.sched.now.max(t);
+        match ev {
+            crate::engine::event::Event::IoDone { dev, rid } => s.io_interrupt(dev, rid),
+            crate::engine::event::Event::DevTimer { dev } => s.dev_timer_fired(dev),
+            crate::engine::event::Event::Run { .. } => {}
+        }
+    }
 }

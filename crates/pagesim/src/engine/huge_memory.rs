@@ -21,15 +21,19 @@ impl Sim {
     /// its first page and the other pages are appended to `list`. Counts `split` (the
     /// mTHP stat) for the folio.
     pub(crate) fn split_anon_folio(&mut self, f: Pfn, list: &mut Vec<Pfn>) {
-        let Owner::Anon(v) = self.mm.frames.owner(f) else { unreachable!("split of a folio that is not anon") };
+        let Owner::Anon(a) = self.mm.frames.owner(f) else { unreachable!("split of a folio that is not anon") };
         let first = self.mm.frames.index[f] as usize;
         let from = list.len();
         self.mm.frames.split(f, list);
-        let ptes = &mut self.mm.vmas[v].pte;
-        for (k, &g) in list[from..].iter().enumerate() {
-            let e = ptes[first + 1 + k];
-            if pte::is_present(e) && pte::frame(e) == Some(f) {
-                ptes[first + 1 + k] = pte::present(g, e & pte::FLAGS);
+        // Every VMA of the anon_vma that maps a page of the folio maps the new page.
+        for m in 0..self.mm.anon_vmas[a].mappers.len() {
+            let v = self.mm.anon_vmas[a].mappers[m];
+            let ptes = &mut self.mm.vmas[v].pte;
+            for (k, &g) in list[from..].iter().enumerate() {
+                let Some(e) = ptes.get(first + 1 + k).copied() else { break };
+                if pte::is_present(e) && pte::frame(e) == Some(f) {
+                    ptes[first + 1 + k] = pte::present(g, e & pte::FLAGS);
+                }
             }
         }
         let m = self.mm.frames.memcg[f];

@@ -109,7 +109,8 @@ impl Sim {
         let nr = self.mm.frames.nr_pages(f);
         self.charge(self.cost.zero_page_ns * nr);
         self.mm.frames.set(f, pg::SWAPBACKED);
-        self.mm.frames.set_owner(f, Owner::Anon(vma), first);
+        let a = self.mm.vmas[vma].anon.expect("an anon VMA");
+        self.mm.frames.set_owner(f, Owner::Anon(a), first);
         self.lru_add(f, self.profile.anon_starts_active);
         let e = pte::present(f, pte::YOUNG | pte::WRITE | pte::DIRTY);
         self.mm.vmas[vma].pte[first as usize..(first as u64 + nr) as usize].fill(e);
@@ -167,6 +168,19 @@ impl Sim {
                 self.map_new_anon_folio(vma, f, idx);
                 Fault::Done
             }
+            Some(f) if !self.anon_exclusive(f) => {
+                // wp_page_copy: a page a fork shares (mapped by another VMA of its
+                // anon_vma, or still on swap for another process) is copied to a new page
+                // of this process; the others keep the old one.
+                let Some(g) = self.alloc_page(tid) else { return Fault::Retry };
+                self.charge(self.cost.zero_page_ns);
+                self.mm.frames.set(g, pg::SWAPBACKED);
+                let a = self.mm.vmas[vma].anon.expect("an anon VMA");
+                self.mm.frames.set_owner(g, Owner::Anon(a), idx);
+                self.lru_add(g, self.profile.anon_starts_active);
+                self.mm.vmas[vma].pte[idx as usize] = pte::present(g, pte::YOUNG | pte::WRITE | pte::DIRTY);
+                Fault::Done
+            }
             Some(f) => {
                 // wp_can_reuse_anon_folio: the page is exclusive; its swap copy is stale
                 // now, so it leaves the swap cache unless writeback still holds it or
@@ -205,7 +219,7 @@ impl Sim {
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
                 self.map_swapped_anon(tid, vma, idx, write, f, entry);
-                return Fault::Done;
+                return self.swapped_write(tid, vma, idx, write);
             }
             Some(Err(b)) => return b,
             None => {}
@@ -225,9 +239,19 @@ impl Sim {
         if !self.mm.frames.test(target, pg::LOCKED) {
             // Read synchronously (zswap, zeromap, a synchronous device): map it now.
             self.map_swapped_anon(tid, vma, idx, write, target, entry);
-            return Fault::Done;
+            return self.swapped_write(tid, vma, idx, write);
         }
         self.wait_page(tid, target)
+    }
+
+    /// The end of a write fault on a swapped page: one that another process still shares
+    /// was mapped read-only, and the same fault copies it (`do_swap_page` → `do_wp_page`).
+    fn swapped_write(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool) -> Fault {
+        let e = self.mm.vmas[vma].pte[idx as usize];
+        if write && e & pte::WRITE == 0 {
+            return self.do_wp_page(tid, vma, idx, e);
+        }
+        Fault::Done
     }
 
     /// Makes room in the task's memcg for the pages a swap fault reads. The kernel charges
@@ -292,7 +316,8 @@ impl Sim {
         } else {
             (idx, idx, entry, 1)
         };
-        self.mm.frames.set_owner(f, Owner::Anon(vma), first);
+        let a = self.mm.vmas[vma].anon.expect("an anon VMA");
+        self.mm.frames.set_owner(f, Owner::Anon(a), first);
         let m = self.sched.tasks[tid].memcg;
         for k in 0..count {
             // swap_free: the PTE no longer references the slot; the swap cache keeps it.
@@ -308,7 +333,10 @@ impl Sim {
         {
             self.delete_from_swap_cache(f);
         }
-        // Only the faulting page is dirtied by a write; the others are mapped clean.
+        // Only the faulting page is dirtied by a write; the others are mapped clean. A
+        // page another process still shares (fork) is mapped read-only: the write then
+        // copies it (`do_swap_page` → `do_wp_page`).
+        let write = write && self.anon_exclusive(f);
         let flags = if write { pte::YOUNG | pte::WRITE | pte::DIRTY } else { pte::YOUNG };
         for i in from..from + count {
             let fl = if i == idx { flags } else { flags & !pte::DIRTY };
@@ -340,7 +368,7 @@ mod tests {
         let f = pte::frame(s.mm.vmas[0].pte[3]).expect("do_wp_page gave the page a frame");
         assert!(s.mm.vmas[0].pte[3] & pte::WRITE != 0 && s.mm.vmas[0].pte[3] & pte::DIRTY != 0);
         assert_eq!(s.mm.nr_free(), free - 1);
-        assert_eq!(s.mm.frames.owner(f), Owner::Anon(crate::ids::VmaId(0)));
+        assert_eq!(s.mm.frames.owner(f), Owner::Anon(crate::ids::AnonId(0)));
         assert_eq!(s.mm.vmstat.get(Counter::PgFault), 2, "each fault counted once");
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);
         s.verify().unwrap();
@@ -380,7 +408,7 @@ mod tests {
         let (g, e5) = swapcache_page(&mut s, 5);
         s.mm.vmas[0].pte[5] = pte::SWAP | e5.0;
         s.swap.area(e5).dup(e5.slot());
-        s.mm.frames.set_owner(g, Owner::Anon(crate::ids::VmaId(0)), 5);
+        s.mm.frames.set_owner(g, Owner::Anon(crate::ids::AnonId(0)), 5);
         assert!(matches!(fault(&mut s, 5, false), Fault::Done), "a swap-cache hit completes at once");
         assert_eq!(pte::frame(s.mm.vmas[0].pte[5]), Some(g), "the swap-cache page is mapped");
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 0);

@@ -45,6 +45,7 @@
 mod block;
 pub mod event;
 pub mod filemap;
+pub mod fork;
 pub mod fs_writeback;
 pub mod huge_memory;
 pub mod kswapd;
@@ -76,11 +77,10 @@ use crate::device::Io;
 use crate::histogram::Histogram;
 use crate::ids::Pfn;
 use crate::ids::{FileId, Tid, VmaId};
-use crate::mm::mmap::Vma;
 use crate::mm::shmem::ShmemObj;
 use crate::mm::vmstat::Counters;
 use crate::mm::Mm;
-use crate::mm::{pte, Frames, Memcg, Watermarks, NIL};
+use crate::mm::{Frames, Memcg, Watermarks};
 use crate::pagecache::readahead::FileRaState;
 use crate::pagecache::FileRead;
 use crate::pagecache::PageCache;
@@ -89,7 +89,7 @@ use crate::reclaim::ScanControl;
 use crate::reclaim::{Kswapd, Reclaim};
 use crate::rng::Rng;
 use crate::scenario::config::Target;
-use crate::scenario::{CpuCosts, Profile, RegionKind, Scenario};
+use crate::scenario::{AccessOp, CpuCosts, Profile, RegionKind, Scenario};
 use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use crate::writeback::Writeback;
@@ -100,6 +100,8 @@ use sched::{PageWaiters, Sched, NO_CPU};
 /// Where a task is: what it waits for, if it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TaskState {
+    /// A process slot no process has taken yet (spawn and fork steps take them in turn).
+    Unborn,
     NotStarted,
     Runnable,
     /// Waiting for the I/O of this frame to end (`folio_wait_locked`,
@@ -111,6 +113,10 @@ pub enum TaskState {
     /// Waiting for a free request on a full device queue (`get_request_wait`); it is in
     /// `Io::req_waiters`.
     WaitRequest,
+    /// In wait(2) or a job server's wait for a free job slot: until a child exits.
+    WaitChild,
+    /// In pause(2) until the run ends: its program has ended, its memory is kept.
+    Paused,
     Done,
 }
 
@@ -169,6 +175,11 @@ impl PendingFault {
 pub enum StepTarget {
     /// A mapping: the VMA of the step's region in this task.
     Vma(VmaId),
+    /// A mapping of region `.0` that the process does not have now (unmapped): its next
+    /// access maps it again.
+    Unmapped(u32),
+    /// A lifecycle call (spawn, fork, wait, exec, mmap, munmap, brk): the program's step.
+    Control,
     /// A file read with read(2)/pread(2), through the open file's readahead state (an
     /// index into `PageCache::ra_states`; one per open file, shared by the instances of a
     /// `shared_fd` step).
@@ -218,6 +229,67 @@ pub struct Task {
     pub step_end_ns: Vec<u64>,
     /// The CPUs it may run on (`task[].cpus`), sorted; `None`: any.
     pub cpus: Option<Box<[u32]>>,
+    /// The program it runs (`Config::task` index).
+    pub prog: u32,
+    /// Its address space: the VMA of each region it maps, by region index.
+    pub mm: Vec<(u32, VmaId)>,
+    /// The process that started it (spawn, fork); `None` for those the run starts with.
+    pub parent: Option<Tid>,
+    /// Its children that have not exited.
+    pub children: u32,
+    /// A spawn step in progress: children it has started.
+    pub spawned: u32,
+}
+
+impl Task {
+    /// A process named `name` in memcg `memcg`, starting at `start_ns`; its program is
+    /// bound by `Sim::start_program`.
+    pub fn new(name: String, memcg: u16, start_ns: u64, rng: Rng, parent: Option<Tid>) -> Task {
+        Task {
+            name,
+            memcg,
+            steps: Vec::new(),
+            targets: Vec::new(),
+            cur: Cursor { step_start_ns: start_ns, ..Cursor::default() },
+            rng,
+            state: TaskState::NotStarted,
+            start_ns,
+            end_ns: 0,
+            cpu_ns: 0,
+            faults: 0,
+            major_faults: 0,
+            oom_killed: false,
+            pending: None,
+            reclaim: None,
+            no_progress: 0,
+            read: None,
+            write: None,
+            sync: None,
+            bdp: None,
+            nr_dirtied: 0,
+            nr_dirtied_pause: crate::writeback::throttle::NR_DIRTIED_PAUSE_INIT,
+            dirty_paused_when: 0,
+            throttled_ns: 0,
+            step_end_ns: Vec::new(),
+            cpus: None,
+            prog: 0,
+            mm: Vec::new(),
+            parent,
+            children: 0,
+            spawned: 0,
+        }
+    }
+
+    /// A slot no process has taken.
+    fn unborn() -> Task {
+        Task { state: TaskState::Unborn, ..Task::new(String::new(), 0, 0, Rng::new(0), None) }
+    }
+
+    /// The VMA of region `r` in its address space.
+    #[inline]
+    pub fn vma_of(&self, r: u32) -> Option<VmaId> {
+        self.mm.iter().find(|&&(x, _)| x == r).map(|&(_, v)| v)
+    }
 }
 
 /// Resolved tunables of a run.
@@ -259,6 +331,8 @@ pub struct Sim {
     pub(crate) reclaim: Reclaim,
     /// Dirty limits, the flushers' inode queues and work (writeback/).
     pub(crate) wb: Writeback,
+    /// The programs processes run, and what starting one needs (workload/).
+    pub(crate) procs: crate::workload::Programs,
     /// The tracepoint event log, when the run records one.
     pub(crate) trace: Option<crate::trace::TraceLog>,
 }
@@ -345,133 +419,47 @@ impl Sim {
         }
         // Files: one page cache per extent, in the resolution's order (shared files, then
         // the per-task copies in task order).
-        let mut files: Vec<AddressSpace> = c
+        let files: Vec<AddressSpace> = c
             .extents
             .iter()
             .map(|e| AddressSpace::new(e.name.clone(), e.dev, e.offset, e.pages, e.size_pages))
             .collect();
-        // A new open file's readahead state: the bdi's `ra_pages` and `io_pages`.
-        let new_ra = |files: &Vec<AddressSpace>, fi: FileId| {
-            let m = devices[files[fi.idx()].dev].model();
-            FileRaState::new(m.ra_pages(), m.io_pages())
-        };
-        let mut ra_states: Vec<FileRaState> = Vec::new();
         let mut rng = Rng::new(seed);
-        let mut vmas: Vec<Vma> = Vec::new();
-        let mut tasks = Vec::new();
-        let mut ops_total = 0u64;
-        for t in &c.task {
-            // Readahead states of shared_fd steps, one per step for all instances.
-            let mut shared_ra: Vec<Option<u32>> = vec![None; t.step.len()];
-            for k in 0..t.count {
-                let tid = tasks.len() as u32;
-                let mut region_vma = std::collections::BTreeMap::new();
-                let mut steps = Vec::new();
-                let mut targets = Vec::new();
-                for (j, st) in t.step.iter().enumerate() {
-                    let pages = c.step_pages(st);
-                    let target = match &st.target {
-                        Target::File(fs) => {
-                            let fi = FileId(fs.extents[k as usize]);
-                            let ra = match shared_ra[j] {
-                                Some(ra) if fs.shared_fd => ra,
-                                _ => {
-                                    ra_states.push(new_ra(&files, fi));
-                                    let ra = (ra_states.len() - 1) as u32;
-                                    if fs.shared_fd {
-                                        shared_ra[j] = Some(ra);
-                                    }
-                                    ra
-                                }
-                            };
-                            StepTarget::File { file: fi, ra }
-                        }
-                        &Target::Region { index: region, .. } => {
-                            let r = &c.region[region as usize];
-                            let v = *region_vma.entry(region).or_insert_with(|| {
-                                let id = VmaId(vmas.len() as u32);
-                                let obj = shmem_of[region as usize];
-                                if let Some(o) = obj {
-                                    shmem[o as usize].mappers.push(id);
-                                }
-                                let mut ra = NIL;
-                                if let Some(fi) = r.extent.map(FileId) {
-                                    files[fi].mappers.push(id);
-                                    ra_states.push(new_ra(&files, fi));
-                                    ra = (ra_states.len() - 1) as u32;
-                                }
-                                vmas.push(Vma {
-                                    task: Tid(tid),
-                                    shmem: obj,
-                                    file: r.extent.map(FileId),
-                                    ra,
-                                    hint: Sim::vm_hint(r.madvise),
-                                    willneed: r.madvise == Some(crate::scenario::Madvise::Willneed),
-                                    pages,
-                                    pte: vec![pte::NONE; pages as usize],
-                                    region,
-                                });
-                                id
-                            });
-                            StepTarget::Vma(v)
-                        }
-                    };
-                    let bs = BoundStep::new(st, pages);
-                    ops_total += bs.total;
-                    steps.push(bs);
-                    targets.push(target);
-                }
-                let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
-                let nsteps = steps.len();
-                tasks.push(Task {
-                    name,
-                    memcg: t.memcg_index,
-                    steps,
-                    targets,
-                    cur: Cursor { step_start_ns: t.start + k as u64 * t.stagger, ..Cursor::default() },
-                    rng: rng.split(),
-                    state: TaskState::NotStarted,
-                    start_ns: t.start + k as u64 * t.stagger,
-                    end_ns: 0,
-                    cpu_ns: 0,
-                    faults: 0,
-                    major_faults: 0,
-                    oom_killed: false,
-                    pending: None,
-                    reclaim: None,
-                    no_progress: 0,
-                    read: None,
-                    write: None,
-                    sync: None,
-                    bdp: None,
-                    nr_dirtied: 0,
-                    nr_dirtied_pause: crate::writeback::throttle::NR_DIRTIED_PAUSE_INIT,
-                    dirty_paused_when: 0,
-                    throttled_ns: 0,
-                    step_end_ns: vec![0; nsteps],
-                    cpus: t.cpus.as_deref().map(Box::from),
-                });
-            }
-        }
-        // One working copy of a readahead state per task, for kernels whose read(2) works
-        // on a copy (`Profile::ra_read_copy`); overwritten at the start of each read.
-        let ra_read_copies = ra_states.len() as u32;
-        if profile.ra_read_copy && !ra_states.is_empty() {
-            ra_states.extend(tasks.iter().map(|_| FileRaState::new(0, 0)));
-        }
+        // A slot for every process of the run: those it starts with, in task order, then
+        // the children that spawn and fork steps will start (Tids are fixed: kswapd and the
+        // flushers come after the last slot).
+        let first: u32 = c.task.iter().map(|t| t.count).sum();
+        let children: u64 = c
+            .task
+            .iter()
+            .flat_map(|t| t.step.iter().map(move |st| (t, st)))
+            .filter_map(|(t, st)| match (&st.target, st.op) {
+                (Target::Control(ctl), AccessOp::Spawn | AccessOp::Fork) => Some(ctl.count as u64 * t.runs as u64),
+                _ => None,
+            })
+            .sum();
+        let nslots = first as usize + children as usize;
+        let tasks: Vec<Task> = (0..nslots).map(|_| Task::unborn()).collect();
+        // The accesses the run will make, for progress lines: each program's steps at
+        // their regions' full sizes, times its runs.
+        let ops_total: u64 = c
+            .task
+            .iter()
+            .map(|t| t.runs as u64 * t.step.iter().map(|st| BoundStep::new(st, c.step_pages(st)).total).sum::<u64>())
+            .sum();
         let file_ra = (c.kernel.file_readahead.build)();
         let machine = crate::writeback::Machine {
             nfiles: files.len(),
             ndevs: ndevices,
             nmemcgs: memcgs.len(),
-            ntasks: tasks.len(),
+            ntasks: nslots,
             ncpus: ncpus as usize,
             total_pages: managed,
             cgwb: profile.writeback.cgroup_writeback && c.kernel.cgroup_version == 2,
         };
         let wb = Writeback::new(c.vm.dirty, profile.writeback, (c.kernel.writeback_order.build)(), machine);
         // The tasks, kswapd, zswap's shrink worker, one flusher per wb.
-        let nthreads = tasks.len() + 2 + wb.wbs.len();
+        let nthreads = nslots + 2 + wb.wbs.len();
         let mut sim = Sim {
             profile,
             cost: c.cpu.clone(),
@@ -484,6 +472,8 @@ impl Sim {
                 running_on: NO_CPU,
                 tokens: vec![0; nthreads],
                 tasks,
+                live: 0,
+                paused: 0,
                 // Not a default: the engine's encodings of "no limit" and "no timeline".
                 time_limit: c.time_limit.unwrap_or(u64::MAX),
                 ops_done: 0,
@@ -507,7 +497,10 @@ impl Sim {
                 frames: Frames::new(nframes),
                 memcgs,
                 vmstat: Counters::default(),
-                vmas,
+                vmas: Vec::new(),
+                free_vmas: Vec::new(),
+                anon_vmas: Vec::new(),
+                free_anon: Vec::new(),
                 shmem,
                 zs_frames: Vec::new(),
                 region_names: c.region.iter().map(|r| r.name.clone()).collect(),
@@ -522,9 +515,10 @@ impl Sim {
             pc: PageCache {
                 files,
                 ra: file_ra,
-                ra_last_page: vec![u64::MAX; ra_states.len()],
-                ra_read_copies,
-                ra_states,
+                ra_last_page: Vec::new(),
+                ra_read_copies: 0,
+                ra_states: Vec::new(),
+                free_ra: Vec::new(),
                 ra_window_hist: [0; RA_WINDOW_BUCKETS],
             },
             io: Io {
@@ -548,12 +542,38 @@ impl Sim {
                 throttle_target: u64::MAX,
             },
             wb,
+            procs: crate::workload::Programs::new(c, shmem_of),
             trace: None,
         };
+        // The processes the run starts with, in task order.
+        let mut tid = Tid(0);
+        for (p, t) in c.task.iter().enumerate() {
+            for k in 0..t.count {
+                let name = if t.count > 1 { format!("{}.{k}", t.name) } else { t.name.clone() };
+                let start = t.start + k as u64 * t.stagger;
+                sim.sched.tasks[tid] = Task::new(name, t.memcg_index, start, rng.split(), None);
+                sim.sched.tasks[tid].cpus = t.cpus.as_deref().map(Box::from);
+                sim.sched.live += 1;
+                sim.start_program(tid, p as u32);
+                sim.sched.tasks[tid].cur.step_start_ns = start;
+                tid.0 += 1;
+            }
+        }
+        sim.procs.next_slot = tid.0;
+        sim.procs.rng = rng;
+        // One working copy of a readahead state per process slot, for kernels whose read(2)
+        // works on a copy (`Profile::ra_read_copy`); overwritten at the start of each read.
+        sim.pc.ra_read_copies = sim.pc.ra_states.len() as u32;
+        if profile.ra_read_copy {
+            for _ in 0..nslots {
+                sim.pc.ra_states.push(FileRaState::new(0, 0));
+                sim.pc.ra_last_page.push(u64::MAX);
+            }
+        }
         if sim.sched.sample_every > 0 {
             sim.sched.timeline.push(TimelinePoint::of(&sim, 0));
         }
-        for tid in (0..sim.sched.tasks.len() as u32).map(Tid) {
+        for tid in (0..tid.0).map(Tid) {
             let at = sim.sched.tasks[tid].start_ns;
             sim.wake(tid, at);
         }
@@ -571,11 +591,7 @@ impl Sim {
         let mut verify_countdown = 1u64;
         let end = loop {
             let Some((t, ev)) = self.sched.events.pop() else {
-                break if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
-                    RunEnd::Completed
-                } else {
-                    self.deadlock()
-                };
+                break if self.sched.live == self.sched.paused { RunEnd::Completed } else { self.deadlock() };
             };
             if t > self.sched.time_limit {
                 self.sched.now = self.sched.time_limit;
@@ -606,7 +622,7 @@ impl Sim {
                 Event::IoDone { dev, rid } => self.io_interrupt(dev, rid),
                 Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }
-            if self.sched.tasks.iter().all(|t| t.state == TaskState::Done) {
+            if self.sched.live == self.sched.paused {
                 break RunEnd::Completed;
             }
             // A burst that began before the limit runs to its end (a direct reclaim pass can

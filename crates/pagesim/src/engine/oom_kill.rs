@@ -14,16 +14,15 @@ impl Sim {
         let mut best: Option<(u64, Tid)> = None;
         for (tid, t) in self.sched.tasks.iter().enumerate() {
             let tid = Tid(tid as u32);
-            if t.state == TaskState::Done || scope.is_some_and(|m| t.memcg != m) {
+            if matches!(t.state, TaskState::Done | TaskState::Unborn) || scope.is_some_and(|m| t.memcg != m) {
                 continue;
             }
-            let badness: u64 = self
-                .mm
-                .vmas
-                .iter()
-                .filter(|v| v.task == tid && v.shmem.is_none() && v.file.is_none())
-                .map(|v| v.pte.iter().filter(|&&e| e != pte::NONE && e != pte::ZERO_PAGE).count() as u64)
-                .sum();
+            let badness: u64 =
+                t.mm.iter()
+                    .map(|&(_, v)| &self.mm.vmas[v])
+                    .filter(|v| v.anon.is_some())
+                    .map(|v| v.pte.iter().filter(|&&e| e != pte::NONE && e != pte::ZERO_PAGE).count() as u64)
+                    .sum();
             if best.is_none_or(|(b, _)| badness > b) {
                 best = Some((badness, tid));
             }
@@ -36,15 +35,9 @@ impl Sim {
         Some(victim)
     }
 
-    /// Ends a task and releases its private memory (`exit_mmap`).
+    /// Ends a task (SIGKILL): it exits, releasing its private memory (`do_exit`).
     pub fn kill_task(&mut self, tid: Tid) {
-        let t = &mut self.sched.tasks[tid];
-        t.state = TaskState::Done;
-        t.end_ns = self.sched.now;
-        t.reclaim = None;
-        t.pending = None;
-        self.block(tid);
-        self.exit_mmap(tid);
+        self.do_exit(tid);
     }
 }
 

@@ -106,7 +106,7 @@ impl Sim {
             return;
         }
         let (key, region) = match self.mm.frames.owner(f) {
-            Owner::Anon(v) => (v.0, self.mm.vmas[v].region),
+            Owner::Anon(a) => (self.mm.anon_vmas[a].key, self.mm.anon_vmas[a].region),
             Owner::Shmem(o) => {
                 let v = self.mm.shmem[o as usize].mappers[0];
                 (o | 1 << 31, self.mm.vmas[v.idx()].region)
@@ -361,7 +361,8 @@ impl Sim {
             return self.swapin_large_sync(tid, vma, idx, write, f, first);
         }
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
-        self.mm.frames.set_owner(f, Owner::Anon(vma), idx);
+        let a = self.mm.vmas[vma].anon.expect("an anon VMA");
+        self.mm.frames.set_owner(f, Owner::Anon(a), idx);
         // The page is exclusive and has no swap copy left: writable, and dirty for reclaim.
         self.mm.frames.set(f, pg::DIRTY);
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
@@ -430,7 +431,8 @@ impl Sim {
             debug_assert!(done, "bypass read from a device that is not synchronous");
         }
         self.mm.count(Counter::MthpSwpin, memcg, 1);
-        self.mm.frames.set_owner(f, Owner::Anon(vma), first);
+        let a = self.mm.vmas[vma].anon.expect("an anon VMA");
+        self.mm.frames.set_owner(f, Owner::Anon(a), first);
         self.mm.frames.set(f, pg::DIRTY);
         let flags = pte::YOUNG | pte::WRITE;
         for k in 0..nr {

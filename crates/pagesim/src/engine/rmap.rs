@@ -18,47 +18,60 @@ impl Sim {
     /// the number of mappings (VMAs) in which it was young. A large file folio is looked
     /// for at each of its pages, and counts once per VMA however many of its PTEs were young
     /// (`folio_referenced_one` counts a VMA, not a PTE).
+    #[cfg(test)]
     pub(crate) fn folio_referenced(&mut self, f: Pfn) -> u32 {
+        self.folio_referenced_flags(f, None).0
+    }
+
+    /// `folio_referenced` with the `vm_flags` it gathers: also whether one of the mappings
+    /// in which the folio was young is VM_EXEC (a program's text). Limit reclaim of memcg
+    /// `target` looks only at the mappings of its own processes (`invalid_folio_referenced_vma`:
+    /// `mm_match_cgroup`): a page another cgroup's process uses looks unreferenced to it.
+    pub(crate) fn folio_referenced_flags(&mut self, f: Pfn, target: Option<u16>) -> (u32, bool) {
         let idx = self.mm.frames.index[f] as usize;
         let nr = self.mm.frames.nr_pages(f) as usize;
         let mut n = 0;
-        let mut check = |ptes: &mut Vec<u32>| {
+        let mut exec = false;
+        let mut check = |vma: &mut crate::mm::mmap::Vma| {
+            let ptes = &mut vma.pte;
+            let mut young = false;
             if nr == 1 {
                 let Some(pte) = ptes.get_mut(idx) else { return };
                 let e = *pte;
                 if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
                     *pte = e & !pte::YOUNG;
-                    n += 1;
-                }
-                return;
-            }
-            let end = (idx + nr).min(ptes.len());
-            let Some(ptes) = ptes.get_mut(idx..end) else { return };
-            let mut young = false;
-            for pte in ptes {
-                let e = *pte;
-                if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
-                    *pte = e & !pte::YOUNG;
                     young = true;
+                }
+            } else {
+                let end = (idx + nr).min(ptes.len());
+                let Some(ptes) = ptes.get_mut(idx..end) else { return };
+                for pte in ptes {
+                    let e = *pte;
+                    if pte::is_present(e) && pte::frame(e) == Some(f) && e & pte::YOUNG != 0 {
+                        *pte = e & !pte::YOUNG;
+                        young = true;
+                    }
                 }
             }
             n += young as u32;
+            exec |= young && vma.exec;
         };
-        match self.mm.frames.owner(f) {
-            Owner::None => {}
-            Owner::Anon(v) => check(&mut self.mm.vmas[v.idx()].pte),
-            Owner::Shmem(o) => {
-                for &v in &self.mm.shmem[o as usize].mappers {
-                    check(&mut self.mm.vmas[v.idx()].pte);
-                }
+        let owner = self.mm.frames.owner(f);
+        let tasks = &self.sched.tasks;
+        let crate::mm::Mm { vmas, anon_vmas, shmem, .. } = &mut self.mm;
+        let mappers: &[crate::ids::VmaId] = match owner {
+            Owner::None => &[],
+            Owner::Anon(a) => &anon_vmas[a].mappers,
+            Owner::Shmem(o) => &shmem[o as usize].mappers,
+            Owner::File(a) => &self.pc.files[a.idx()].mappers,
+        };
+        for &v in mappers {
+            if target.is_some_and(|m| tasks[vmas[v].task].memcg != m) {
+                continue;
             }
-            Owner::File(a) => {
-                for &v in &self.pc.files[a.idx()].mappers {
-                    check(&mut self.mm.vmas[v.idx()].pte);
-                }
-            }
+            check(&mut vmas[v]);
         }
-        n
+        (n, exec)
     }
 
     pub(crate) fn folio_mapped(&self, f: Pfn) -> bool {
@@ -71,7 +84,7 @@ impl Sim {
         };
         match self.mm.frames.owner(f) {
             Owner::None => false,
-            Owner::Anon(v) => maps(v),
+            Owner::Anon(a) => self.mm.anon_vmas[a].mappers.iter().any(|&v| maps(v)),
             Owner::Shmem(o) => self.mm.shmem[o as usize].mappers.iter().any(|&v| maps(v)),
             Owner::File(a) => self.pc.files[a.idx()].mappers.iter().any(|&v| maps(v)),
         }
@@ -111,23 +124,27 @@ impl Sim {
                 }
             }
             Owner::None => {}
-            Owner::Anon(v) => {
-                // A large folio's page k takes the folio's k-th swap slot.
+            Owner::Anon(a) => {
+                // A large folio's page k takes the folio's k-th swap slot; every VMA of the
+                // anon_vma that maps the page (a fork shares it) takes a reference.
                 let base = Entry(self.mm.frames.swap[f]);
                 let nr = self.mm.frames.nr_pages(f) as usize;
                 let m = self.mm.frames.memcg[f];
-                for k in 0..nr {
-                    let e = self.mm.vmas[v.idx()].pte[idx + k];
-                    if !pte::is_present(e) || pte::frame(e) != Some(f) {
-                        continue;
+                for j in 0..self.mm.anon_vmas[a].mappers.len() {
+                    let v = self.mm.anon_vmas[a].mappers[j];
+                    for k in 0..nr {
+                        let Some(&e) = self.mm.vmas[v].pte.get(idx + k) else { break };
+                        if !pte::is_present(e) || pte::frame(e) != Some(f) {
+                            continue;
+                        }
+                        if e & pte::DIRTY != 0 {
+                            self.mm.frames.set(f, pg::DIRTY);
+                        }
+                        let entry = base.offset(k as u32);
+                        self.mm.vmas[v].pte[idx + k] = pte::SWAP | entry.0;
+                        self.swap.area(entry).dup(entry.slot());
+                        self.mm.memcgs[m as usize].swap_usage += 1;
                     }
-                    if e & pte::DIRTY != 0 {
-                        self.mm.frames.set(f, pg::DIRTY);
-                    }
-                    let entry = base.offset(k as u32);
-                    self.mm.vmas[v.idx()].pte[idx + k] = pte::SWAP | entry.0;
-                    self.swap.area(entry).dup(entry.slot());
-                    self.mm.memcgs[m as usize].swap_usage += 1;
                 }
                 self.mm.frames.set_owner(f, Owner::None, 0);
             }

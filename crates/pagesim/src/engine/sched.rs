@@ -47,6 +47,10 @@ pub(crate) struct Sched {
     /// Per-thread wakeup token: an event with a stale token is ignored.
     pub(crate) tokens: Vec<u32>,
     pub(crate) tasks: Vec<Task>,
+    /// Processes started and not exited, and of them those paused: the run completes when
+    /// every live process is paused.
+    pub(crate) live: u32,
+    pub(crate) paused: u32,
     /// The scenario's `time_limit` (`u64::MAX` without one).
     pub(crate) time_limit: u64,
     /// Accesses and read calls completed, and the total the workload will make.
@@ -183,6 +187,12 @@ enum Next {
     Read(u32),
     /// An msync(MS_SYNC) of this writable file mapping.
     Msync(VmaId),
+    /// The step's region is not mapped (munmap, exec): map it.
+    Remap(u32),
+    /// A lifecycle call.
+    Control,
+    /// The program has ended: the process exits.
+    Exit,
     /// The task ended or the burst is over.
     Stop,
 }
@@ -347,6 +357,26 @@ impl Sim {
                             self.file_sync_begin(tid, fi, SyncOp::Fsync, false);
                             continue;
                         }
+                        Next::Remap(r) => {
+                            self.remap_for_step(tid, r);
+                            continue;
+                        }
+                        Next::Control => {
+                            match self.run_control(tid) {
+                                crate::engine::fork::Ctl::Done => {
+                                    if self.finish_access(tid) {
+                                        return;
+                                    }
+                                }
+                                crate::engine::fork::Ctl::Waits => return,
+                                crate::engine::fork::Ctl::Exec => {}
+                            }
+                            continue;
+                        }
+                        Next::Exit => {
+                            self.do_exit(tid);
+                            return;
+                        }
                         Next::Stop => {
                             if self.sched.tasks[tid].state == TaskState::Done || self.sched.now >= limit {
                                 if self.sched.tasks[tid].state != TaskState::Done {
@@ -417,6 +447,8 @@ impl Sim {
             }
             AccessOp::Read | AccessOp::Pread => self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr),
             AccessOp::Msync => unreachable!("msync is a region step"),
+            op if op.is_lifecycle() => unreachable!("a lifecycle call is a control step"),
+            _ => unreachable!(),
         }
     }
 
@@ -432,9 +464,7 @@ impl Sim {
                 return Next::Stop;
             }
             let Some(step) = t.steps.get(t.cur.step) else {
-                t.state = TaskState::Done;
-                t.end_ns = *now;
-                return Next::Stop;
+                return Next::Exit;
             };
             if t.cur.done >= step.total {
                 t.step_end_ns[t.cur.step] = *now;
@@ -448,6 +478,8 @@ impl Sim {
             let vma = match t.targets[t.cur.step] {
                 StepTarget::Vma(v) => Some(v),
                 StepTarget::File { .. } => None,
+                StepTarget::Unmapped(r) => return Next::Remap(r),
+                StepTarget::Control => return Next::Control,
             };
             if let (Some(v), AccessOp::Msync) = (vma, step.op) {
                 return Next::Msync(v);

@@ -98,7 +98,10 @@ impl Sim {
                     // A private anon page is mapped only where its owner says.
                     let first = self.mm.frames.index[f] as usize;
                     let nr = self.mm.frames.nr_pages(f) as usize;
-                    let owned = self.mm.frames.owner(f) == Owner::Anon(crate::ids::VmaId(vi as u32));
+                    let owned = v.anon.is_some_and(|a| {
+                        self.mm.frames.owner(f) == Owner::Anon(a)
+                            && self.mm.anon_vmas[a].mappers.contains(&crate::ids::VmaId(vi as u32))
+                    });
                     if self.mm.frames.is_free(f) || !owned || !(first..first + nr).contains(&i) {
                         return Err(format!("vma {vi} page {i}: maps frame {f}, which does not point back"));
                     }

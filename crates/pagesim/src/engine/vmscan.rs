@@ -477,14 +477,21 @@ impl Sim {
 
     /// `shrink_active_list`: deactivate up to `k` pages from the tail of an active list
     /// (folios until their pages reach `k`, at least one, as `isolate_lru_folios` counts).
-    /// A referenced page is counted as rotated but still deactivated (only exec-mapped
-    /// file pages, which pagesim does not have, stay active).
-    pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, _sc: &mut ScanControl) {
+    /// A referenced page is deactivated all the same, except a file page referenced through
+    /// a VM_EXEC mapping (a program's text), which goes back to the head of the active
+    /// list for another trip. ≤5.7 counts every referenced page as rotated
+    /// (`recent_rotated`); 5.8+ counts only the exec pages kept, as reclaim cost
+    /// (`lru_note_cost`). The kept pages are isolated and put back, so they count in
+    /// pgrefill but not in pgdeactivate.
+    pub fn shrink_active_list(&mut self, m: u16, l: LruList, k: u64, sc: &mut ScanControl) {
         let t = l.type_idx();
         let inactive = LruList::of(l.is_file(), false);
         let mut taken = 0u64;
         let mut rotated = 0u64;
+        let mut kept = 0u64;
         let mut folios = 0u64;
+        let mut keep = std::mem::take(&mut self.reclaim.isolate_buf);
+        keep.clear();
         while taken < k {
             let Some(f) = ({
                 let Mm { memcgs, frames, .. } = &mut self.mm;
@@ -495,8 +502,14 @@ impl Sim {
             let nr = self.mm.frames.nr_pages(f);
             taken += nr;
             folios += 1;
-            if self.folio_referenced(f) > 0 {
+            let (referenced, exec) = self.folio_referenced_flags(f, sc.target_memcg);
+            if referenced > 0 {
                 rotated += nr;
+                if exec && l.is_file() {
+                    kept += nr;
+                    keep.push(f);
+                    continue;
+                }
             }
             self.mm.frames.clear(f, pg::ACTIVE);
             if self.profile.pg_workingset {
@@ -505,12 +518,21 @@ impl Sim {
             let Mm { memcgs, frames, .. } = &mut self.mm;
             memcgs[m as usize].lru.add_head(frames, f, inactive);
         }
+        // move_folios_to_lru: the kept exec pages go back to the active list's head.
+        for &f in &keep {
+            let Mm { memcgs, frames, .. } = &mut self.mm;
+            memcgs[m as usize].lru.add_head(frames, f, l);
+        }
+        self.reclaim.isolate_buf = keep;
         self.charge(folios * self.cost.scan_ns);
         self.mm.count(Counter::PgRefill, m, taken);
-        self.mm.count(Counter::PgDeactivate, m, taken);
+        self.mm.count(Counter::PgDeactivate, m, taken - kept);
         let file = l.is_file();
         self.trace(Kind::LruIsolate { active: true, nr_requested: k, nr_scanned: taken, nr_taken: taken, file });
         self.reclaim.scan_balance.note_scanned(m as usize, t, taken, rotated);
+        if kept > 0 {
+            self.lru_note_cost(m, t, kept);
+        }
     }
 
     /// `shrink_inactive_list` + `shrink_folio_list`: isolate `k` pages from the tail (whole
@@ -650,14 +672,16 @@ impl Sim {
             return Verdict::Keep;
         }
         // folio_check_references
-        let rp = self.folio_referenced(f);
+        let (rp, exec) = self.folio_referenced_flags(f, sc.target_memcg);
         let rf = self.mm.frames.test_clear(f, pg::REFERENCED);
         if rp > 0 {
             if self.profile.swapbacked_activate_on_first_ref && self.mm.frames.test(f, pg::SWAPBACKED) {
                 return Verdict::Activate;
             }
             self.mm.frames.set(f, pg::REFERENCED);
-            if rf || rp > 1 {
+            // A page used twice, mapped by more than one process, or executable text
+            // (after its first use) is activated.
+            if rf || rp > 1 || (exec && file) {
                 return Verdict::Activate;
             }
             return Verdict::Keep;

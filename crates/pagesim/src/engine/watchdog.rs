@@ -120,7 +120,7 @@ impl Sim {
     /// memcg with a limit, and for swap.
     fn describe_state(&self, out: &mut String) {
         for (i, t) in self.sched.tasks.iter().enumerate() {
-            if t.state == TaskState::Done {
+            if matches!(t.state, TaskState::Done | TaskState::Unborn | TaskState::Paused) {
                 continue;
             }
             let total: u64 = t.steps.iter().map(|s| s.total).sum();
@@ -132,7 +132,11 @@ impl Sim {
                 }
             }
             if let Some(p) = t.pending {
-                out.push_str(&format!(", in a fault on page {} of region {}", p.idx, self.region_name(p.vma)));
+                out.push_str(&format!(
+                    ", in a fault on page {} of region {}",
+                    p.idx,
+                    self.region_name(self.mm.vmas[p.vma].region)
+                ));
             }
             out.push_str(&format!("; {done} of {total} operations done"));
         }
@@ -167,6 +171,9 @@ impl Sim {
                 format!("throttled in reclaim{}", reclaim.map(|r| format!(", {r}")).unwrap_or_default())
             }
             TaskState::WaitRequest => "waiting for a free request on a full device queue".into(),
+            TaskState::WaitChild => "waiting for a child to exit".into(),
+            TaskState::Paused => "paused until the run ends".into(),
+            TaskState::Unborn => "not started by its parent yet".into(),
             TaskState::Done => "finished".into(),
         }
     }
@@ -175,14 +182,14 @@ impl Sim {
         let idx = self.mm.frames.index[f];
         match self.mm.frames.owner(f) {
             Owner::File(fi) => format!("page {idx} of file {}", self.pc.files[fi].name),
-            Owner::Anon(v) => format!("page {idx} of anon region {}", self.region_name(v)),
+            Owner::Anon(a) => format!("page {idx} of anon region {}", self.region_name(self.mm.anon_vmas[a].region)),
             Owner::Shmem(o) => format!("page {idx} of shmem object {o}"),
             Owner::None => "a swap-cache page".into(),
         }
     }
 
-    fn region_name(&self, v: crate::ids::VmaId) -> &str {
-        self.mm.region_names.get(self.mm.vmas[v].region as usize).map_or("?", String::as_str)
+    fn region_name(&self, r: u32) -> &str {
+        self.mm.region_names.get(r as usize).map_or("?", String::as_str)
     }
 }
 

@@ -1,6 +1,15 @@
 //! The VMA (include/linux/mm_types.h `struct vm_area_struct`, [`Vma`]): a task's region,
-//! its page table and its readahead hint. Tearing VMAs down when a task exits (mm/mmap.c
-//! `exit_mmap`) is engine/mmap.rs.
+//! its page table and its readahead hint; and the anon_vma ([`AnonVma`], include/linux/rmap.h)
+//! through which reclaim finds every PTE that maps a private anonymous page. Creating and
+//! tearing VMAs down (mm/mmap.c `mmap_region`, `do_vmi_munmap`, `exit_mmap`; kernel/fork.c
+//! `dup_mmap`) is engine/mmap.rs and engine/fork.rs.
+//!
+//! The kernel gives a forked child's VMA an anon_vma of its own, chained to the parent's
+//! (`anon_vma_fork`), so that a page the child faults in later is looked for only in the
+//! child. pagesim gives the child's VMA the parent's anon_vma: one flat family per region
+//! lineage, whose rmap walk visits every VMA of the family (each is checked for the page,
+//! as `page_vma_mapped_walk` does). The walk finds the same PTEs; it visits more VMAs for a
+//! page that only the child maps.
 
 use crate::ids::Tid;
 
@@ -34,6 +43,25 @@ pub struct Vma {
     pub pte: Vec<u32>,
     /// Index of its region in the scenario's region order (for the page content model).
     pub region: u32,
+    /// The anon_vma of a private anonymous VMA (`AnonId`); none for shmem and file VMAs.
+    pub anon: Option<crate::ids::AnonId>,
+    /// VM_EXEC: a program's text.
+    pub exec: bool,
+    /// In use (a torn-down VMA's slot waits in `Mm::free_vmas` for reuse).
+    pub live: bool,
 }
 
 crate::ids::index_by!(Vma, crate::ids::VmaId);
+
+/// A private anonymous memory lineage (`struct anon_vma`): the VMAs that may map its pages,
+/// the VMA that faulted first and every VMA forked from one that maps them.
+#[derive(Debug, Default)]
+pub struct AnonVma {
+    pub mappers: Vec<crate::ids::VmaId>,
+    /// The region its pages belong to, and the key of its pages' content (the id of the
+    /// first VMA: page content is a function of the key and the page index).
+    pub region: u32,
+    pub key: u32,
+}
+
+crate::ids::index_by!(AnonVma, crate::ids::AnonId);

@@ -42,7 +42,7 @@ pub mod vmstat;
 pub mod zsmalloc;
 
 use crate::ids::Pfn;
-use crate::ids::{FileId, VmaId};
+use crate::ids::{AnonId, FileId, VmaId};
 
 pub use lru::{Lru, LruList, NR_LRU_LISTS};
 
@@ -58,6 +58,10 @@ pub(crate) struct Mm {
     /// /proc/vmstat event counters.
     pub(crate) vmstat: vmstat::Counters,
     pub(crate) vmas: Vec<mmap::Vma>,
+    /// Slots of torn-down VMAs, reused by the next mapping.
+    pub(crate) free_vmas: Vec<VmaId>,
+    pub(crate) anon_vmas: Vec<mmap::AnonVma>,
+    pub(crate) free_anon: Vec<AnonId>,
     pub(crate) shmem: Vec<shmem::ShmemObj>,
     /// Frames that zsmalloc pools (zswap's, zram's) hold.
     pub(crate) zs_frames: Vec<Pfn>,
@@ -111,12 +115,13 @@ pub mod pg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Owner {
     None,
-    Anon(VmaId),
+    /// A private anonymous page of this anon_vma.
+    Anon(AnonId),
     Shmem(u32),
     File(FileId),
 }
 
-/// Owner encoding: `u32::MAX` none; bit 31 shmem object; bit 30 file; else anon VMA id.
+/// Owner encoding: `u32::MAX` none; bit 31 shmem object; bit 30 file; else anon_vma id.
 const OWNER_NONE: u32 = u32::MAX;
 const OWNER_SHMEM: u32 = 1 << 31;
 const OWNER_FILE: u32 = 1 << 30;
@@ -253,7 +258,7 @@ impl Frames {
         } else if o & OWNER_FILE != 0 {
             Owner::File(FileId(o & !OWNER_FILE))
         } else {
-            Owner::Anon(VmaId(o))
+            Owner::Anon(AnonId(o))
         }
     }
 

@@ -48,6 +48,8 @@ pub(crate) struct PageCache {
     /// `ra_states[ra_read_copies + tid]` is task `tid`'s copy of the state its read(2)
     /// works on, where the profile has `ra_read_copy` (≤2.6.23).
     pub(crate) ra_read_copies: u32,
+    /// Readahead states of closed files and torn-down mappings, for reuse.
+    pub(crate) free_ra: Vec<u32>,
     /// File readahead windows by size: bucket k counts windows of up to 2^k pages.
     pub(crate) ra_window_hist: [u64; RA_WINDOW_BUCKETS],
 }

@@ -236,14 +236,15 @@ impl Report {
             .sched
             .tasks
             .iter()
+            .filter(|t| t.state != TaskState::Unborn)
             .map(|t| TaskReport {
                 name: t.name.clone(),
                 elapsed_ns: match t.state {
-                    TaskState::Done => t.end_ns - t.start_ns,
+                    TaskState::Done | TaskState::Paused => t.end_ns - t.start_ns,
                     TaskState::NotStarted => 0,
                     _ => sim.sched.now.saturating_sub(t.start_ns),
                 },
-                completed: t.state == TaskState::Done && !t.oom_killed,
+                completed: matches!(t.state, TaskState::Done | TaskState::Paused) && !t.oom_killed,
                 cpu_ns: t.cpu_ns,
                 throttled_ns: t.throttled_ns,
                 faults: t.faults,

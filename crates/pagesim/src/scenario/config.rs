@@ -246,6 +246,9 @@ pub struct Region {
     /// A file region mapped writable.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub writable: bool,
+    /// A file region that is a program's text (VM_EXEC).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exec: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub compress_ratio: Option<f64>,
     pub compress_sigma: f64,
@@ -280,15 +283,17 @@ impl Config {
             let mut regions: Vec<u32> = t
                 .step
                 .iter()
-                .filter_map(|s| match s.target {
-                    Target::Region { index, .. } => Some(index),
-                    Target::File(_) => None,
+                .filter_map(|s| match &s.target {
+                    Target::Region { index, .. } => Some(*index),
+                    Target::Control(c) if c.region.is_some() => Some(c.region_index),
+                    Target::File(_) | Target::Control(_) => None,
                 })
                 .collect();
             regions.sort_unstable();
             regions.dedup();
             let ptes: u64 = regions.iter().map(|&r| pages(self.region[r as usize].size) * PER_PTE).sum();
-            tasks += t.count as u64 * (PER_TASK + t.step.len() as u64 * PER_STEP + ptes);
+            // Every run has its task slot; page tables exist only while a process lives.
+            tasks += t.runs as u64 * (PER_TASK + t.step.len() as u64 * PER_STEP) + t.at_once as u64 * ptes;
         }
         FIXED + frames + swap + files + shmem + tasks
     }
@@ -323,6 +328,18 @@ pub struct Task {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cpus: Option<Vec<u32>>,
     pub step: Vec<Step>,
+    /// Started by other tasks' spawn or fork steps, not at the start of the run (`count`,
+    /// `start` and `stagger` do not apply).
+    #[serde(skip)]
+    pub spawned: bool,
+    /// Processes that run this program over the run, at most: the `count` it starts with,
+    /// and those that other programs start (spawn, fork) or turn into it (exec). Its
+    /// per-task files have one copy per run, in the order the runs begin.
+    #[serde(skip)]
+    pub runs: u32,
+    /// Processes that may run this program at the same time, at most.
+    #[serde(skip)]
+    pub at_once: u32,
 }
 
 /// One step of a workload program, with the keys its target and pattern take and no others.
@@ -352,6 +369,44 @@ pub enum Target {
     },
     /// read(2)/pread(2) calls on a file.
     File(FileStep),
+    /// A process lifecycle call (spawn, fork, wait, exec, mmap, munmap, brk).
+    Control(Control),
+}
+
+/// A lifecycle step's operands; which ones it has depends on its `op`.
+#[derive(Clone, Debug, Serialize)]
+pub struct Control {
+    /// spawn, fork, exec: the program the new process runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// `Config::task[task_index]`.
+    #[serde(skip)]
+    pub task_index: u32,
+    /// mmap, munmap, brk: the region.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    /// `Config::region[region_index]`.
+    #[serde(skip)]
+    pub region_index: u32,
+    /// spawn, fork: processes started; 1 for the others.
+    #[serde(skip_serializing_if = "is_one")]
+    pub count: u32,
+    /// spawn: the most children running at once.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub jobs: Option<u32>,
+    /// brk: the heap's size, bytes (median with a sigma).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "is_zero_f64")]
+    pub size_sigma: f64,
+}
+
+fn is_zero_f64(v: &f64) -> bool {
+    *v == 0.0
+}
+
+fn is_one(v: &u32) -> bool {
+    *v == 1
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -463,6 +518,7 @@ impl Config {
     pub fn step_pages(&self, st: &Step) -> u32 {
         match &st.target {
             Target::Region { index, .. } => self.region[*index as usize].size.div_ceil(4096) as u32,
+            Target::Control(_) => 1,
             Target::File(f) => {
                 let fc = &self.file[f.index as usize];
                 let max = fc.max_size.div_ceil(4096);
@@ -656,9 +712,42 @@ impl Config {
         if file.task.is_empty() {
             return Err(err("task", "a scenario needs at least one [[task]]".into()));
         }
+        // Tasks are programs, named by the steps that start them.
+        for (i, t) in file.task.iter().enumerate() {
+            if let Some(j) = file.task[..i].iter().position(|p| p.name == t.name) {
+                return Err(err(&format!("task[{i}].name"), format!("task[{j}] has the same name, \"{}\"", t.name)));
+            }
+        }
+        // Programs other tasks start (spawn, fork, exec) do not start with the run.
+        let started_by_others: Vec<bool> = file
+            .task
+            .iter()
+            .map(|t| {
+                file.task.iter().flat_map(|p| &p.step).any(|s| {
+                    matches!(s.op, Some(AccessOp::Spawn | AccessOp::Fork | AccessOp::Exec))
+                        && s.task.as_deref() == Some(t.name.as_str())
+                })
+            })
+            .collect();
         let mut task = Vec::new();
         for (i, t) in file.task.iter().enumerate() {
             let key = format!("task[{i}]");
+            let spawned = started_by_others[i];
+            if spawned {
+                let given =
+                    table.get("task").and_then(|v| v.as_array()).and_then(|a| a.get(i)).and_then(|v| v.as_table());
+                for k in ["count", "start", "stagger"] {
+                    if given.is_some_and(|g| g.contains_key(k)) {
+                        return Err(err(
+                            &format!("{key}.{k}"),
+                            format!(
+                                "task \"{}\" is started by other tasks' spawn, fork or exec steps, which give its count and start",
+                                t.name
+                            ),
+                        ));
+                    }
+                }
+            }
             let memcg_index = match &t.memcg {
                 None => 0,
                 Some(m) => match index_of(&file.memcg, m) {
@@ -698,6 +787,16 @@ impl Config {
                 .map(|(j, s)| resolve_step(file, s, &format!("{key}.step[{j}]"), &files))
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|(key, m)| err(&key, m))?;
+            if let Some(j) = step.iter().position(|st| st.op == AccessOp::Pause) {
+                if spawned || j + 1 != step.len() {
+                    return Err(err(
+                        &format!("{key}.step[{j}].op"),
+                        "pause ends the program of a task the run starts with (a server that stays up): \
+                         it must be its last step, and not in a program other tasks start"
+                            .into(),
+                    ));
+                }
+            }
             // A mapped file keeps its size: a fault past the end would be SIGBUS, which the
             // model does not have.
             for (j, st) in step.iter().enumerate() {
@@ -725,29 +824,37 @@ impl Config {
                 stagger: t.stagger,
                 cpus,
                 step,
+                spawned,
+                runs: 0,
+                at_once: 0,
             });
         }
-        // Each process's own copies of per-task files, in the engine's process order.
+        program_runs(&mut task).map_err(|(key, m)| err(&key, m))?;
+        // Each run's own copies of per-task files: the processes the run starts with, in
+        // the engine's process order, then the later runs of each program in task order.
         let mut pid = 0u32;
-        for t in &mut task {
-            for _ in 0..t.count {
-                let mut own: BTreeMap<u32, u32> = BTreeMap::new();
-                for st in &mut t.step {
-                    let Target::File(fs) = &mut st.target else { continue };
-                    let f = &files[fs.index as usize];
-                    let e = match (f.extent, own.get(&fs.index)) {
-                        (Some(e), _) | (None, Some(&e)) => e,
-                        (None, None) => {
-                            let e = placer
-                                .place(f, fs.index, format!("{}.{pid}", f.name), Some(pid))
-                                .map_err(|m| err(&format!("file.{}", f.name), m))?;
-                            own.insert(fs.index, e);
-                            e
-                        }
-                    };
-                    fs.extents.push(e);
+        for later in [false, true] {
+            for t in &mut task {
+                let runs = if later { t.count..t.runs } else { 0..t.count };
+                for _ in runs {
+                    let mut own: BTreeMap<u32, u32> = BTreeMap::new();
+                    for st in &mut t.step {
+                        let Target::File(fs) = &mut st.target else { continue };
+                        let f = &files[fs.index as usize];
+                        let e = match (f.extent, own.get(&fs.index)) {
+                            (Some(e), _) | (None, Some(&e)) => e,
+                            (None, None) => {
+                                let e = placer
+                                    .place(f, fs.index, format!("{}.{pid}", f.name), Some(pid))
+                                    .map_err(|m| err(&format!("file.{}", f.name), m))?;
+                                own.insert(fs.index, e);
+                                e
+                            }
+                        };
+                        fs.extents.push(e);
+                    }
+                    pid += 1;
                 }
-                pid += 1;
             }
         }
 
@@ -791,6 +898,89 @@ impl Config {
             extents,
         })
     }
+}
+
+/// The most processes a run may start over its course.
+pub const MAX_PROCESSES: u64 = 1 << 20;
+
+/// How many processes run each program (`Task::runs`): a task that starts with the run
+/// has its `count` (a started-by-others task has `count` 0), and every spawn, fork or exec
+/// step adds its count times its own program's runs. The programs must not start each
+/// other in a cycle. Errors are (key, message).
+fn program_runs(task: &mut [Task]) -> Result<(), (String, String)> {
+    // (step, program started, processes it starts, of which at once).
+    let edges = |p: usize| -> Vec<(usize, usize, u64, u64)> {
+        task[p]
+            .step
+            .iter()
+            .enumerate()
+            .filter_map(|(j, s)| match (&s.target, s.op) {
+                (Target::Control(c), AccessOp::Spawn | AccessOp::Fork | AccessOp::Exec) => {
+                    let at_once = c.jobs.unwrap_or(c.count);
+                    Some((j, c.task_index as usize, c.count as u64, at_once as u64))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    // Topological order by depth-first search; a task met again on the path is a cycle.
+    let n = task.len();
+    let mut state = vec![0u8; n]; // 0 new, 1 on the path, 2 done
+    let mut order = Vec::with_capacity(n);
+    fn visit(
+        p: usize,
+        edges: &dyn Fn(usize) -> Vec<(usize, usize, u64, u64)>,
+        task: &[Task],
+        state: &mut [u8],
+        path: &mut Vec<usize>,
+        order: &mut Vec<usize>,
+    ) -> Result<(), (String, String)> {
+        state[p] = 1;
+        path.push(p);
+        for (j, q, _, _) in edges(p) {
+            if state[q] == 1 {
+                let from = path.iter().position(|&x| x == q).unwrap_or(0);
+                let names: Vec<&str> = path[from..].iter().chain([&q]).map(|&x| task[x].name.as_str()).collect();
+                return Err((
+                    format!("task[{p}].step[{j}].task"),
+                    format!("programs start each other in a cycle: {}", names.join(" -> ")),
+                ));
+            }
+            if state[q] == 0 {
+                visit(q, edges, task, state, path, order)?;
+            }
+        }
+        path.pop();
+        state[p] = 2;
+        order.push(p);
+        Ok(())
+    }
+    for p in 0..n {
+        if state[p] == 0 {
+            visit(p, &edges, task, &mut state, &mut Vec::new(), &mut order)?;
+        }
+    }
+    // `order` has every program after the programs it starts: walk it backwards.
+    let mut runs: Vec<u64> = task.iter().map(|t| if t.spawned { 0 } else { t.count as u64 }).collect();
+    let mut at_once = runs.clone();
+    for &p in order.iter().rev() {
+        for (_, q, count, now) in edges(p) {
+            runs[q] = runs[q].saturating_add(count.saturating_mul(runs[p]));
+            at_once[q] = at_once[q].saturating_add(now.saturating_mul(at_once[p]));
+        }
+    }
+    let total: u64 = runs.iter().fold(0u64, |a, &r| a.saturating_add(r));
+    if total > MAX_PROCESSES {
+        return Err(("task".into(), format!("the programs start {total} processes; at most {MAX_PROCESSES}")));
+    }
+    for ((t, r), a) in task.iter_mut().zip(runs).zip(at_once) {
+        t.runs = r as u32;
+        t.at_once = a.min(r) as u32;
+        if t.spawned {
+            t.count = 0;
+        }
+    }
+    Ok(())
 }
 
 /// Lays files out on their devices, each in one contiguous extent after what the device
@@ -987,6 +1177,12 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
                 if size > fc.size.next_multiple_of(4096) {
                     return Err((format!("{key}.size"), format!("maps {size} bytes but file \"{f}\" has {}", fc.size)));
                 }
+                if r.exec && r.writable {
+                    return Err((
+                        format!("{key}.writable"),
+                        "a program's text (exec = true) is mapped read-only".into(),
+                    ));
+                }
                 extent = Some(e);
                 madvise = Some(r.madvise.unwrap_or(defaults::MADVISE));
             }
@@ -1001,6 +1197,9 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
                         "only file regions take it (anon and shmem regions are writable)".into(),
                     ));
                 }
+                if r.exec {
+                    return Err((format!("{key}.exec"), "only a file region is a program's text".into()));
+                }
             }
         }
         out.push(Region {
@@ -1011,6 +1210,7 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
             extent,
             madvise,
             writable: r.writable,
+            exec: r.exec,
             compress_ratio: r.compress_ratio,
             compress_sigma: r.compress_sigma,
             incompressible_percent: r.incompressible_percent,
@@ -1050,6 +1250,20 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
 /// Errors are (key, message). The extents of a file step are filled in by the caller.
 fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File]) -> Result<Step, (String, String)> {
     let e = |k: &str, m: &str| Err((format!("{key}{k}"), m.to_string()));
+    if let Some(op) = s.op.filter(|op| op.is_lifecycle()) {
+        return resolve_control(file, s, op, key);
+    }
+    for (k, given) in [
+        ("task", s.task.is_some()),
+        ("count", s.count.is_some()),
+        ("jobs", s.jobs.is_some()),
+        ("size", s.size.is_some()),
+        ("size_sigma", s.size_sigma.is_some()),
+    ] {
+        if given {
+            return e(&format!(".{k}"), "only the lifecycle steps (spawn, fork, exec, brk) take this key");
+        }
+    }
     if let Some(then_next) = s.then_next {
         if !(0.0..=1.0).contains(&then_next) {
             return e(".then_next", &format!("expected a probability in 0..1, got {then_next}"));
@@ -1264,6 +1478,117 @@ fn resolve_step(file: &ScenarioFile, s: &super::Step, key: &str, files: &[File])
         _ => Amount::Passes(s.passes.unwrap_or(defaults::PASSES)),
     };
     Ok(Step { target, pattern, amount, op, then_next: s.then_next.unwrap_or(defaults::THEN_NEXT), think: s.think })
+}
+
+/// A lifecycle step (spawn, fork, wait, exec, mmap, munmap, brk), checked: each takes its
+/// own operands and none of the access keys. Errors are (key, message).
+fn resolve_control(file: &ScenarioFile, s: &super::Step, op: AccessOp, key: &str) -> Result<Step, (String, String)> {
+    let e = |k: &str, m: String| Err((format!("{key}{k}"), m));
+    let name =
+        |o: AccessOp| serde_json::to_value(o).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default();
+    let opname = name(op);
+    let takes_task = matches!(op, AccessOp::Spawn | AccessOp::Fork | AccessOp::Exec);
+    let takes_region = matches!(op, AccessOp::Mmap | AccessOp::Munmap | AccessOp::Brk);
+    for (k, given, ok) in [
+        ("task", s.task.is_some(), takes_task),
+        ("count", s.count.is_some(), matches!(op, AccessOp::Spawn | AccessOp::Fork)),
+        ("jobs", s.jobs.is_some(), op == AccessOp::Spawn),
+        ("region", !s.region.is_empty(), takes_region),
+        ("size", s.size.is_some(), op == AccessOp::Brk),
+        ("size_sigma", s.size_sigma.is_some(), op == AccessOp::Brk),
+        ("file", s.file.is_some(), false),
+        ("record", s.record.is_some(), false),
+        ("rate", s.rate.is_some(), false),
+        ("pace", s.pace.is_some(), false),
+        ("cluster", s.cluster.is_some(), false),
+        ("shared_fd", s.shared_fd, false),
+        ("fadvise", s.fadvise.is_some(), false),
+        ("fsync_every", s.fsync_every.is_some(), false),
+        ("pattern", s.pattern.is_some_and(|p| p != Pattern::Seq), false),
+        ("passes", s.passes.is_some_and(|p| p != 1), false),
+        ("accesses", s.accesses.is_some(), false),
+        ("then_next", s.then_next.is_some_and(|t| t != 0.0), false),
+        ("stride", s.stride.is_some(), false),
+        ("zipf_s", s.zipf_s.is_some(), false),
+        ("special_pct", s.special_pct.is_some(), false),
+        ("special_res", s.special_res.is_some(), false),
+        ("special_iter", s.special_iter.is_some(), false),
+        ("think", s.think != 0, false),
+    ] {
+        if given && !ok {
+            return e(&format!(".{k}"), format!("a {opname} step takes no such key"));
+        }
+    }
+    let mut c = Control {
+        task: None,
+        task_index: 0,
+        region: None,
+        region_index: 0,
+        count: s.count.unwrap_or(1),
+        jobs: None,
+        size: None,
+        size_sigma: 0.0,
+    };
+    if takes_task {
+        let Some(t) = &s.task else {
+            return e(".task", format!("a {opname} step names the program it starts: task = \"NAME\""));
+        };
+        let Some(i) = file.task.iter().position(|x| x.name == *t) else {
+            let known: Vec<&str> = file.task.iter().map(|x| x.name.as_str()).collect();
+            return e(".task", format!("no task named \"{t}\" to {opname} (tasks: {})", known.join(", ")));
+        };
+        c.task = Some(t.clone());
+        c.task_index = i as u32;
+    }
+    if !(1..=defaults::MAX_TASK_COUNT).contains(&c.count) {
+        return e(".count", format!("expected 1..={} processes, got {}", defaults::MAX_TASK_COUNT, c.count));
+    }
+    if let Some(j) = s.jobs {
+        if j == 0 {
+            return e(".jobs", "must be at least 1".into());
+        }
+        c.jobs = Some(j.min(c.count));
+    }
+    if takes_region {
+        if s.region.is_empty() {
+            return e(".region", format!("a {opname} step names the region it maps: region = \"NAME\""));
+        }
+        let Some(i) = index_of(&file.region, &s.region) else {
+            let known: Vec<&str> = file.region.keys().map(|k| k.as_str()).collect();
+            return e(".region", format!("no region named \"{}\" (regions: {})", s.region, known.join(", ")));
+        };
+        c.region = Some(s.region.clone());
+        c.region_index = i as u32;
+        let r = &file.region[&s.region];
+        if op == AccessOp::Brk {
+            if r.kind != RegionKind::Anon {
+                return e(".region", format!("brk resizes an anon region (the heap); \"{}\" is not one", s.region));
+            }
+            let Some(size) = s.size else {
+                return e(".size", "a brk step gives the heap's new size: size = \"16MB\"".into());
+            };
+            if size > r.size {
+                return e(
+                    ".size",
+                    format!("{size} bytes is more than region \"{}\" may grow to ({} bytes)", s.region, r.size),
+                );
+            }
+            let sigma = s.size_sigma.unwrap_or(0.0);
+            if !(sigma.is_finite() && (0.0..=3.0).contains(&sigma)) {
+                return e(".size_sigma", format!("expected 0..3, got {sigma}"));
+            }
+            c.size = Some(size);
+            c.size_sigma = sigma;
+        }
+    }
+    Ok(Step {
+        target: Target::Control(c),
+        pattern: PatternParams::Seq,
+        amount: Amount::Passes(1),
+        op,
+        then_next: 0.0,
+        think: 0,
+    })
 }
 
 /// A list of named items as a table by name (as the scenario writes `[device.NAME]`).

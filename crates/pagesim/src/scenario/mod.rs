@@ -286,6 +286,25 @@ pub struct CpuCosts {
     /// task. Default 0 (a CPU that polls in idle); `pagesim validate` measures the host's.
     #[serde(deserialize_with = "de_duration_ns")]
     pub remote_wakeup_ns: u64,
+    /// fork(2) of a process with nothing mapped: `copy_process`, `dup_mm`, the child's
+    /// first schedule (with `exit_ns`, the measured fork, exit and wait).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub fork_ns: u64,
+    /// Per page a fork copies (`copy_page_range`: the PTE, the rmap and swap references)
+    /// and the child later tears down.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub fork_pte_ns: u64,
+    /// execve(2) of a dynamically linked program up to its main (loader, libc mapping and
+    /// relocation), beyond the faults of the program's own steps.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub exec_ns: u64,
+    /// exit(2) and the parent's wait, without the address space (`exit_mmap` is charged
+    /// per page by the work it does).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub exit_ns: u64,
+    /// Per private page munmap(2) or exit frees (`zap_pte_range`, the batched free).
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub unmap_page_ns: u64,
 }
 
 impl Default for CpuCosts {
@@ -305,6 +324,11 @@ impl Default for CpuCosts {
             write_syscall_ns: 400,
             writepage_ns: 1_500,
             remote_wakeup_ns: 0,
+            fork_ns: 100_000,
+            fork_pte_ns: 70,
+            exec_ns: 650_000,
+            exit_ns: 20_000,
+            unmap_page_ns: 90,
         }
     }
 }
@@ -401,6 +425,10 @@ pub struct Region {
     /// the writes dirty the file's pages. Default false (PROT_READ only).
     #[serde(default)]
     pub writable: bool,
+    /// A file region is a program's text: mapped PROT_READ|PROT_EXEC (VM_EXEC), which
+    /// reclaim keeps on the active list while it is referenced. Default false.
+    #[serde(default)]
+    pub exec: bool,
     /// Page content (see swap/compress.rs): mean compression ratio (lzo) of the region's
     /// data. Default: none, every page holds the one non-zero word the workload writes.
     #[serde(default)]
@@ -490,6 +518,30 @@ pub enum AccessOp {
     Truncate,
     /// msync(MS_SYNC) of a writable file region: as fsync of the file it maps.
     Msync,
+    /// A job server (`make -jN`): starts `count` processes running program `task` (each a
+    /// fork followed by an exec: a fresh address space), at most `jobs` at a time, and
+    /// waits until all have exited.
+    Spawn,
+    /// fork(2) `count` children running program `task`: each inherits the address space
+    /// copy-on-write (private anon pages shared read-only, swap entries duplicated; shared
+    /// file and shmem mappings are mapped again at their first fault). The parent goes on.
+    Fork,
+    /// wait(2) until every child this process forked or spawned has exited.
+    Wait,
+    /// execve(2) of program `task`: the address space is torn down (`exit_mmap`) and the
+    /// process runs that program's steps.
+    Exec,
+    /// mmap(2) of `region` now (a region is otherwise mapped at its first access).
+    Mmap,
+    /// munmap(2) of `region`: its private pages and swap slots are freed; the next access
+    /// maps it again, empty.
+    Munmap,
+    /// brk(2): the anon `region` (the heap) is `size` bytes from now on; shrinking frees the
+    /// pages past the new end. The region's own size is the most it may grow to.
+    Brk,
+    /// pause(2): the process sleeps, keeping its memory, until the run ends (the run ends
+    /// when every process has exited or paused): a server that stays up for the benchmark.
+    Pause,
 }
 
 impl AccessOp {
@@ -498,6 +550,22 @@ impl AccessOp {
         matches!(
             self,
             AccessOp::Fsync | AccessOp::Fdatasync | AccessOp::SyncFileRange | AccessOp::Truncate | AccessOp::Msync
+        )
+    }
+
+    /// A process lifecycle call (fork, exec, wait, mmap, munmap, brk, the job server)
+    /// rather than accesses.
+    pub fn is_lifecycle(self) -> bool {
+        matches!(
+            self,
+            AccessOp::Spawn
+                | AccessOp::Fork
+                | AccessOp::Wait
+                | AccessOp::Exec
+                | AccessOp::Mmap
+                | AccessOp::Munmap
+                | AccessOp::Brk
+                | AccessOp::Pause
         )
     }
 }
@@ -602,6 +670,23 @@ pub struct Step {
     /// CPU time between accesses (user computation). Default 0.
     #[serde(default, deserialize_with = "de_duration_ns")]
     pub think: u64,
+    /// spawn, fork, exec: the program (a `[[task]]` by name) the new process runs.
+    #[serde(default)]
+    pub task: Option<String>,
+    /// spawn, fork: processes to start. Default 1.
+    #[serde(default)]
+    pub count: Option<u32>,
+    /// spawn: the most children running at once (`make -j`). Default `count`.
+    #[serde(default)]
+    pub jobs: Option<u32>,
+    /// brk: the heap's size from now on, bytes (the median with `size_sigma`).
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub size: Option<u64>,
+    /// brk: each process draws its heap size from a lognormal distribution of median
+    /// `size` and this standard deviation of the log (capped at the region's size).
+    /// Default 0: exactly `size`.
+    #[serde(default)]
+    pub size_sigma: Option<f64>,
 }
 
 /// A loaded scenario: the file as written, and the configuration a run uses.
@@ -1041,6 +1126,11 @@ pub fn describe() -> Vec<Tunable> {
             c.remote_wakeup_ns.to_string(),
             "I/O completion on device.NAME.irq_cpu waking a task on another, idle CPU (IPI, idle exit)",
         ),
+        t("cpu.fork_ns", "ns", c.fork_ns.to_string(), "fork(2) of an empty process (with exit_ns: fork, exit, wait)"),
+        t("cpu.fork_pte_ns", "ns", c.fork_pte_ns.to_string(), "fork: per page mapped (copy_page_range, and its unmap)"),
+        t("cpu.exec_ns", "ns", c.exec_ns.to_string(), "execve(2) of a dynamically linked program up to main"),
+        t("cpu.exit_ns", "ns", c.exit_ns.to_string(), "exit(2) and the parent's wait, without the address space"),
+        t("cpu.unmap_page_ns", "ns", c.unmap_page_ns.to_string(), "munmap/exit: per private page freed"),
         t("device.NAME.model", "name", "required".into(), "device timing model (see device.<model>.* below)"),
         t("swap[].device", "name", "required".into(), "device holding the swap area"),
         t("swap[].size", "bytes", "required".into(), "swap area size"),
@@ -1080,6 +1170,12 @@ pub fn describe() -> Vec<Tunable> {
             "bool",
             "false".into(),
             "a file region mapped PROT_READ|PROT_WRITE: its steps may write (and msync)",
+        ),
+        t(
+            "region.NAME.exec",
+            "bool",
+            "false".into(),
+            "a file region that is a program's text (PROT_EXEC: VM_EXEC pages get another trip on the active list)",
         ),
         t(
             "region.NAME.compress_ratio",
@@ -1124,8 +1220,13 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("task[].name", "string", "required".into(), "task name"),
         t("task[].memcg", "name", "root".into(), "memory cgroup"),
-        t("task[].count", "count", defaults::TASK_COUNT.to_string(), "identical processes (1 to 100000)"),
-        t("task[].start", "duration", "0".into(), "start time"),
+        t(
+            "task[].count",
+            "count",
+            defaults::TASK_COUNT.to_string(),
+            "identical processes (1 to 100000); none for a program other tasks start",
+        ),
+        t("task[].start", "duration", "0".into(), "start time (not for a program other tasks start)"),
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
         t("task[].cpus", "list of CPU numbers", "any".into(), "CPUs its processes may run on (taskset -c)"),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
@@ -1174,9 +1275,22 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].step[].accesses", "count", "pages".into(), "number of accesses (random/zipf/special)"),
         t(
             "task[].step[].op",
-            "read|write|pread|pwrite|append|fsync|fdatasync|sync_file_range|truncate|msync",
+            "read|write|pread|pwrite|append|fsync|fdatasync|sync_file_range|truncate|msync|spawn|fork|wait|exec|\
+             mmap|munmap|brk|pause",
             written(defaults::OP),
-            "access type (file steps: read, pread, write, pwrite, append, or a whole-file call; msync on a writable file region)",
+            "access type (file steps: read, pread, write, pwrite, append, or a whole-file call; msync on a writable file region), \
+             or a lifecycle call: spawn (job server), fork, wait, exec, mmap, munmap, brk, pause (a server's \
+             last step: keep its memory until the run ends)",
+        ),
+        t("task[].step[].task", "name", "required".into(), "spawn, fork, exec: the program (task) the process runs"),
+        t("task[].step[].count", "count", "1".into(), "spawn, fork: processes started"),
+        t("task[].step[].jobs", "count", "count".into(), "spawn: the most children running at once (make -j)"),
+        t("task[].step[].size", "bytes", "required".into(), "brk: the heap region's size from now on"),
+        t(
+            "task[].step[].size_sigma",
+            "0..3",
+            "0".into(),
+            "brk: each process draws its size lognormally around size (sigma of the log)",
         ),
         t("task[].step[].stride", "pages", defaults::STRIDE_PAGES.to_string(), "stride"),
         t("task[].step[].zipf_s", "exponent", defaults::ZIPF_S.to_string(), "zipf skew"),

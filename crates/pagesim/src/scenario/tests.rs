@@ -429,7 +429,7 @@ fn errors_say_what_was_expected_and_what_was_found_once() {
     assert_eq!(
         e,
         "s.toml (after --set): task[0].step[0].op: expected one of `read`, `write`, `pread`, `pwrite`, `append`, `fsync`, \
-         `fdatasync`, `sync_file_range`, `truncate`, `msync`, got 0"
+         `fdatasync`, `sync_file_range`, `truncate`, `msync`, `spawn`, `fork`, `wait`, `exec`, `mmap`, `munmap`, `brk`, `pause`, got 0"
     );
     let e = err(&GOOD.replace("pattern = \"seq\"", "pattern = \"seq\"\nop = 0"));
     assert!(e.starts_with("s.toml (line 26): task[0].step[0].op: expected one of `read`"), "{e}");
@@ -509,4 +509,62 @@ fn appends_and_growing_files_are_checked() {
         "[[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"seq\"\naccesses = 3\n",
     ));
     assert!(e.contains("task[0].step[0].accesses: a seq, reverse or stride pattern makes passes"), "{e}");
+}
+
+/// Lifecycle steps: each takes its own operands; the programs they start exist and do not
+/// start each other in a cycle; a started program takes no count or start of its own;
+/// `runs` counts every process that runs a program, for its per-task files.
+#[test]
+fn lifecycle_steps_are_checked_and_programs_counted() {
+    let base = "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n\
+                [file.src]\ndevice = \"d\"\nsize = \"64KB\"\nper_task = true\n\
+                [file.bin]\ndevice = \"d\"\nsize = \"1MB\"\n\
+                [region.heap]\nkind = \"anon\"\nsize = \"8MB\"\n[region.text]\nkind = \"file\"\nfile = \"bin\"\n\
+                exec = true\n";
+    let make = "[[task]]\nname = \"make\"\ncount = 2\n[[task.step]]\nop = \"spawn\"\ntask = \"cc\"\ncount = 5\n\
+                jobs = 2\n";
+    let cc = "[[task]]\nname = \"cc\"\n[[task.step]]\nfile = \"src\"\nop = \"read\"\npattern = \"seq\"\n\
+              [[task.step]]\nop = \"brk\"\nregion = \"heap\"\nsize = \"2MB\"\nsize_sigma = 0.5\n\
+              [[task.step]]\nop = \"exec\"\ntask = \"as\"\n";
+    let as_ = "[[task]]\nname = \"as\"\n[[task.step]]\nregion = \"text\"\npattern = \"seq\"\nop = \"read\"\n";
+    let s = Scenario::from_toml(&format!("{base}{make}{cc}{as_}"), "s.toml", &[]).unwrap();
+    let t = &s.config.task;
+    assert_eq!((t[0].count, t[0].runs, t[0].spawned), (2, 2, false));
+    assert_eq!((t[1].count, t[1].runs, t[1].at_once, t[1].spawned), (0, 10, 4, true), "2 makes x 5 jobs, 2 at once");
+    assert_eq!((t[2].runs, t[2].spawned), (10, true), "each job execs the assembler");
+    let copies = s.config.extents.iter().filter(|e| e.owner.is_some()).count();
+    assert_eq!(copies, 10, "a copy of the per-task source for each compiler run");
+
+    let e = err(&format!("{base}{make}{}", cc.replace("task = \"as\"", "task = \"ld\"")));
+    assert!(e.contains("task[1].step[2].task: no task named \"ld\" to exec"), "{e}");
+    let e = err(&format!(
+        "{base}{make}{cc}{}",
+        as_.replace("op = \"read\"\n", "op = \"read\"\n[[task.step]]\nop = \"fork\"\ntask = \"cc\"\n")
+    ));
+    assert!(e.contains("programs start each other in a cycle: cc -> as -> cc"), "{e}");
+    let e = err(&format!("{base}{make}{}{as_}", cc.replace("name = \"cc\"\n", "name = \"cc\"\ncount = 3\n")));
+    assert!(e.contains("task[1].count: task \"cc\" is started by other tasks' spawn, fork or exec steps"), "{e}");
+    let e = err(&format!("{base}{make}{}{as_}", cc.replace("region = \"heap\"\nsize", "region = \"text\"\nsize")));
+    assert!(e.contains("task[1].step[1].region: brk resizes an anon region (the heap); \"text\" is not one"), "{e}");
+    let e = err(&format!("{base}{make}{}{as_}", cc.replace("\"2MB\"", "\"16MB\"")));
+    assert!(e.contains("task[1].step[1].size: 16777216 bytes is more than region \"heap\" may grow to"), "{e}");
+    let e = err(&format!("{base}{}{cc}{as_}", make.replace("jobs = 2\n", "jobs = 2\npattern = \"random\"\n")));
+    assert!(e.contains("task[0].step[0].pattern: a spawn step takes no such key"), "{e}");
+    let e = err(&format!("{base}{}{cc}{as_}", make.replace("task = \"cc\"\n", "")));
+    assert!(e.contains("task[0].step[0].task: a spawn step names the program it starts"), "{e}");
+    let e = err(&format!("{base}{}{cc}{as_}", make.replace("jobs = 2", "jobs = 0")));
+    assert!(e.contains("task[0].step[0].jobs: must be at least 1"), "{e}");
+    let e = err(&format!("{}{make}{cc}{as_}", base.replace("exec = true", "exec = true\nwritable = true")));
+    assert!(e.contains("region.text.writable: a program's text (exec = true) is mapped read-only"), "{e}");
+    let e = err(&format!("{base}{}{cc}{as_}", make.replace("name = \"make\"", "name = \"cc\"")));
+    assert!(e.contains("task[1].name: task[0] has the same name, \"cc\""), "{e}");
+    let e = err(&format!("{base}{make}{cc}{as_}[[task.step]]\nop = \"pause\"\n"));
+    assert!(e.contains("task[2].step[1].op: pause ends the program of a task the run starts with"), "{e}");
+    let e = err(&format!(
+        "{base}{}{cc}{as_}",
+        make.replace("[[task.step]]", "[[task.step]]\nop = \"pause\"\n[[task.step]]")
+    ));
+    assert!(e.contains("task[0].step[0].op: pause ends the program") && e.contains("its last step"), "{e}");
+    let e = err(&format!("{base}{make}{cc}{}", as_.replace("op = \"read\"", "op = \"read\"\ntask = \"cc\"")));
+    assert!(e.contains("task[2].step[0].task: only the lifecycle steps"), "{e}");
 }

@@ -58,6 +58,7 @@ impl BoundStep {
             Target::File(f) => {
                 (true, (f.record / 4096).clamp(1, pages as u64) as u32, f.rate, f.fadvise, f.fsync_every)
             }
+            Target::Control(_) => (false, 1, None, None, 0),
         };
         // A whole-file call (fsync, truncate...) is one unit: `passes` calls.
         let units = if step.op.is_file_sync() { 1 } else { (pages / record_pages).max(1) };
@@ -264,6 +265,8 @@ pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
                 targets.push(match &st.target {
                     Target::File(f) => intern(&mut files, &f.file),
                     Target::Region { region, .. } => intern(&mut regions, region),
+                    // The host runner refuses lifecycle steps (load.rs `check`).
+                    Target::Control(_) => u32::MAX,
                 });
                 steps.push(BoundStep::new(st, c.step_pages(st)));
             }
@@ -272,6 +275,59 @@ pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
         }
     }
     out
+}
+
+/// The programs of a run (the scenario's tasks) as processes start them: spawn, fork and
+/// exec steps bind a program's steps to a process when it begins to run it.
+pub struct Programs {
+    pub progs: Vec<Program>,
+    /// The scenario's regions (what mapping one needs), and the shmem object of each shmem
+    /// region.
+    pub regions: Vec<crate::scenario::config::Region>,
+    pub shmem_of: Vec<Option<u32>>,
+    /// The next process slot a spawn or fork takes.
+    pub next_slot: u32,
+    /// The stream the children's own streams are split from.
+    pub rng: Rng,
+}
+
+/// One program: a scenario task's steps and settings.
+pub struct Program {
+    pub name: String,
+    pub memcg: u16,
+    /// The program names its memcg (a child of another memcg's process moves there).
+    pub own_memcg: bool,
+    pub cpus: Option<Box<[u32]>>,
+    pub steps: Vec<Step>,
+    /// Pages each step works on at its region's or file's full size.
+    pub step_pages: Vec<u32>,
+    /// Runs begun: run r reads run r's copies of per-task files.
+    pub runs_begun: u32,
+    /// Processes of this program started by spawn and fork (for their names).
+    pub children_begun: u32,
+    /// The open file each `shared_fd` step shares among the program's processes.
+    pub shared_ra: Vec<Option<u32>>,
+}
+
+impl Programs {
+    pub fn new(c: &crate::scenario::config::Config, shmem_of: Vec<Option<u32>>) -> Programs {
+        let progs = c
+            .task
+            .iter()
+            .map(|t| Program {
+                name: t.name.clone(),
+                memcg: t.memcg_index,
+                own_memcg: t.memcg.is_some(),
+                cpus: t.cpus.as_deref().map(Box::from),
+                steps: t.step.clone(),
+                step_pages: t.step.iter().map(|st| c.step_pages(st)).collect(),
+                runs_begun: 0,
+                children_begun: 0,
+                shared_ra: vec![None; t.step.len()],
+            })
+            .collect();
+        Programs { progs, regions: c.region.clone(), shmem_of, next_slot: 0, rng: Rng::new(0) }
+    }
 }
 
 /// Where a task is in its program.
