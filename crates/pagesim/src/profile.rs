@@ -271,8 +271,7 @@ pub struct Profile {
     /// written nor given to zswap (`swpout_zero`), and reading it back just zero-fills the
     /// page (`swpin_zero`).
     pub swap_zeromap: bool,
-    /// How this kernel's zswap behaves; `None` where pagesim does not model its zswap
-    /// (before 5.6: zbud pool and synchronous eviction on a full pool).
+    /// How this kernel's zswap behaves; `None` before 3.11, which had none.
     pub zswap: Option<ZswapRules>,
     /// Dirty limits, the flusher, pageout of file pages, dirty throttling.
     pub writeback: WritebackRules,
@@ -305,7 +304,26 @@ pub struct ZswapRules {
     pub store_incompressible: bool,
     /// The memory shrinker exists (`shrinker_enabled`, ≥6.8).
     pub shrinker: bool,
+    /// 3.11-3.14: the pool is zbud (two objects per page) and a store that finds it full
+    /// evicts its oldest page itself (`zbud_reclaim_page`, 8 tries; `reject_reclaim_fail`
+    /// when none frees a page), with no accept threshold and no shrink worker. Else the
+    /// 5.6+ zsmalloc pool, rejecting stores until the worker has written the pool back to
+    /// `accept_threshold_percent`.
+    pub zbud_evict: bool,
+    /// The compressed bytes are charged to the page's memcg (5.19+, `obj_cgroup_charge_zswap`);
+    /// before, the pool is kernel memory outside every memcg's limit.
+    pub memcg_charge: bool,
 }
+
+/// zswap of 3.11-3.14: frontswap, zbud, eviction on store, entries kept on load.
+const ZSWAP_3_14: ZswapRules = ZswapRules {
+    exclusive_load: false,
+    same_filled: false,
+    store_incompressible: false,
+    shrinker: false,
+    zbud_evict: true,
+    memcg_charge: false,
+};
 
 pub const DEFAULT_PROFILE: &str = "linux-6.6";
 
@@ -345,7 +363,7 @@ const LINUX_3_14: Profile = Profile {
     swap_sync_io: false,
     shmem_sync_bypass: false,
     swap_zeromap: false,
-    zswap: None,
+    zswap: Some(ZSWAP_3_14),
     writeback: WRITEBACK_3_14,
 };
 
@@ -362,6 +380,8 @@ const LINUX_3_6: Profile = Profile {
         reclaim_writes: ReclaimFileWrites::KswapdHighPriority,
         ..WRITEBACK_3_14
     },
+    // zswap came with 3.11.
+    zswap: None,
     ..LINUX_3_14
 };
 
@@ -401,7 +421,14 @@ const LINUX_6_6: Profile = Profile {
     swap_sync_io: true,
     shmem_sync_bypass: false,
     swap_zeromap: false,
-    zswap: Some(ZswapRules { exclusive_load: false, same_filled: true, store_incompressible: false, shrinker: false }),
+    zswap: Some(ZswapRules {
+        exclusive_load: false,
+        same_filled: true,
+        store_incompressible: false,
+        shrinker: false,
+        zbud_evict: false,
+        memcg_charge: true,
+    }),
     writeback: WritebackRules {
         reclaim_writes: ReclaimFileWrites::KswapdSeenTwice,
         flusher_kick: FlusherKick::UnqueuedDirtyBatch,
@@ -439,10 +466,20 @@ pub const PROFILES: &[Profile] = &[
             same_filled: false,
             store_incompressible: true,
             shrinker: true,
+            zbud_evict: false,
+            memcg_charge: true,
         }),
         ..LINUX_6_6
     },
     LINUX_3_14,
+    Profile {
+        name: "linux-3.14-twopass",
+        description: "linux-3.14 with seed 002's patch (Suleiman Souhlal, \"mm: only force scan in reclaim when \
+                      none of the lrus are big enough\", merged for 3.16): get_scan_count forces a scan only when \
+                      every list would be scanned 0 pages at this priority",
+        scan_balance: "two-pass",
+        ..LINUX_3_14
+    },
     LINUX_3_6,
     Profile {
         name: "linux-2.6.23",

@@ -462,7 +462,7 @@ impl Sim {
     /// Pages held by zsmalloc pools: zswap's and every zram device's.
     pub fn zs_pool_pages(&self) -> u64 {
         let zram: u64 = self.io.devices.iter().filter_map(|d| d.model().swap_backend()).map(|b| b.pool_pages()).sum();
-        self.swap.zswap.pool.pages + zram
+        self.swap.zswap.pool_pages() + zram
     }
 
     /// Invariants of compressed swap: the pools' frames, zswap's entries, no entry or zram
@@ -504,7 +504,7 @@ impl Sim {
         }
         out.insert(Gauge::NrZspages.name().into(), self.zs_pool_pages().into());
         if z.enabled {
-            out.insert(Gauge::ZswapPoolTotalSize.name().into(), (z.pool.pages * compress::PAGE as u64).into());
+            out.insert(Gauge::ZswapPoolTotalSize.name().into(), (z.pool_pages() * compress::PAGE as u64).into());
             out.insert(Gauge::ZswapStoredPages.name().into(), z.stored_pages.into());
             out.insert(Gauge::ZswapSameFilledPages.name().into(), z.same_filled_pages.into());
             out.insert(Gauge::ZswapPoolLimitHit.name().into(), z.pool_limit_hit.into());

@@ -54,6 +54,9 @@ use crate::swap::zswap::{NO_ENTRY, SAME_FILLED};
 use crate::swap::Entry;
 use crate::units::JIFFY_NS;
 
+/// 3.x `struct zswap_header` (the swap entry) stored in front of each object.
+const ZSWAP_HEADER: u32 = 8;
+
 impl Sim {
     /// Drops the entry at global index `gi`: frees its object, uncharges its memcg, unlinks
     /// it (`zswap_entry_free`).
@@ -61,8 +64,15 @@ impl Sim {
         let z = &mut self.swap.zswap;
         let v = std::mem::replace(&mut z.len[gi], NO_ENTRY);
         debug_assert_ne!(v, NO_ENTRY);
-        z.lru_del(gi);
         z.stored_pages -= 1;
+        if z.rules.zbud_evict {
+            // zbud_free: the page goes with its last buddy.
+            let h = std::mem::replace(&mut z.handle[gi], NIL);
+            let freed = z.zbud.free(h) as u64;
+            self.zs_free_pages(freed);
+            return;
+        }
+        z.lru_del(gi);
         let freed = if v == SAME_FILLED {
             z.same_filled_pages -= 1;
             0
@@ -103,6 +113,9 @@ impl Sim {
     }
 
     fn zswap_try_store(&mut self, f: Pfn, entry: Entry, c: Content) -> bool {
+        if self.swap.zswap.rules.zbud_evict {
+            return self.zswap_frontswap_store(f, entry, c);
+        }
         if self.swap.zswap.check_limits() {
             return false;
         }
@@ -155,6 +168,60 @@ impl Sim {
         z.lru_add_newest(gi);
         z.stored_pages += 1;
         true
+    }
+
+    /// 3.11-3.14 `zswap_frontswap_store`: a full pool (`zswap_is_full`: more pages than
+    /// `max_pool_percent` of RAM) first evicts its oldest zbud page (`zbud_reclaim_page`),
+    /// rejecting the store when that fails; then the page is compressed (no same-filled
+    /// check in 3.x) and its object, with the 8-byte `zswap_header`, goes into zbud. Nothing
+    /// is charged to a memcg.
+    fn zswap_frontswap_store(&mut self, f: Pfn, entry: Entry, c: Content) -> bool {
+        let z = &mut self.swap.zswap;
+        if z.zbud.pages_nr > z.max_pages {
+            z.pool_limit_hit += 1;
+            if !self.zbud_reclaim_page() {
+                self.swap.zswap.reject_reclaim_fail += 1;
+                return false;
+            }
+        }
+        let comp = self.swap.zswap.comp;
+        let len = comp.compressed_len(c).unwrap_or(comp.word_len);
+        self.charge(comp.compress_ns(len));
+        let gi = self.swap.zswap.gidx(entry);
+        let Some((h, new_page)) = self.swap.zswap.zbud.alloc(len.min(PAGE) + ZSWAP_HEADER, gi as u32) else {
+            self.swap.zswap.reject_compress_poor += 1;
+            return false;
+        };
+        if new_page && !self.zs_alloc_pages(1) {
+            self.swap.zswap.zbud.free(h);
+            self.swap.zswap.reject_alloc_fail += 1;
+            return false;
+        }
+        let z = &mut self.swap.zswap;
+        z.len[gi] = len as u16 + 1;
+        z.handle[gi] = h;
+        z.memcg[gi] = self.mm.frames.memcg[f];
+        z.stored_pages += 1;
+        true
+    }
+
+    /// `zbud_reclaim_page(pool, 8)`: up to eight times, the oldest zbud page has each of its
+    /// buddies written back (`zswap_writeback_entry`); success when a page is freed so, else
+    /// the page goes back to the LRU head and the next oldest is tried. Done by the storing
+    /// task, in its reclaim.
+    fn zbud_reclaim_page(&mut self) -> bool {
+        for _ in 0..8 {
+            let Some((p, owners)) = self.swap.zswap.zbud.lru_tail() else { return false };
+            for gi in owners.into_iter().filter(|&o| o != NIL) {
+                self.charge(self.cost.scan_ns);
+                self.zswap_writeback_entry(gi as usize);
+            }
+            if !self.swap.zswap.zbud.page_in_use(p) {
+                return true;
+            }
+            self.swap.zswap.zbud.lru_rotate(p);
+        }
+        false
     }
 
     /// `zswap_load` into page `f` (in the swap cache, or a private page of a synchronous
@@ -276,6 +343,44 @@ mod tests {
 
     fn content(s: &mut Sim, c: RegionContent) {
         s.swap.content = PageContent::new(vec![c], 1, &[s.swap.areas[0].nslots], true);
+    }
+
+    #[test]
+    fn zswap_of_3_14_packs_two_objects_per_zbud_page_and_charges_no_memcg() {
+        let mut s = zswap_sim("linux-3.14", "");
+        for i in 0..5 {
+            let (f, e) = swapcache_page(&mut s, i);
+            assert!(writeout(&mut s, f, e), "stored");
+            evict(&mut s, f, e, i);
+        }
+        assert_eq!((s.swap.zswap.stored_pages, s.swap.zswap.pool_pages()), (5, 3), "two word pages per zbud page");
+        assert_eq!(s.mm.zs_frames.len(), 3, "the pool's pages come from free memory");
+        assert_eq!(s.swap.zswap.memcg_pages(0), 0, "3.x charges the pool to no memcg");
+        // A load keeps the entry (no exclusive loads in 3.x).
+        assert!(matches!(fault(&mut s, 2, false), Fault::Done));
+        assert_eq!(s.swap.zswap.stored_pages, 5);
+        s.verify().unwrap();
+    }
+
+    #[test]
+    fn a_full_3_14_pool_makes_the_storing_task_write_back_its_oldest_page() {
+        // max_pool_percent = 0: the pool is full as soon as it holds a page.
+        let mut s = zswap_sim("linux-3.14", "max_pool_percent = 0\n");
+        let (f, e) = swapcache_page(&mut s, 1);
+        assert!(writeout(&mut s, f, e));
+        evict(&mut s, f, e, 1);
+        assert_eq!(s.swap.zswap.pool_pages(), 1);
+        let (g, e2) = swapcache_page(&mut s, 2);
+        assert!(writeout(&mut s, g, e2), "stored after the eviction made room");
+        let z = &s.swap.zswap;
+        assert_eq!((z.pool_limit_hit, z.written_back_pages, z.reject_reclaim_fail), (1, 1, 0));
+        assert!(!z.has(e) && z.has(e2), "the old object went to the disk, the new one is in the pool");
+        assert_eq!(z.pool_pages(), 1);
+        assert_eq!(s.mm.vmstat.get(Counter::PswpOut), 1, "the written-back page is a swap write");
+        let wb = s.swap.area_ref(e).cached(e.slot()).expect("written back through the swap cache");
+        assert!(s.mm.frames.test(wb, pg::WRITEBACK | pg::RECLAIM));
+        assert!(!s.swap.zswap.worker_queued, "3.x has no shrink worker");
+        s.verify().unwrap();
     }
 
     #[test]

@@ -39,6 +39,7 @@ pub mod shadow;
 pub mod shmem;
 pub mod swapops;
 pub mod vmstat;
+pub mod zbud;
 pub mod zsmalloc;
 
 use crate::ids::Pfn;

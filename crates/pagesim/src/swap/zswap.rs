@@ -69,10 +69,7 @@ impl ZswapParams {
             None if self.enabled => {
                 return Err((
                     "zswap.enabled",
-                    format!(
-                        "zswap is not modelled for {} (before 5.6: zbud pool, eviction on store); use a 6.x profile",
-                        profile.name
-                    ),
+                    format!("{} has no zswap (it came with 3.11); use linux-3.14 or a later profile", profile.name),
                 ))
             }
             _ if self.ever_enabled == Some(false) && self.enabled => {
@@ -121,6 +118,9 @@ pub struct Zswap {
     pub(crate) head: u32,
     pub(crate) tail: u32,
     pub pool: ZsPool,
+    /// The 3.11-3.14 pool (`ZswapRules::zbud_evict`), and each entry's zbud handle.
+    pub zbud: crate::mm::zbud::Zbud,
+    pub(crate) handle: Vec<u32>,
     /// `zswap_stored_pages`.
     pub stored_pages: u64,
     /// `zswap_same_filled_pages` (≤6.11).
@@ -169,6 +169,8 @@ impl Zswap {
                 same_filled: false,
                 store_incompressible: false,
                 shrinker: false,
+                zbud_evict: false,
+                memcg_charge: true,
             }),
             max_pages,
             accept_pages: max_pages * p.accept_threshold_percent as u64 / 100,
@@ -181,6 +183,8 @@ impl Zswap {
             head: NIL,
             tail: NIL,
             pool: ZsPool::new(),
+            zbud: Default::default(),
+            handle: if rules.is_some_and(|r| r.zbud_evict) { vec![NIL; n] } else { Vec::new() },
             stored_pages: 0,
             same_filled_pages: 0,
             reached_full: false,
@@ -254,6 +258,15 @@ impl Zswap {
         self.next[gi] = NIL;
     }
 
+    /// Pages the pool holds (`pool_pages` of 3.x, `pool_total_size` / 4096 of 5.x+).
+    pub fn pool_pages(&self) -> u64 {
+        if self.rules.zbud_evict {
+            self.zbud.pages_nr
+        } else {
+            self.pool.pages
+        }
+    }
+
     /// `zswap_check_limits`: is the pool (still) full? Counts `pool_limit_hit`.
     pub(crate) fn check_limits(&mut self) -> bool {
         let cur = self.pool.pages;
@@ -269,6 +282,34 @@ impl Zswap {
     /// Checks the entries against the LRU and the pool.
     pub fn verify(&self) -> Result<(), String> {
         if !self.enabled {
+            return Ok(());
+        }
+        if self.rules.zbud_evict {
+            // Entries are not on an LRU (zbud keeps one of pages): each has a handle of its
+            // own in a page in use, and the pool's pages hold exactly the entries.
+            let live: Vec<u32> =
+                (0..self.len.len()).filter(|&i| self.len[i] != NO_ENTRY).map(|i| self.handle[i]).collect();
+            let mut handles = live.clone();
+            handles.sort_unstable();
+            handles.dedup();
+            if handles.len() != live.len() || live.len() as u64 != self.stored_pages {
+                return Err(format!(
+                    "zswap: {} entries, {} distinct handles, {} stored",
+                    live.len(),
+                    handles.len(),
+                    self.stored_pages
+                ));
+            }
+            if let Some(h) = live.iter().find(|&&h| !self.zbud.page_in_use(h >> 1)) {
+                return Err(format!("zswap: an entry's handle {h} is in a free zbud page"));
+            }
+            let (in_use, on_lru, buddies) = self.zbud.recount();
+            if in_use != self.zbud.pages_nr || on_lru != in_use || buddies != self.stored_pages {
+                return Err(format!(
+                    "zbud: {} pages counted, {in_use} in use, {on_lru} on the LRU, {buddies} buddies for {} entries",
+                    self.zbud.pages_nr, self.stored_pages
+                ));
+            }
             return Ok(());
         }
         let mut n = 0u64;
