@@ -172,6 +172,31 @@ fn fmt_val(v: f64) -> String {
     }
 }
 
+/// Each row's runs as ministat prints them: the reference column (x) and each other column's
+/// summary over the seeds, and each one's difference from the reference at 95 % confidence.
+fn print_ministat(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop> {
+    let ncol = table.columns.len();
+    for (ri, row) in table.rows.iter().enumerate() {
+        writeln!(out, "\nministat, {} ({}, seeds 1..{}):", row.name, table.metric.name(), table.seeds)?;
+        let mut order = vec![table.reference];
+        order.extend((0..ncol).filter(|&c| c != table.reference));
+        let samples: Vec<crate::stats::Sample> =
+            order.iter().map(|&ci| crate::stats::Sample { values: cells[ri * ncol + ci].values.clone() }).collect();
+        let marks = ['x', '+', '*', '%', '#', '@'];
+        for (k, &ci) in order.iter().enumerate() {
+            writeln!(out, "{} {}", marks[k % 6], table.columns[ci].name)?;
+        }
+        let rows: Vec<(&str, &crate::stats::Sample)> =
+            order.iter().zip(&samples).map(|(&ci, s)| (table.columns[ci].name.as_str(), s)).collect();
+        crate::stats::print_summaries(out, &rows)?;
+        for (k, s) in samples.iter().enumerate().skip(1) {
+            writeln!(out, "{} against x:", marks[k % 6])?;
+            crate::stats::print_difference(out, &samples[0], s)?;
+        }
+    }
+    Ok(())
+}
+
 fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop> {
     let ncol = table.columns.len();
     let refname = &table.columns[table.reference].name;
@@ -216,6 +241,9 @@ fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop>
     writeln!(out, "\ncolumns:")?;
     for c in &table.columns {
         writeln!(out, "  {:<10} {}  [{}]", c.name, c.about, c.set.join(" "))?;
+    }
+    if table.ministat && table.seeds > 1 {
+        print_ministat(table, cells, out)?;
     }
     writeln!(out, "\nper-cell counters:")?;
     write!(out, "{:<16} {:<16}", "row", "column")?;

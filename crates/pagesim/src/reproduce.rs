@@ -20,6 +20,8 @@ pub enum Metric {
     /// Simulated elapsed time until the last task ends, centiseconds (what `time` printed
     /// in seed 000's table).
     ElapsedCs,
+    /// Simulated elapsed time until the last task ends, seconds (seed 002's `make` time).
+    ElapsedS,
     /// Read throughput of one step of the first task, KiB/s (iozone's KB/s).
     ReadKibps { step: usize },
     /// Write throughput of one step of the first task, KiB/s.
@@ -43,12 +45,13 @@ pub enum Metric {
 
 /// The metric names a table file can give.
 const METRICS: &str =
-    "elapsed_cs, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan, vmstat";
+    "elapsed_cs, elapsed_s, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan, vmstat";
 
 impl Metric {
     pub fn name(self) -> &'static str {
         match self {
             Metric::ElapsedCs => "elapsed_cs",
+            Metric::ElapsedS => "elapsed_s",
             Metric::ReadKibps { .. } => "read_kibps",
             Metric::WriteKibps { .. } => "write_kibps",
             Metric::MaxReadMibps { .. } => "max_read_mibps",
@@ -71,6 +74,7 @@ impl Metric {
         };
         match self {
             Metric::ElapsedCs => Some((r.elapsed_ns as f64 / 1e7).round()),
+            Metric::ElapsedS => Some(r.elapsed_ns as f64 / 1e9),
             Metric::ReadKibps { step } => {
                 r.tasks.first()?.steps.get(step)?.read_bytes_per_s().map(|b| (b / 1024.0).round())
             }
@@ -107,6 +111,7 @@ impl Metric {
         };
         let m = match f.metric.as_str() {
             "elapsed_cs" => Metric::ElapsedCs,
+            "elapsed_s" => Metric::ElapsedS,
             "read_kibps" => Metric::ReadKibps { step: f.step.unwrap_or(0) },
             "write_kibps" => Metric::WriteKibps { step: f.step.unwrap_or(0) },
             "max_read_mibps" => Metric::MaxReadMibps { window: need(f.window, "window")? },
@@ -162,6 +167,10 @@ struct TableFile {
     /// Runs per cell, with seeds 1..=N; the cell's value is their mean (default 1).
     #[serde(default)]
     seeds: Option<u32>,
+    /// Print each row's per-seed values as ministat does, each column against the
+    /// reference (`pagesim reproduce`; needs seeds of 2 or more).
+    #[serde(default)]
+    ministat: bool,
     reference: String,
     column: Vec<ColumnFile>,
     row: Vec<RowFile>,
@@ -225,6 +234,8 @@ pub struct Table {
     /// Runs per cell (seeds 1..=N, each with `seed=k` after every other override); the
     /// cell's value is their mean. 1: one run with the scenario's seed.
     pub seeds: u32,
+    /// Rows are printed as ministat's comparison too.
+    pub ministat: bool,
     pub columns: Vec<Column>,
     pub rows: Vec<Row>,
 }
@@ -370,6 +381,7 @@ impl Table {
         }
         let table = Table {
             seeds: f.seeds.unwrap_or(1),
+            ministat: f.ministat,
             title: f.title,
             source: f.source,
             scenario: dir.join(&f.scenario),

@@ -440,13 +440,9 @@ impl Sim {
             .sum();
         let nslots = first as usize + children as usize;
         let tasks: Vec<Task> = (0..nslots).map(|_| Task::unborn()).collect();
-        // The accesses the run will make, for progress lines: each program's steps at
-        // their regions' full sizes, times its runs.
-        let ops_total: u64 = c
-            .task
-            .iter()
-            .map(|t| t.runs as u64 * t.step.iter().map(|st| BoundStep::new(st, c.step_pages(st)).total).sum::<u64>())
-            .sum();
+        // The accesses the run will make, for progress lines: each program's steps (a heap
+        // at its brk size), times its runs.
+        let ops_total: u64 = c.task.iter().map(|t| t.runs as u64 * c.program_ops(t)).sum();
         let file_ra = (c.kernel.file_readahead.build)();
         let machine = crate::writeback::Machine {
             nfiles: files.len(),

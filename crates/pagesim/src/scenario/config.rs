@@ -514,6 +514,30 @@ impl Config {
         self.region.binary_search_by(|r| r.name.as_str().cmp(name)).ok().map(|i| &self.region[i])
     }
 
+    /// The accesses (and calls) one run of program `t` makes: its steps over their regions'
+    /// and files' sizes, a heap's at the size its last brk gave it (the median).
+    pub fn program_ops(&self, t: &Task) -> u64 {
+        let mut brk: Vec<(u32, u32)> = Vec::new();
+        let mut ops = 0u64;
+        for st in &t.step {
+            let pages = match &st.target {
+                Target::Control(c) => {
+                    if let (AccessOp::Brk, Some(size)) = (st.op, c.size) {
+                        brk.retain(|&(r, _)| r != c.region_index);
+                        brk.push((c.region_index, size.div_ceil(4096).max(1) as u32));
+                    }
+                    1
+                }
+                Target::Region { index, .. } => {
+                    brk.iter().find(|&&(r, _)| r == *index).map_or_else(|| self.step_pages(st), |&(_, p)| p)
+                }
+                Target::File(_) => self.step_pages(st),
+            };
+            ops += crate::workload::BoundStep::new(st, pages).total;
+        }
+        ops
+    }
+
     /// Pages of the region or file a step works on.
     pub fn step_pages(&self, st: &Step) -> u32 {
         match &st.target {
