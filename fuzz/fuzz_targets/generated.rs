@@ -107,18 +107,31 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             writeln!(s, "max_size = \"{}KB\"", size + u.int_in_range(0u32..=16384)?).unwrap();
         }
     }
-    let nmemcg = u.int_in_range(0usize..=2)?;
+    let nmemcg = u.int_in_range(0usize..=3)?;
     for m in 0..nmemcg {
         writeln!(s, "[memcg.m{m}]\nmax = \"{}MB\"", u.int_in_range(1u32..=64)?).unwrap();
+        // A tree: a parent among the memcgs (itself or a later one now and then: a cycle,
+        // refused), swappiness (v1) or swap.max (v2), either of which the other version refuses.
+        if u.arbitrary()? {
+            writeln!(s, "parent = \"m{}\"", u.choose_index(nmemcg)?).unwrap();
+        }
+        match u.int_in_range(0u8..=3)? {
+            0 => writeln!(s, "swappiness = {}", u.int_in_range(0u32..=100)?).unwrap(),
+            1 => writeln!(s, "swap_max = \"{}KB\"", u.int_in_range(0u32..=8192)?).unwrap(),
+            _ => {}
+        }
     }
     let nregions = u.int_in_range(1usize..=3)?;
     for r in 0..nregions {
         match u.int_in_range(0u8..=2)? {
             2 if nfiles > 0 => {
                 writeln!(s, "[region.r{r}]\nkind = \"file\"\nfile = \"f{}\"", u.choose_index(nfiles)?).unwrap();
-                // A MAP_SHARED read-write mapping now and then (writes dirty the file).
-                if u.arbitrary()? {
-                    writeln!(s, "writable = true").unwrap();
+                // A MAP_SHARED read-write mapping now and then (writes dirty the file), or a
+                // program's text.
+                match u.int_in_range(0u8..=2)? {
+                    0 => writeln!(s, "writable = true").unwrap(),
+                    1 => writeln!(s, "exec = true").unwrap(),
+                    _ => {}
                 }
                 let m = pick(u, &MADVISE)?;
                 if m != "none" {
@@ -134,8 +147,14 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             }
         }
     }
-    for t in 0..u.int_in_range(1usize..=3)? {
-        writeln!(s, "[[task]]\nname = \"t{t}\"\ncount = {}", u.int_in_range(1u32..=3)?).unwrap();
+    let ntasks = u.int_in_range(1usize..=3)?;
+    for t in 0..ntasks {
+        // A program other tasks start takes no count: left out now and then.
+        if u.int_in_range(0u8..=3)? == 0 {
+            writeln!(s, "[[task]]\nname = \"t{t}\"").unwrap();
+        } else {
+            writeln!(s, "[[task]]\nname = \"t{t}\"\ncount = {}", u.int_in_range(1u32..=3)?).unwrap();
+        }
         if nmemcg > 0 && u.arbitrary()? {
             writeln!(s, "memcg = \"m{}\"", u.choose_index(nmemcg)?).unwrap();
         }
@@ -146,6 +165,34 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
         }
         for _ in 0..u.int_in_range(1usize..=3)? {
             writeln!(s, "[[task.step]]").unwrap();
+            // A lifecycle step now and then: start another program (a cycle is refused), wait,
+            // unmap, map or resize a region, pause.
+            if u.int_in_range(0u8..=4)? == 0 {
+                let target = u.choose_index(ntasks)?;
+                let region = u.choose_index(nregions)?;
+                match u.int_in_range(0u8..=6)? {
+                    0 => writeln!(
+                        s,
+                        "op = \"spawn\"\ntask = \"t{target}\"\ncount = {}\njobs = {}",
+                        u.int_in_range(1u32..=8)?,
+                        u.int_in_range(1u32..=4)?
+                    )
+                    .unwrap(),
+                    1 => writeln!(s, "op = \"fork\"\ntask = \"t{target}\"\ncount = {}", u.int_in_range(1u32..=3)?).unwrap(),
+                    2 => writeln!(s, "op = \"exec\"\ntask = \"t{target}\"").unwrap(),
+                    3 => writeln!(s, "op = \"wait\"").unwrap(),
+                    4 => writeln!(s, "op = \"munmap\"\nregion = \"r{region}\"").unwrap(),
+                    5 => writeln!(
+                        s,
+                        "op = \"brk\"\nregion = \"r{region}\"\nsize = \"{}KB\"\nsize_sigma = {}",
+                        u.int_in_range(4u32..=65536)?,
+                        u.int_in_range(0u32..=2)?
+                    )
+                    .unwrap(),
+                    _ => writeln!(s, "op = \"pause\"").unwrap(),
+                }
+                continue;
+            }
             let step_pattern;
             if nfiles > 0 && u.int_in_range(0u8..=3)? == 0 {
                 let op = pick(u, &FILE_OPS)?;

@@ -244,6 +244,11 @@ pub struct Profile {
     /// and memcg reclaim do. Before 3.16 global direct reclaim stops as soon as
     /// nr_to_reclaim is met.
     pub proportional_reclaim: bool,
+    /// How memcg limit reclaim walks the subtree of the memcg over its limit.
+    pub memcg_walk: MemcgWalk,
+    /// ≤3.15 `vmscan_swappiness`: reclaim balances by the reclaim target's swappiness
+    /// (vm.swappiness in global reclaim); from 3.16 by each lruvec's memcg's.
+    pub swappiness_of_target: bool,
     /// Pages deactivated by reclaim get PG_workingset, so that their refault counts as a
     /// workingset refault (4.20, Johannes Weiner's psi series).
     pub pg_workingset: bool,
@@ -325,6 +330,20 @@ const ZSWAP_3_14: ZswapRules = ZswapRules {
     memcg_charge: false,
 };
 
+/// How limit reclaim walks the subtree of the memcg over its limit (`shrink_zone` /
+/// `shrink_node_memcgs` over `mem_cgroup_iter`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemcgWalk {
+    /// 3.x: from where the last walk of this root and priority stopped, to the end of the
+    /// subtree, stopping as soon as `nr_to_reclaim` is met (a fresh walk at the end starts
+    /// again at the root).
+    RoundRobin,
+    /// 6.1: the whole subtree every time, from the root.
+    Full,
+    /// 6.12: as `RoundRobin` with one position per root whatever the priority.
+    RoundRobinPerRoot,
+}
+
 pub const DEFAULT_PROFILE: &str = "linux-6.6";
 
 /// Linux 3.14, also the base that linux-3.6 differs from.
@@ -357,6 +376,8 @@ const LINUX_3_14: Profile = Profile {
     swap_slots_cache: false,
     kswapd_pre_3_11: false,
     proportional_reclaim: false,
+    memcg_walk: MemcgWalk::RoundRobin,
+    swappiness_of_target: true,
     pg_workingset: false,
     activation_ages_nonresident: false,
     memcg_stats_flush_ns: 0,
@@ -415,6 +436,8 @@ const LINUX_6_6: Profile = Profile {
     swap_slots_cache: true,
     kswapd_pre_3_11: false,
     proportional_reclaim: true,
+    memcg_walk: MemcgWalk::Full,
+    swappiness_of_target: false,
     pg_workingset: true,
     activation_ages_nonresident: true,
     memcg_stats_flush_ns: 0,
@@ -455,6 +478,7 @@ pub const PROFILES: &[Profile] = &[
                       rewrite, the end of the swap slots cache and the 6.18 swap table are not modelled apart \
                       (docs/model.md)",
         memcg_stats_flush_ns: 2_000_000_000,
+        memcg_walk: MemcgWalk::RoundRobinPerRoot,
         fault_around_skips_workingset: true,
         pagecache_large_folios: Some(true),
         fault_around_whole_folio: true,

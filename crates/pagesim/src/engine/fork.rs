@@ -229,7 +229,7 @@ impl Sim {
     /// take one more reference (`swap_duplicate`), zero-page PTEs are copied.
     fn dup_mmap(&mut self, parent: Tid, child: Tid) {
         let mm = self.sched.tasks[parent].mm.clone();
-        let child_memcg = self.sched.tasks[child].memcg as usize;
+        let child_memcg = self.sched.tasks[child].memcg;
         let mut copied = 0u64;
         for (r, pv) in mm {
             let pages = self.mm.vmas[pv].pages;
@@ -249,7 +249,7 @@ impl Sim {
                 let ce = if e & pte::SWAP != 0 {
                     let entry = Entry(e & !pte::SWAP);
                     self.swap.area(entry).dup(entry.slot());
-                    self.mm.memcgs[child_memcg].swap_usage += 1;
+                    self.mm.swap_charge(child_memcg, 1);
                     e
                 } else if pte::frame(e).is_none() {
                     e // the zero page

@@ -267,13 +267,10 @@ impl Sim {
     /// Returns true when a reclaim job was started (the access is retried after it).
     pub(crate) fn swapin_charge_room(&mut self, tid: Tid, window: u64) -> bool {
         let memcg = self.sched.tasks[tid].memcg;
-        let m = &self.mm.memcgs[memcg as usize];
-        let fits = m.usage + window <= m.max;
-        if self.pending_fault(tid).room_reclaimed || fits {
-            return false;
-        }
+        let over = self.mm.mem_over_limit(memcg, window);
+        let Some(over) = over.filter(|_| !self.pending_fault(tid).room_reclaimed) else { return false };
         self.pending_fault(tid).room_reclaimed = true;
-        self.sched.tasks[tid].reclaim = Some(crate::reclaim::ScanControl::memcg(memcg));
+        self.sched.tasks[tid].reclaim = Some(crate::reclaim::ScanControl::memcg(over));
         true
     }
 
@@ -323,8 +320,7 @@ impl Sim {
             // swap_free: the PTE no longer references the slot; the swap cache keeps it.
             self.swap.area(from_entry).put(from_entry.slot() + k);
         }
-        let su = &mut self.mm.memcgs[m as usize].swap_usage;
-        *su = su.saturating_sub(count as u64);
+        self.mm.swap_charge(m, -(count as i64));
         let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
         if free_swap
             && self.mm.frames.test(f, pg::SWAPCACHE)

@@ -173,15 +173,14 @@ impl Sim {
             let vma = &self.mm.vmas[v];
             (vma.anon, vma.file, vma.shmem, vma.hint)
         };
-        let memcg = self.sched.tasks[tid].memcg as usize;
+        let memcg = self.sched.tasks[tid].memcg;
         let mut freed = 0u64;
         for i in from as usize..self.mm.vmas[v].pte.len() {
             let e = std::mem::take(&mut self.mm.vmas[v].pte[i]);
             if e & pte::SWAP != 0 {
                 // Shmem objects hold their own swap entries; a PTE holds one only for anon.
                 let entry = Entry(e & !pte::SWAP);
-                let su = &mut self.mm.memcgs[memcg].swap_usage;
-                *su = su.saturating_sub(1);
+                self.mm.swap_charge(memcg, -1);
                 self.swap.area(entry).put(entry.slot());
                 // free_swap_and_cache: the last reference gone, an unmapped swap-cache page
                 // of the slot goes too.

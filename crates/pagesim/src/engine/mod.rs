@@ -405,7 +405,12 @@ impl Sim {
         let scan_balance = (c.kernel.scan_balance.build)();
 
         let mut memcgs = vec![Memcg::new("/", u64::MAX, nframes)];
-        memcgs.extend(c.memcg.iter().map(|m| Memcg::new(&m.name, m.max_pages, nframes)));
+        memcgs.extend(c.memcg.iter().map(|m| Memcg {
+            parent: m.parent_index,
+            swap_max: m.swap_max_pages,
+            swappiness: m.swappiness,
+            ..Memcg::new(&m.name, m.max_pages, nframes)
+        }));
 
         // Regions: shmem objects are shared; anon regions are instantiated per task.
         let mut shmem = Vec::new();
@@ -442,7 +447,7 @@ impl Sim {
         let tasks: Vec<Task> = (0..nslots).map(|_| Task::unborn()).collect();
         // The accesses the run will make, for progress lines: each program's steps (a heap
         // at its brk size), times its runs.
-        let ops_total: u64 = c.task.iter().map(|t| t.runs as u64 * c.program_ops(t)).sum();
+        let ops_total: u64 = c.task.iter().map(|t| t.runs as u64 * crate::workload::program_ops(c, t)).sum();
         let file_ra = (c.kernel.file_readahead.build)();
         let machine = crate::writeback::Machine {
             nfiles: files.len(),
@@ -497,6 +502,7 @@ impl Sim {
                 free_vmas: Vec::new(),
                 anon_vmas: Vec::new(),
                 free_anon: Vec::new(),
+                subtrees: Vec::new(),
                 shmem,
                 zs_frames: Vec::new(),
                 region_names: c.region.iter().map(|r| r.name.clone()).collect(),
@@ -536,11 +542,13 @@ impl Sim {
                 nr_written: 0,
                 job_reclaimed: 0,
                 throttle_target: u64::MAX,
+                iter_pos: Default::default(),
             },
             wb,
             procs: crate::workload::Programs::new(c, shmem_of),
             trace: None,
         };
+        sim.mm.subtrees = (0..sim.mm.memcgs.len() as u16).map(|m| sim.mm.subtree(m)).collect();
         // The processes the run starts with, in task order.
         let mut tid = Tid(0);
         for (p, t) in c.task.iter().enumerate() {

@@ -14,7 +14,8 @@ impl Sim {
         let mut best: Option<(u64, Tid)> = None;
         for (tid, t) in self.sched.tasks.iter().enumerate() {
             let tid = Tid(tid as u32);
-            if matches!(t.state, TaskState::Done | TaskState::Unborn) || scope.is_some_and(|m| t.memcg != m) {
+            let outside = scope.is_some_and(|m| !self.mm.subtrees[m as usize].contains(&t.memcg));
+            if matches!(t.state, TaskState::Done | TaskState::Unborn) || outside {
                 continue;
             }
             let badness: u64 =

@@ -31,9 +31,8 @@ impl Sim {
     /// the caller retries the access once the job has run.
     pub fn alloc_page(&mut self, tid: Tid) -> Option<Pfn> {
         let memcg = self.sched.tasks[tid].memcg;
-        let m = &self.mm.memcgs[memcg as usize];
-        if m.usage >= m.max {
-            self.sched.tasks[tid].reclaim = Some(ScanControl::memcg(memcg));
+        if let Some(over) = self.mm.mem_over_limit(memcg, 1) {
+            self.sched.tasks[tid].reclaim = Some(ScanControl::memcg(over));
             return None;
         }
         let free = self.mm.nr_free();
@@ -59,8 +58,7 @@ impl Sim {
     /// (`__zone_watermark_ok` discounts the request's pages beyond the first).
     pub fn alloc_folio_atomic(&mut self, memcg: u16, order: u8) -> Option<Pfn> {
         let nr = 1u64 << order;
-        let m = &self.mm.memcgs[memcg as usize];
-        if m.usage + nr > m.max {
+        if self.mm.mem_over_limit(memcg, nr).is_some() {
             return None;
         }
         let free = self.mm.nr_free();
@@ -81,9 +79,12 @@ impl Sim {
             return Some(f);
         }
         let nr = 1u64 << order;
-        let limited = self.mm.memcgs[memcg as usize].usage + nr > self.mm.memcgs[memcg as usize].max;
-        let mut sc = if limited { ScanControl::memcg(memcg) } else { ScanControl::direct() };
-        if !limited {
+        let over = self.mm.mem_over_limit(memcg, nr);
+        let mut sc = match over {
+            Some(m) => ScanControl::memcg(m),
+            None => ScanControl::direct(),
+        };
+        if over.is_none() {
             self.mm.count(Counter::AllocStall, 0, 1);
         }
         sc.nr_to_reclaim = sc.nr_to_reclaim.max(nr);
@@ -119,8 +120,7 @@ impl Sim {
         if self.mm.nr_free() <= self.tun.wmark.min + (nr - 1) {
             return Err(LightFail::NoMemory);
         }
-        let m = &self.mm.memcgs[memcg as usize];
-        if m.usage + nr > m.max {
+        if self.mm.mem_over_limit(memcg, nr).is_some() {
             return Err(LightFail::Charge);
         }
         Ok(self.mm.take_folio(memcg, order))
@@ -138,7 +138,7 @@ impl Mm {
     fn take_folio(&mut self, memcg: u16, order: u8) -> Pfn {
         let f = self.frames.alloc_order(memcg, order).expect("free pages present");
         let nr = 1u64 << order;
-        self.memcgs[memcg as usize].usage += nr;
+        self.memcg_charge(memcg, nr as i64);
         self.vmstat.add(Counter::PgAlloc, nr);
         f
     }
@@ -154,7 +154,7 @@ impl Mm {
     pub fn free_frame(&mut self, f: Pfn) {
         let m = self.frames.memcg[f];
         let nr = self.frames.nr_pages(f);
-        self.memcgs[m as usize].usage -= nr;
+        self.memcg_charge(m, -(nr as i64));
         self.frames.free(f);
         self.pages_scanned = 0;
         self.vmstat.add(Counter::PgFree, nr);

@@ -348,8 +348,8 @@ impl Sim {
     /// Drops the reference a PTE or shmem slot held on `entry` (`swap_free`), for page `f`.
     fn swap_free_for(&mut self, f: Pfn, entry: Entry) {
         self.swap.area(entry).put(entry.slot());
-        let m = self.mm.frames.memcg[f] as usize;
-        self.mm.memcgs[m].swap_usage = self.mm.memcgs[m].swap_usage.saturating_sub(1);
+        let m = self.mm.frames.memcg[f];
+        self.mm.swap_charge(m, -1);
         self.swap_slots_released();
     }
 
@@ -440,8 +440,7 @@ impl Sim {
             self.mm.vmas[vma].pte[(first + k) as usize] = pte::present(f, flags | dirty);
             self.swap.area(base).put(base.slot() + k);
         }
-        let su = &mut self.mm.memcgs[memcg as usize].swap_usage;
-        *su = su.saturating_sub(nr as u64);
+        self.mm.swap_charge(memcg, -(nr as i64));
         self.swap_slots_released();
         Fault::Done
     }

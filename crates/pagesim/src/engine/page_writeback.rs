@@ -234,11 +234,11 @@ impl Sim {
         let global_avail = self.wb.rules.dirtyable.pages(&self.dirty_memory_state());
         let global_dirty = self.mm.nr_dirty + if include_writeback { self.mm.nr_writeback } else { 0 };
         // mem_cgroup_wb_stats: the memcg's file LRU pages, dirty and writeback pages, and
-        // how far it is from its limit (the model's memcgs have one level under the root).
+        // how far it and its ancestors are from their limits.
+        let headroom = self.mm.margin(m as u16);
         let mc = &self.mm.memcgs[m as usize];
         let lru = self.mm.lru_exact(m as u16);
         let filepages = lru[2] + lru[3];
-        let headroom = mc.max.saturating_sub(mc.usage);
         let dirty = mc.nr_dirty + if include_writeback { mc.nr_writeback } else { 0 };
         let avail = crate::writeback::thresholds::memcg_avail(filepages, headroom, dirty, global_avail, global_dirty);
         Some(MemcgDomainState { dirty, limits: self.wb.sysctl.memcg_limits(avail, global_avail) })

@@ -25,8 +25,9 @@ impl Sim {
 
     /// `folio_referenced` with the `vm_flags` it gathers: also whether one of the mappings
     /// in which the folio was young is VM_EXEC (a program's text). Limit reclaim of memcg
-    /// `target` looks only at the mappings of its own processes (`invalid_folio_referenced_vma`:
-    /// `mm_match_cgroup`): a page another cgroup's process uses looks unreferenced to it.
+    /// `target` looks only at the mappings of the processes in its subtree
+    /// (`invalid_folio_referenced_vma`: `mm_match_cgroup`): a page another cgroup's process
+    /// uses looks unreferenced to it.
     pub(crate) fn folio_referenced_flags(&mut self, f: Pfn, target: Option<u16>) -> (u32, bool) {
         let idx = self.mm.frames.index[f] as usize;
         let nr = self.mm.frames.nr_pages(f) as usize;
@@ -58,7 +59,8 @@ impl Sim {
         };
         let owner = self.mm.frames.owner(f);
         let tasks = &self.sched.tasks;
-        let crate::mm::Mm { vmas, anon_vmas, shmem, .. } = &mut self.mm;
+        let crate::mm::Mm { vmas, anon_vmas, shmem, subtrees, .. } = &mut self.mm;
+        let scope: &[u16] = target.map_or(&[], |m| &subtrees[m as usize]);
         let mappers: &[crate::ids::VmaId] = match owner {
             Owner::None => &[],
             Owner::Anon(a) => &anon_vmas[a].mappers,
@@ -66,7 +68,7 @@ impl Sim {
             Owner::File(a) => &self.pc.files[a.idx()].mappers,
         };
         for &v in mappers {
-            if target.is_some_and(|m| tasks[vmas[v].task].memcg != m) {
+            if target.is_some() && !scope.contains(&tasks[vmas[v].task].memcg) {
                 continue;
             }
             check(&mut vmas[v]);
@@ -143,7 +145,7 @@ impl Sim {
                         let entry = base.offset(k as u32);
                         self.mm.vmas[v].pte[idx + k] = pte::SWAP | entry.0;
                         self.swap.area(entry).dup(entry.slot());
-                        self.mm.memcgs[m as usize].swap_usage += 1;
+                        self.mm.swap_charge(m, 1);
                     }
                 }
                 self.mm.frames.set_owner(f, Owner::None, 0);

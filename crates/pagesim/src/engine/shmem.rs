@@ -47,7 +47,7 @@ impl Sim {
                 self.delete_from_swap_cache(f);
                 self.swap.area(entry).put(entry.slot());
                 let m = self.mm.frames.memcg[f];
-                self.mm.memcgs[m as usize].swap_usage = self.mm.memcgs[m as usize].swap_usage.saturating_sub(1);
+                self.mm.swap_charge(m, -1);
                 self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
                 self.mm.shmem[obj as usize].slots[idx as usize] = f.slot();
                 self.mm.vmas[vma].pte[idx as usize] = pte::present(f, flags);

@@ -82,6 +82,14 @@ impl Sim {
             return Err(format!("{used} pages in use and {} free, of {n}", self.mm.nr_free()));
         }
         charged[0] -= self.mm.zs_frames.len() as u64;
+        // Page counters are hierarchical below the root: a memcg's usage is its own pages
+        // and its descendants'.
+        let own = charged.clone();
+        for (mi, &n) in own.iter().enumerate().skip(1) {
+            for a in self.mm.ancestry(mi as u16).skip(1) {
+                charged[a as usize] += n;
+            }
+        }
         for (mi, m) in self.mm.memcgs.iter().enumerate() {
             if m.usage != charged[mi] {
                 return Err(format!("memcg {mi}: usage {} but {} frames charged", m.usage, charged[mi]));

@@ -32,7 +32,7 @@ use crate::mm::vmstat::Counter;
 use crate::mm::{int_sqrt, pg, pte, LruList, Mm, Owner};
 use crate::profile::{FlusherKick, InactiveRule, ReclaimFileWrites};
 use crate::reclaim::scan_balance::{PrepareInput, Prepared, ScanInput, SWAP_CLUSTER_MAX};
-use crate::reclaim::{ScanControl, Step, DEF_PRIORITY};
+use crate::reclaim::{MemcgWalk, ScanControl, Step, DEF_PRIORITY};
 use crate::swap::Entry;
 use crate::trace::Kind;
 use crate::units::JIFFY_NS;
@@ -335,9 +335,11 @@ impl Sim {
         sc.nr_congested = 0;
         let before = sc.nr_reclaimed;
         match sc.target_memcg {
-            Some(m) => self.shrink_lruvec(m, sc, cpu),
+            Some(m) => self.shrink_node_memcgs(m, sc, cpu),
             None => {
-                for m in 0..self.mm.memcgs.len() as u16 {
+                // Global reclaim visits every memcg, in the tree's pre-order.
+                for k in 0..self.mm.subtrees[0].len() {
+                    let m = self.mm.subtrees[0][k];
                     self.shrink_lruvec(m, sc, cpu);
                     if sc.wait_request.is_some() {
                         break;
@@ -356,6 +358,57 @@ impl Sim {
         let seen_twice = self.profile.writeback.reclaim_writes == ReclaimFileWrites::KswapdSeenTwice;
         if sc.kswapd && seen_twice && sc.nr_unqueued_dirty == sc.nr_file_taken {
             self.mm.pgdat_dirty = true;
+        }
+    }
+
+    /// The swappiness reclaim of memcg `m`'s lruvec balances by: v1 `memory.swappiness` (a
+    /// memcg that does not set it has its parent's, the root vm.swappiness); ≤3.15
+    /// (`vmscan_swappiness`) the reclaim target's, and vm.swappiness in global reclaim;
+    /// 3.16+ the lruvec's own memcg's (`mem_cgroup_swappiness`).
+    fn vmscan_swappiness(&self, m: u16, sc: &ScanControl) -> u32 {
+        let of = if self.profile.swappiness_of_target { sc.target_memcg.unwrap_or(0) } else { m };
+        self.mm.ancestry(of).find_map(|c| self.mm.memcgs[c as usize].swappiness).unwrap_or(self.tun.swappiness)
+    }
+
+    /// Limit reclaim of `root`'s subtree (`shrink_node_memcgs` / 3.x `shrink_zone` over
+    /// `mem_cgroup_iter` with a reclaim cookie): each memcg's lruvec in pre-order, from where
+    /// the last walk of this root left off (`Profile::memcg_walk`), stopping once
+    /// `nr_to_reclaim` is met; or the whole subtree (6.1).
+    fn shrink_node_memcgs(&mut self, root: u16, sc: &mut ScanControl, cpu: u32) {
+        let list = &self.mm.subtrees[root as usize];
+        if list.len() == 1 {
+            return self.shrink_lruvec(root, sc, cpu);
+        }
+        let walk = self.profile.memcg_walk;
+        let key = (root, if walk == MemcgWalk::RoundRobin { sc.priority } else { 0 });
+        let mut i = match walk {
+            MemcgWalk::Full => 0,
+            _ => self
+                .reclaim
+                .iter_pos
+                .get(&key)
+                .map_or(0, |&last| list.iter().position(|&m| m == last).map_or(0, |p| p + 1)),
+        };
+        if i >= list.len() {
+            i = 0;
+        }
+        loop {
+            let m = self.mm.subtrees[root as usize][i];
+            self.shrink_lruvec(m, sc, cpu);
+            if sc.wait_request.is_some() {
+                break;
+            }
+            if walk != MemcgWalk::Full {
+                self.reclaim.iter_pos.insert(key, m);
+                if sc.nr_reclaimed >= sc.nr_to_reclaim {
+                    break; // mem_cgroup_iter_break
+                }
+            }
+            i += 1;
+            if i == self.mm.subtrees[root as usize].len() {
+                self.reclaim.iter_pos.remove(&key);
+                break;
+            }
         }
     }
 
@@ -380,8 +433,8 @@ impl Sim {
         let inp = ScanInput {
             sizes,
             priority: sc.priority,
-            swappiness: self.tun.swappiness,
-            can_swap: self.swap.free_pages() > 0,
+            swappiness: self.vmscan_swappiness(m, sc),
+            can_swap: self.swap.free_pages() > 0 && self.mm.may_swap(m),
             global: sc.global(),
             kswapd: sc.kswapd,
             zone_reclaimable: self.mm.pages_scanned
@@ -692,6 +745,10 @@ impl Sim {
         let owner = self.mm.frames.owner(f);
         // add_to_swap for anonymous pages not yet in the swap cache.
         if matches!(owner, Owner::Anon(_)) && !self.mm.frames.test(f, pg::SWAPCACHE) {
+            // mem_cgroup_try_charge_swap: a memcg at memory.swap.max gets no slot.
+            if !self.mm.may_swap(self.mm.frames.memcg[f]) {
+                return Verdict::Activate;
+            }
             let Some(entry) = self.folio_alloc_swap(f, cpu, list) else {
                 return Verdict::Activate;
             };
@@ -717,7 +774,7 @@ impl Sim {
                     self.mm.shmem[o as usize].slots[idx] = pte::SWAP | entry.0;
                     self.swap.area(entry).dup(entry.slot());
                     let mc = self.mm.frames.memcg[f];
-                    self.mm.memcgs[mc as usize].swap_usage += 1;
+                    self.mm.swap_charge(mc, 1);
                     self.mm.frames.set_owner(f, Owner::None, 0);
                 }
             }
@@ -1162,5 +1219,123 @@ mod tests {
             assert_eq!(s.mm.vmstat.get(Counter::PgRotated), rotated, "{profile}");
             s.verify().unwrap();
         }
+    }
+}
+
+/// Nested memory cgroups: hierarchical charges and limits, limit reclaim over a subtree,
+/// memory.swap.max, v1 memory.swappiness.
+#[cfg(test)]
+mod memcg_tree_tests {
+    use crate::mm::vmstat::Counter;
+    use crate::scenario::Scenario;
+
+    /// A parent of 8 MB over two children, each running a task that writes 6 MB, with swap;
+    /// `extra` adds to the memcgs' tables.
+    fn tree(extra_a: &str, extra_b: &str, kernel: &str) -> String {
+        format!(
+            "[machine]\nram = \"128MB\"\n[kernel]\n{kernel}\n[device.d]\nmodel = \"nvme\"\n\
+             [[swap]]\ndevice = \"d\"\nsize = \"64MB\"\n\
+             [memcg.p]\nmax = \"8MB\"\n[memcg.a]\nparent = \"p\"\n{extra_a}\n[memcg.b]\nparent = \"p\"\n{extra_b}\n\
+             [region.buf]\nkind = \"anon\"\nsize = \"6MB\"\n\
+             [[task]]\nname = \"ta\"\nmemcg = \"a\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\nop = \"write\"\npasses = 2\n\
+             [[task]]\nname = \"tb\"\nmemcg = \"b\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\nop = \"write\"\npasses = 2\n\
+             [[task.step]]\nop = \"pause\"\n"
+        )
+    }
+
+    fn sim(text: &str) -> crate::engine::Sim {
+        let sc = Scenario::from_toml(text, "t.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+        crate::engine::Sim::new(&sc, 1)
+    }
+
+    #[test]
+    fn a_parents_limit_is_shared_by_its_children_and_reclaims_from_each_in_turn() {
+        for kernel in ["profile = \"linux-3.14\"", "profile = \"linux-6.6\"", "profile = \"linux-6.18\""] {
+            let mut s = sim(&tree("", "", kernel));
+            // Memcgs in name order: a, b, p.
+            let (a, b, p) = (1usize, 2usize, 3usize);
+            assert_eq!((s.mm.memcgs[a].parent, s.mm.memcgs[b].parent, s.mm.memcgs[p].parent), (3, 3, 0));
+            assert_eq!(s.mm.subtrees[p], [3, 1, 2]);
+            s.run(&mut None);
+            s.verify().unwrap();
+            let steal = |s: &crate::engine::Sim, m: usize| s.mm.memcgs[m].events.get(Counter::PgStealDirect);
+            // 12 MB written under an 8 MB parent: the parent's limit made both swap.
+            assert!(steal(&s, a) > 0 && steal(&s, b) > 0, "{kernel}: a {} b {}", steal(&s, a), steal(&s, b));
+            // b pauses holding what it has: its usage is counted in the parent's too.
+            assert_eq!(s.mm.memcgs[p].usage, s.mm.memcgs[a].usage + s.mm.memcgs[b].usage, "{kernel}");
+            assert!(s.mm.memcgs[p].usage <= 2048, "{kernel}: the parent stays within its limit");
+            assert!(s.mm.memcgs[b].usage > 0);
+        }
+    }
+
+    #[test]
+    fn limit_reclaim_of_3_14_walks_the_children_round_robin() {
+        // At the parent's limit every charge reclaims 32 pages from one child: the walk goes
+        // on from the child the last one stopped at, so the two are reclaimed alike.
+        let mut s = sim(&tree("", "", "profile = \"linux-3.14\""));
+        s.run(&mut None);
+        let steal = |m: usize| s.mm.memcgs[m].events.get(Counter::PgStealDirect) as f64;
+        let (a, b) = (steal(1), steal(2));
+        assert!((a / b - 1.0).abs() < 0.5, "a {a} b {b}: a round-robin walk shares the reclaim");
+    }
+
+    #[test]
+    fn swap_max_caps_a_subtrees_swap_and_swappiness_0_keeps_a_v1_memcgs_anon() {
+        // v2: b may swap 1 MB at most; a writes more than the parent holds and swaps freely.
+        let text = tree("", "swap_max = \"1MB\"", "profile = \"linux-6.6\"\ncgroup_version = 2");
+        let mut s = sim(&text);
+        let mut peak = 0;
+        while !matches!(s.sched.events.next_time(), u64::MAX) && s.sched.live > s.sched.paused {
+            let Some((t, ev)) = s.sched.events.pop() else { break };
+            s.sched.now = s.sched.now.max(t);
+            match ev {
+                crate::engine::event::Event::Run { thread, token } => {
+                    if token == s.sched.tokens[thread.idx()] {
+                        s.run_thread(thread);
+                    }
+                }
+                crate::engine::event::Event::IoDone { dev, rid } => s.io_interrupt(dev, rid),
+                crate::engine::event::Event::DevTimer { dev } => s.dev_timer_fired(dev),
+            }
+            peak = peak.max(s.mm.memcgs[2].swap_usage);
+        }
+        assert!(peak > 0 && peak <= 256, "b's swap stayed within 1 MB: peak {peak} pages");
+        assert!(s.mm.memcgs[1].events.get(Counter::PswpOut) > 256, "a is not limited");
+        // v1: a memcg with memory.swappiness 0 has its anon left alone by its parent's limit
+        // reclaim from 3.16 on (each lruvec by its own memcg's swappiness); 3.14 balances
+        // every lruvec by the reclaim target's, the parent's (vm.swappiness here).
+        let pswpout = |r: &crate::Report, m: &str| r.memcg[m]["counters"]["pswpout"].as_u64().unwrap_or(0);
+        let v1 = tree("swappiness = 0", "", "profile = \"linux-6.6\"\ncgroup_version = 1");
+        let r = crate::testutil::run(&v1, &[]);
+        assert_eq!(pswpout(&r, "a"), 0, "6.6: a's anon is not swapped");
+        assert!(pswpout(&r, "b") > 0);
+        let old = crate::testutil::run(&v1.replace("linux-6.6", "linux-3.14"), &[]);
+        assert!(pswpout(&old, "a") > 0 && pswpout(&old, "b") > 0, "3.14: both swap");
+    }
+
+    #[test]
+    fn bad_memcg_trees_are_refused() {
+        let e = |text: &str| Scenario::from_toml(text, "s.toml", &[]).unwrap_err().0;
+        let base = |m: &str, kernel: &str| {
+            format!(
+                "[machine]\nram = \"64MB\"\n[kernel]\n{kernel}\n{m}\n[region.r]\nkind = \"anon\"\nsize = \"1MB\"\n\
+                 [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\n"
+            )
+        };
+        let err = e(&base("[memcg.a]\nparent = \"b\"\n[memcg.b]\nparent = \"c\"\n[memcg.c]\nparent = \"a\"\n", ""));
+        assert!(err.contains("memcg.a.parent: the memcgs' parents form a cycle: a -> b -> c -> a"), "{err}");
+        let err = e(&base("[memcg.a]\nparent = \"x\"\n", ""));
+        assert!(err.contains("memcg.a.parent: no memcg named \"x\""), "{err}");
+        let err = e(&base("[memcg.a]\nswappiness = 10\n", "cgroup_version = 2"));
+        assert!(err.contains("memcg.a.swappiness: memory.swappiness is a cgroup v1 file"), "{err}");
+        let err = e(&base("[memcg.a]\nswap_max = \"1MB\"\n", "cgroup_version = 1"));
+        assert!(err.contains("memcg.a.swap_max: memory.swap.max is a cgroup v2 file"), "{err}");
+        // A child's limit above its parent's is allowed, as every kernel allows it.
+        Scenario::from_toml(
+            &base("[memcg.a]\nmax = \"1MB\"\n[memcg.b]\nparent = \"a\"\nmax = \"2MB\"\n", ""),
+            "s",
+            &[],
+        )
+        .unwrap();
     }
 }

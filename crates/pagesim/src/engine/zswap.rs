@@ -82,7 +82,7 @@ impl Sim {
             let before = z.memcg_pages(m);
             z.memcg_bytes[m] -= len as u64;
             let after = z.memcg_pages(m);
-            self.mm.memcgs[m].usage -= before - after;
+            self.mm.memcg_charge(m as u16, -((before - after) as i64));
             self.swap.zswap.pool.free(len)
         };
         self.zs_free_pages(freed);
@@ -156,7 +156,7 @@ impl Sim {
                 let before = z.memcg_pages(m as usize);
                 z.memcg_bytes[m as usize] += l as u64;
                 let after = z.memcg_pages(m as usize);
-                self.mm.memcgs[m as usize].usage += after - before;
+                self.mm.memcg_charge(m, (after - before) as i64);
                 l as u16 + 1
             }
         };

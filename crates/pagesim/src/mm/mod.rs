@@ -62,6 +62,8 @@ pub(crate) struct Mm {
     /// Slots of torn-down VMAs, reused by the next mapping.
     pub(crate) free_vmas: Vec<VmaId>,
     pub(crate) anon_vmas: Vec<mmap::AnonVma>,
+    /// Each memcg's subtree in pre-order (`Mm::subtree`), computed once.
+    pub(crate) subtrees: Vec<Vec<u16>>,
     pub(crate) free_anon: Vec<AnonId>,
     pub(crate) shmem: Vec<shmem::ShmemObj>,
     /// Frames that zsmalloc pools (zswap's, zram's) hold.
@@ -315,12 +317,19 @@ pub struct Memcg {
     pub name: String,
     pub lru: Lru,
     pub workingset: WorkingsetStat,
-    /// Charged pages.
+    /// Charged pages: its own and its descendants' (the page counter is hierarchical); the
+    /// root's counts only the pages charged to the root itself.
     pub usage: u64,
     /// memory.max (v2) / limit_in_bytes (v1) in pages; `u64::MAX` for none.
     pub max: u64,
-    /// Pages of swap charged (memory.swap.current).
+    /// Pages of swap charged (memory.swap.current), hierarchical as `usage`.
     pub swap_usage: u64,
+    /// memory.swap.max in pages (`u64::MAX`: none).
+    pub swap_max: u64,
+    /// The parent memcg (the root's is itself, 0).
+    pub parent: u16,
+    /// v1 memory.swappiness; `None`: vm.swappiness.
+    pub swappiness: Option<u32>,
     pub events: vmstat::Counters,
     /// WORKINGSET_ACTIVATE_{ANON,FILE} (memory.stat's workingset_activate_*), cumulative.
     pub ws_activate: [u64; 2],
@@ -350,6 +359,9 @@ impl Memcg {
             usage: 0,
             max: max_pages,
             swap_usage: 0,
+            swap_max: u64::MAX,
+            parent: 0,
+            swappiness: None,
             events: vmstat::Counters::default(),
             ws_activate: [0; 2],
             flushed: FlushedStats::default(),
@@ -358,9 +370,95 @@ impl Memcg {
         }
     }
 
-    /// `mem_cgroup_margin`: pages that can still be charged.
+    /// `mem_cgroup_margin` of this memcg alone: pages that can still be charged to it.
     pub fn margin(&self) -> u64 {
         self.max.saturating_sub(self.usage)
+    }
+}
+
+impl Mm {
+    /// Memcg `m` and its ancestors below the root, nearest first (the page counters a
+    /// charge to `m` goes through).
+    #[inline]
+    pub fn ancestry(&self, m: u16) -> impl Iterator<Item = u16> + '_ {
+        std::iter::successors((m != 0).then_some(m), move |&c| {
+            let p = self.memcgs[c as usize].parent;
+            (p != 0).then_some(p)
+        })
+    }
+
+    /// `page_counter_charge`/`uncharge` of `nr` pages (negative: uncharge) to memcg `m`:
+    /// its usage and every ancestor's (the root's only when `m` is the root).
+    #[inline]
+    pub fn memcg_charge(&mut self, m: u16, nr: i64) {
+        if m == 0 {
+            self.memcgs[0].usage = self.memcgs[0].usage.wrapping_add_signed(nr);
+            return;
+        }
+        let mut c = m;
+        while c != 0 {
+            let mc = &mut self.memcgs[c as usize];
+            mc.usage = mc.usage.wrapping_add_signed(nr);
+            c = mc.parent;
+        }
+    }
+
+    /// The swap charge of `nr` pages (negative: uncharge) to memcg `m` and its ancestors.
+    #[inline]
+    pub fn swap_charge(&mut self, m: u16, nr: i64) {
+        let mut c = m;
+        loop {
+            let mc = &mut self.memcgs[c as usize];
+            mc.swap_usage = mc.swap_usage.saturating_add_signed(nr);
+            if c == 0 {
+                break;
+            }
+            c = mc.parent;
+            if c == 0 {
+                break;
+            }
+        }
+    }
+
+    /// `try_charge`'s `mem_over_limit`: the first of `m` and its ancestors that `nr` more
+    /// pages would put over its limit (the memcg whose subtree must reclaim), if any.
+    #[inline]
+    pub fn mem_over_limit(&self, m: u16, nr: u64) -> Option<u16> {
+        self.ancestry(m).find(|&c| {
+            let mc = &self.memcgs[c as usize];
+            mc.usage + nr > mc.max
+        })
+    }
+
+    /// `mem_cgroup_margin` of `m` with its ancestors' limits: pages that can still be charged.
+    pub fn margin(&self, m: u16) -> u64 {
+        self.ancestry(m).map(|c| self.memcgs[c as usize].margin()).min().unwrap_or(u64::MAX)
+    }
+
+    /// `mem_cgroup_get_nr_swap_pages`: whether `m` (and every ancestor) may still charge
+    /// swap (memory.swap.max).
+    pub fn may_swap(&self, m: u16) -> bool {
+        self.ancestry(m).all(|c| {
+            let mc = &self.memcgs[c as usize];
+            mc.swap_usage < mc.swap_max
+        })
+    }
+
+    /// Memcg `m`'s subtree in pre-order, `m` first (`mem_cgroup_iter`'s order).
+    pub fn subtree(&self, m: u16) -> Vec<u16> {
+        let mut out = vec![m];
+        let mut i = 0;
+        // Depth first: each memcg's children, in index order, right after it.
+        while i < out.len() {
+            let c = out[i];
+            let kids: Vec<u16> =
+                (1..self.memcgs.len() as u16).filter(|&k| k != c && self.memcgs[k as usize].parent == c).collect();
+            for (j, k) in kids.into_iter().enumerate() {
+                out.insert(i + 1 + j, k);
+            }
+            i += 1;
+        }
+        out
     }
 }
 

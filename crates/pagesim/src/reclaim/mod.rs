@@ -15,6 +15,8 @@ use scan_balance::{Prepared, SWAP_CLUSTER_MAX};
 
 /// Reclaim's state: kswapd, the get_scan_count policy, and the throttling of reclaimers
 /// on writeback progress (`reclaim_throttle`).
+pub use crate::profile::MemcgWalk;
+
 pub(crate) struct Reclaim {
     pub(crate) kswapd: Kswapd,
     pub(crate) kswapd_loop: kswapd::KswapdLoop,
@@ -26,6 +28,9 @@ pub(crate) struct Reclaim {
     /// Pages the last reclaim step's job had freed (for `mm_vmscan_direct_reclaim_end`).
     pub(crate) job_reclaimed: u64,
     pub(crate) throttle_target: u64,
+    /// `mem_cgroup_reclaim_iter`: where limit reclaim of a subtree left off, by (reclaim
+    /// root, priority; the priority is 0 where the profile keeps one position per root).
+    pub(crate) iter_pos: std::collections::BTreeMap<(u16, u32), u16>,
 }
 
 /// `DEF_PRIORITY`.

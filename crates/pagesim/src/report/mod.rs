@@ -84,7 +84,13 @@ impl Sample {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct MemcgReport {
+    /// Its own events (memory.stat's non-`total_` fields; a parent's do not include its
+    /// children's).
     pub counters: serde_json::Map<String, serde_json::Value>,
+    /// The parent memcg, if not the root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// memory.current / usage_in_bytes: its pages and its descendants'.
     pub usage_bytes: u64,
     pub max_bytes: Option<u64>,
     pub swap_bytes: u64,
@@ -226,6 +232,7 @@ impl Report {
             c.insert(Gauge::NrWriteback.name().into(), m.nr_writeback.into());
             let r = MemcgReport {
                 counters: c,
+                parent: (m.parent != 0).then(|| sim.mm.memcgs[m.parent as usize].name.clone()),
                 usage_bytes: m.usage * 4096,
                 max_bytes: (m.max != u64::MAX).then(|| m.max * 4096),
                 swap_bytes: m.swap_usage * 4096,

@@ -209,6 +209,18 @@ pub struct Memcg {
     /// memory.max in pages (rounded up); `u64::MAX` without a limit.
     #[serde(skip)]
     pub max_pages: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The run's index of the parent (0: the root).
+    #[serde(skip)]
+    pub parent_index: u16,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swap_max: Option<u64>,
+    /// memory.swap.max in pages; `u64::MAX` without a limit.
+    #[serde(skip)]
+    pub swap_max_pages: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub swappiness: Option<u32>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -319,10 +331,14 @@ pub struct Task {
     /// The run's memcg index: 0 for the root, `1 + i` for `Config::memcg[i]`.
     #[serde(skip)]
     pub memcg_index: u16,
+    /// 0 for a program other tasks start (which takes no count, start or stagger).
+    #[serde(skip_serializing_if = "is_zero_u32")]
     pub count: u32,
     /// ns.
+    #[serde(skip_serializing_if = "is_zero")]
     pub start: u64,
     /// ns.
+    #[serde(skip_serializing_if = "is_zero")]
     pub stagger: u64,
     /// The CPUs its processes may run on, sorted; `None`: any.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -435,6 +451,10 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
+}
+
 /// A file step's streaming rate and how it is held.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Rate {
@@ -512,30 +532,6 @@ impl Config {
     /// The region named `name`.
     pub fn region(&self, name: &str) -> Option<&Region> {
         self.region.binary_search_by(|r| r.name.as_str().cmp(name)).ok().map(|i| &self.region[i])
-    }
-
-    /// The accesses (and calls) one run of program `t` makes: its steps over their regions'
-    /// and files' sizes, a heap's at the size its last brk gave it (the median).
-    pub fn program_ops(&self, t: &Task) -> u64 {
-        let mut brk: Vec<(u32, u32)> = Vec::new();
-        let mut ops = 0u64;
-        for st in &t.step {
-            let pages = match &st.target {
-                Target::Control(c) => {
-                    if let (AccessOp::Brk, Some(size)) = (st.op, c.size) {
-                        brk.retain(|&(r, _)| r != c.region_index);
-                        brk.push((c.region_index, size.div_ceil(4096).max(1) as u32));
-                    }
-                    1
-                }
-                Target::Region { index, .. } => {
-                    brk.iter().find(|&&(r, _)| r == *index).map_or_else(|| self.step_pages(st), |&(_, p)| p)
-                }
-                Target::File(_) => self.step_pages(st),
-            };
-            ops += crate::workload::BoundStep::new(st, pages).total;
-        }
-        ops
     }
 
     /// Pages of the region or file a step works on.
@@ -882,15 +878,7 @@ impl Config {
             }
         }
 
-        let memcg = file
-            .memcg
-            .iter()
-            .map(|(name, m)| Memcg {
-                name: name.clone(),
-                max: m.max,
-                max_pages: m.max.map_or(u64::MAX, |b| b.div_ceil(4096)),
-            })
-            .collect();
+        let memcg = resolve_memcgs(file, kernel.cgroup_version).map_err(|(key, m)| err(&key, m))?;
         let extents = placer.extents;
         let name = file.name.clone().unwrap_or_else(|| {
             std::path::Path::new(origin).file_stem().map_or(origin.to_string(), |s| s.to_string_lossy().into_owned())
@@ -922,6 +910,73 @@ impl Config {
             extents,
         })
     }
+}
+
+/// The memory cgroups as a tree: each names its parent (default the root), the tree has no
+/// cycle; swappiness is a v1 file and swap.max a v2 one. A child's limit may exceed its
+/// parent's (no kernel version refuses it: the parent's limit applies to both). Errors are
+/// (key, message).
+fn resolve_memcgs(file: &ScenarioFile, cgroup_version: u32) -> Result<Vec<Memcg>, (String, String)> {
+    let names: Vec<&String> = file.memcg.keys().collect();
+    let mut out = Vec::new();
+    for (name, m) in &file.memcg {
+        let key = format!("memcg.{name}");
+        let parent_index = match &m.parent {
+            None => 0,
+            Some(p) => match names.iter().position(|n| *n == p) {
+                Some(i) => 1 + i as u16,
+                None => return Err((format!("{key}.parent"), format!("no memcg named \"{p}\""))),
+            },
+        };
+        if let Some(s) = m.swappiness {
+            if cgroup_version != 1 {
+                return Err((
+                    format!("{key}.swappiness"),
+                    "memory.swappiness is a cgroup v1 file: give kernel.cgroup_version = 1, or use vm.swappiness"
+                        .into(),
+                ));
+            }
+            if s > 100 {
+                return Err((format!("{key}.swappiness"), format!("expected 0..100, got {s}")));
+            }
+        }
+        if m.swap_max.is_some() && cgroup_version != 2 {
+            return Err((
+                format!("{key}.swap_max"),
+                "memory.swap.max is a cgroup v2 file (v1 limits memory+swap instead, not modelled)".into(),
+            ));
+        }
+        out.push(Memcg {
+            name: name.clone(),
+            max: m.max,
+            max_pages: m.max.map_or(u64::MAX, |b| b.div_ceil(4096)),
+            parent: m.parent.clone(),
+            parent_index,
+            swap_max: m.swap_max,
+            swap_max_pages: m.swap_max.map_or(u64::MAX, |b| b / 4096),
+            swappiness: m.swappiness,
+        });
+    }
+    // Each memcg's ancestors end at the root: a walk up longer than the tree is a cycle.
+    for (i, m) in out.iter().enumerate() {
+        let mut cur = m.parent_index;
+        let mut path = vec![m.name.as_str()];
+        for _ in 0..=out.len() {
+            if cur == 0 {
+                break;
+            }
+            let p = &out[cur as usize - 1];
+            path.push(p.name.as_str());
+            if cur as usize - 1 == i {
+                return Err((
+                    format!("memcg.{}.parent", m.name),
+                    format!("the memcgs' parents form a cycle: {}", path.join(" -> ")),
+                ));
+            }
+            cur = p.parent_index;
+        }
+    }
+    Ok(out)
 }
 
 /// The most processes a run may start over its course.

@@ -358,6 +358,17 @@ pub struct MemcgConfig {
     /// memory.max (v2) / memory.limit_in_bytes (v1), bytes. Default: no limit.
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub max: Option<u64>,
+    /// The parent memcg (`[memcg.NAME]`); default the root. Charges and limits are
+    /// hierarchical: a page charged here is charged to every ancestor, and an ancestor at
+    /// its limit reclaims from its whole subtree.
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// memory.swap.max (v2), bytes: the most swap its subtree may use. Default: no limit.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub swap_max: Option<u64>,
+    /// memory.swappiness (v1 only), 0..100. Default: vm.swappiness.
+    #[serde(default)]
+    pub swappiness: Option<u32>,
 }
 
 /// A file on a block device (`[file.NAME]`).
@@ -1142,6 +1153,9 @@ pub fn describe() -> Vec<Tunable> {
             "a swap file rather than a partition: no run of slots for a large folio (split before swap-out)",
         ),
         t("memcg.NAME.max", "bytes", "unlimited".into(), "memory.max / memory.limit_in_bytes"),
+        t("memcg.NAME.parent", "name", "root".into(), "the parent memcg (charges and limits are hierarchical)"),
+        t("memcg.NAME.swap_max", "bytes", "unlimited".into(), "memory.swap.max (cgroup v2)"),
+        t("memcg.NAME.swappiness", "0..100", "parent's".into(), "memory.swappiness (cgroup v1)"),
         t("file.NAME.device", "name", "required".into(), "device holding the file (one extent after the swap areas)"),
         t("file.NAME.size", "bytes", "required".into(), "file size at the start (0: an empty file that appends fill)"),
         t(

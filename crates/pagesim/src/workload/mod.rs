@@ -250,6 +250,30 @@ fn intern(list: &mut Vec<String>, name: &str) -> u32 {
     }
 }
 
+/// The accesses (and calls) one run of program `t` makes: its steps over their regions'
+/// and files' sizes, a heap's at the size its last brk gave it (the median).
+pub fn program_ops(c: &crate::scenario::config::Config, t: &crate::scenario::config::Task) -> u64 {
+    let mut brk: Vec<(u32, u32)> = Vec::new();
+    let mut ops = 0u64;
+    for st in &t.step {
+        let pages = match &st.target {
+            Target::Control(ctl) => {
+                if let (AccessOp::Brk, Some(size)) = (st.op, ctl.size) {
+                    brk.retain(|&(r, _)| r != ctl.region_index);
+                    brk.push((ctl.region_index, size.div_ceil(4096).max(1) as u32));
+                }
+                1
+            }
+            Target::Region { index, .. } => {
+                brk.iter().find(|&&(r, _)| r == *index).map_or_else(|| c.step_pages(st), |&(_, p)| p)
+            }
+            Target::File(_) => c.step_pages(st),
+        };
+        ops += BoundStep::new(st, pages).total;
+    }
+    ops
+}
+
 /// Every process of the scenario, in the engine's task order.
 pub fn task_programs(sc: &Scenario, seed: u64) -> Vec<TaskProgram> {
     let c = &sc.config;
