@@ -179,6 +179,10 @@ impl Sim {
         }
         let nr = self.mm.frames.nr_pages(f);
         self.mm.count(Counter::PgActivate, m, nr);
+        // ≤5.7 `__activate_page` → `update_page_reclaim_stat`: an activation counts as a
+        // scanned and rotated page of its type (the 3.x balance's recent_rotated); the 5.8+
+        // cost model notes nothing here (the policy's note_scanned is a no-op for it).
+        self.reclaim.scan_balance.note_scanned(m as usize, file as usize, nr, nr);
         let ages = match self.profile.workingset {
             WorkingsetMode::Off => false,
             WorkingsetMode::FileOnly => file,

@@ -1339,3 +1339,73 @@ mod memcg_tree_tests {
         .unwrap();
     }
 }
+
+/// Seed 002's patch end to end: limit reclaim of a memcg whose inactive anon list is big
+/// enough for priority 12 and whose file lists are not.
+#[cfg(test)]
+mod force_scan_tests {
+    use crate::engine::memory::Fault;
+    use crate::ids::Tid;
+    use crate::mm::vmstat::Counter;
+    use crate::mm::{pg, pte, LruList, Mm};
+    use crate::reclaim::ScanControl;
+    use crate::testutil::{complete_io, fault_as, sim_from};
+
+    /// 32768 cold anon pages on the inactive list and 256 hot file pages (read twice: active)
+    /// in memcg `box`; one limit reclaim pass at priority 12; the file pages scanned
+    /// (pgrefill: the active anon list is empty, so every page taken from an active list is
+    /// a file page) and the anon pages scanned.
+    fn file_scanned(profile: &str) -> (u64, u64) {
+        let text = format!(
+            "[machine]\nram = \"512MB\"\n[kernel]\nprofile = \"{profile}\"\n[device.d]\nmodel = \"nvme\"\n\
+             [[swap]]\ndevice = \"d\"\nsize = \"128MB\"\n[file.f]\ndevice = \"d\"\nsize = \"1MB\"\n\
+             [memcg.box]\nmax = \"400MB\"\n\
+             [region.heap]\nkind = \"anon\"\nsize = \"128MB\"\n[region.map]\nkind = \"file\"\nfile = \"f\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"heap\"\npattern = \"seq\"\n\
+             [[task.step]]\nregion = \"map\"\npattern = \"seq\"\nop = \"read\"\n"
+        );
+        let mut s = sim_from(&text, &[]);
+        let t = Tid(0);
+        let (heap, map) = (s.sched.tasks[t].vma_of(0).unwrap(), s.sched.tasks[t].vma_of(1).unwrap());
+        for i in 0..32768 {
+            assert!(matches!(fault_as(&mut s, t, heap, i, true), Fault::Done));
+        }
+        for i in 0..256 {
+            while !matches!(fault_as(&mut s, t, map, i, false), Fault::Done) {
+                complete_io(&mut s);
+            }
+        }
+        // Anon cold and inactive; the file used twice (mark_page_accessed: activated, and a
+        // rotation in 3.x's reclaim statistics).
+        for e in s.mm.vmas[heap].pte.iter_mut() {
+            *e &= !pte::YOUNG;
+        }
+        for f in (0..s.mm.frames.flags.len() as u32).map(crate::ids::Pfn) {
+            let l = s.mm.frames.lru[f];
+            if l == LruList::ActiveAnon as u8 {
+                let Mm { memcgs, frames, .. } = &mut s.mm;
+                memcgs[1].lru.del(frames, f);
+                frames.clear(f, pg::ACTIVE);
+                memcgs[1].lru.add_head(frames, f, LruList::InactiveAnon);
+            } else if l == LruList::InactiveFile as u8 {
+                s.mark_page_accessed(f);
+                s.mark_page_accessed(f);
+            }
+        }
+        assert_eq!(s.mm.memcgs[1].lru.size(LruList::InactiveAnon), 32768);
+        assert_eq!(s.mm.memcgs[1].lru.size(LruList::ActiveFile), 256);
+        let mut sc = ScanControl::memcg(1);
+        s.shrink_node(&mut sc, 0);
+        let file = s.mm.vmstat.get(Counter::PgScanFile) + s.mm.vmstat.get(Counter::PgRefill);
+        (file, s.mm.vmstat.get(Counter::PgScanAnon))
+    }
+
+    #[test]
+    fn the_patch_does_not_force_the_small_file_lists_while_anon_can_be_scanned() {
+        let (file, _) = file_scanned("linux-3.14");
+        assert!(file >= 16, "3.14 forces the active file list, too small for priority 12 (32 x fraction): {file}");
+        let (file, anon) = file_scanned("linux-3.14-twopass");
+        assert_eq!(file, 0, "with the patch the file lists are left alone");
+        assert!(anon > 0, "anon, big enough at priority 12, is scanned");
+    }
+}
