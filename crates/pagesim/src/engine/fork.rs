@@ -172,7 +172,7 @@ impl Sim {
                 let bytes = if c.size_sigma > 0.0 {
                     // A lognormal draw of median `size`: exp(sigma z).
                     let z = self.sched.tasks[tid].rng.normal();
-                    ((size as f64 * (c.size_sigma * z).exp()) as u64).clamp(4096, max)
+                    ((size as f64 * (c.size_sigma * z).exp()) as u64).clamp(1, max)
                 } else {
                     size
                 };

@@ -1643,8 +1643,8 @@ fn resolve_control(file: &ScenarioFile, s: &super::Step, op: AccessOp, key: &str
             if r.kind != RegionKind::Anon {
                 return e(".region", format!("brk resizes an anon region (the heap); \"{}\" is not one", s.region));
             }
-            let Some(size) = s.size else {
-                return e(".size", "a brk step gives the heap's new size: size = \"16MB\"".into());
+            let Some(size) = s.size.filter(|&b| b > 0) else {
+                return e(".size", "a brk step gives the heap's new size, more than 0 bytes: size = \"16MB\"".into());
             };
             if size > r.size {
                 return e(

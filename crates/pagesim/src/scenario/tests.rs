@@ -546,6 +546,8 @@ fn lifecycle_steps_are_checked_and_programs_counted() {
     assert!(e.contains("task[1].count: task \"cc\" is started by other tasks' spawn, fork or exec steps"), "{e}");
     let e = err(&format!("{base}{make}{}{as_}", cc.replace("region = \"heap\"\nsize", "region = \"text\"\nsize")));
     assert!(e.contains("task[1].step[1].region: brk resizes an anon region (the heap); \"text\" is not one"), "{e}");
+    let e = err(&format!("{base}{make}{}{as_}", cc.replace("size = \"2MB\"", "size = 0")));
+    assert!(e.contains("task[1].step[1].size: a brk step gives the heap's new size, more than 0 bytes"), "{e}");
     let e = err(&format!("{base}{make}{}{as_}", cc.replace("\"2MB\"", "\"16MB\"")));
     assert!(e.contains("task[1].step[1].size: 16777216 bytes is more than region \"heap\" may grow to"), "{e}");
     let e = err(&format!("{base}{}{cc}{as_}", make.replace("jobs = 2\n", "jobs = 2\npattern = \"random\"\n")));
