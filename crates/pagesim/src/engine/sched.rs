@@ -447,8 +447,14 @@ impl Sim {
             }
             AccessOp::Read | AccessOp::Pread => self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr),
             AccessOp::Msync => unreachable!("msync is a region step"),
-            op if op.is_lifecycle() => unreachable!("a lifecycle call is a control step"),
-            _ => unreachable!(),
+            AccessOp::Spawn
+            | AccessOp::Fork
+            | AccessOp::Wait
+            | AccessOp::Exec
+            | AccessOp::Mmap
+            | AccessOp::Munmap
+            | AccessOp::Brk
+            | AccessOp::Pause => unreachable!("a lifecycle call is a control step"),
         }
     }
 
