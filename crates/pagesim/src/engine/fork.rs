@@ -524,6 +524,24 @@ mod tests {
         assert_eq!(r.elapsed_ns, r.tasks[1].elapsed_ns, "the run ends with the client");
     }
 
+    /// A shmem object outlives every process that mapped it: its pages are swapped out
+    /// later with no mapper left (the page content's key came from a mapper and panicked,
+    /// found by fuzzing).
+    #[test]
+    fn shmem_pages_left_by_exited_processes_are_swapped_out() {
+        let text = "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"zram\"\n[[swap]]\ndevice = \"d\"\n\
+            size = \"64MB\"\n[memcg.box]\nmax = \"8MB\"\n\
+            [region.shm]\nkind = \"shmem\"\nsize = \"6MB\"\ncompress_ratio = 2.0\n\
+            [region.heap]\nkind = \"anon\"\nsize = \"6MB\"\n\
+            [[task]]\nname = \"writer\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"shm\"\npattern = \"seq\"\n\
+            op = \"write\"\n\
+            [[task]]\nname = \"later\"\nmemcg = \"box\"\nstart = \"1s\"\n[[task.step]]\nregion = \"heap\"\n\
+            pattern = \"seq\"\nop = \"write\"\npasses = 2\n";
+        let r = run(text, &[]);
+        assert!(r.tasks.iter().all(|t| t.completed));
+        assert!(r.counter(crate::mm::vmstat::Counter::PswpOut) > 0, "the orphaned shmem pages were swapped out");
+    }
+
     #[test]
     fn exec_text_gets_another_trip_on_the_active_list_and_other_file_pages_do_not() {
         // Two files on the active list, each page mapped and referenced: one through an

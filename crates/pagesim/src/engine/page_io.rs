@@ -108,8 +108,9 @@ impl Sim {
         let (key, region) = match self.mm.frames.owner(f) {
             Owner::Anon(a) => (self.mm.anon_vmas[a].key, self.mm.anon_vmas[a].region),
             Owner::Shmem(o) => {
-                let v = self.mm.shmem[o as usize].mappers[0];
-                (o | 1 << 31, self.mm.vmas[v.idx()].region)
+                // The object's region (its mappers may all have exited: the pages stay).
+                let region = self.procs.shmem_of.iter().position(|&x| x == Some(o)).expect("a shmem region") as u32;
+                (o | 1 << 31, region)
             }
             // File pages never enter the swap cache.
             Owner::File(_) | Owner::None => return,
