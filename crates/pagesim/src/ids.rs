@@ -30,8 +30,9 @@ macro_rules! ids {
 ids! {
     /// A block device: its index in `Io::devices` (the scenario's devices in name order).
     DevId,
-    /// A thread: the scenario's tasks are 0..n in `Sched::tasks`, then kswapd, then zswap's
-    /// shrink worker.
+    /// A thread: the process slots are 0..n in `Sched::tasks` (the processes the run starts
+    /// with, then one per child that spawn and fork steps can start), then kswapd, zswap's
+    /// shrink worker and the flushers.
     Tid,
     /// A file: its index in `PageCache::files` (shared files in name order, then per-task
     /// copies in task order).

@@ -35,7 +35,8 @@
 //! The other paths: rmap.rs (`folio_referenced`, `try_to_unmap`), huge_memory.rs
 //! (splitting an anon large folio), vmscan.rs (LRU scanning,
 //! `shrink_folio_list`, throttling), workingset.rs (shadow entries, refaults), swap.rs
-//! (mm/swap.c `folio_add_lru`), oom_kill.rs, mmap.rs (`exit_mmap`), zswap.rs (store, load,
+//! (mm/swap.c `folio_add_lru`), oom_kill.rs, mmap.rs (mapping, munmap, brk, `exit_mmap`),
+//! fork.rs (fork, exec, the job server, exit), zswap.rs (store, load,
 //! the shrink worker).
 //!
 //! Here: the machine built from a scenario and the event loop. event.rs: the event queue;
