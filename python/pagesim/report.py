@@ -74,7 +74,10 @@ class Result:
 
     @property
     def memcg(self) -> dict[str, dict[str, Any]]:
-        """Per memory cgroup: ``counters``, ``usage_bytes``, ``max_bytes`` (None: no limit)."""
+        """Per memory cgroup: ``counters`` (its own events), ``lru`` (its own LRU sizes, pages),
+        ``total`` (its subtree's sums, for a memcg with children), ``events`` (memory.events:
+        low, high, max, oom; absent when all are zero), ``high_delay_ns``, ``parent``,
+        ``usage_bytes``, ``max_bytes`` (None: no limit), ``swap_bytes``."""
         return self._report.get("memcg", {})
 
     @property

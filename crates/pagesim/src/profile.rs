@@ -249,6 +249,17 @@ pub struct Profile {
     /// ≤3.15 `vmscan_swappiness`: reclaim balances by the reclaim target's swappiness
     /// (vm.swappiness in global reclaim); from 3.16 by each lruvec's memcg's.
     pub swappiness_of_target: bool,
+    /// cgroup v2's memory.min, memory.low and memory.high as 5.4+ have them: effective
+    /// protection down the tree (`mem_cgroup_calculate_protection`), protected memcgs
+    /// skipped and then scanned in proportion to their unprotected usage
+    /// (`get_scan_count`), and memory.high's reclaim and penalty sleep
+    /// (`mem_cgroup_handle_over_high`). Off: the profile predates them, and the scenario
+    /// keys are refused.
+    pub memcg_v2_protection: bool,
+    /// cgroup v1's `memory.use_hierarchy` is always 1 (5.11, "mm: memcg: deprecate the
+    /// non-hierarchical mode"). Before, it is 0 at the root and each new memcg takes its
+    /// parent's: nested v1 memcgs are independent unless a scenario sets it.
+    pub memcg_v1_always_hierarchical: bool,
     /// Pages deactivated by reclaim get PG_workingset, so that their refault counts as a
     /// workingset refault (4.20, Johannes Weiner's psi series).
     pub pg_workingset: bool,
@@ -378,6 +389,8 @@ const LINUX_3_14: Profile = Profile {
     proportional_reclaim: false,
     memcg_walk: MemcgWalk::RoundRobin,
     swappiness_of_target: true,
+    memcg_v2_protection: false,
+    memcg_v1_always_hierarchical: false,
     pg_workingset: false,
     activation_ages_nonresident: false,
     memcg_stats_flush_ns: 0,
@@ -438,6 +451,8 @@ const LINUX_6_6: Profile = Profile {
     proportional_reclaim: true,
     memcg_walk: MemcgWalk::Full,
     swappiness_of_target: false,
+    memcg_v2_protection: true,
+    memcg_v1_always_hierarchical: true,
     pg_workingset: true,
     activation_ages_nonresident: true,
     memcg_stats_flush_ns: 0,

@@ -50,6 +50,7 @@ pub mod fork;
 pub mod fs_writeback;
 pub mod huge_memory;
 pub mod kswapd;
+pub mod memcontrol;
 pub mod memory;
 pub mod mmap;
 pub mod oom_kill;
@@ -240,6 +241,14 @@ pub struct Task {
     pub children: u32,
     /// A spawn step in progress: children it has started.
     pub spawned: u32,
+    /// Pages it charged while its memcg or an ancestor was above memory.high
+    /// (`memcg_nr_pages_over_high`), the count its `mem_cgroup_handle_over_high` in
+    /// progress started with, and the tries without progress that handler has left.
+    pub nr_pages_over_high: u32,
+    pub high_nr_pages: u32,
+    pub high_retries: u32,
+    /// Time it slept in memory.high's penalty, ns.
+    pub high_delay_ns: u64,
 }
 
 impl Task {
@@ -278,6 +287,10 @@ impl Task {
             parent,
             children: 0,
             spawned: 0,
+            nr_pages_over_high: 0,
+            high_nr_pages: 0,
+            high_retries: 0,
+            high_delay_ns: 0,
         }
     }
 
@@ -410,6 +423,11 @@ impl Sim {
             parent: m.parent_index,
             swap_max: m.swap_max_pages,
             swappiness: m.swappiness,
+            use_hierarchy: m.use_hierarchy.unwrap_or(true),
+            min: crate::scenario::config::Memcg::pages(m.min, 0),
+            low: crate::scenario::config::Memcg::pages(m.low, 0),
+            high: crate::scenario::config::Memcg::pages(m.high, u64::MAX),
+            soft_limit: crate::scenario::config::Memcg::pages(m.soft_limit, u64::MAX),
             ..Memcg::new(&m.name, m.max_pages, nframes)
         }));
 

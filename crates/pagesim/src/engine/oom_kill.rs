@@ -11,6 +11,9 @@ impl Sim {
     /// `out_of_memory` / `mem_cgroup_out_of_memory`: kill the task with the most resident
     /// and swapped pages in the scope (oom_badness without adj).
     pub fn oom_kill(&mut self, scope: Option<u16>) -> Option<Tid> {
+        if let Some(m) = scope.filter(|&m| m != 0) {
+            self.mm.memcgs[m as usize].memory_events.oom += 1;
+        }
         let mut best: Option<(u64, Tid)> = None;
         for (tid, t) in self.sched.tasks.iter().enumerate() {
             let tid = Tid(tid as u32);

@@ -32,6 +32,7 @@ impl Sim {
     pub fn alloc_page(&mut self, tid: Tid) -> Option<Pfn> {
         let memcg = self.sched.tasks[tid].memcg;
         if let Some(over) = self.mm.mem_over_limit(memcg, 1) {
+            self.mm.memcgs[over as usize].memory_events.max += 1;
             self.sched.tasks[tid].reclaim = Some(ScanControl::memcg(over));
             return None;
         }
@@ -40,7 +41,9 @@ impl Sim {
             self.wake_kswapd();
         }
         if free > self.tun.wmark.min {
-            return Some(self.mm.take_frame(memcg));
+            let f = self.mm.take_frame(memcg);
+            self.charge_over_high(tid);
+            return Some(f);
         }
         self.mm.count(Counter::AllocStall, 0, 1);
         self.sched.tasks[tid].reclaim = Some(ScanControl::direct());

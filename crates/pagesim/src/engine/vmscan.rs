@@ -92,9 +92,13 @@ impl Sim {
             let may_writepage = true;
             self.trace(Kind::DirectReclaimBegin { order: 0, may_writepage });
         }
+        let high = self.sched.tasks[tid].reclaim.as_ref().is_some_and(|sc| sc.reclaim_high);
         let step = self.try_to_free_pages_level(tid, cpu);
         if traced && self.sched.tasks[tid].reclaim.is_none() {
             self.trace(Kind::DirectReclaimEnd { nr_reclaimed: self.reclaim.job_reclaimed });
+        }
+        if high && matches!(step, Step::Finished) {
+            return self.mem_cgroup_handle_over_high_end(tid, self.reclaim.job_reclaimed);
         }
         step
     }
@@ -105,6 +109,12 @@ impl Sim {
             sc.nr_scanned = 0;
             sc.own_bdi = self.sched.tasks[tid].write.map(|w| self.pc.files[w.file].dev);
             self.set_swap_lane(tid);
+            if sc.global() {
+                // Global direct reclaim takes from memcgs over their v1 soft limit first.
+                let (reclaimed, scanned) = self.memcg1_soft_limit_reclaim(cpu);
+                sc.nr_reclaimed += reclaimed;
+                sc.nr_scanned += scanned;
+            }
             self.shrink_node(&mut sc, cpu);
             sc.total_scanned += sc.nr_scanned;
             // ≤4.10: a direct reclaim that scanned half as much again as it set out to free
@@ -164,6 +174,19 @@ impl Sim {
             sc.skipped_deactivate = false;
             self.sched.tasks[tid].reclaim = Some(sc);
             return Step::Continue;
+        }
+        if sc.nr_reclaimed == 0 && sc.memcg_low_skipped {
+            // Untapped memory.low reserves: rather than fail, retry taking them too.
+            sc.priority = DEF_PRIORITY;
+            sc.force_deactivate = false;
+            sc.memcg_low_reclaim = true;
+            sc.memcg_low_skipped = false;
+            self.sched.tasks[tid].reclaim = Some(sc);
+            return Step::Continue;
+        }
+        if sc.reclaim_high {
+            // reclaim_high never ends in the OOM killer: what it freed decides the penalty.
+            return Step::Finished;
         }
         let t = &mut self.sched.tasks[tid];
         if sc.nr_reclaimed > 0 {
@@ -340,6 +363,9 @@ impl Sim {
                 // Global reclaim visits every memcg, in the tree's pre-order.
                 for k in 0..self.mm.subtrees[0].len() {
                     let m = self.mm.subtrees[0][k];
+                    if self.memcg_protected(0, m, sc) {
+                        continue;
+                    }
                     self.shrink_lruvec(m, sc, cpu);
                     if sc.wait_request.is_some() {
                         break;
@@ -367,7 +393,58 @@ impl Sim {
     /// 3.16+ the lruvec's own memcg's (`mem_cgroup_swappiness`).
     fn vmscan_swappiness(&self, m: u16, sc: &ScanControl) -> u32 {
         let of = if self.profile.swappiness_of_target { sc.target_memcg.unwrap_or(0) } else { m };
-        self.mm.ancestry(of).find_map(|c| self.mm.memcgs[c as usize].swappiness).unwrap_or(self.tun.swappiness)
+        self.mm.parents(of).find_map(|c| self.mm.memcgs[c as usize].swappiness).unwrap_or(self.tun.swappiness)
+    }
+
+    /// The protection check of `shrink_node_memcgs` for memcg `m` in a reclaim of `root`'s
+    /// subtree (cgroup v2, `Profile::memcg_v2_protection`): its effective protection is
+    /// brought up to date, and it is passed over while its usage is within its effective
+    /// memory.min, or within its memory.low until a reclaim that freed nothing retries
+    /// with low protection off (a `low` event in memory.events then).
+    fn memcg_protected(&mut self, root: u16, m: u16, sc: &mut ScanControl) -> bool {
+        if !self.profile.memcg_v2_protection {
+            return false;
+        }
+        self.mm.mem_cgroup_calculate_protection(root, m);
+        let (below_min, below_low) = self.mm.mem_cgroup_below(root, m);
+        if below_min {
+            return true;
+        }
+        if below_low {
+            if !sc.memcg_low_reclaim {
+                sc.memcg_low_skipped = true;
+                return true;
+            }
+            self.mm.memcgs[m as usize].memory_events.low += 1;
+        }
+        false
+    }
+
+    /// The protection part of `get_scan_count` (`apply_proportional_protection` in
+    /// 6.15+): a memcg with effective protection that is reclaimed all the same has each
+    /// list scanned in proportion to its usage above the protection (memory.low, or
+    /// memory.min once low protection is off), at least SWAP_CLUSTER_MAX pages. Returns
+    /// the list sizes get_scan_count shifts by the priority.
+    fn apply_proportional_protection(&self, m: u16, sc: &mut ScanControl, sizes: [u64; 4]) -> [u64; 4] {
+        if !self.profile.memcg_v2_protection {
+            return sizes;
+        }
+        let root = sc.target_memcg.unwrap_or(0);
+        let (min, low) = self.mm.mem_cgroup_protection(root, m);
+        if min == 0 && low == 0 {
+            return sizes;
+        }
+        let protection = if !sc.memcg_low_reclaim && low > min {
+            sc.memcg_low_skipped = true;
+            low
+        } else {
+            min
+        };
+        let cgroup_size = self.mm.memcgs[m as usize].usage.max(protection);
+        sizes.map(|size| {
+            let kept = (size as u128 * protection as u128 / (cgroup_size as u128 + 1)) as u64;
+            (size - kept).max(SWAP_CLUSTER_MAX)
+        })
     }
 
     /// Limit reclaim of `root`'s subtree (`shrink_node_memcgs` / 3.x `shrink_zone` over
@@ -394,7 +471,9 @@ impl Sim {
         }
         loop {
             let m = self.mm.subtrees[root as usize][i];
-            self.shrink_lruvec(m, sc, cpu);
+            if !self.memcg_protected(root, m, sc) {
+                self.shrink_lruvec(m, sc, cpu);
+            }
             if sc.wait_request.is_some() {
                 break;
             }
@@ -414,7 +493,7 @@ impl Sim {
 
     /// `shrink_lruvec`: scan the lists of memcg `m` in batches of 32 toward the targets of
     /// get_scan_count, then rebalance active/inactive anon.
-    fn shrink_lruvec(&mut self, m: u16, sc: &mut ScanControl, cpu: u32) {
+    pub(crate) fn shrink_lruvec(&mut self, m: u16, sc: &mut ScanControl, cpu: u32) {
         let lru = &self.mm.memcgs[m as usize].lru;
         let sizes = [
             lru.size(LruList::InactiveAnon),
@@ -431,7 +510,7 @@ impl Sim {
             file_is_tiny: false,
         });
         let inp = ScanInput {
-            sizes,
+            sizes: self.apply_proportional_protection(m, sc, sizes),
             priority: sc.priority,
             swappiness: self.vmscan_swappiness(m, sc),
             can_swap: self.swap.free_pages() > 0 && self.mm.may_swap(m),
@@ -1269,6 +1348,31 @@ mod memcg_tree_tests {
     }
 
     #[test]
+    fn v1_children_of_a_memcg_without_use_hierarchy_are_independent_of_its_limit() {
+        // 3.x v1: use_hierarchy is 0 unless set, so the parent's 8 MB limits only its own
+        // pages (none) and the children's 12 MB are charged to them alone.
+        let v1 = "profile = \"linux-3.14\"\ncgroup_version = 1";
+        let mut s = sim(&tree("", "", v1));
+        s.run(&mut None);
+        s.verify().unwrap();
+        let (a, b, p) = (1usize, 2usize, 3usize);
+        assert_eq!(s.mm.memcgs[p].usage, 0);
+        assert_eq!(s.mm.subtrees[p], [3]);
+        assert_eq!(
+            s.mm.memcgs[a].events.get(Counter::PgStealDirect) + s.mm.memcgs[b].events.get(Counter::PgStealDirect),
+            0
+        );
+        // With use_hierarchy on the parent it limits them as on v2 (and on 5.11+ always).
+        let mut s = sim(&tree("", "", v1).replace("[memcg.p]\n", "[memcg.p]\nuse_hierarchy = true\n"));
+        s.run(&mut None);
+        s.verify().unwrap();
+        assert_eq!(s.mm.memcgs[p].usage, s.mm.memcgs[a].usage + s.mm.memcgs[b].usage);
+        assert!(s.mm.memcgs[a].events.get(Counter::PgStealDirect) > 0);
+        let s = sim(&tree("", "", "profile = \"linux-6.6\"\ncgroup_version = 1"));
+        assert_eq!(s.mm.subtrees[p], [3, 1, 2]);
+    }
+
+    #[test]
     fn limit_reclaim_of_3_14_walks_the_children_round_robin() {
         // At the parent's limit every charge reclaims 32 pages from one child: the walk goes
         // on from the child the last one stopped at, so the two are reclaimed alike.
@@ -1309,7 +1413,9 @@ mod memcg_tree_tests {
         let r = crate::testutil::run(&v1, &[]);
         assert_eq!(pswpout(&r, "a"), 0, "6.6: a's anon is not swapped");
         assert!(pswpout(&r, "b") > 0);
-        let old = crate::testutil::run(&v1.replace("linux-6.6", "linux-3.14"), &[]);
+        // (3.14's v1 memcgs are hierarchical only when asked.)
+        let v1_314 = v1.replace("linux-6.6", "linux-3.14").replace("[memcg.p]\n", "[memcg.p]\nuse_hierarchy = true\n");
+        let old = crate::testutil::run(&v1_314, &[]);
         assert!(pswpout(&old, "a") > 0 && pswpout(&old, "b") > 0, "3.14: both swap");
     }
 
@@ -1330,6 +1436,18 @@ mod memcg_tree_tests {
         assert!(err.contains("memcg.a.swappiness: memory.swappiness is a cgroup v1 file"), "{err}");
         let err = e(&base("[memcg.a]\nswap_max = \"1MB\"\n", "cgroup_version = 1"));
         assert!(err.contains("memcg.a.swap_max: memory.swap.max is a cgroup v2 file"), "{err}");
+        let err = e(&base("[memcg.a]\nlow = \"1MB\"\n", "cgroup_version = 1"));
+        assert!(err.contains("memcg.a.low: memory.low is a cgroup v2 file"), "{err}");
+        let err = e(&base("[memcg.a]\nhigh = \"1MB\"\n", "profile = \"linux-3.14\"\ncgroup_version = 2"));
+        assert!(err.contains("memcg.a.high: memory.high is not modelled on linux-3.14"), "{err}");
+        let err = e(&base("[memcg.a]\nsoft_limit = \"1MB\"\n", "cgroup_version = 2"));
+        assert!(err.contains("memcg.a.soft_limit: memory.soft_limit_in_bytes is a cgroup v1 file"), "{err}");
+        let err = e(&base("[memcg.a]\nuse_hierarchy = false\n", "cgroup_version = 1"));
+        assert!(err.contains("memcg.a.use_hierarchy: linux-6.6 is always hierarchical"), "{err}");
+        let v1_314 = "profile = \"linux-3.14\"\ncgroup_version = 1";
+        let err =
+            e(&base("[memcg.a]\nuse_hierarchy = true\n[memcg.b]\nparent = \"a\"\nuse_hierarchy = false\n", v1_314));
+        assert!(err.contains("memcg.b.use_hierarchy: its parent \"a\" uses hierarchy, so it must too"), "{err}");
         // A child's limit above its parent's is allowed, as every kernel allows it.
         Scenario::from_toml(
             &base("[memcg.a]\nmax = \"1MB\"\n[memcg.b]\nparent = \"a\"\nmax = \"2MB\"\n", ""),

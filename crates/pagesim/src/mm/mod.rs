@@ -328,8 +328,25 @@ pub struct Memcg {
     pub swap_max: u64,
     /// The parent memcg (the root's is itself, 0).
     pub parent: u16,
+    /// v1 `memory.use_hierarchy`: its children's charges and limits count in it, and its
+    /// limit reclaim walks its subtree. Without it (3.x's default) its children are
+    /// independent memcgs that merely sit below it. Always set on cgroup v2.
+    pub use_hierarchy: bool,
     /// v1 memory.swappiness; `None`: vm.swappiness.
     pub swappiness: Option<u32>,
+    /// v2 memory.min and memory.low in pages (0: none), and the effective protection
+    /// reclaim last computed for them (`memory.emin`, `memory.elow`; see
+    /// `Mm::mem_cgroup_calculate_protection`).
+    pub min: u64,
+    pub low: u64,
+    pub emin: u64,
+    pub elow: u64,
+    /// v2 memory.high in pages (`u64::MAX`: none).
+    pub high: u64,
+    /// memory.events.
+    pub memory_events: MemoryEvents,
+    /// v1 memory.soft_limit_in_bytes in pages (`u64::MAX`: none).
+    pub soft_limit: u64,
     pub events: vmstat::Counters,
     /// WORKINGSET_ACTIVATE_{ANON,FILE} (memory.stat's workingset_activate_*), cumulative.
     pub ws_activate: [u64; 2],
@@ -340,6 +357,18 @@ pub struct Memcg {
     /// `file_writeback`; v1 `dirty`, `writeback`).
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+}
+
+/// A memcg's memory.events (cgroup v2; v1 counts no such events): `low` when reclaim
+/// took pages of a memcg within its memory.low, `high` when a task's charge had to
+/// reclaim for memory.high, `max` when a charge met the memory.max limit, `oom` when the
+/// limit reclaim failed and the OOM killer ran.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct MemoryEvents {
+    pub low: u64,
+    pub high: u64,
+    pub max: u64,
+    pub oom: u64,
 }
 
 /// `lruvec_page_state` values as of the last memcg stats flush (mm/memcontrol.c rstat):
@@ -361,7 +390,15 @@ impl Memcg {
             swap_usage: 0,
             swap_max: u64::MAX,
             parent: 0,
+            use_hierarchy: true,
             swappiness: None,
+            min: 0,
+            low: 0,
+            emin: 0,
+            elow: 0,
+            high: u64::MAX,
+            memory_events: MemoryEvents::default(),
+            soft_limit: u64::MAX,
             events: vmstat::Counters::default(),
             ws_activate: [0; 2],
             flushed: FlushedStats::default(),
@@ -377,10 +414,32 @@ impl Memcg {
 }
 
 impl Mm {
-    /// Memcg `m` and its ancestors below the root, nearest first (the page counters a
-    /// charge to `m` goes through).
+    /// The page counter a charge to memcg `c` goes on to: its parent's, if the parent
+    /// uses hierarchy and is not the root; 0 otherwise.
+    #[inline]
+    fn counter_parent(&self, c: u16) -> u16 {
+        let p = self.memcgs[c as usize].parent;
+        if p != 0 && self.memcgs[p as usize].use_hierarchy {
+            p
+        } else {
+            0
+        }
+    }
+
+    /// Memcg `m` and the ancestors below the root its page counter is linked to, nearest
+    /// first (the page counters a charge to `m` goes through; the chain stops below a
+    /// v1 parent without use_hierarchy).
     #[inline]
     pub fn ancestry(&self, m: u16) -> impl Iterator<Item = u16> + '_ {
+        std::iter::successors((m != 0).then_some(m), move |&c| {
+            let p = self.counter_parent(c);
+            (p != 0).then_some(p)
+        })
+    }
+
+    /// Memcg `m` and all its ancestors below the root, hierarchy or not (settings a memcg
+    /// takes from its parent when it is created, such as v1 swappiness).
+    pub fn parents(&self, m: u16) -> impl Iterator<Item = u16> + '_ {
         std::iter::successors((m != 0).then_some(m), move |&c| {
             let p = self.memcgs[c as usize].parent;
             (p != 0).then_some(p)
@@ -399,7 +458,7 @@ impl Mm {
         while c != 0 {
             let mc = &mut self.memcgs[c as usize];
             mc.usage = mc.usage.wrapping_add_signed(nr);
-            c = mc.parent;
+            c = self.counter_parent(c);
         }
     }
 
@@ -413,7 +472,7 @@ impl Mm {
             if c == 0 {
                 break;
             }
-            c = mc.parent;
+            c = self.counter_parent(c);
             if c == 0 {
                 break;
             }
@@ -444,9 +503,13 @@ impl Mm {
         })
     }
 
-    /// Memcg `m`'s subtree in pre-order, `m` first (`mem_cgroup_iter`'s order).
+    /// Memcg `m`'s subtree in pre-order, `m` first (`mem_cgroup_iter`'s order); only `m`
+    /// for a v1 memcg without use_hierarchy (the root's walk covers every memcg).
     pub fn subtree(&self, m: u16) -> Vec<u16> {
         let mut out = vec![m];
+        if m != 0 && !self.memcgs[m as usize].use_hierarchy {
+            return out;
+        }
         let mut i = 0;
         // Depth first: each memcg's children, in index order, right after it.
         while i < out.len() {

@@ -78,6 +78,16 @@ pub struct ScanControl {
     /// stops here and sleeps until that device frees a request, then resumes at the same
     /// priority.
     pub wait_request: Option<crate::ids::DevId>,
+    /// A memcg within its memory.low was passed over (or scanned only above its low), so
+    /// a reclaim that frees nothing is retried with low protection off
+    /// (`sc->memcg_low_skipped`, `sc->memcg_low_reclaim`).
+    pub memcg_low_skipped: bool,
+    pub memcg_low_reclaim: bool,
+    /// This is `reclaim_high` of memory.high (`mem_cgroup_handle_over_high`): it never
+    /// ends in the OOM killer, and its end decides the task's penalty sleep.
+    pub reclaim_high: bool,
+    /// Soft-limit reclaim (`mem_cgroup_shrink_node`): one lruvec scanned at priority 0.
+    pub soft_limit: bool,
 }
 
 impl ScanControl {
@@ -105,6 +115,10 @@ impl ScanControl {
             begun: false,
             waited: Vec::new(),
             wait_request: None,
+            memcg_low_skipped: false,
+            memcg_low_reclaim: false,
+            reclaim_high: false,
+            soft_limit: false,
         }
     }
     /// `try_to_free_pages`: global direct reclaim of 32 pages.

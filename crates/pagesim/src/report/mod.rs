@@ -94,6 +94,19 @@ pub struct MemcgReport {
     pub usage_bytes: u64,
     pub max_bytes: Option<u64>,
     pub swap_bytes: u64,
+    /// memory.stat's LRU sizes of its own pages, in pages (`inactive_anon`, `active_anon`,
+    /// `inactive_file`, `active_file`).
+    pub lru: serde_json::Map<String, serde_json::Value>,
+    /// For a memcg with children: its subtree's counters and LRU sizes summed (v1's
+    /// `total_` fields; v2's memory.stat is this).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<serde_json::Map<String, serde_json::Value>>,
+    /// memory.events (v2), when any is non-zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub events: Option<crate::mm::MemoryEvents>,
+    /// Time its tasks slept in memory.high's penalty (v2), ns, when non-zero.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high_delay_ns: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -223,19 +236,52 @@ impl Report {
         counters.insert(Gauge::NrDirtyBackgroundThreshold.name().into(), limits.background.into());
         sim.compressed_gauges(&mut counters);
         let mut memcg = serde_json::Map::new();
-        for m in sim.mm.memcgs.iter().skip(1) {
+        let own = |m: &crate::mm::Memcg| {
             let mut c = serde_json::Map::new();
             for (name, v) in m.events.iter() {
                 c.insert(name.to_string(), v.into());
             }
             c.insert(Gauge::NrDirty.name().into(), m.nr_dirty.into());
             c.insert(Gauge::NrWriteback.name().into(), m.nr_writeback.into());
+            c
+        };
+        let lru = |m: &crate::mm::Memcg| {
+            let mut c = serde_json::Map::new();
+            for (name, l) in [
+                ("inactive_anon", crate::mm::LruList::InactiveAnon),
+                ("active_anon", crate::mm::LruList::ActiveAnon),
+                ("inactive_file", crate::mm::LruList::InactiveFile),
+                ("active_file", crate::mm::LruList::ActiveFile),
+            ] {
+                c.insert(name.into(), m.lru.size(l).into());
+            }
+            c
+        };
+        for (i, m) in sim.mm.memcgs.iter().enumerate().skip(1) {
+            let subtree = &sim.mm.subtrees[i];
+            let total = (subtree.len() > 1).then(|| {
+                let mut t = serde_json::Map::new();
+                for &d in subtree {
+                    let dm = &sim.mm.memcgs[d as usize];
+                    for (k, v) in own(dm).into_iter().chain(lru(dm)) {
+                        let sum = t.get(&k).and_then(|x| x.as_u64()).unwrap_or(0) + v.as_u64().unwrap_or(0);
+                        t.insert(k, sum.into());
+                    }
+                }
+                t
+            });
+            let e = m.memory_events;
+            let delay: u64 = sim.sched.tasks.iter().filter(|t| t.memcg as usize == i).map(|t| t.high_delay_ns).sum();
             let r = MemcgReport {
-                counters: c,
+                counters: own(m),
                 parent: (m.parent != 0).then(|| sim.mm.memcgs[m.parent as usize].name.clone()),
                 usage_bytes: m.usage * 4096,
                 max_bytes: (m.max != u64::MAX).then(|| m.max * 4096),
                 swap_bytes: m.swap_usage * 4096,
+                lru: lru(m),
+                total,
+                events: (e.low + e.high + e.max + e.oom > 0).then_some(e),
+                high_delay_ns: (delay > 0).then_some(delay),
             };
             memcg.insert(m.name.clone(), serde_json::to_value(r).expect("serializes"));
         }
@@ -434,6 +480,11 @@ impl Report {
         }
         for (name, m) in &self.memcg {
             let _ = writeln!(s, "memcg {name}: usage {} B  swap {} B", m["usage_bytes"], m["swap_bytes"]);
+            if let Some(e) = m.get("events").and_then(|e| e.as_object()) {
+                let ev: Vec<String> = e.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                let delay = m.get("high_delay_ns").and_then(|d| d.as_u64()).unwrap_or(0);
+                let _ = writeln!(s, "  memory.events: {}  high throttle {:.3} s", ev.join("  "), delay as f64 / 1e9);
+            }
             if let Some(c) = m["counters"].as_object() {
                 for (k, v) in c {
                     let v = v.as_u64().unwrap_or(0);

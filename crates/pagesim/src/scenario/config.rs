@@ -221,6 +221,26 @@ pub struct Memcg {
     pub swap_max_pages: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub swappiness: Option<u32>,
+    /// memory.low, memory.min, memory.high and memory.soft_limit_in_bytes in bytes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub low: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub high: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub soft_limit: Option<u64>,
+    /// memory.use_hierarchy as resolved on cgroup v1; `None` on v2 (always hierarchical).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub use_hierarchy: Option<bool>,
+}
+
+impl Memcg {
+    /// A byte setting in pages, rounded down (the kernel's `page_counter_memparse`), or
+    /// `none` when absent.
+    pub fn pages(bytes: Option<u64>, none: u64) -> u64 {
+        bytes.map_or(none, |b| b / 4096)
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -878,7 +898,7 @@ impl Config {
             }
         }
 
-        let memcg = resolve_memcgs(file, kernel.cgroup_version).map_err(|(key, m)| err(&key, m))?;
+        let memcg = resolve_memcgs(file, kernel.cgroup_version, kernel.profile).map_err(|(key, m)| err(&key, m))?;
         let extents = placer.extents;
         let name = file.name.clone().unwrap_or_else(|| {
             std::path::Path::new(origin).file_stem().map_or(origin.to_string(), |s| s.to_string_lossy().into_owned())
@@ -916,7 +936,7 @@ impl Config {
 /// cycle; swappiness is a v1 file and swap.max a v2 one. A child's limit may exceed its
 /// parent's (no kernel version refuses it: the parent's limit applies to both). Errors are
 /// (key, message).
-fn resolve_memcgs(file: &ScenarioFile, cgroup_version: u32) -> Result<Vec<Memcg>, (String, String)> {
+fn resolve_memcgs(file: &ScenarioFile, cgroup_version: u32, profile: &Profile) -> Result<Vec<Memcg>, (String, String)> {
     let names: Vec<&String> = file.memcg.keys().collect();
     let mut out = Vec::new();
     for (name, m) in &file.memcg {
@@ -946,7 +966,48 @@ fn resolve_memcgs(file: &ScenarioFile, cgroup_version: u32) -> Result<Vec<Memcg>
                 "memory.swap.max is a cgroup v2 file (v1 limits memory+swap instead, not modelled)".into(),
             ));
         }
+        for (file_key, set) in [("low", m.low), ("min", m.min), ("high", m.high)] {
+            if set.is_none() {
+                continue;
+            }
+            if cgroup_version != 2 {
+                return Err((
+                    format!("{key}.{file_key}"),
+                    format!("memory.{file_key} is a cgroup v2 file: give kernel.cgroup_version = 2"),
+                ));
+            }
+            if !profile.memcg_v2_protection {
+                return Err((
+                    format!("{key}.{file_key}"),
+                    format!("memory.{file_key} is not modelled on {} (cgroup v2's protection and throttling are modelled as of 5.4+)", profile.name),
+                ));
+            }
+        }
+        if m.soft_limit.is_some() && cgroup_version != 1 {
+            return Err((
+                format!("{key}.soft_limit"),
+                "memory.soft_limit_in_bytes is a cgroup v1 file: give kernel.cgroup_version = 1, or use memory.low"
+                    .into(),
+            ));
+        }
+        if m.use_hierarchy.is_some() && cgroup_version != 1 {
+            return Err((
+                format!("{key}.use_hierarchy"),
+                "memory.use_hierarchy is a cgroup v1 file (v2 is always hierarchical)".into(),
+            ));
+        }
+        if m.use_hierarchy == Some(false) && profile.memcg_v1_always_hierarchical {
+            return Err((
+                format!("{key}.use_hierarchy"),
+                format!("{} is always hierarchical (5.11 deprecated use_hierarchy = 0)", profile.name),
+            ));
+        }
         out.push(Memcg {
+            use_hierarchy: None,
+            low: m.low,
+            min: m.min,
+            high: m.high,
+            soft_limit: m.soft_limit,
             name: name.clone(),
             max: m.max,
             max_pages: m.max.map_or(u64::MAX, |b| b.div_ceil(4096)),
@@ -956,6 +1017,30 @@ fn resolve_memcgs(file: &ScenarioFile, cgroup_version: u32) -> Result<Vec<Memcg>
             swap_max_pages: m.swap_max.map_or(u64::MAX, |b| b / 4096),
             swappiness: m.swappiness,
         });
+    }
+    // use_hierarchy: v2 always; v1 as set, else the parent's (the root's: the profile's).
+    // A v1 memcg cannot turn it off below a parent that has it (the kernel's EINVAL).
+    if cgroup_version == 1 {
+        let mut resolved: Vec<Option<bool>> = vec![None; out.len()];
+        for _ in 0..=out.len() {
+            for i in 0..out.len() {
+                let p = out[i].parent_index as usize;
+                let parent = if p == 0 { Some(profile.memcg_v1_always_hierarchical) } else { resolved[p - 1] };
+                let Some(parent) = parent else { continue };
+                let own = file.memcg[&out[i].name].use_hierarchy;
+                if parent && own == Some(false) {
+                    return Err((
+                        format!("memcg.{}.use_hierarchy", out[i].name),
+                        format!("its parent \"{}\" uses hierarchy, so it must too", out[p - 1].name),
+                    ));
+                }
+                resolved[i] = Some(own.unwrap_or(parent) || parent);
+            }
+        }
+        for (m, r) in out.iter_mut().zip(resolved) {
+            // Unresolved only inside a cycle, which the check below reports.
+            m.use_hierarchy = Some(r.unwrap_or(true));
+        }
     }
     // Each memcg's ancestors end at the root: a walk up longer than the tree is a cycle.
     for (i, m) in out.iter().enumerate() {

@@ -369,6 +369,26 @@ pub struct MemcgConfig {
     /// memory.swappiness (v1 only), 0..100. Default: vm.swappiness.
     #[serde(default)]
     pub swappiness: Option<u32>,
+    /// memory.low (v2), bytes: best-effort protection; reclaim passes over the memcg while
+    /// its usage is within its effective low, unless nothing else can be reclaimed.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub low: Option<u64>,
+    /// memory.min (v2), bytes: hard protection; reclaim never takes its pages while its
+    /// usage is within its effective min.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub min: Option<u64>,
+    /// memory.high (v2), bytes: above it the charging task reclaims from the memcg and is
+    /// throttled on its way back to user space. Default: none.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub high: Option<u64>,
+    /// memory.use_hierarchy (v1): whether its children's charges count in it and its
+    /// limit reclaim walks them. Default: its parent's (3.x's root: false; 5.11+: always).
+    #[serde(default)]
+    pub use_hierarchy: Option<bool>,
+    /// memory.soft_limit_in_bytes (v1), bytes: under global memory pressure, the memcg
+    /// furthest over its soft limit is reclaimed first. Default: none.
+    #[serde(default, deserialize_with = "de_opt_bytes")]
+    pub soft_limit: Option<u64>,
 }
 
 /// A file on a block device (`[file.NAME]`).
@@ -1156,6 +1176,11 @@ pub fn describe() -> Vec<Tunable> {
         t("memcg.NAME.parent", "name", "root".into(), "the parent memcg (charges and limits are hierarchical)"),
         t("memcg.NAME.swap_max", "bytes", "unlimited".into(), "memory.swap.max (cgroup v2)"),
         t("memcg.NAME.swappiness", "0..100", "parent's".into(), "memory.swappiness (cgroup v1)"),
+        t("memcg.NAME.low", "bytes", "0".into(), "memory.low (cgroup v2): best-effort reclaim protection"),
+        t("memcg.NAME.min", "bytes", "0".into(), "memory.min (cgroup v2): hard reclaim protection"),
+        t("memcg.NAME.high", "bytes", "unlimited".into(), "memory.high (cgroup v2): reclaim and throttle above it"),
+        t("memcg.NAME.soft_limit", "bytes", "unlimited".into(), "memory.soft_limit_in_bytes (cgroup v1)"),
+        t("memcg.NAME.use_hierarchy", "bool", "parent's".into(), "memory.use_hierarchy (cgroup v1; 3.x root: false)"),
         t("file.NAME.device", "name", "required".into(), "device holding the file (one extent after the swap areas)"),
         t("file.NAME.size", "bytes", "required".into(), "file size at the start (0: an empty file that appends fill)"),
         t(

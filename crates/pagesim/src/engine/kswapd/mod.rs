@@ -96,6 +96,9 @@ impl Sim {
             let before = sc.nr_reclaimed;
             let k = self.kswapd_thread();
             self.set_swap_lane(k);
+            // Soft limit reclaim (cgroup v1) before each pass over the node.
+            let (soft, _) = self.memcg1_soft_limit_reclaim(cpu);
+            sc.nr_reclaimed += soft;
             self.shrink_node(&mut sc, cpu);
             if let Some(dev) = sc.wait_request.take() {
                 self.reclaim.kswapd.sc = Some(sc);
