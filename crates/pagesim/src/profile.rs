@@ -260,6 +260,12 @@ pub struct Profile {
     /// non-hierarchical mode"). Before, it is 0 at the root and each new memcg takes its
     /// parent's: nested v1 memcgs are independent unless a scenario sets it.
     pub memcg_v1_always_hierarchical: bool,
+    /// A memcg's lruvec statistics as reclaim reads them (`lruvec_page_state`: LRU sizes,
+    /// WORKINGSET_ACTIVATE_*) are its subtree's (5.2, Johannes Weiner's "make cgroup stats
+    /// and events query API explicitly local": the plain readers are hierarchical); before,
+    /// its own. The reclaim root's refaults and list sizes decide deactivation and
+    /// cache_trim_mode (`prepare_scan_count`), and `lru_note_cost` sizes each lruvec by them.
+    pub memcg_hierarchical_stats: bool,
     /// Pages deactivated by reclaim get PG_workingset, so that their refault counts as a
     /// workingset refault (4.20, Johannes Weiner's psi series).
     pub pg_workingset: bool,
@@ -391,6 +397,7 @@ const LINUX_3_14: Profile = Profile {
     swappiness_of_target: true,
     memcg_v2_protection: false,
     memcg_v1_always_hierarchical: false,
+    memcg_hierarchical_stats: false,
     pg_workingset: false,
     activation_ages_nonresident: false,
     memcg_stats_flush_ns: 0,
@@ -453,6 +460,7 @@ const LINUX_6_6: Profile = Profile {
     swappiness_of_target: false,
     memcg_v2_protection: true,
     memcg_v1_always_hierarchical: true,
+    memcg_hierarchical_stats: true,
     pg_workingset: true,
     activation_ages_nonresident: true,
     memcg_stats_flush_ns: 0,

@@ -21,6 +21,16 @@ impl Rng {
     }
 
     /// A new, independent stream derived from this one.
+    /// The generator's state, to carry a stream into another process (pagesim-load's exec).
+    pub fn state(&self) -> [u64; 4] {
+        self.s
+    }
+
+    /// A generator in state `s` (from [`Rng::state`]).
+    pub fn from_state(s: [u64; 4]) -> Rng {
+        Rng { s }
+    }
+
     pub fn split(&mut self) -> Rng {
         Rng::new(self.next_u64())
     }

@@ -207,7 +207,11 @@ impl Sim {
         let name = format!("{}.{}", p.name, p.children_begun);
         p.children_begun += 1;
         let memcg = if p.own_memcg { p.memcg } else { self.sched.tasks[parent].memcg };
-        let rng = self.procs.rng.split();
+        // The child's stream is split from its parent's (at this point of the parent's own
+        // stream), so a lineage's accesses do not depend on when other processes start:
+        // the host's load generator, whose processes start in the host's order, makes the
+        // same ones.
+        let rng = self.sched.tasks[parent].rng.split();
         self.sched.tasks[tid] = Task::new(name, memcg, self.sched.now, rng, Some(parent));
         self.sched.tasks[tid].cpus = self.sched.tasks[parent].cpus.clone();
         self.sched.tasks[parent].children += 1;

@@ -350,3 +350,46 @@ mod protection_tests {
         assert!(a <= 1024 && a < a0 && b > b0, "a {a0} -> {a}, b {b0} -> {b} pages");
     }
 }
+
+/// Reclaim's view of a memcg with children: its subtree's statistics (5.2+).
+#[cfg(test)]
+mod hierarchical_stats_tests {
+    use crate::mm::vmstat::Counter;
+    use crate::scenario::Scenario;
+
+    /// A task in memcg `jobs` reads a 6 MB file twice (its pages go active), then a 10 MB
+    /// one three times, under a 12 MB limit: on `jobs` itself (`nested` false) or on its
+    /// parent. Returns jobs' pgdeactivate and workingset_refault_file.
+    fn run(nested: bool, profile: &str) -> (u64, u64) {
+        let limit = if nested {
+            "[memcg.build]\nmax = \"12MB\"\n[memcg.jobs]\nparent = \"build\"\n"
+        } else {
+            "[memcg.jobs]\nmax = \"12MB\"\n"
+        };
+        let text = format!(
+            "[machine]\nram = \"256MB\"\n[kernel]\nprofile = \"{profile}\"\n[device.d]\nmodel = \"nvme\"\n{limit}\
+             [file.a]\ndevice = \"d\"\nsize = \"6MB\"\n[file.b]\ndevice = \"d\"\nsize = \"10MB\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"jobs\"\n\
+             [[task.step]]\nfile = \"a\"\nop = \"read\"\npattern = \"seq\"\npasses = 2\n\
+             [[task.step]]\nfile = \"b\"\nop = \"read\"\npattern = \"seq\"\npasses = 3\n"
+        );
+        let sc = Scenario::from_toml(&text, "t.toml", &[]).unwrap_or_else(|e| panic!("{e}"));
+        let mut s = crate::engine::Sim::new(&sc, 1);
+        s.run(&mut None);
+        s.verify().unwrap();
+        let j = s.mm.memcgs.iter().position(|m| m.name == "jobs").unwrap();
+        (s.mm.memcgs[j].events.get(Counter::PgDeactivate), s.mm.memcgs[j].events.get(Counter::WorkingsetRefaultFile))
+    }
+
+    #[test]
+    fn a_parents_limit_reclaim_reads_its_childrens_lists_and_refaults() {
+        // 6.x: the parent (with no pages of its own) sees its child's active file list and
+        // refaults, so its limit reclaim deactivates the child's file pages exactly as the
+        // child's own limit would. Read as its own (empty) lists, the parent would never
+        // allow file deactivation: half as many deactivations, more refaults.
+        let flat = run(false, "linux-6.6");
+        assert!(flat.0 > 1500, "flat: {} pages deactivated", flat.0);
+        assert_eq!(run(true, "linux-6.6"), flat);
+        assert_eq!(run(true, "linux-6.18"), run(false, "linux-6.18"));
+    }
+}

@@ -522,6 +522,7 @@ impl Sim {
                 anon_vmas: Vec::new(),
                 free_anon: Vec::new(),
                 subtrees: Vec::new(),
+                hierarchical_stats: profile.memcg_hierarchical_stats,
                 shmem,
                 zs_frames: Vec::new(),
                 region_names: c.region.iter().map(|r| r.name.clone()).collect(),
@@ -583,7 +584,6 @@ impl Sim {
             }
         }
         sim.procs.next_slot = tid.0;
-        sim.procs.rng = rng;
         // One working copy of a readahead state per process slot, for kernels whose read(2)
         // works on a copy (`Profile::ra_read_copy`); overwritten at the start of each read.
         sim.pc.ra_read_copies = sim.pc.ra_states.len() as u32;

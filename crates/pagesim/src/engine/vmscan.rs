@@ -999,7 +999,10 @@ impl Sim {
     /// they exceed a quarter of the lruvec.
     pub(crate) fn lru_note_cost(&mut self, m: u16, t: usize, cost: u64) {
         let (mm, flushed) = (&self.mm, self.profile.memcg_stats_flush_ns > 0);
-        self.reclaim.scan_balance.note_cost(m as usize, t, cost, |c| mm.lru_view(c as u16, flushed).iter().sum());
+        // `parent_lruvec` up to the root's: the memcg, its ancestors, the root.
+        let mut chain: Vec<usize> = mm.ancestry(m).map(usize::from).collect();
+        chain.push(0);
+        self.reclaim.scan_balance.note_cost(&chain, t, cost, |c| mm.lru_view(c as u16, flushed).iter().sum());
     }
 
     /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more

@@ -33,13 +33,19 @@ impl Mm {
         }
     }
 
-    /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` (the node's for the root) as they are now.
+    /// WORKINGSET_ACTIVATE_{ANON,FILE} of memcg `m` (the node's for the root) as they are
+    /// now: its subtree's where lruvec statistics are hierarchical, else its own.
     pub fn ws_activate_exact(&self, m: usize) -> (u64, u64) {
+        let of = |c: usize| {
+            let e = &self.memcgs[c].events;
+            (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
+        };
         if m == 0 {
             (self.vmstat.get(Counter::WorkingsetActivateAnon), self.vmstat.get(Counter::WorkingsetActivateFile))
+        } else if self.hierarchical_stats {
+            self.subtrees[m].iter().map(|&c| of(c as usize)).fold((0, 0), |(a, f), (x, y)| (a + x, f + y))
         } else {
-            let e = &self.memcgs[m].events;
-            (e.get(Counter::WorkingsetActivateAnon), e.get(Counter::WorkingsetActivateFile))
+            of(m)
         }
     }
 

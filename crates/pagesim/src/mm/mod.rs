@@ -62,6 +62,9 @@ pub(crate) struct Mm {
     /// Slots of torn-down VMAs, reused by the next mapping.
     pub(crate) free_vmas: Vec<VmaId>,
     pub(crate) anon_vmas: Vec<mmap::AnonVma>,
+    /// Reclaim reads a memcg's lruvec statistics (list sizes, WORKINGSET_ACTIVATE) for its
+    /// whole subtree (`Profile::memcg_hierarchical_stats`).
+    pub(crate) hierarchical_stats: bool,
     /// Each memcg's subtree in pre-order (`Mm::subtree`), computed once.
     pub(crate) subtrees: Vec<Vec<u16>>,
     pub(crate) free_anon: Vec<AnonId>,

@@ -223,11 +223,18 @@ impl Mm {
         self.lru_exact(m)
     }
 
-    /// Lists of memcg `m` (the node's for the root) as they are now.
+    /// Lists of memcg `m` (the node's for the root) as they are now: its subtree's where the
+    /// profile's lruvec statistics are hierarchical (`Mm::hierarchical_stats`), else its own.
     pub fn lru_exact(&self, m: u16) -> [u64; 4] {
         let mut s = [0u64; 4];
         for (i, l) in mm::LruList::EVICTABLE.iter().enumerate() {
-            s[i] = if m == 0 { self.node_lru(*l) } else { self.memcgs[m as usize].lru.size(*l) };
+            s[i] = if m == 0 {
+                self.node_lru(*l)
+            } else if self.hierarchical_stats {
+                self.subtrees[m as usize].iter().map(|&c| self.memcgs[c as usize].lru.size(*l)).sum()
+            } else {
+                self.memcgs[m as usize].lru.size(*l)
+            };
         }
         s
     }

@@ -311,8 +311,6 @@ pub struct Programs {
     pub shmem_of: Vec<Option<u32>>,
     /// The next process slot a spawn or fork takes.
     pub next_slot: u32,
-    /// The stream the children's own streams are split from.
-    pub rng: Rng,
 }
 
 /// One program: a scenario task's steps and settings.
@@ -350,7 +348,7 @@ impl Programs {
                 shared_ra: vec![None; t.step.len()],
             })
             .collect();
-        Programs { progs, regions: c.region.clone(), shmem_of, next_slot: 0, rng: Rng::new(0) }
+        Programs { progs, regions: c.region.clone(), shmem_of, next_slot: 0 }
     }
 }
 

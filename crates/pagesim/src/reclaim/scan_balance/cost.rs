@@ -35,10 +35,9 @@ impl ScanBalancePolicy for Cost {
         Some(Prepared { anon_cost, file_cost, may_deactivate, cache_trim_mode, file_is_tiny })
     }
 
-    fn note_cost<F: Fn(usize) -> u64>(&mut self, m: usize, t: usize, cost: u64, lruvec_pages: F) {
-        // The lruvec, then its ancestors: every memcg's parent is the root here.
-        let mut cur = Some(m);
-        while let Some(c) = cur {
+    fn note_cost<F: Fn(usize) -> u64>(&mut self, chain: &[usize], t: usize, cost: u64, lruvec_pages: F) {
+        // The lruvec, then each ancestor's up to the root's (`parent_lruvec`).
+        for &c in chain {
             let size = lruvec_pages(c);
             let st = lruvec(&mut self.cost, c);
             st[t] += cost;
@@ -46,7 +45,6 @@ impl ScanBalancePolicy for Cost {
                 st[0] /= 2;
                 st[1] /= 2;
             }
-            cur = if c == 0 { None } else { Some(0) };
         }
     }
 

@@ -122,7 +122,7 @@ pub trait ScanBalancePolicy {
     /// `lru_note_cost` (5.8+): reclaiming type `t` in lruvec `m` cost `cost` pages of I/O or
     /// rotation; charged to `m` and its ancestors, each halving its costs when they exceed a
     /// quarter of its pages (`lruvec_pages(memcg)`).
-    fn note_cost<F: Fn(usize) -> u64>(&mut self, _m: usize, _t: usize, _cost: u64, _lruvec_pages: F) {}
+    fn note_cost<F: Fn(usize) -> u64>(&mut self, _chain: &[usize], _t: usize, _cost: u64, _lruvec_pages: F) {}
 }
 
 /// Grows a per-lruvec table to hold lruvec `m` and returns its entry.
@@ -165,7 +165,7 @@ crate::registry::registry! {
         fn prepare(&mut self, inp: &PrepareInput) -> Option<Prepared>;
         fn get_scan_count(&mut self, m: usize, inp: &ScanInput) -> [u64; 4];
         fn note_scanned(&mut self, m: usize, t: usize, nr: u64, rotated: u64);
-        fn note_cost<F: Fn(usize) -> u64>(&mut self, m: usize, t: usize, cost: u64, lruvec_pages: F);
+        fn note_cost<F: Fn(usize) -> u64>(&mut self, chain: &[usize], t: usize, cost: u64, lruvec_pages: F);
     }
 
     /// Every get_scan_count variant, by the name scenarios use.

@@ -120,8 +120,8 @@ fn the_cost_model_charges_ancestors_and_prepares_at_the_root() {
     let mut c = Cost::default();
     // Lruvec 2 (a memcg) and the root are charged; the root's cost halves once it exceeds
     // a quarter of its pages.
-    c.note_cost(2, 0, 100, |m| if m == 0 { 1000 } else { 10_000 });
-    c.note_cost(2, 1, 200, |m| if m == 0 { 1000 } else { 10_000 });
+    c.note_cost(&[2, 0], 0, 100, |m| if m == 0 { 1000 } else { 10_000 });
+    c.note_cost(&[2, 0], 1, 200, |m| if m == 0 { 1000 } else { 10_000 });
     let inp = PrepareInput { root: 2, priority: 12, root_lists: [0, 0, 1 << 13, 0], ..Default::default() };
     let p = c.prepare(&inp).unwrap();
     assert_eq!((p.anon_cost, p.file_cost), (100, 200));
