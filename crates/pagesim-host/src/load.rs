@@ -25,6 +25,8 @@
 //! process; [`execute`] refuses to run otherwise. Children die with the runner
 //! (PR_SET_PDEATHSIG), and the runner only ever signals the PIDs it forked.
 
+pub mod lifecycle;
+
 use crate::Error;
 use pagesim::scenario::{config, AccessOp, Fadvise, Madvise, Pace, RegionKind, Scenario};
 use pagesim::workload::{task_programs, TaskProgram};
@@ -39,7 +41,9 @@ pub const MAX_PROCESSES: usize = 1024;
 const PAGE: usize = 4096;
 /// Longest error text a child sends back (a pipe write of at most PIPE_BUF is atomic).
 const MAX_MSG: usize = 3000;
-const RECORD: usize = 40;
+/// A result record's fixed part: index, kind, task, run, pid (u32 each, and 4 bytes of
+/// padding), then start, end, accesses and the message length (u64 each).
+const RECORD: usize = 56;
 
 #[derive(Clone, Debug, Default)]
 pub struct LoadOptions {
@@ -52,6 +56,10 @@ pub struct LoadOptions {
     /// The directory holding the scenario's `[file.NAME]` files, named by [`host_files`]
     /// (pagesim-host creates them there with [`create_files`]).
     pub file_dir: Option<PathBuf>,
+    /// The scenario's file and `--set` overrides: a process that execs loads the scenario
+    /// again from them (needed by scenarios with exec or spawn steps).
+    pub scenario_path: Option<PathBuf>,
+    pub sets: Vec<String>,
 }
 
 /// What `pagesim-load` prints.
@@ -125,6 +133,9 @@ enum Backing {
     File,
     /// The same with PROT_READ|PROT_WRITE (a `writable` file region), opened read-write.
     WritableFile,
+    /// MAP_PRIVATE, PROT_READ|PROT_EXEC: program text (an `exec` file region), as the
+    /// loader maps a binary's text.
+    ExecFile,
 }
 
 impl Backing {
@@ -145,6 +156,7 @@ impl Backing {
             Backing::PrivateAnon => libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
             Backing::SharedAnon => libc::MAP_SHARED | libc::MAP_ANONYMOUS,
             Backing::File | Backing::WritableFile => libc::MAP_SHARED,
+            Backing::ExecFile => libc::MAP_PRIVATE,
         }
     }
 
@@ -152,6 +164,7 @@ impl Backing {
         match self {
             Backing::PrivateAnon | Backing::SharedAnon | Backing::WritableFile => libc::PROT_READ | libc::PROT_WRITE,
             Backing::File => libc::PROT_READ,
+            Backing::ExecFile => libc::PROT_READ | libc::PROT_EXEC,
         }
     }
 }
@@ -210,6 +223,31 @@ impl Mapping {
         use std::os::fd::AsRawFd;
         let backing = if writable { Backing::WritableFile } else { Backing::File };
         Self::map(backing, len, name, f.as_raw_fd(), advice)
+    }
+
+    /// The file at `path` mapped as program text (`Backing::ExecFile`).
+    fn exec_file(path: &Path, len: usize, name: &str) -> Result<Mapping, Error> {
+        let f = std::fs::File::open(path)
+            .map_err(|e| Error(format!("region {name}: cannot open {}: {e}", path.display())))?;
+        use std::os::fd::AsRawFd;
+        Self::map(Backing::ExecFile, len, name, f.as_raw_fd(), None)
+    }
+
+    /// `brk` on a heap mapping: it is `len` bytes from now on (mremap, which may move it;
+    /// a shrink frees the pages past the new end).
+    fn resize(&mut self, len: usize) -> Result<(), Error> {
+        if len == self.len {
+            return Ok(());
+        }
+        // SAFETY: resizes exactly the mapping this value owns; nothing else refers to its
+        // old address (steps take the address when they start).
+        let addr = unsafe { libc::mremap(self.addr.cast(), self.len, len, libc::MREMAP_MAYMOVE) };
+        if addr == libc::MAP_FAILED {
+            return Err(Error(format!("mremap of {} to {len} bytes: {}", self.len, crate::last_os_error())));
+        }
+        self.addr = addr.cast();
+        self.len = len;
+        Ok(())
     }
 
     fn map(
@@ -468,13 +506,15 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
         join_cgroup(cg, me)?;
     }
     let mut shared: BTreeMap<String, Mapping> = BTreeMap::new();
-    for p in &progs {
-        for r in &p.regions {
-            let region = sc.config.region(r).ok_or_else(|| Error(format!("{}: no region \"{r}\"", sc.origin)))?;
-            let b = Backing::of(region.kind);
-            if b.shared_between_tasks() && !shared.contains_key(r) {
-                shared.insert(r.clone(), Mapping::new(b, region_len(region), r, None)?);
-            }
+    // With lifecycle steps, a program a process forks may name a shmem region the
+    // top-level programs do not: the runner maps every one, and forks inherit them.
+    let lifecycle = lifecycle::uses_lifecycle(sc);
+    let named: Vec<&String> = progs.iter().flat_map(|p| &p.regions).collect();
+    for region in &sc.config.region {
+        let r = &region.name;
+        let b = Backing::of(region.kind);
+        if b.shared_between_tasks() && (lifecycle || named.contains(&r)) && !shared.contains_key(r) {
+            shared.insert(r.clone(), Mapping::new(b, region_len(region), r, None)?);
         }
     }
     // Descriptors that all instances of a task share (`shared_fd` steps): opened before fork,
@@ -497,6 +537,9 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             }
         }
     }
+    if lifecycle {
+        return lifecycle::execute(sc, opts, seed, &progs, &shared);
+    }
     let mut barrier = Pipe::new()?;
     let mut results = Pipe::new()?;
     let mut pids: Vec<i32> = Vec::with_capacity(progs.len());
@@ -514,7 +557,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             results.close_read();
             let r = run_child(sc, i, p, opts, &shared, &shared_fds, me, barrier.r);
             let code = if r.is_ok() { 0 } else { 3 };
-            send_result(results.w, i as u32, r);
+            send_result(results.w, i as u32, p.task, p.instance, r);
             // SAFETY: _exit ends the child without running the parent's atexit handlers or
             // destructors (which belong to the parent).
             unsafe { libc::_exit(code) };
@@ -525,7 +568,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     let release = Instant::now();
     results.close_write();
     let deadline = sc.file.time_limit.map(|t| release + Duration::from_nanos(t));
-    let (statuses, data, limited) = wait_all(&pids, results.r, deadline);
+    let (statuses, data, limited) = wait_all(&pids, results.r, deadline, None);
     let wall_ns = release.elapsed().as_nanos() as u64;
     drop(shared);
     drop(shared_fds);
@@ -550,7 +593,7 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             access_latency: Vec::new(),
         })
         .collect();
-    parse_results(&data, &mut tasks);
+    parse_results(sc, &data, &mut tasks);
     Ok(LoadReport { scenario: sc.name.clone(), seed, wall_ns, tasks })
 }
 
@@ -662,11 +705,17 @@ fn run_child(
     let (accesses, _) = run_program(p, &targets, &mut buf, &mut lat)?;
     let end = release.elapsed().as_nanos() as u64;
     drop(own);
+    Ok((start, end, accesses, latency_buckets(&lat)))
+}
+
+/// The buckets of a latency histogram a result record carries: those of accesses slower
+/// than [`LATENCY_MIN_NS`], the slowest [`MAX_LATENCY_BUCKETS`] at most.
+fn latency_buckets(lat: &pagesim::histogram::Histogram) -> Vec<(u64, u64)> {
     let mut buckets: Vec<(u64, u64)> = lat.buckets().into_iter().filter(|&(u, _)| u >= LATENCY_MIN_NS).collect();
     if buckets.len() > MAX_LATENCY_BUCKETS {
         buckets.drain(..buckets.len() - MAX_LATENCY_BUCKETS);
     }
-    Ok((start, end, accesses, buckets))
+    buckets
 }
 
 fn spin_for(think: Duration) {
@@ -690,11 +739,33 @@ fn run_program(
     buf: &mut [u8],
     lat: &mut pagesim::histogram::Histogram,
 ) -> Result<(u64, u64), String> {
-    let mut rng = p.rng.clone();
-    let mut sink = 0u64;
+    let mut cur = StepCursor { rng: p.rng.clone(), last: 0, sink: 0 };
     let mut n = 0u64;
-    let mut last = 0u32;
     for (step, target) in p.steps.iter().zip(targets) {
+        n += run_step(step, target, &mut cur, buf, lat)?;
+    }
+    Ok((n, std::hint::black_box(cur.sink)))
+}
+
+/// A process's position in its access stream: its RNG, the unit its last access touched
+/// (`Cursor::last`), and the sum of the words it read.
+struct StepCursor {
+    rng: pagesim::rng::Rng,
+    last: u32,
+    sink: u64,
+}
+
+/// Makes the accesses or calls of one step (see [`run_program`]); returns their number.
+fn run_step(
+    step: &pagesim::workload::BoundStep,
+    target: &Target,
+    cur: &mut StepCursor,
+    buf: &mut [u8],
+    lat: &mut pagesim::histogram::Histogram,
+) -> Result<u64, String> {
+    let (rng, sink) = (&mut cur.rng, &mut cur.sink);
+    let mut n = 0u64;
+    {
         let think = Duration::from_nanos(step.think_ns);
         match target {
             &Target::Map { base, pages } if step.op == AccessOp::Msync => {
@@ -708,8 +779,8 @@ fn run_program(
             }
             &Target::Map { base, pages } => {
                 for i in 0..step.total {
-                    let idx = step.next_index(i, &mut rng, last);
-                    last = idx;
+                    let idx = step.next_index(i, rng, cur.last);
+                    cur.last = idx;
                     let idx = idx as usize;
                     assert!(idx < pages, "page index {idx} outside a region of {pages} pages");
                     let t0 = Instant::now();
@@ -722,7 +793,7 @@ fn run_program(
                         if step.write {
                             std::ptr::write_volatile(w, i | 1);
                         } else {
-                            sink = sink.wrapping_add(std::ptr::read_volatile(w));
+                            *sink = sink.wrapping_add(std::ptr::read_volatile(w));
                         }
                     }
                     lat.record(t0.elapsed().as_nanos() as u64);
@@ -745,8 +816,7 @@ fn run_program(
                         spin_for(think);
                     }
                     drop(own);
-                    n += step.total;
-                    continue;
+                    return Ok(step.total);
                 }
                 let len = step.record_pages as usize * PAGE;
                 let started = Instant::now();
@@ -755,8 +825,8 @@ fn run_program(
                 let (mut next_due, mut last_end) = (started, started);
                 let mut pos = 0u64;
                 for i in 0..step.total {
-                    let unit = step.next_index(i, &mut rng, last);
-                    last = unit;
+                    let unit = step.next_index(i, rng, cur.last);
+                    cur.last = unit;
                     let off = unit as u64 * len as u64;
                     if step.write {
                         buf[..8].copy_from_slice(&(i | 1).to_le_bytes());
@@ -772,7 +842,7 @@ fn run_program(
                         let got = read_record(fd, off, &mut buf[..len], *pread, &mut pos)
                             .map_err(|e| format!("{}: read of {len} bytes at {off}: {e}", path.display()))?;
                         if got >= 8 {
-                            sink = sink.wrapping_add(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
+                            *sink = sink.wrapping_add(u64::from_le_bytes(buf[..8].try_into().expect("8 bytes")));
                         }
                     }
                     spin_for(think);
@@ -800,7 +870,7 @@ fn run_program(
         }
         n += step.total;
     }
-    Ok((n, std::hint::black_box(sink)))
+    Ok(n)
 }
 
 /// Opens a scenario file for a step's calls: read-write for the calls that write or
@@ -926,9 +996,10 @@ fn read_record(fd: libc::c_int, off: u64, buf: &mut [u8], pread: bool, pos: &mut
     Ok(got)
 }
 
-/// Sends one result record: index, kind (0 ok, 1 error), start, end, accesses, message length,
-/// then the message. One write of at most PIPE_BUF bytes, so records never interleave.
-fn send_result(fd: libc::c_int, index: u32, r: ChildResult) {
+/// Sends one result record, of run `run` of program `task` by this process: index, kind (0
+/// ok, 1 error), task, run, pid, start, end, accesses, message length, then the message and
+/// the latency buckets. One write of at most PIPE_BUF bytes, so records never interleave.
+fn send_result(fd: libc::c_int, index: u32, task: usize, run: u32, r: ChildResult) {
     let mut rec = Vec::with_capacity(RECORD + MAX_MSG);
     let (kind, (s, e, a, lat), msg) = match r {
         Ok(t) => (0u32, t, String::new()),
@@ -936,8 +1007,11 @@ fn send_result(fd: libc::c_int, index: u32, r: ChildResult) {
     };
     let mut msg = msg.into_bytes();
     msg.truncate(MAX_MSG);
-    rec.extend_from_slice(&index.to_le_bytes());
-    rec.extend_from_slice(&kind.to_le_bytes());
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    for v in [index, kind, task as u32, run, pid, 0] {
+        rec.extend_from_slice(&v.to_le_bytes());
+    }
     for v in [s, e, a, msg.len() as u64] {
         rec.extend_from_slice(&v.to_le_bytes());
     }
@@ -952,13 +1026,19 @@ fn send_result(fd: libc::c_int, index: u32, r: ChildResult) {
     unsafe { libc::write(fd, rec.as_ptr().cast(), rec.len()) };
 }
 
-fn parse_results(data: &[u8], tasks: &mut [TaskRun]) {
+/// Fills `tasks` from the result records in `data`. A record of a run the runner did not
+/// start (a lifecycle run: a spawned, forked or exec'd program) gets an entry of its own,
+/// named `NAME.RUN`, with the exit status of a normal exit if it ended well (its parent, not
+/// the runner, reaps it); a [`lifecycle::LOST`] record reports a process killed before it
+/// could report.
+fn parse_results(sc: &Scenario, data: &[u8], tasks: &mut Vec<TaskRun>) {
     let u32_at = |o: usize| u32::from_le_bytes(data[o..o + 4].try_into().expect("4 bytes"));
     let u64_at = |o: usize| u64::from_le_bytes(data[o..o + 8].try_into().expect("8 bytes"));
     let mut o = 0;
     while o + RECORD <= data.len() {
         let (i, kind) = (u32_at(o) as usize, u32_at(o + 4));
-        let (s, e, a, len) = (u64_at(o + 8), u64_at(o + 16), u64_at(o + 24), u64_at(o + 32) as usize);
+        let (task, run, pid) = (u32_at(o + 8) as usize, u32_at(o + 12), u32_at(o + 16) as i32);
+        let (s, e, a, len) = (u64_at(o + 24), u64_at(o + 32), u64_at(o + 40), u64_at(o + 48) as usize);
         let msg_end = (o + RECORD + len).min(data.len());
         let nb = if msg_end + 8 <= data.len() { u64_at(msg_end) as usize } else { 0 };
         let lat_end = (msg_end + 8 + 16 * nb).min(data.len());
@@ -967,7 +1047,38 @@ fn parse_results(data: &[u8], tasks: &mut [TaskRun]) {
             .filter(|&q| q + 16 <= lat_end)
             .map(|q| (u64_at(q), u64_at(q + 8)))
             .collect();
-        if let Some(t) = tasks.get_mut(i) {
+        let index = if i == lifecycle::LOST as usize { tasks.len() } else { i };
+        // Entries up to this one: runs whose record has not come yet are placeholders
+        // (no name) until it does.
+        while tasks.len() <= index && index < tasks.len() + lifecycle::MAX_RUNS {
+            tasks.push(TaskRun {
+                name: String::new(),
+                task: 0,
+                instance: 0,
+                pid: 0,
+                memcg: None,
+                start_ns: None,
+                end_ns: None,
+                wall_ns: None,
+                accesses: None,
+                exit_code: None,
+                signal: None,
+                time_limited: false,
+                error: Some("no record of this run came back".into()),
+                access_latency: Vec::new(),
+            });
+        }
+        if let Some(t) = tasks.get_mut(index).filter(|t| t.name.is_empty()) {
+            let name = sc.config.task.get(task).map_or("?", |t| t.name.as_str());
+            t.name = if i == lifecycle::LOST as usize { "lost".into() } else { format!("{name}.{run}") };
+            (t.task, t.instance, t.pid) = (task, run, pid);
+            t.memcg = sc.config.task.get(task).and_then(|t| t.memcg.clone());
+            t.error = None;
+            // Its parent, not the runner, reaps it: a record of a run that ended well
+            // stands for a normal exit.
+            t.exit_code = (kind == 0).then_some(0);
+        }
+        if let Some(t) = tasks.get_mut(index) {
             if kind == 0 {
                 (t.start_ns, t.end_ns, t.wall_ns, t.accesses) = (Some(s), Some(e), Some(e - s), Some(a));
                 t.access_latency = lat;
@@ -979,10 +1090,24 @@ fn parse_results(data: &[u8], tasks: &mut [TaskRun]) {
     }
 }
 
+/// A lifecycle run's process tree as the runner watches it: the read end of the active pipe
+/// (EOF: every live process is paused) and the write end of the release pipe (closed then).
+struct Tree<'a> {
+    active: libc::c_int,
+    release: &'a mut libc::c_int,
+}
+
 /// Reaps every child while draining the result pipe; past `deadline` kills the remaining
-/// ones (by PID). Returns the wait statuses (in `pids` order), the result bytes and the PIDs
-/// killed for the time limit.
-fn wait_all(pids: &[i32], results: libc::c_int, deadline: Option<Instant>) -> (Vec<i32>, Vec<u8>, Vec<i32>) {
+/// ones (by PID; for a lifecycle run, each top-level process's group, which holds its
+/// descendants). With a process `tree`, releases the paused processes once no other is
+/// left. Returns the wait statuses (in `pids` order), the result bytes and the PIDs killed
+/// for the time limit.
+fn wait_all(
+    pids: &[i32],
+    results: libc::c_int,
+    deadline: Option<Instant>,
+    mut tree: Option<Tree<'_>>,
+) -> (Vec<i32>, Vec<u8>, Vec<i32>) {
     let mut status: Vec<Option<i32>> = vec![None; pids.len()];
     let mut data = Vec::new();
     let mut limited = Vec::new();
@@ -991,16 +1116,28 @@ fn wait_all(pids: &[i32], results: libc::c_int, deadline: Option<Instant>) -> (V
     while status.iter().any(Option::is_none) || !eof {
         if !eof {
             let timeout = deadline.map_or(100, |d| d.saturating_duration_since(Instant::now()).as_millis().min(100));
-            let mut pfd = libc::pollfd { fd: results, events: libc::POLLIN, revents: 0 };
-            // SAFETY: pfd is one valid pollfd for the duration of the call.
-            unsafe { libc::poll(&mut pfd, 1, timeout as libc::c_int) };
-            if pfd.revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+            let active = tree.as_ref().map_or(-1, |t| if *t.release >= 0 { t.active } else { -1 });
+            let mut pfd = [
+                libc::pollfd { fd: results, events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: active, events: libc::POLLIN, revents: 0 },
+            ];
+            // SAFETY: pfd is two valid pollfds for the duration of the call (a negative fd is
+            // ignored).
+            unsafe { libc::poll(pfd.as_mut_ptr(), 2, timeout as libc::c_int) };
+            if pfd[0].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
                 // SAFETY: reads into a live buffer of buf.len() bytes.
                 let n = unsafe { libc::read(results, buf.as_mut_ptr().cast(), buf.len()) };
                 if n > 0 {
                     data.extend_from_slice(&buf[..n as usize]);
                 } else if n == 0 {
                     eof = true;
+                }
+            }
+            if pfd[1].revents & (libc::POLLIN | libc::POLLHUP) != 0 {
+                // Nothing is ever written to the active pipe: readable means EOF, every
+                // process still alive has paused. Release them.
+                if let Some(t) = tree.as_mut() {
+                    close(t.release);
                 }
             }
         }
@@ -1021,10 +1158,16 @@ fn wait_all(pids: &[i32], results: libc::c_int, deadline: Option<Instant>) -> (V
             if Instant::now() >= d {
                 for (k, &pid) in pids.iter().enumerate() {
                     if status[k].is_none() && !limited.contains(&pid) {
-                        // SAFETY: signals only a child this process forked and has not reaped.
-                        unsafe { libc::kill(pid, libc::SIGKILL) };
+                        // The process, or its process group (itself and what it started).
+                        let target = if tree.is_some() { -pid } else { pid };
+                        // SAFETY: signals only a child this process forked and has not reaped
+                        // (and, for a tree, the group that child leads).
+                        unsafe { libc::kill(target, libc::SIGKILL) };
                         limited.push(pid);
                     }
+                }
+                if let Some(t) = tree.as_mut() {
+                    close(t.release);
                 }
             }
         }
@@ -1044,8 +1187,8 @@ fn kill_and_reap(pids: &[i32]) {
 }
 
 /// What of the scenario the load generator cannot run: page content other than the one
-/// word per page it stores, a shared descriptor on per-task copies of a file, and the
-/// process lifecycle steps.
+/// word per page it stores, and a shared descriptor on per-task copies of a file (what the
+/// lifecycle runner cannot follow it says when it meets it: lifecycle.rs).
 pub fn unsupported(sc: &Scenario) -> Option<String> {
     for (n, r) in &sc.file.region {
         if r.compress_ratio.is_some() || r.zero_percent > 0.0 || r.incompressible_percent > 0.0 {
@@ -1057,12 +1200,6 @@ pub fn unsupported(sc: &Scenario) -> Option<String> {
     }
     for (i, t) in sc.file.task.iter().enumerate() {
         for (j, s) in t.step.iter().enumerate() {
-            if let Some(op) = s.op.filter(|op| op.is_lifecycle()) {
-                return Some(format!(
-                    "task[{i}].step[{j}]: the load generator does not run lifecycle steps ({op:?}: spawn, fork, \
-                     wait, exec, mmap, munmap, brk) yet"
-                ));
-            }
             if let (Some(f), true) = (&s.file, s.shared_fd) {
                 if sc.file.file[f].per_task {
                     return Some(format!(
@@ -1374,10 +1511,22 @@ mod tests {
 
     #[test]
     fn result_records_round_trip() {
+        let sc = Scenario::from_toml(
+            "[machine]\nram = \"64MB\"\n[region.r]\nkind = \"anon\"\nsize = \"1MB\"\n\
+             [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\n\
+             [[task]]\nname = \"job\"\n[[task.step]]\nregion = \"r\"\npattern = \"seq\"\n",
+            "t.toml",
+            &[],
+        )
+        .unwrap();
         let p = Pipe::new().unwrap();
-        send_result(p.w, 1, Ok((10, 30, 7, vec![(1151, 3), (81919, 2)])));
-        send_result(p.w, 0, Err("mmap failed".into()));
-        send_result(p.w, 2, Ok((5, 6, 1, Vec::new())));
+        send_result(p.w, 1, 0, 1, Ok((10, 30, 7, vec![(1151, 3), (81919, 2)])));
+        send_result(p.w, 0, 0, 0, Err("mmap failed".into()));
+        send_result(p.w, 2, 0, 2, Ok((5, 6, 1, Vec::new())));
+        // A run the runner did not start (index 4: index 3 never reports), and a process
+        // its parent reports killed.
+        send_result(p.w, 4, 1, 7, Ok((40, 50, 9, Vec::new())));
+        send_result(p.w, lifecycle::LOST, 1, 0, Err("process 9 was killed by signal 9".into()));
         let mut buf = vec![0u8; 4096];
         // SAFETY: reading from our own pipe into a live buffer.
         let n = unsafe { libc::read(p.r, buf.as_mut_ptr().cast(), buf.len()) };
@@ -1399,13 +1548,22 @@ mod tests {
                 access_latency: Vec::new(),
             })
             .collect();
-        parse_results(&buf[..n as usize], &mut tasks);
+        parse_results(&sc, &buf[..n as usize], &mut tasks);
         assert_eq!((tasks[1].start_ns, tasks[1].wall_ns, tasks[1].accesses), (Some(10), Some(20), Some(7)));
         assert_eq!(tasks[1].access_latency, [(1151, 3), (81919, 2)], "the latency buckets follow the record");
         assert_eq!((tasks[2].accesses, tasks[2].access_latency.len()), (Some(1), 0), "the next record still parses");
         assert!(tasks[1].completed());
         assert_eq!(tasks[0].error.as_deref(), Some("mmap failed"));
         assert!(!tasks[0].completed());
+        // The lifecycle run got an entry of its own, named for its program and run, with
+        // the pid that sent it; the one that never reported stays an error.
+        assert_eq!(tasks.len(), 6);
+        assert_eq!((tasks[4].name.as_str(), tasks[4].task, tasks[4].accesses), ("job.7", 1, Some(9)));
+        // SAFETY: getpid has no preconditions.
+        assert_eq!(tasks[4].pid, unsafe { libc::getpid() });
+        assert!(tasks[4].completed());
+        assert!(!tasks[3].completed() && tasks[3].error.as_deref() == Some("no record of this run came back"));
+        assert!(tasks[5].error.as_deref().unwrap().contains("killed by signal 9") && !tasks[5].completed());
     }
 
     /// An append step opens the file O_APPEND: two steps of appends grow an empty file by

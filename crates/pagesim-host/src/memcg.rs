@@ -118,6 +118,34 @@ impl Memcg {
         Ok(Memcg { name: name.to_string(), dir, version: mount.version, cleanup })
     }
 
+    /// Sets the v1 soft limit (memory.soft_limit_in_bytes); v2 has none.
+    pub fn set_soft_limit(&self, bytes: u64) -> Result<(), Error> {
+        match self.version {
+            CgroupVersion::V1 => sysfs::write(&self.dir.join("memory.soft_limit_in_bytes"), &bytes.to_string()),
+            CgroupVersion::V2 => Err(Error(format!(
+                "{}: memory.soft_limit_in_bytes is a cgroup v1 file; this host mounts the memory controller on v2",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    /// Sets v2's memory.low, memory.min and memory.high (those given); v1 has none of them.
+    pub fn set_v2_protection(&self, low: Option<u64>, min: Option<u64>, high: Option<u64>) -> Result<(), Error> {
+        for (file, v) in [("memory.low", low), ("memory.min", min), ("memory.high", high)] {
+            let Some(v) = v else { continue };
+            match self.version {
+                CgroupVersion::V2 => sysfs::write(&self.dir.join(file), &v.to_string())?,
+                CgroupVersion::V1 => {
+                    return Err(Error(format!(
+                        "{}: {file} is a cgroup v2 file; this host mounts the memory controller on v1",
+                        self.dir.display()
+                    )))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Sets the memory limit (`None`: unlimited) and the swap limit. v1: memory.limit_in_bytes
     /// and memory.memsw.limit_in_bytes (= memory + swap, so written after the memory limit);
     /// v2: memory.max and memory.swap.max.

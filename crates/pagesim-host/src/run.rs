@@ -251,17 +251,31 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         if needs_cold_page_cache(sc) && crate::load::drop_file_cache(&work.path, &files)? > 0 {
             drop_caches()?;
         }
-        let mut cgs = Vec::new();
+        let mut cgs: Vec<Memcg> = Vec::new();
         if let Some(m) = &mount {
-            let parent = opts.cgroup_parent.as_deref().unwrap_or(&m.root);
+            let root = opts.cgroup_parent.as_deref().unwrap_or(&m.root);
             let swappiness = crate::sysfs::read_u64(Path::new("/proc/sys/vm/swappiness"));
-            for (name, c) in &sc.file.memcg {
-                let cg = Memcg::create_in(m, parent, name, EMPTY_TIMEOUT)?;
+            // Parents before their children, each in its parent's directory (the scenario's
+            // tree); removed in the reverse order below.
+            for i in memcg_creation_order(sc) {
+                let c = &sc.config.memcg[i];
+                let parent = match c.parent_index {
+                    0 => root.to_path_buf(),
+                    p => {
+                        let pname = &sc.config.memcg[p as usize - 1].name;
+                        cgs.iter().find(|g| g.name() == pname).expect("parents first").path().to_path_buf()
+                    }
+                };
+                let cg = Memcg::create_in(m, &parent, &c.name, EMPTY_TIMEOUT)?;
                 cg.set_limits(c.max, None)?;
                 // v1 groups copy their parent's swappiness when created; make it vm.swappiness.
                 if let (CgroupVersion::V1, Some(s)) = (m.version, swappiness) {
                     cg.set_swappiness(s as u32)?;
                 }
+                if let Some(soft) = c.soft_limit {
+                    cg.set_soft_limit(soft)?;
+                }
+                cg.set_v2_protection(c.low, c.min, c.high)?;
                 cgs.push(cg);
             }
         }
@@ -285,7 +299,7 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
                 },
             );
         }
-        for cg in cgs {
+        for cg in cgs.into_iter().rev() {
             cg.remove()?;
         }
         let mut damon_refresh_errors = damon0.refresh_errors.clone();
@@ -395,6 +409,39 @@ impl HostSwap {
     }
 }
 
+/// The scenario's memcgs (indices into `Config::memcg`), each after its parent.
+fn memcg_creation_order(sc: &Scenario) -> Vec<usize> {
+    let ms = &sc.config.memcg;
+    let mut out: Vec<usize> = Vec::with_capacity(ms.len());
+    while out.len() < ms.len() {
+        let before = out.len();
+        for (i, m) in ms.iter().enumerate() {
+            let ready = m.parent_index == 0 || out.contains(&(m.parent_index as usize - 1));
+            if ready && !out.contains(&i) {
+                out.push(i);
+            }
+        }
+        assert!(out.len() > before, "the scenario's memcg tree has no cycle (refused when it is read)");
+    }
+    out
+}
+
+/// The memory limit that binds memcg `m`'s tasks: its own or its nearest limited
+/// ancestor's (on v1 the host is 5.11+: always hierarchical).
+fn binding_limit(sc: &Scenario, m: &str) -> Option<u64> {
+    let ms = &sc.config.memcg;
+    let mut cur = ms.iter().position(|c| c.name == m)?;
+    loop {
+        if let Some(max) = ms[cur].max {
+            return Some(max);
+        }
+        match ms[cur].parent_index {
+            0 => return None,
+            p => cur = p as usize - 1,
+        }
+    }
+}
+
 /// The host cannot change its RAM: a scenario either models about the host's memory, or
 /// confines every task to a memcg with a limit that the host can honour.
 pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Result<(), Error> {
@@ -404,10 +451,13 @@ pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Res
     let usable = usable_ram(sc);
     let same_ram = same_ram(sc, meminfo);
     if !same_ram {
-        let unlimited: Vec<&str> = f
+        // A program other processes start without naming a memcg runs in its starter's.
+        let unlimited: Vec<&str> = sc
+            .config
             .task
             .iter()
-            .filter(|t| t.memcg.as_ref().and_then(|m| f.memcg[m].max).is_none())
+            .filter(|t| !(t.spawned && t.memcg.is_none()))
+            .filter(|t| t.memcg.as_ref().and_then(|m| binding_limit(sc, m)).is_none())
             .map(|t| t.name.as_str())
             .collect();
         if !unlimited.is_empty() {
@@ -423,7 +473,16 @@ pub fn check_memory_model(sc: &Scenario, meminfo: &BTreeMap<String, u64>) -> Res
             )));
         }
     }
-    let limits: u64 = f.memcg.values().filter_map(|m| m.max).sum();
+    // Limits nested in a limited memcg are within its.
+    let limits: u64 = sc
+        .config
+        .memcg
+        .iter()
+        .filter(|m| {
+            m.parent_index == 0 || binding_limit(sc, &sc.config.memcg[m.parent_index as usize - 1].name).is_none()
+        })
+        .filter_map(|m| m.max)
+        .sum();
     if !same_ram && limits > available {
         return Err(Error(format!(
             "{}: the memcg limits add up to {} MiB but only {} MiB are available (MemAvailable): the limits \

@@ -282,3 +282,142 @@ fn sigterm_during_a_host_run_restores_the_host() {
     assert!(left.is_empty(), "work dir left behind: {left:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A job server with exec'd jobs, a fork, a wait, an exec of the server itself and a paused
+/// server, run by pagesim-load as real processes (no memcg: nothing on the host changes).
+const LIFECYCLE: &str = r#"
+name = "life"
+[machine]
+ram = "1GB"
+[device.disk]
+model = "nvme"
+[file.text]
+device = "disk"
+size = "1MB"
+[region.text]
+kind = "file"
+file = "text"
+exec = true
+[file.src]
+device = "disk"
+size = "16KB"
+per_task = true
+[region.heap]
+kind = "anon"
+size = "8MB"
+[region.buf]
+kind = "anon"
+size = "2MB"
+[[task]]
+name = "make"
+[[task.step]]
+region = "buf"
+pattern = "seq"
+op = "write"
+[[task.step]]
+op = "spawn"
+task = "cc"
+count = 5
+jobs = 2
+[[task.step]]
+op = "fork"
+task = "child"
+[[task.step]]
+op = "wait"
+[[task.step]]
+op = "exec"
+task = "ld"
+[[task]]
+name = "cc"
+[[task.step]]
+file = "src"
+op = "read"
+pattern = "seq"
+[[task.step]]
+op = "brk"
+region = "heap"
+size = "2MB"
+size_sigma = 0.5
+[[task.step]]
+region = "heap"
+pattern = "seq"
+op = "write"
+[[task.step]]
+region = "text"
+pattern = "zipf"
+accesses = 300
+op = "read"
+[[task]]
+name = "child"
+[[task.step]]
+region = "buf"
+pattern = "random"
+op = "write"
+accesses = 100
+[[task]]
+name = "ld"
+[[task.step]]
+region = "heap"
+pattern = "seq"
+op = "read"
+[[task]]
+name = "server"
+[[task.step]]
+region = "buf"
+pattern = "seq"
+op = "write"
+[[task.step]]
+op = "pause"
+"#;
+
+#[test]
+fn pagesim_load_runs_process_trees_with_the_engines_accesses() {
+    let dir = temp_dir("life");
+    let path = dir.join("life.toml");
+    std::fs::write(&path, LIFECYCLE).unwrap();
+    let out = Command::new(loader()).arg(&path).arg("--file-dir").arg(&dir).arg("--create-files").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let is_tmpfs = stderr.contains("tmpfs");
+    if is_tmpfs {
+        println!("skipped: {} is on tmpfs", dir.display());
+        std::fs::remove_dir_all(&dir).ok();
+        return;
+    }
+    assert!(out.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = report["tasks"].as_array().unwrap();
+    let by_name = |n: &str| runs.iter().find(|t| t["name"] == n).unwrap_or_else(|| panic!("no run {n}: {runs:?}"));
+    // Every run of every program: make, server, 5 jobs, the fork's child, and ld (make's
+    // exec), each completed.
+    let sc = Scenario::from_toml(LIFECYCLE, "life.toml", &[]).unwrap();
+    let expected: u32 = sc.config.task.iter().map(|t| t.runs).sum();
+    assert_eq!(runs.len() as u32, expected, "{runs:?}");
+    for t in runs {
+        assert_eq!(t["exit_code"], 0, "{t}");
+        assert!(t["error"].is_null(), "{t}");
+    }
+    // exec keeps the process: ld runs in make's; the jobs and the child are new processes.
+    let (make, ld) = (by_name("make"), by_name("ld.0"));
+    assert_eq!(make["pid"], ld["pid"]);
+    let mut pids: Vec<i64> = runs.iter().map(|t| t["pid"].as_i64().unwrap()).collect();
+    pids.sort_unstable();
+    pids.dedup();
+    assert_eq!(pids.len(), runs.len() - 1, "one pid per process");
+    // The engine's accesses, run for run: the same streams (a child's split from its
+    // parent's), so the same heap sizes drawn by brk. Lifecycle steps count one op in the
+    // engine and none on the host.
+    let sim = pagesim::run(&sc, pagesim::RunOptions::default()).unwrap().to_json();
+    for t in sim["tasks"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        if name == "make" {
+            continue; // the engine reports make's process under its last program's steps
+        }
+        let prog = name.split('.').next().unwrap();
+        let program = sc.config.task.iter().find(|p| p.name == prog).unwrap();
+        let lifecycle = program.step.iter().filter(|s| s.op.is_lifecycle()).count() as u64;
+        let ops: u64 = t["steps"].as_array().unwrap().iter().map(|s| s["ops"].as_u64().unwrap_or(0)).sum();
+        let host = by_name(name)["accesses"].as_u64().unwrap();
+        assert_eq!(host + lifecycle, ops, "{name}: host {host} accesses, engine {ops} ops");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

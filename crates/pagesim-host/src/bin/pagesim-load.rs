@@ -8,7 +8,7 @@
 //! scenario.
 
 use pagesim::Scenario;
-use pagesim_host::load::{create_files, execute, LoadOptions};
+use pagesim_host::load::{create_files, execute, lifecycle, LoadOptions};
 use std::path::{Path, PathBuf};
 
 const USAGE: &str = "usage: pagesim-load SCENARIO [--seed N] [--cgroup DIR] [--memcg NAME=DIR]... [--file-dir DIR [--create-files]] [--set KEY=VALUE]...
@@ -62,11 +62,21 @@ fn parse_args(args: &[String]) -> Result<(PathBuf, Vec<String>, LoadOptions, boo
     if create && opts.file_dir.is_none() {
         return Err("--create-files needs --file-dir".into());
     }
-    Ok((scenario.ok_or("missing SCENARIO")?, sets, opts, create))
+    let scenario = scenario.ok_or("missing SCENARIO")?;
+    // A process of the run that execs loads the scenario again (an absolute path: the
+    // new image may start elsewhere).
+    opts.scenario_path = Some(std::fs::canonicalize(&scenario).unwrap_or_else(|_| scenario.clone()));
+    opts.sets = sets.clone();
+    Ok((scenario, sets, opts, create))
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some(lifecycle::EXEC_ARG) {
+        // A process of a lifecycle run that exec'd: run the program its parent named.
+        let spec = std::env::var(lifecycle::EXEC_ENV).unwrap_or_default();
+        lifecycle::exec_child(&spec, load);
+    }
     let (path, sets, opts, create) = match parse_args(&args) {
         Ok(v) => v,
         Err(e) if e.is_empty() => {
