@@ -137,18 +137,20 @@ def test_readahead_windows_by_size_add_up_to_the_counter() -> None:
     assert sum(c for _, c in r.ra_window_hist) == r.counters["file_ra_windows"]
 
 
-# A 3.x livelock in a full memcg (the file says how); the watchdog stops it after 2 s.
+# A full memcg whose readers' pages are evicted before they are copied (the file says how).
 _LIVELOCK = Path(__file__).resolve().parents[1] / "scenarios" / "livelock-memcg.toml"
+# One read(2) that outlasts the watchdog's 100 ms span while the disk works.
+_WATCHDOG = Path(__file__).resolve().parents[1] / "scenarios" / "watchdog-long-read.toml"
 
 
-def test_a_livelocked_run_raises_run_error_with_the_report_up_to_the_stop() -> None:
-    with pytest.raises(pagesim.RunError, match=r"(?s)stopped \(livelock\).*task anon: in memcg reclaim") as e:
-        pagesim.run(_LIVELOCK)
+def test_a_run_stopped_by_the_watchdog_raises_run_error_with_the_report_up_to_the_stop() -> None:
+    with pytest.raises(pagesim.RunError, match=r"(?s)stopped \(livelock\).*task reader: runnable, in a read\(2\)") as e:
+        pagesim.run(_WATCHDOG)
     assert isinstance(e.value, RuntimeError)
     r = e.value.result
     assert not r.completed and r.stop_reason == "livelock"
-    assert 0 < r.ops_done < r.ops_total
-    assert r.elapsed_ns >= 2_000_000_000
+    assert r.ops_done == 0 and r.ops_total == 1
+    assert r.elapsed_ns >= 100_000_000
 
 
 def test_a_time_limit_returns_an_unfinished_report_with_real_times() -> None:

@@ -146,30 +146,32 @@ impl Sim {
     /// of thousands of pages takes milliseconds): I/O completions and device timers whose
     /// time has come run now, in time order, on their interrupt CPU, and the path goes on.
     /// In the kernel they interrupt it; a written page's completion rotates it to the
-    /// inactive tail, where the scan's next batch finds it clean. Stops at a thread's
-    /// wakeup (that needs the event loop); stale wakeups are dropped, as the loop would.
+    /// inactive tail, where the scan's next batch finds it clean. A thread's wakeup that is
+    /// due meanwhile waits for the event loop (this thread's step ends first) without
+    /// holding the interrupts behind it back; stale wakeups are dropped, as the loop would.
     pub(crate) fn run_due_interrupts(&mut self) {
+        // Interrupts do not wait for the scheduler: a wakeup of another thread that is due
+        // too is set aside (it runs once this thread's step ends) and put back in its place.
+        let mut held = std::mem::take(&mut self.sched.held_runs);
         while let Some((t, ev)) = self.sched.events.peek() {
             if t > self.sched.now {
                 break;
             }
+            let entry = self.sched.events.pop_entry().expect("peeked");
             match ev {
                 Event::Run { thread, token } => {
                     if token == self.sched.tokens[thread.idx()] {
-                        break;
+                        held.push(entry);
                     }
-                    self.sched.events.pop();
                 }
-                Event::IoDone { dev, rid } => {
-                    self.sched.events.pop();
-                    self.io_interrupt(dev, rid);
-                }
-                Event::DevTimer { dev } => {
-                    self.sched.events.pop();
-                    self.dev_timer_fired(dev);
-                }
+                Event::IoDone { dev, rid } => self.io_interrupt(dev, rid),
+                Event::DevTimer { dev } => self.dev_timer_fired(dev),
             }
         }
+        for e in held.drain(..) {
+            self.sched.events.restore(e);
+        }
+        self.sched.held_runs = held;
     }
 
     /// Device `dev`'s completion interrupt for request `rid`: it runs on the device's

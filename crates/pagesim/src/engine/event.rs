@@ -32,6 +32,18 @@ impl EventQueue {
         self.heap.pop().map(|Reverse((t, _, e))| (t, e))
     }
 
+    /// Takes the next event with its sequence number, to put it back later with
+    /// [`EventQueue::restore`] in the same place.
+    pub fn pop_entry(&mut self) -> Option<(u64, u64, Event)> {
+        self.heap.pop().map(|Reverse(e)| e)
+    }
+
+    /// Puts back an event taken with [`EventQueue::pop_entry`]: it keeps its place among
+    /// events of its time.
+    pub fn restore(&mut self, e: (u64, u64, Event)) {
+        self.heap.push(Reverse(e));
+    }
+
     /// The next event without taking it.
     #[inline]
     pub fn peek(&self) -> Option<(u64, Event)> {
@@ -68,5 +80,19 @@ mod tests {
         assert_eq!(q.pop(), Some((5, Event::Run { thread: Tid(2), token: 0 })));
         assert_eq!(q.pop(), Some((5, Event::Run { thread: Tid(1), token: 0 })));
         assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn an_event_taken_and_restored_keeps_its_place() {
+        let mut q = EventQueue::default();
+        q.push(5, Event::Run { thread: Tid(2), token: 0 });
+        q.push(5, Event::DevTimer { dev: DevId(0) });
+        q.push(5, Event::Run { thread: Tid(1), token: 0 });
+        let first = q.pop_entry().unwrap();
+        let timer = q.pop().unwrap();
+        assert_eq!(timer.1, Event::DevTimer { dev: DevId(0) });
+        q.restore(first);
+        assert_eq!(q.pop(), Some((5, Event::Run { thread: Tid(2), token: 0 })), "still before the later push");
+        assert_eq!(q.pop(), Some((5, Event::Run { thread: Tid(1), token: 0 })));
     }
 }

@@ -502,6 +502,7 @@ impl Sim {
                 page_waiters: PageWaiters::default(),
                 throttled: Vec::new(),
                 congestion_waiters: Vec::new(),
+                held_runs: Vec::new(),
                 scratch_waiters: Vec::new(),
                 timeline: Vec::new(),
                 sample_every: c.sample_interval.unwrap_or(0),

@@ -63,6 +63,9 @@ pub(crate) struct Sched {
     pub(crate) throttled: Vec<Tid>,
     /// Tasks in `congestion_wait` (≤2.6.36 direct reclaim).
     pub(crate) congestion_waiters: Vec<Tid>,
+    /// Wakeups `run_due_interrupts` set aside while it runs the interrupts behind them
+    /// (a buffer kept between calls).
+    pub(crate) held_runs: Vec<(u64, u64, crate::engine::event::Event)>,
     /// Reused buffer for the tasks one wakeup releases.
     pub(crate) scratch_waiters: Vec<Tid>,
     /// Timeline points every `sample_every` ns (none when 0).
