@@ -572,10 +572,25 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
     let wall_ns = release.elapsed().as_nanos() as u64;
     drop(shared);
     drop(shared_fds);
+    let tasks = task_runs(sc, &progs, &pids, &statuses, &limited, &data);
+    Ok(LoadReport { scenario: sc.name.clone(), seed, wall_ns, tasks })
+}
+
+/// The runs of a load: one per process the runner forked (`progs`, their `pids` and wait
+/// `statuses`, those killed at the time limit), then what the result records in `data` say
+/// of them and of any run the processes started ([`parse_results`]).
+fn task_runs(
+    sc: &Scenario,
+    progs: &[TaskProgram],
+    pids: &[i32],
+    statuses: &[i32],
+    limited: &[i32],
+    data: &[u8],
+) -> Vec<TaskRun> {
     let mut tasks: Vec<TaskRun> = progs
         .iter()
-        .zip(&pids)
-        .zip(&statuses)
+        .zip(pids)
+        .zip(statuses)
         .map(|((p, &pid), &st)| TaskRun {
             name: p.name.clone(),
             task: p.task,
@@ -593,8 +608,8 @@ pub fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error> {
             access_latency: Vec::new(),
         })
         .collect();
-    parse_results(sc, &data, &mut tasks);
-    Ok(LoadReport { scenario: sc.name.clone(), seed, wall_ns, tasks })
+    parse_results(sc, data, &mut tasks);
+    tasks
 }
 
 type ChildResult = Result<(u64, u64, u64, Vec<(u64, u64)>), String>;

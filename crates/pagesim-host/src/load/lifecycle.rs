@@ -674,28 +674,7 @@ pub(super) fn execute(
     let tree = super::Tree { active: active.r, release: &mut release.w };
     let (statuses, data, limited) = super::wait_all(&pids, results.r, deadline, Some(tree));
     let wall_ns = released.elapsed().as_nanos() as u64;
-    let mut tasks: Vec<super::TaskRun> = progs
-        .iter()
-        .zip(&pids)
-        .zip(&statuses)
-        .map(|((p, &pid), &st)| super::TaskRun {
-            name: p.name.clone(),
-            task: p.task,
-            instance: p.instance,
-            pid,
-            memcg: sc.file.task[p.task].memcg.clone(),
-            start_ns: None,
-            end_ns: None,
-            wall_ns: None,
-            accesses: None,
-            exit_code: libc::WIFEXITED(st).then(|| libc::WEXITSTATUS(st)),
-            signal: libc::WIFSIGNALED(st).then(|| libc::WTERMSIG(st)),
-            time_limited: limited.contains(&pid),
-            error: None,
-            access_latency: Vec::new(),
-        })
-        .collect();
-    super::parse_results(sc, &data, &mut tasks);
+    let tasks = super::task_runs(sc, progs, &pids, &statuses, &limited, &data);
     Ok(super::LoadReport { scenario: sc.name.clone(), seed, wall_ns, tasks })
 }
 

@@ -607,6 +607,21 @@ impl Sim {
     /// Runs until every task has finished, the time limit, or the watchdog; returns (and
     /// keeps, for the report) how it ended. `progress` is called about once a second of
     /// wall time.
+    /// Runs event `ev`, due at `t`: a thread's wakeup (unless a later one replaced it), a
+    /// device completion or a device timer.
+    pub(crate) fn dispatch(&mut self, t: u64, ev: Event) {
+        self.sched.now = self.sched.now.max(t);
+        match ev {
+            Event::Run { thread, token } => {
+                if token == self.sched.tokens[thread.idx()] {
+                    self.run_thread(thread);
+                }
+            }
+            Event::IoDone { dev, rid } => self.io_interrupt(dev, rid),
+            Event::DevTimer { dev } => self.dev_timer_fired(dev),
+        }
+    }
+
     pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) -> RunEnd {
         let started = std::time::Instant::now();
         self.sched.run_started = Some(started);
@@ -636,16 +651,7 @@ impl Sim {
                     self.sched.sample_every = every;
                 }
             }
-            self.sched.now = self.sched.now.max(t);
-            match ev {
-                Event::Run { thread, token } => {
-                    if token == self.sched.tokens[thread.idx()] {
-                        self.run_thread(thread);
-                    }
-                }
-                Event::IoDone { dev, rid } => self.io_interrupt(dev, rid),
-                Event::DevTimer { dev } => self.dev_timer_fired(dev),
-            }
+            self.dispatch(t, ev);
             if self.sched.live == self.sched.paused {
                 break RunEnd::Completed;
             }

@@ -1411,16 +1411,7 @@ mod memcg_tree_tests {
         let mut peak = 0;
         while !matches!(s.sched.events.next_time(), u64::MAX) && s.sched.live > s.sched.paused {
             let Some((t, ev)) = s.sched.events.pop() else { break };
-            s.sched.now = s.sched.now.max(t);
-            match ev {
-                crate::engine::event::Event::Run { thread, token } => {
-                    if token == s.sched.tokens[thread.idx()] {
-                        s.run_thread(thread);
-                    }
-                }
-                crate::engine::event::Event::IoDone { dev, rid } => s.io_interrupt(dev, rid),
-                crate::engine::event::Event::DevTimer { dev } => s.dev_timer_fired(dev),
-            }
+            s.dispatch(t, ev);
             peak = peak.max(s.mm.memcgs[2].swap_usage);
         }
         assert!(peak > 0 && peak <= 256, "b's swap stayed within 1 MB: peak {peak} pages");

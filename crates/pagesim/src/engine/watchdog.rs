@@ -214,16 +214,7 @@ mod tests {
         // Run into the memcg's pressure: the readers and the anon task are all under way.
         for _ in 0..20_000 {
             let Some((t, ev)) = s.sched.events.pop() else { break };
-            s.sched.now = s.sched.now.max(t);
-            match ev {
-                crate::engine::event::Event::Run { thread, token } => {
-                    if token == s.sched.tokens[thread.idx()] {
-                        s.run_thread(thread);
-                    }
-                }
-                crate::engine::event::Event::IoDone { dev, rid } => s.io_interrupt(dev, rid),
-                crate::engine::event::Event::DevTimer { dev } => s.dev_timer_fired(dev),
-            }
+            s.dispatch(t, ev);
         }
         let span = 2_000_000_000;
         s.sched.watchdog_mark = s.mark();
