@@ -120,6 +120,16 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             1 => writeln!(s, "swap_max = \"{}KB\"", u.int_in_range(0u32..=8192)?).unwrap(),
             _ => {}
         }
+        // Protection and throttling (v2: low, min, high; v1: soft limit, use_hierarchy),
+        // each refused by the other version and low/min/high by the 3.x profiles.
+        match u.int_in_range(0u8..=7)? {
+            0 => writeln!(s, "low = \"{}MB\"", u.int_in_range(0u32..=64)?).unwrap(),
+            1 => writeln!(s, "min = \"{}MB\"", u.int_in_range(0u32..=64)?).unwrap(),
+            2 => writeln!(s, "high = \"{}KB\"", u.int_in_range(0u32..=65536)?).unwrap(),
+            3 => writeln!(s, "soft_limit = \"{}MB\"", u.int_in_range(0u32..=64)?).unwrap(),
+            4 => writeln!(s, "use_hierarchy = {}", u.arbitrary::<bool>()?).unwrap(),
+            _ => {}
+        }
     }
     let nregions = u.int_in_range(1usize..=3)?;
     for r in 0..nregions {
