@@ -166,6 +166,14 @@ impl Sim {
             return Step::Continue;
         }
         self.snapshot_refaults(sc.target_memcg);
+        if sc.nr_reclaimed == 0 && self.profile.memcg_walk == MemcgWalk::RoundRobinPerRoot && !sc.memcg_full_walk {
+            // 6.12: the shared round-robin position may have shown this reclaimer too few
+            // memcgs; before failing, walk the whole tree.
+            sc.priority = DEF_PRIORITY;
+            sc.memcg_full_walk = true;
+            self.sched.tasks[tid].reclaim = Some(sc);
+            return Step::Continue;
+        }
         if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
             // The inactive:active decision was made at the root; a cgroup may have all its
             // pages active. Retry with deactivation forced.
@@ -359,6 +367,11 @@ impl Sim {
         let before = sc.nr_reclaimed;
         match sc.target_memcg {
             Some(m) => self.shrink_node_memcgs(m, sc, cpu),
+            // 6.12+ global direct reclaim walks part of the tree, on from where the last
+            // one left off (its retry after freeing nothing walks all of it).
+            None if self.profile.memcg_walk == MemcgWalk::RoundRobinPerRoot && !sc.kswapd && !sc.memcg_full_walk => {
+                self.shrink_node_memcgs(0, sc, cpu)
+            }
             None => {
                 // Global reclaim visits every memcg, in the tree's pre-order.
                 for k in 0..self.mm.subtrees[0].len() {
@@ -447,16 +460,18 @@ impl Sim {
         })
     }
 
-    /// Limit reclaim of `root`'s subtree (`shrink_node_memcgs` / 3.x `shrink_zone` over
+    /// Reclaim of `root`'s subtree (`shrink_node_memcgs` / 3.x `shrink_zone` over
     /// `mem_cgroup_iter` with a reclaim cookie): each memcg's lruvec in pre-order, from where
     /// the last walk of this root left off (`Profile::memcg_walk`), stopping once
-    /// `nr_to_reclaim` is met; or the whole subtree (6.1).
+    /// `nr_to_reclaim` is met; or the whole subtree (6.1; on 6.12 for kswapd and for the
+    /// retry of a reclaim that freed nothing, `memcg_full_walk`). Limit reclaim, and 6.12+
+    /// global direct reclaim (root 0).
     fn shrink_node_memcgs(&mut self, root: u16, sc: &mut ScanControl, cpu: u32) {
         let list = &self.mm.subtrees[root as usize];
         if list.len() == 1 {
             return self.shrink_lruvec(root, sc, cpu);
         }
-        let walk = self.profile.memcg_walk;
+        let walk = if sc.kswapd || sc.memcg_full_walk { MemcgWalk::Full } else { self.profile.memcg_walk };
         let key = (root, if walk == MemcgWalk::RoundRobin { sc.priority } else { 0 });
         let mut i = match walk {
             MemcgWalk::Full => 0,
@@ -1390,6 +1405,36 @@ mod memcg_tree_tests {
         assert!(s.mm.memcgs[a].events.get(Counter::PgStealDirect) > 0);
         let s = sim(&tree("", "", "profile = \"linux-6.6\"\ncgroup_version = 1"));
         assert_eq!(s.mm.subtrees[p], [3, 1, 2]);
+    }
+
+    #[test]
+    fn global_direct_reclaim_of_6_18_walks_part_of_the_tree_and_6_6_all_of_it() {
+        // Two memcgs with 8 MB of clean page cache each; one direct reclaim pass at
+        // priority 0 (32 pages to free).
+        for (profile, partial) in [("linux-6.6", false), ("linux-6.18", true)] {
+            let text = format!(
+                "[machine]\nram = \"256MB\"\n[kernel]\nprofile = \"{profile}\"\n[device.d]\nmodel = \"nvme\"\n\
+                 [memcg.a]\n[memcg.b]\n[file.f]\ndevice = \"d\"\nsize = \"8MB\"\nper_task = true\n\
+                 [[task]]\nname = \"ra\"\nmemcg = \"a\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n[[task.step]]\nop = \"pause\"\n\
+                 [[task]]\nname = \"rb\"\nmemcg = \"b\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n[[task.step]]\nop = \"pause\"\n"
+            );
+            let mut s = sim(&text);
+            s.run(&mut None);
+            let steal = |s: &crate::engine::Sim, m: usize| s.mm.memcgs[m].events.get(Counter::PgStealDirect);
+            let mut sc = crate::reclaim::ScanControl::direct();
+            sc.priority = 0;
+            s.shrink_node(&mut sc, 0);
+            let (a, b) = (steal(&s, 1), steal(&s, 2));
+            assert!(a >= 32, "{profile}: a gave {a}");
+            assert_eq!(b == 0, partial, "{profile}: b gave {b}");
+            if partial {
+                // The next direct reclaim goes on from b.
+                let mut sc = crate::reclaim::ScanControl::direct();
+                sc.priority = 0;
+                s.shrink_node(&mut sc, 0);
+                assert!(steal(&s, 2) >= 32 && steal(&s, 1) == a, "{profile}: the walk went on from b");
+            }
+        }
     }
 
     #[test]

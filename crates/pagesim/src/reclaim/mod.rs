@@ -88,6 +88,9 @@ pub struct ScanControl {
     pub reclaim_high: bool,
     /// Soft-limit reclaim (`mem_cgroup_shrink_node`): one lruvec scanned at priority 0.
     pub soft_limit: bool,
+    /// 6.12: walk the whole memcg tree rather than on from the shared round-robin position
+    /// (set for the retry of a direct or limit reclaim that freed nothing).
+    pub memcg_full_walk: bool,
 }
 
 impl ScanControl {
@@ -119,6 +122,7 @@ impl ScanControl {
             memcg_low_reclaim: false,
             reclaim_high: false,
             soft_limit: false,
+            memcg_full_walk: false,
         }
     }
     /// `try_to_free_pages`: global direct reclaim of 32 pages.
