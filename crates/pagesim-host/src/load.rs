@@ -700,21 +700,8 @@ fn run_child(
     // The read buffer, touched now so the reads do not fault on it.
     let record_max = p.steps.iter().filter(|s| s.file).map(|s| s.record_pages as usize * PAGE).max().unwrap_or(0);
     let mut buf = vec![1u8; record_max];
-    // Wait until the runner has forked everyone: EOF on the barrier.
-    let mut b = 0u8;
-    loop {
-        // SAFETY: reads at most one byte into a live local from an open descriptor.
-        let n = unsafe { libc::read(barrier, (&mut b as *mut u8).cast(), 1) };
-        if n >= 0 || crate::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break;
-        }
-    }
-    let release = Instant::now();
-    let start_at = release + Duration::from_nanos(task.start + p.instance as u64 * task.stagger);
-    let now = Instant::now();
-    if start_at > now {
-        std::thread::sleep(start_at - now);
-    }
+    // Wait until the runner has forked everyone, then for the start delay.
+    let release = wait_release(barrier, task.start + p.instance as u64 * task.stagger);
     let start = release.elapsed().as_nanos() as u64;
     let mut lat = pagesim::histogram::Histogram::default();
     let (accesses, _) = run_program(p, &targets, &mut buf, &mut lat)?;
@@ -731,6 +718,31 @@ fn latency_buckets(lat: &pagesim::histogram::Histogram) -> Vec<(u64, u64)> {
         buckets.drain(..buckets.len() - MAX_LATENCY_BUCKETS);
     }
     buckets
+}
+
+/// Blocks until pipe `fd` reaches EOF (every write end closed), retrying interrupted reads.
+fn wait_eof(fd: libc::c_int) {
+    let mut b = 0u8;
+    loop {
+        // SAFETY: reads at most one byte into a live local from an open descriptor.
+        let n = unsafe { libc::read(fd, (&mut b as *mut u8).cast(), 1) };
+        if n >= 0 || crate::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            break;
+        }
+    }
+}
+
+/// Waits for the runner's release (EOF on `barrier`: it has forked everyone), then until
+/// `delay_ns` after it (the task's start and stagger); returns the release.
+fn wait_release(barrier: libc::c_int, delay_ns: u64) -> Instant {
+    wait_eof(barrier);
+    let release = Instant::now();
+    let start_at = release + Duration::from_nanos(delay_ns);
+    let now = Instant::now();
+    if start_at > now {
+        std::thread::sleep(start_at - now);
+    }
+    release
 }
 
 fn spin_for(think: Duration) {

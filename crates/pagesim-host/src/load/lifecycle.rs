@@ -410,14 +410,7 @@ impl Proc<'_> {
                 send_result(self.ctx.results, self.record, self.prog, self.run, Ok((self.start_ns, end, n, buckets)));
                 // No longer active: once every live process is paused, the runner releases all.
                 super::close(&mut self.ctx.active);
-                let mut b = 0u8;
-                loop {
-                    // SAFETY: reads at most one byte into a live local from an open descriptor.
-                    let r = unsafe { libc::read(self.ctx.release, (&mut b as *mut u8).cast(), 1) };
-                    if r >= 0 || crate::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                        break;
-                    }
-                }
+                super::wait_eof(self.ctx.release);
                 return Ok(true);
             }
             _ => unreachable!("not a lifecycle call: {op:?}"),
@@ -694,19 +687,6 @@ fn top_level_setup(
         // SAFETY: getpid has no preconditions.
         join_cgroup(dir, unsafe { libc::getpid() }).map_err(|e| e.0)?;
     }
-    let mut b = 0u8;
-    loop {
-        // SAFETY: reads at most one byte into a live local from an open descriptor.
-        let n = unsafe { libc::read(barrier, (&mut b as *mut u8).cast(), 1) };
-        if n >= 0 || crate::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            break;
-        }
-    }
-    let release = Instant::now();
-    let start_at = release + Duration::from_nanos(task.start + p.instance as u64 * task.stagger);
-    let now = Instant::now();
-    if start_at > now {
-        std::thread::sleep(start_at - now);
-    }
+    let release = super::wait_release(barrier, task.start + p.instance as u64 * task.stagger);
     Ok((release, release.elapsed().as_nanos() as u64))
 }
