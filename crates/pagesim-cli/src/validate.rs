@@ -254,8 +254,7 @@ pub struct Override {
 
 /// The `--set`s that configure the simulated kernel like the host: profile, the tunables
 /// the scenario leaves to the host, and the swap devices replaced by the host's disk.
-/// `queue` holds the host disk's /sys/block/<dev>/queue values (rotational, scheduler,
-/// max_sectors_kb). Also returns notes on what could not be carried over.
+/// `queue` holds the host disk's /sys/block/<dev>/queue values ([`QUEUE_KEYS`]). Also returns notes on what could not be carried over.
 pub fn host_overrides(
     sc: &pagesim::Scenario,
     host: &HostTunables,
@@ -381,7 +380,7 @@ pub fn host_overrides(
             )),
             None => {}
         }
-        for k in ["rotational", "max_sectors_kb", "scheduler", "read_ahead_kb"] {
+        for k in QUEUE_KEYS {
             if let (Some(kb), "read_ahead_kb") = (own_ra, k) {
                 keys.push(format!("{k} = {kb}"));
             } else if let Some(v) = queue.get(k) {
@@ -726,11 +725,15 @@ fn print_probe(p: &DeviceProbe, out: &mut Out) -> Result<(), Stop> {
     Ok(())
 }
 
-/// The queue settings of the disk holding `dir` (rotational, scheduler, max_sectors_kb).
+/// The /sys/block/<dev>/queue settings of the host disk that the disk model takes.
+const QUEUE_KEYS: [&str; 6] =
+    ["rotational", "scheduler", "max_sectors_kb", "max_segments", "max_segment_size", "read_ahead_kb"];
+
+/// The queue settings of the disk holding `dir` ([`QUEUE_KEYS`]).
 fn disk_queue(dir: &Path) -> BTreeMap<String, String> {
     let mut q = BTreeMap::new();
     let Some(d) = pagesim_host::tunables::disk_dir(dir) else { return q };
-    for k in ["rotational", "scheduler", "max_sectors_kb", "read_ahead_kb"] {
+    for k in QUEUE_KEYS {
         if let Ok(v) = std::fs::read_to_string(d.join("queue").join(k)) {
             q.insert(k.to_string(), pagesim_host::sysfs::selected(&v).to_string());
         }
@@ -1148,11 +1151,17 @@ mod tests {
 
     #[test]
     fn host_values_fill_what_the_scenario_leaves_open_and_the_swap_device_becomes_the_host_disk() {
-        let queue: BTreeMap<String, String> =
-            [("rotational", "1"), ("scheduler", "mq-deadline"), ("max_sectors_kb", "4096"), ("read_ahead_kb", "8192")]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
+        let queue: BTreeMap<String, String> = [
+            ("rotational", "1"),
+            ("scheduler", "mq-deadline"),
+            ("max_sectors_kb", "4096"),
+            ("max_segments", "254"),
+            ("max_segment_size", "4294967295"),
+            ("read_ahead_kb", "8192"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
         let sc = scenario("[vm]\nswappiness = 30");
         let (o, notes) = host_overrides(&sc, &host(), &queue, &host_disk_timing(None), false).unwrap();
         let sets: Vec<&str> = o.iter().map(|o| o.set.as_str()).collect();
@@ -1172,6 +1181,7 @@ mod tests {
         assert_eq!(dev.name(), "nvme");
         assert!(dev.rotational(), "virtio disks report rotational = 1");
         assert_eq!(dev.max_request_bytes(), 4096 * 1024);
+        assert_eq!(dev.queue_params().max_segments, 254, "a swap-out request holds at most 254 pages");
         assert_eq!(dev.queue_params().read_ahead_kb, 8192, "the host disk's read_ahead_kb");
         assert_eq!(s.file.vm.page_cluster, Some(2));
         // Same RAM: the watermarks carry over.

@@ -297,7 +297,33 @@ pub struct Profile {
     pub zswap: Option<ZswapRules>,
     /// Dirty limits, the flusher, pageout of file pages, dirty throttling.
     pub writeback: WritebackRules,
+    /// When the block plug sends what it holds to the device before the plug ends.
+    pub block_plug: PlugRules,
 }
+
+/// When a task's block plug is flushed early: a bio that merges with no plugged request
+/// makes a new request, and adding it first flushes the plug if the plug is full or holds a
+/// large request (`blk_add_rq_to_plug`; 2.6.39-4.9 the plug check of `blk_queue_bio`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlugRules {
+    /// Requests the plug holds before the next one flushes it (`BLK_MAX_REQUEST_COUNT`:
+    /// 16, 32 from 5.16, "block: bump max plugged deferred size from 16 to 32").
+    pub max_requests: u32,
+    /// 4.10+ (Shaohua Li, "block: immediately dispatch big size request"): the plug is
+    /// also flushed when the plugged request it looks at has this many bytes
+    /// (`BLK_PLUG_FLUSH_SIZE`, 128 KiB), so a stream of large requests goes out one by one
+    /// instead of 16 or 32 at a time. 0: never (before 4.10).
+    pub flush_bytes: u64,
+    /// The request looked at is the oldest in the plug (6.13+, where the plug list became
+    /// a FIFO and `rq_list_peek` returns its head) rather than the newest (4.10-6.12).
+    pub flush_checks_oldest: bool,
+}
+
+/// The plug of 2.6.39-4.9: 16 requests, no size check.
+pub const PLUG_LEGACY: PlugRules = PlugRules { max_requests: 16, flush_bytes: 0, flush_checks_oldest: false };
+
+/// The plug of 5.16-6.12: 32 requests, or the newest request at 128 KiB.
+pub const PLUG_5_16: PlugRules = PlugRules { max_requests: 32, flush_bytes: 128 << 10, flush_checks_oldest: false };
 
 /// Version switches of anonymous mTHP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -406,6 +432,7 @@ const LINUX_3_14: Profile = Profile {
     swap_zeromap: false,
     zswap: Some(ZSWAP_3_14),
     writeback: WRITEBACK_3_14,
+    block_plug: PLUG_LEGACY,
 };
 
 /// Linux 3.6, seed 000's Vanilla; also the base of the 2.6.2x profiles.
@@ -484,6 +511,7 @@ const LINUX_6_6: Profile = Profile {
         cgroup_writeback: true,
         ..WRITEBACK_3_14
     },
+    block_plug: PLUG_5_16,
 };
 
 /// The registry of kernel profiles.
@@ -516,6 +544,7 @@ pub const PROFILES: &[Profile] = &[
             zbud_evict: false,
             memcg_charge: true,
         }),
+        block_plug: PlugRules { flush_checks_oldest: true, ..PLUG_5_16 },
         ..LINUX_6_6
     },
     LINUX_3_14,

@@ -40,6 +40,8 @@ pub trait FlashDefaults: Clone + std::fmt::Debug {
     const CHANNELS: u32;
     const IOPS_MAX: u64;
     const MAX_SECTORS_KB: u64;
+    const MAX_SEGMENTS: u32;
+    const MAX_SEGMENT_SIZE: u64;
     /// Sources of the defaults, per key, for `pagesim describe`.
     const SOURCES: FlashSources;
 }
@@ -80,6 +82,11 @@ pub struct FlashParams<D: FlashDefaults> {
     pub iops_max: u64,
     /// Largest request after merging, KiB.
     pub max_sectors_kb: u64,
+    /// Most segments in one request (the driver's scatter-gather limit).
+    pub max_segments: u32,
+    /// Largest segment, bytes.
+    #[serde(deserialize_with = "de_bytes")]
+    pub max_segment_size: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
     /// What the block device reports in `/sys/block/<dev>/queue/rotational`. Default false.
@@ -112,6 +119,8 @@ impl<D: FlashDefaults> Default for FlashParams<D> {
             channels: D::CHANNELS,
             iops_max: D::IOPS_MAX,
             max_sectors_kb: D::MAX_SECTORS_KB,
+            max_segments: D::MAX_SEGMENTS,
+            max_segment_size: D::MAX_SEGMENT_SIZE,
             read_ahead_kb: 128,
             rotational: false,
             nr_requests: NR_REQUESTS,
@@ -168,6 +177,8 @@ impl<D: FlashDefaults> FlashParams<D> {
     fn queue_params(&self) -> QueueParams {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
+            max_segments: self.max_segments,
+            max_segment_size: self.max_segment_size,
             read_ahead_kb: self.read_ahead_kb,
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,
@@ -290,7 +301,7 @@ pub(super) mod tests {
     /// merge with queued neighbours when `stride == len`), runs to completion, returns
     /// (elapsed ns, mean latency ns).
     pub(crate) fn run_batch(m: DeviceModel, dir: IoDir, n: u64, len: u64, stride: u64) -> (u64, u64) {
-        let mut q = DeviceQueue::new(m);
+        let mut q = DeviceQueue::new(m, crate::profile::PLUG_LEGACY);
         let mut inflight: Vec<Dispatched> = Vec::new();
         for i in 0..n {
             q.add(dir, i * stride, len, i as u32, 0, &mut inflight);

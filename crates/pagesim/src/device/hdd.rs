@@ -112,6 +112,11 @@ pub struct HddParams {
     pub ncq_max_wait: u64,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
+    /// Most segments in one request. Default 168 (`AHCI_MAX_SG`: a SATA disk behind AHCI).
+    pub max_segments: u32,
+    /// Largest segment, bytes. Default 64 KiB (the SCSI layer's default for AHCI).
+    #[serde(deserialize_with = "de_bytes")]
+    pub max_segment_size: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
     /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
@@ -148,6 +153,8 @@ impl Default for HddParams {
             ncq_reorder: true,
             ncq_max_wait: 2_400_000_000,
             max_sectors_kb: 512,
+            max_segments: 168,
+            max_segment_size: 64 << 10,
             read_ahead_kb: 128,
             nr_requests: NR_REQUESTS,
             irq_cpu: None,
@@ -161,6 +168,8 @@ impl HddParams {
     fn queue_params(&self) -> QueueParams {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
+            max_segments: self.max_segments,
+            max_segment_size: self.max_segment_size,
             read_ahead_kb: self.read_ahead_kb,
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,

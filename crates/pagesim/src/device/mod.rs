@@ -109,11 +109,21 @@ impl IoDir {
 /// `BLKDEV_MAX_RQ`: the default `nr_requests`.
 pub const NR_REQUESTS: u32 = 128;
 
+/// `BLK_MAX_SEGMENTS` and `BLK_MAX_SEGMENT_SIZE`: the segment limits of a queue whose driver
+/// sets none (`blk_set_default_limits`).
+pub const BLK_MAX_SEGMENTS: u32 = 128;
+pub const BLK_MAX_SEGMENT_SIZE: u64 = 64 << 10;
+
 /// The request-queue settings every model carries (`/sys/block/<dev>/queue/`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct QueueParams {
     /// Largest request after merging, KiB (`max_sectors_kb`).
     pub max_sectors_kb: u64,
+    /// Most scatter-gather segments in one request (`max_segments`): each page I/O is one,
+    /// its folio being the only physically contiguous memory the model knows of.
+    pub max_segments: u32,
+    /// Largest segment, bytes (`max_segment_size`): a larger folio takes several.
+    pub max_segment_size: u64,
     /// Default file readahead window, KiB (`read_ahead_kb`, the bdi's `ra_pages`).
     pub read_ahead_kb: u64,
     /// Requests that may be allocated per class, sync and async (`nr_requests`).
@@ -153,6 +163,20 @@ impl QueueParams {
                 self.max_sectors_kb
             ));
         }
+        if self.max_segments == 0 || self.max_segments > u16::MAX as u32 {
+            return Err(format!(
+                "max_segments: expected a number of segments from 1 to {} (an unsigned short), got {}",
+                u16::MAX,
+                self.max_segments
+            ));
+        }
+        if self.max_segment_size < 4096 || self.max_segment_size > u32::MAX as u64 {
+            return Err(format!(
+                "max_segment_size: expected a number of bytes from 4096 (one page) to {}, got {}",
+                u32::MAX,
+                self.max_segment_size
+            ));
+        }
         if !self.read_ahead_kb.is_multiple_of(4) || self.read_ahead_kb > 1 << 20 {
             return Err(format!(
                 "read_ahead_kb: expected a multiple of 4 KiB (whole pages) up to {} KiB, got {}",
@@ -174,6 +198,22 @@ impl QueueParams {
                 unit: "KiB",
                 default: self.max_sectors_kb.to_string(),
                 doc: "Largest request after merging (/sys/block/<dev>/queue/max_sectors_kb).",
+            },
+            ParamDoc {
+                key: "max_segments",
+                unit: "segments",
+                default: self.max_segments.to_string(),
+                doc: "Most scatter-gather segments in one request (/sys/block/<dev>/queue/max_segments): \
+                      merging stops there. Each page I/O is one segment (two folios are never taken \
+                      to be physically contiguous), so this caps a request of scattered pages, such \
+                      as a swap-out, at this many pages.",
+            },
+            ParamDoc {
+                key: "max_segment_size",
+                unit: "bytes",
+                default: self.max_segment_size.to_string(),
+                doc: "Largest segment (/sys/block/<dev>/queue/max_segment_size): a folio larger than \
+                      this takes several segments.",
             },
             ParamDoc {
                 key: "read_ahead_kb",
@@ -344,9 +384,11 @@ impl DeviceModel {
         self.queue_params().max_sectors_kb / 4
     }
 
-    /// Largest request after merging (`max_sectors_kb`), in bytes.
+    /// Largest request after merging, in bytes: `max_sectors_kb`, or `max_segments` full
+    /// segments if that is less.
     pub fn max_request_bytes(&self) -> u64 {
-        self.queue_params().max_sectors_kb * 1024
+        let q = self.queue_params();
+        (q.max_sectors_kb * 1024).min(q.max_segments as u64 * q.max_segment_size)
     }
 }
 

@@ -23,6 +23,9 @@ impl FlashDefaults for NvmeDefaults {
     const CHANNELS: u32 = 32;
     const IOPS_MAX: u64 = 500_000;
     const MAX_SECTORS_KB: u64 = 128;
+    /// `NVME_MAX_SEGS` (128 in 6.x; 127 before); PRP lists put no limit on a segment's size.
+    const MAX_SEGMENTS: u32 = 128;
+    const MAX_SEGMENT_SIZE: u64 = u32::MAX as u64;
     const SOURCES: FlashSources = FlashSources {
         capacity: "Device size. Default 800 GB (an Intel P3700 capacity).",
         read_latency: "QD1 4 KiB random read latency. Default 80 us (spec B.3 [V]: AnandTech \

@@ -46,10 +46,8 @@
 
 use super::elevator::Elevator;
 use super::{DeviceModel, DriveCmd, IoDir};
+use crate::profile::PlugRules;
 use std::collections::BTreeSet;
-
-/// Requests a plug holds before it is flushed (`BLK_MAX_REQUEST_COUNT`).
-const BLK_MAX_REQUEST_COUNT: usize = 16;
 
 /// Class of a request for allocation limits (`BLK_RW_ASYNC` = 0, `BLK_RW_SYNC` = 1).
 const ASYNC: usize = 0;
@@ -111,6 +109,9 @@ struct Request {
     q: u32,
     offset: u64,
     len: u64,
+    /// Scatter-gather segments: one per page I/O (a folio is physically contiguous; two
+    /// folios are taken never to be), or more for a folio larger than `max_segment_size`.
+    segs: u32,
     tags: Vec<u32>,
     /// Allocation time (`rq->start_time`).
     start_ns: u64,
@@ -123,6 +124,14 @@ struct Request {
 impl Request {
     fn end(&self) -> u64 {
         self.offset + self.len
+    }
+    /// Takes the sectors, segments and tags of `other`, which follows or precedes it on disk.
+    fn take(&mut self, other: &mut Request, spare: &mut Vec<Vec<u32>>) {
+        self.offset = self.offset.min(other.offset);
+        self.len += other.len;
+        self.segs += other.segs;
+        self.tags.append(&mut other.tags);
+        spare.push(std::mem::take(&mut other.tags));
     }
     /// `rq_is_sync`: reads (swap and page-cache writeback write asynchronously).
     fn class(&self) -> usize {
@@ -158,7 +167,11 @@ impl Pending {
 #[derive(Debug)]
 pub struct DeviceQueue {
     model: DeviceModel,
+    /// The largest request: `max_sectors_kb`, or `max_segments` full segments if less.
     max_bytes: u64,
+    max_segments: u32,
+    max_segment_size: u64,
+    plug_rules: PlugRules,
     front_merges: bool,
     sched: Elevator,
     plug: Vec<Request>,
@@ -196,8 +209,9 @@ pub struct DeviceQueue {
 }
 
 impl DeviceQueue {
-    /// The queue of a model whose parameters were validated (`DeviceModel::new`).
-    pub fn new(model: DeviceModel) -> Self {
+    /// The queue of a model whose parameters were validated (`DeviceModel::new`), with the
+    /// kernel's plug flush rules.
+    pub fn new(model: DeviceModel, plug_rules: PlugRules) -> Self {
         let q = model.queue_params();
         let iosched = q.iosched.resolve(q.scheduler).expect("validated by DeviceModel::new");
         let (sched, front_merges) = Elevator::new(iosched, &model);
@@ -209,6 +223,9 @@ impl DeviceQueue {
         pending.ensure(2);
         DeviceQueue {
             max_bytes: model.max_request_bytes(),
+            max_segments: q.max_segments,
+            max_segment_size: q.max_segment_size,
+            plug_rules,
             model,
             front_merges,
             sched,
@@ -387,16 +404,23 @@ impl DeviceQueue {
     }
 
     /// Submits a page-sized or larger I/O at `now` under the current plug (`submit_bio`,
-    /// `blk_queue_bio`): merged into the plug's last request or a queued request of the
-    /// same scheduler queue, else a new request is allocated and plugged. A plug already
-    /// holding BLK_MAX_REQUEST_COUNT requests is flushed first; what that dispatches is
-    /// appended to `out`.
+    /// `blk_mq_submit_bio`): merged into the plug's last request or a queued request of the
+    /// same scheduler queue, else a new request is allocated and plugged. Adding it first
+    /// flushes a plug that is full or holds a large request ([`PlugRules`],
+    /// `blk_add_rq_to_plug`); what that dispatches is appended to `out`.
     pub fn add(&mut self, dir: IoDir, offset: u64, len: u64, tag: u32, now: u64, out: &mut Vec<Dispatched>) {
         let q = self.sched.classify(dir, self.ctx, now);
         self.pending.ensure(q as usize + 1);
+        let segs = len.div_ceil(self.max_segment_size) as u32;
         if let Some(last) = self.plug.last_mut() {
-            if last.dir == dir && last.q == q && last.end() == offset && last.len + len <= self.max_bytes {
+            if last.dir == dir
+                && last.q == q
+                && last.end() == offset
+                && last.len + len <= self.max_bytes
+                && last.segs + segs <= self.max_segments
+            {
                 last.len += len;
+                last.segs += segs;
                 last.tags.push(tag);
                 self.count_merge(dir);
                 return;
@@ -404,15 +428,24 @@ impl DeviceQueue {
         }
         let mut tags = self.spare.pop().unwrap_or_default();
         tags.push(tag);
-        let mut r = Request { dir, q, offset, len, tags, start_ns: now, insert_ns: 0, seq: 0 };
+        let mut r = Request { dir, q, offset, len, segs, tags, start_ns: now, insert_ns: 0, seq: 0 };
         if self.merge_queued(&mut r, now) {
             return;
         }
         self.alloc_request(r.class(), now);
-        if self.plug.len() >= BLK_MAX_REQUEST_COUNT {
+        if self.plug_is_due() {
             self.unplug(now, out);
         }
         self.plug.push(r);
+    }
+
+    /// `blk_add_rq_to_plug`'s check before a new request joins the plug: it holds
+    /// `max_requests`, or (4.10+) the request it looks at has reached `flush_bytes`.
+    fn plug_is_due(&self) -> bool {
+        let rules = self.plug_rules;
+        let looked_at = if rules.flush_checks_oldest { self.plug.first() } else { self.plug.last() };
+        self.plug.len() >= rules.max_requests as usize
+            || looked_at.is_some_and(|r| rules.flush_bytes > 0 && r.len >= rules.flush_bytes)
     }
 
     /// Releases the plug (`blk_finish_plug`): queues the held requests, merging with queued
@@ -467,14 +500,12 @@ impl DeviceQueue {
         let d = r.q as usize;
         // Back merge: the queued request just before r in sector order ends where r starts.
         let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, rid)| rid);
-        if let Some(rid) = prev.filter(|&p| self.mergeable(p, r.offset, r.len)) {
+        if let Some(rid) = prev.filter(|&p| self.mergeable(self.req(p), r)) {
             let q = self.slab[rid as usize].as_mut().expect("queued");
-            q.len += r.len;
-            q.tags.append(&mut r.tags);
-            self.spare.push(std::mem::take(&mut r.tags));
+            q.take(r, &mut self.spare);
             self.count_merge(r.dir);
             let next = self.pending.sorted[d].range((self.req(rid).end(), 0)..).next().map(|&(_, n)| n);
-            if let Some(n) = next.filter(|&n| self.mergeable(rid, self.req(n).offset, self.req(n).len)) {
+            if let Some(n) = next.filter(|&n| self.mergeable(self.req(rid), self.req(n))) {
                 self.absorb(rid, n, now);
             }
             return true;
@@ -482,19 +513,14 @@ impl DeviceQueue {
         // Front merge: the queued request starting where r ends takes r in front of it.
         if self.front_merges {
             let next = self.pending.sorted[d].range((r.end(), 0)..).next().copied();
-            if let Some((off, rid)) =
-                next.filter(|&(off, n)| off == r.end() && self.req(n).len + r.len <= self.max_bytes)
-            {
+            if let Some((off, rid)) = next.filter(|&(_, n)| self.mergeable(r, self.req(n))) {
                 self.pending.sorted[d].remove(&(off, rid));
                 let q = self.slab[rid as usize].as_mut().expect("queued");
-                q.offset = r.offset;
-                q.len += r.len;
-                q.tags.append(&mut r.tags);
-                self.pending.sorted[d].insert((r.offset, rid));
-                self.spare.push(std::mem::take(&mut r.tags));
+                q.take(r, &mut self.spare);
+                self.pending.sorted[d].insert((q.offset, rid));
                 self.count_merge(r.dir);
-                let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, p)| p);
-                if let Some(p) = prev.filter(|&p| self.mergeable(p, r.offset, self.req(rid).len)) {
+                let prev = self.pending.sorted[d].range(..(self.req(rid).offset, 0)).next_back().map(|&(_, p)| p);
+                if let Some(p) = prev.filter(|&p| self.mergeable(self.req(p), self.req(rid))) {
                     self.absorb(p, rid, now);
                 }
                 return true;
@@ -513,17 +539,15 @@ impl DeviceQueue {
         let class = r.class();
         let d = r.q as usize;
         let prev = self.pending.sorted[d].range(..(r.offset, 0)).next_back().map(|&(_, rid)| rid);
-        if let Some(mut cur) = prev.filter(|&p| self.mergeable(p, r.offset, r.len)) {
+        if let Some(mut cur) = prev.filter(|&p| self.mergeable(self.req(p), &r)) {
             let q = self.slab[cur as usize].as_mut().expect("queued");
-            q.len += r.len;
-            q.tags.append(&mut r.tags);
-            self.spare.push(r.tags);
+            q.take(&mut r, &mut self.spare);
             self.count_merge(r.dir);
             self.free_request(class, now);
             loop {
-                let (start, len) = (self.req(cur).offset, self.req(cur).len);
+                let start = self.req(cur).offset;
                 let before = self.pending.sorted[d].range(..(start, 0)).next_back().map(|&(_, rid)| rid);
-                match before.filter(|&b| self.mergeable(b, start, len)) {
+                match before.filter(|&b| self.mergeable(self.req(b), self.req(cur))) {
                     Some(b) => {
                         self.absorb(b, cur, now);
                         cur = b;
@@ -551,10 +575,10 @@ impl DeviceQueue {
         self.sched.queued(q, offset, len, now, &self.pending);
     }
 
-    /// Queued request `rid` ends at `offset` and can grow by `len` within `max_sectors_kb`.
-    fn mergeable(&self, rid: u32, offset: u64, len: u64) -> bool {
-        let q = self.req(rid);
-        q.end() == offset && q.len + len <= self.max_bytes
+    /// Request `b` starts where `a` ends and the two fit in one request: `max_sectors_kb`
+    /// and `max_segments` (`ll_back_merge_fn`, `ll_merge_requests_fn`).
+    fn mergeable(&self, a: &Request, b: &Request) -> bool {
+        a.end() == b.offset && a.len + b.len <= self.max_bytes && a.segs + b.segs <= self.max_segments
     }
 
     /// Queued request `keep` absorbs the queued request `gone` that follows it on disk; `keep`
@@ -566,8 +590,7 @@ impl DeviceQueue {
         self.free_request(g.class(), now);
         let d = g.q as usize;
         let k = self.slab[keep as usize].as_mut().expect("queued");
-        k.len += g.len;
-        k.tags.append(&mut g.tags);
+        k.take(&mut g, &mut self.spare);
         if (g.insert_ns, g.seq) < (k.insert_ns, k.seq) {
             let old = k.fifo_key(keep);
             k.insert_ns = g.insert_ns;
@@ -576,7 +599,6 @@ impl DeviceQueue {
             self.pending.fifo[d].remove(&old);
             self.pending.fifo[d].insert(new);
         }
-        self.spare.push(g.tags);
         self.count_merge(g.dir);
     }
 
@@ -646,7 +668,7 @@ mod tests {
 
     fn queue(toml_text: &str) -> DeviceQueue {
         let cfg: DeviceConfig = toml::from_str(toml_text).unwrap();
-        DeviceQueue::new(DeviceModel::new(&cfg).unwrap())
+        DeviceQueue::new(DeviceModel::new(&cfg).unwrap(), crate::profile::PLUG_LEGACY)
     }
 
     /// Runs the queue until it drains; returns (offset, dir, tags) in dispatch order.
@@ -1032,6 +1054,102 @@ mod tests {
         assert_eq!(q.depth(), 16);
         q.unplug(0, &mut out);
         assert_eq!(q.depth(), 17);
+    }
+
+    fn queue_with(toml_text: &str, rules: PlugRules) -> DeviceQueue {
+        let cfg: DeviceConfig = toml::from_str(toml_text).unwrap();
+        DeviceQueue::new(DeviceModel::new(&cfg).unwrap(), rules)
+    }
+
+    #[test]
+    fn scattered_pages_merge_up_to_max_segments_and_a_large_folio_takes_several() {
+        // 4 MiB requests by max_sectors_kb, but 8 segments: eight page I/Os at most.
+        let mut q = queue("model = \"sata-ssd\"\nmax_sectors_kb = 4096\nmax_segments = 8");
+        assert_eq!(q.max_bytes(), 8 * (64 << 10), "8 segments of 64 KiB bound a split folio");
+        let mut out = Vec::new();
+        for i in 0..20u64 {
+            q.add(IoDir::Write, i * PAGE, PAGE, i as u32, 0, &mut out);
+        }
+        q.unplug(0, &mut out);
+        let order = drain(&mut q, 0, out);
+        let sizes: Vec<usize> = order.iter().map(|(_, _, tags)| tags.len()).collect();
+        assert_eq!(sizes, vec![8, 8, 4], "20 contiguous pages in requests of 8 segments");
+        // A 256 KiB folio is four 64 KiB segments: two of them fill a request of 8.
+        let mut q = queue("model = \"sata-ssd\"\nmax_sectors_kb = 4096\nmax_segments = 8");
+        let mut out = Vec::new();
+        for i in 0..3u64 {
+            q.add(IoDir::Read, i * 64 * PAGE, 64 * PAGE, i as u32, 0, &mut out);
+        }
+        q.unplug(0, &mut out);
+        let order = drain(&mut q, 0, out);
+        let sizes: Vec<usize> = order.iter().map(|(_, _, tags)| tags.len()).collect();
+        assert_eq!(sizes, vec![2, 1]);
+        // NVMe's segments have no size limit: 8 of them do not bound a request.
+        let q = queue("model = \"nvme\"\nmax_sectors_kb = 4096\nmax_segments = 8");
+        assert_eq!(q.max_bytes(), 4096 << 10);
+    }
+
+    #[test]
+    fn from_4_10_a_plug_holding_a_request_of_128_kib_is_flushed_before_the_next() {
+        let rules = crate::profile::PLUG_5_16;
+        let mut q = queue_with("model = \"sata-ssd\"\nmax_segments = 32", rules);
+        let mut out = Vec::new();
+        // 31 contiguous pages: one plugged request of 124 KiB.
+        for i in 0..31u64 {
+            q.add(IoDir::Write, i * PAGE, PAGE, i as u32, 0, &mut out);
+        }
+        // A page elsewhere: the plugged request is under 128 KiB, so both stay plugged, and
+        // the next page joins the new request.
+        q.add(IoDir::Write, 1000 * PAGE, PAGE, 31, 0, &mut out);
+        q.add(IoDir::Write, 1001 * PAGE, PAGE, 32, 0, &mut out);
+        assert!(out.is_empty() && q.depth() == 0);
+        // 30 scattered pages: the newest plugged request, the one looked at (4.10-6.12), is
+        // small each time, so nothing goes out until 32 requests are held.
+        for i in 0..30u64 {
+            q.add(IoDir::Write, (2000 + 10 * i) * PAGE, PAGE, 33 + i as u32, 0, &mut out);
+        }
+        assert!(out.is_empty(), "32 requests plugged, none of 128 KiB at the tail");
+        q.add(IoDir::Write, 5000 * PAGE, PAGE, 99, 0, &mut out);
+        assert!(!out.is_empty(), "the 33rd request flushes a plug of 32 (BLK_MAX_REQUEST_COUNT from 5.16)");
+
+        // A stream of contiguous pages on a device whose requests hold 64 pages: each full
+        // request goes out as soon as the next begins, instead of 16 or 32 at a time.
+        for (rules, held) in [(crate::profile::PLUG_LEGACY, 16), (crate::profile::PLUG_5_16, 1)] {
+            let mut q = queue_with("model = \"sata-ssd\"\nmax_segments = 64", rules);
+            let mut out = Vec::new();
+            let mut first_out = None;
+            for i in 0..(64 * 20u64) {
+                q.add(IoDir::Write, i * PAGE, PAGE, i as u32, 0, &mut out);
+                if first_out.is_none() && !out.is_empty() {
+                    first_out = Some(i);
+                }
+            }
+            assert_eq!(first_out, Some(64 * held), "{rules:?}: the first flush comes with request {}", held + 1);
+        }
+    }
+
+    #[test]
+    fn from_6_13_the_size_check_looks_at_the_oldest_plugged_request() {
+        // A full 128 KiB request, then small scattered ones: 6.13+ looks at the oldest (full)
+        // and flushes at the next new request; 4.10-6.12 at the newest (small) and does not.
+        for (oldest, flushed) in [(true, true), (false, false)] {
+            let rules = PlugRules { flush_checks_oldest: oldest, ..crate::profile::PLUG_5_16 };
+            let mut q = queue_with("model = \"sata-ssd\"\nmax_segments = 32", rules);
+            let mut out = Vec::new();
+            for i in 0..32u64 {
+                q.add(IoDir::Write, i * PAGE, PAGE, i as u32, 0, &mut out);
+            }
+            q.add(IoDir::Write, 1000 * PAGE, PAGE, 32, 0, &mut out);
+            assert!(!out.is_empty(), "the full request is newest here: both rules flush");
+            out.clear();
+            // The small request is now the oldest, a full one follows it.
+            for i in 0..32u64 {
+                q.add(IoDir::Write, (2000 + i) * PAGE, PAGE, 40 + i as u32, 0, &mut out);
+            }
+            assert!(out.is_empty());
+            q.add(IoDir::Write, 3000 * PAGE, PAGE, 99, 0, &mut out);
+            assert_eq!(out.is_empty(), flushed, "oldest = {oldest}");
+        }
     }
 
     #[test]

@@ -24,6 +24,11 @@ pub struct RamParams {
     pub bandwidth: u64,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
+    /// Most segments in one request. Default 128 (`BLK_MAX_SEGMENTS`).
+    pub max_segments: u32,
+    /// Largest segment, bytes. Default 64 KiB (`BLK_MAX_SEGMENT_SIZE`).
+    #[serde(deserialize_with = "crate::units::de_bytes")]
+    pub max_segment_size: u64,
     /// File readahead window, KiB (`read_ahead_kb`). Default 128 (VM_MAX_READAHEAD).
     pub read_ahead_kb: u64,
     /// Requests allocated per class before submitters wait (`nr_requests`). Default 128.
@@ -39,6 +44,8 @@ impl Default for RamParams {
             request_ns: 1_000,
             bandwidth: 8_000_000_000,
             max_sectors_kb: 512,
+            max_segments: super::BLK_MAX_SEGMENTS,
+            max_segment_size: super::BLK_MAX_SEGMENT_SIZE,
             read_ahead_kb: 128,
             nr_requests: NR_REQUESTS,
             scheduler: Scheduler::Fifo,
@@ -51,6 +58,8 @@ impl RamParams {
     fn queue_params(&self) -> QueueParams {
         QueueParams {
             max_sectors_kb: self.max_sectors_kb,
+            max_segments: self.max_segments,
+            max_segment_size: self.max_segment_size,
             read_ahead_kb: self.read_ahead_kb,
             nr_requests: self.nr_requests,
             scheduler: self.scheduler,

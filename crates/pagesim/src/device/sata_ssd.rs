@@ -24,6 +24,9 @@ impl FlashDefaults for SataSsdDefaults {
     const CHANNELS: u32 = 4;
     const IOPS_MAX: u64 = 30_000;
     const MAX_SECTORS_KB: u64 = 512;
+    /// `AHCI_MAX_SG`, and the SCSI layer's 64 KiB segments.
+    const MAX_SEGMENTS: u32 = 168;
+    const MAX_SEGMENT_SIZE: u64 = 64 << 10;
     const SOURCES: FlashSources = FlashSources {
         capacity: "Device size. Default 120 GB, a common OCZ Vertex 2 capacity.",
         read_latency: "QD1 4 KiB random read latency, including command and transfer. Default \

@@ -140,6 +140,8 @@ impl TimingModel for Zram {
     fn queue_params(&self) -> QueueParams {
         QueueParams {
             max_sectors_kb: 512,
+            max_segments: super::BLK_MAX_SEGMENTS,
+            max_segment_size: super::BLK_MAX_SEGMENT_SIZE,
             read_ahead_kb: 128,
             nr_requests: 128,
             scheduler: Scheduler::Fifo,

@@ -398,7 +398,8 @@ impl Sim {
         let nframes = managed as u32;
 
         // Devices, in name order, and the swap areas on them.
-        let devices: Vec<DeviceQueue> = c.device.iter().map(|d| DeviceQueue::new(d.model.clone())).collect();
+        let devices: Vec<DeviceQueue> =
+            c.device.iter().map(|d| DeviceQueue::new(d.model.clone(), profile.block_plug)).collect();
         let device_names: Vec<String> = c.device.iter().map(|d| d.name.clone()).collect();
         let ndevices = devices.len();
         let mut areas: Vec<SwapArea> = c
