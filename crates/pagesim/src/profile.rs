@@ -189,6 +189,10 @@ pub struct Profile {
     /// (6.18). `None`: the kernel predates them (5.18), `kernel.large_folios` cannot turn
     /// them on; `Some(b)`: whether ext4, the filesystem the profile models, takes them.
     pub pagecache_large_folios: Option<bool>,
+    /// A fault on a VM_EXEC file mapping reads forward from the fault to the end of the VMA,
+    /// with no async part, even under MADV_RANDOM (6.17, `do_sync_mmap_readahead`'s
+    /// `exec_folio_order` case); before, it reads around the fault as on any mapping.
+    pub exec_mmap_readahead: bool,
     /// Fault-around and `finish_fault` map every page of a large folio that lies inside the
     /// VMA, beyond the `fault_around_bytes` window (6.18, "map entire large folio
     /// faultaround"); before, only the window's pages.
@@ -401,6 +405,7 @@ const LINUX_3_14: Profile = Profile {
     fault_around_skips_workingset: false,
     pagecache_large_folios: None,
     fault_around_whole_folio: false,
+    exec_mmap_readahead: false,
     anon_mthp: None,
     anon_starts_active: true,
     swapbacked_activate_on_first_ref: true,
@@ -465,6 +470,7 @@ const LINUX_6_6: Profile = Profile {
     fault_around_skips_workingset: false,
     pagecache_large_folios: Some(false),
     fault_around_whole_folio: false,
+    exec_mmap_readahead: false,
     anon_mthp: None,
     anon_starts_active: false,
     swapbacked_activate_on_first_ref: false,
@@ -523,7 +529,8 @@ pub const PROFILES: &[Profile] = &[
                       reclaim reading memcg stats flushed every 2 s; large folios in the page cache of files (ext4, \
                       6.16) with the readahead order growth of 6.17; anon mTHP when the scenario turns sizes on (6.8; \
                       whole-folio swap-out 6.10, large swap-in from synchronous devices 6.12); fault-around not counting \
-                      PG_workingset pages as read-around hits (6.10); in swap: zeromap (6.12), exclusive zswap \
+                      PG_workingset pages as read-around hits (6.10); text faults reading forward with no async \
+                      part (6.17); the block plug flushed at 32 requests or a 128 KiB oldest request; in swap: zeromap (6.12), exclusive zswap \
                       loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
                       referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 swap allocator \
                       rewrite, the end of the swap slots cache and the 6.18 swap table are not modelled apart \
@@ -533,6 +540,7 @@ pub const PROFILES: &[Profile] = &[
         fault_around_skips_workingset: true,
         pagecache_large_folios: Some(true),
         fault_around_whole_folio: true,
+        exec_mmap_readahead: true,
         anon_mthp: Some(AnonMthp { swapout_whole: true, swapin_sync_large: true }),
         shmem_sync_bypass: true,
         swap_zeromap: true,

@@ -23,6 +23,11 @@ pub enum VmHint {
     Sequential,
     /// MADV_RANDOM (VM_RAND_READ).
     Random,
+    /// A VM_EXEC mapping on 6.17+ (Ryan Roberts, "mm/filemap: allow arch to request folio
+    /// size for exec memory"): a fault reads forward from the faulting page to at most
+    /// `ra_pages` and the end of the VMA, page `vma_end`, with no async part, whatever
+    /// MADV_RANDOM says. Not a madvise hint: the fault path makes it from the VMA's flags.
+    Exec { vma_end: u64 },
 }
 
 /// A virtual memory area: one region instance mapped by one task.

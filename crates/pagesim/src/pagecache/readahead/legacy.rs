@@ -239,11 +239,12 @@ impl FileReadahead for Legacy {
                     handle_ra_miss(ra);
                 }
             }
-            VmHint::Normal if found == Lookup::Missing => {
+            // Exec mappings read around like any other before 6.17.
+            VmHint::Normal | VmHint::Exec { .. } if found == Lookup::Missing => {
                 read_around_2_6(ra, cache, &mut out, pgoff);
                 return out;
             }
-            VmHint::Normal => {}
+            VmHint::Normal | VmHint::Exec { .. } => {}
         }
         ra.mmap_hit = ra.mmap_hit.saturating_add(1);
         out

@@ -216,7 +216,9 @@ impl FileReadahead for Modern {
     /// readahead of `ra_pages` on a flagged page), a miss `do_sync_mmap_readahead`:
     /// VM_SEQ_READ → sync readahead of `ra_pages`; else, while misses (saturating at 1000,
     /// minus hits) stay within MMAP_LOTSAMISS, read-around: `ra_pages` pages centred on the
-    /// fault with a quarter of them async. VM_RAND_READ and `ra_pages == 0`: nothing.
+    /// fault with a quarter of them async, or on a VM_EXEC mapping of 6.17+ ([`VmHint::Exec`])
+    /// `ra_pages` from the fault on (`exec_folio_order` is 0 on x86) up to the end of the
+    /// VMA, none async. VM_RAND_READ (not on VM_EXEC) and `ra_pages == 0`: nothing.
     fn fault<C: PageCacheView + ?Sized>(
         &mut self,
         ra: &mut FileRaState,
@@ -246,9 +248,15 @@ impl FileReadahead for Modern {
         if ra.mmap_miss > MMAP_LOTSAMISS {
             return out;
         }
-        ra.start = pgoff.saturating_sub(ra.ra_pages / 2);
-        ra.size = ra.ra_pages;
-        ra.async_size = ra.ra_pages / 4;
+        if let VmHint::Exec { vma_end } = hint {
+            ra.start = pgoff;
+            ra.size = (pgoff + ra.ra_pages).min(vma_end.max(pgoff + 1)) - pgoff;
+            ra.async_size = 0;
+        } else {
+            ra.start = pgoff.saturating_sub(ra.ra_pages / 2);
+            ra.size = ra.ra_pages;
+            ra.async_size = ra.ra_pages / 4;
+        }
         ra.order = 0;
         ra_order(ra, cache, &mut out);
         out
@@ -506,6 +514,23 @@ mod tests {
         s.ra.ra_pages = 0;
         assert_eq!(s.reads([1]), vec![]);
         assert!(s.cache.marked[1]);
+    }
+
+    #[test]
+    fn exec_mappings_read_forward_to_the_vma_end_with_no_async_part() {
+        let mut s = Sim::new(P, 8192);
+        // A miss at 100 of a 120-page text VMA: [100, min(100 + 32, 120)), no flag, where
+        // read-around would read [84, 116) and flag 108.
+        assert_eq!(s.fault(100, VmHint::Exec { vma_end: 120 }), vec![ra(100, &[(100, 120)], None)]);
+        assert_eq!((s.window(), s.ra.mmap_miss), ((100, 20, 0), 1));
+        // Inside the VMA: ra_pages from the fault.
+        assert_eq!(s.fault(10, VmHint::Exec { vma_end: 8192 }), vec![ra(10, &[(10, 42)], None)]);
+        // The misses still count towards MMAP_LOTSAMISS.
+        let mut s = Sim::new(P, 8192);
+        for k in 0..100 {
+            assert_eq!(s.fault(k * 64, VmHint::Exec { vma_end: 8192 }).len(), 1);
+        }
+        assert_eq!(s.fault(6400, VmHint::Exec { vma_end: 8192 }), vec![Ev::Single(6400)]);
     }
 
     #[test]

@@ -179,7 +179,8 @@ impl FileReadahead for OnDemand {
         match (hint, found) {
             (VmHint::Sequential, Lookup::Missing) => sync_then_recheck(*self, ra, cache, &mut out, pgoff, 1),
             (VmHint::Sequential, Lookup::Marked) => async_readahead(*self, ra, cache, &mut out, pgoff, 1),
-            (VmHint::Normal, Lookup::Missing) => {
+            // Exec mappings read around like any other before 6.17.
+            (VmHint::Normal | VmHint::Exec { .. }, Lookup::Missing) => {
                 read_around_2_6(ra, cache, &mut out, pgoff);
                 return out;
             }
