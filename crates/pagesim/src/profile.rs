@@ -248,6 +248,12 @@ pub struct Profile {
     /// and memcg reclaim do. Before 3.16 global direct reclaim stops as soon as
     /// nr_to_reclaim is met.
     pub proportional_reclaim: bool,
+    /// `shrink_lruvec` stops once nr_to_reclaim is met and the one proportional nudge is
+    /// made (6.0, Johannes Weiner, "mm: vmscan: fix extreme overreclaim and swap floods").
+    /// Before, the nudge set `scan_adjusted` and the scaled remainder of the larger LRU
+    /// type was scanned to its end: at low priority, thousands of pages reclaimed (and
+    /// anon pages written to swap) for a memcg charge's 64.
+    pub overreclaim_fix: bool,
     /// How memcg limit reclaim walks the subtree of the memcg over its limit.
     pub memcg_walk: MemcgWalk,
     /// ≤3.15 `vmscan_swappiness`: reclaim balances by the reclaim target's swappiness
@@ -424,6 +430,7 @@ const LINUX_3_14: Profile = Profile {
     swap_slots_cache: false,
     kswapd_pre_3_11: false,
     proportional_reclaim: false,
+    overreclaim_fix: false,
     memcg_walk: MemcgWalk::RoundRobin,
     swappiness_of_target: true,
     memcg_v2_protection: false,
@@ -489,6 +496,7 @@ const LINUX_6_6: Profile = Profile {
     swap_slots_cache: true,
     kswapd_pre_3_11: false,
     proportional_reclaim: true,
+    overreclaim_fix: true,
     memcg_walk: MemcgWalk::Full,
     swappiness_of_target: false,
     memcg_v2_protection: true,

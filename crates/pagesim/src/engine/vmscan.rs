@@ -551,7 +551,11 @@ impl Sim {
         let targets = nr;
         let proportional_rule = self.profile.proportional_reclaim;
         let proportional = proportional_rule && sc.global() && !sc.kswapd && sc.priority == DEF_PRIORITY;
+        // Before 6.0 the nudge below set `scan_adjusted`, and the scaled remainder of the
+        // larger type was then scanned to the end; from 6.0 the loop meets the target again
+        // after the nudge, finds the smaller type at 0 and stops.
         let mut scan_adjusted = false;
+        let scan_on_after_nudge = !self.profile.overreclaim_fix;
         let mut reclaimed = 0u64;
         'scan: while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
             for (li, l) in LruList::EVICTABLE.iter().enumerate() {
@@ -567,7 +571,7 @@ impl Sim {
                     self.run_due_interrupts();
                 }
             }
-            if reclaimed < sc.nr_to_reclaim || scan_adjusted || proportional {
+            if reclaimed < sc.nr_to_reclaim || (scan_adjusted && scan_on_after_nudge) || proportional {
                 continue;
             }
             if !proportional_rule && sc.global() && !sc.kswapd {
@@ -1159,6 +1163,41 @@ mod tests {
     /// job ran to its end before any completion was processed, nothing it wrote could be
     /// freed within it: it wrote on down the priorities, 55 % more than it freed here, and
     /// the written pages waited at the tail long enough to be dirtied and written again.
+    /// A limit reclaim at priority 0 of a memcg holding 4096 cold file pages and 512 cold
+    /// anon pages, for 32 pages: from 6.0 `shrink_lruvec` stops once it has them and made its
+    /// one proportional nudge (anon, the type with less left, stops; file is scaled to what
+    /// anon had done); before ("fix extreme overreclaim and swap floods"), the nudge let it
+    /// scan the rest of file's scaled target, reclaiming several times the request (here
+    /// 64 pages against 286: 4096 x (1 - 480 / 512)).
+    #[test]
+    fn limit_reclaim_stops_after_its_target_from_6_0() {
+        let text =
+            "[machine]\nram = \"256MB\"\n[device.d]\nmodel = \"nvme\"\n[[swap]]\ndevice = \"d\"\nsize = \"64MB\"\n\
+                    [file.data]\ndevice = \"d\"\nsize = \"16MB\"\n[memcg.box]\nmax = \"200MB\"\n\
+                    [region.heap]\nkind = \"anon\"\nsize = \"2MB\"\n\
+                    [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
+                    [[task.step]]\nfile = \"data\"\nop = \"read\"\npattern = \"seq\"\n\
+                    [[task.step]]\nregion = \"heap\"\npattern = \"seq\"\nop = \"write\"\n\
+                    [[task.step]]\nop = \"pause\"\n";
+        let reclaimed = |fix: bool| {
+            let mut s = crate::testutil::sim_from(text, &["kernel.profile=\"linux-6.6\""]);
+            s.profile = Box::leak(Box::new(crate::profile::Profile { overreclaim_fix: fix, ..*s.profile }));
+            s.run(&mut None);
+            // Every page cold: nothing referenced since it was read or written.
+            for v in s.mm.vmas.iter_mut() {
+                v.pte.iter_mut().for_each(|e| *e &= !pte::YOUNG);
+            }
+            let m = s.mm.memcgs.iter().position(|c| c.lru.size(LruList::InactiveAnon) >= 512).unwrap() as u16;
+            let mut sc = ScanControl::memcg(m);
+            sc.priority = 0;
+            s.shrink_lruvec(m, &mut sc, 0);
+            sc.nr_reclaimed
+        };
+        let (after, before) = (reclaimed(true), reclaimed(false));
+        assert!(after <= 2 * SWAP_CLUSTER_MAX, "6.0+: {after} pages reclaimed for 32");
+        assert!(before >= 4 * after, "before 6.0: {before} pages reclaimed for 32");
+    }
+
     #[test]
     fn write_completions_run_between_priority_levels_so_reclaim_writes_what_it_frees() {
         let text = "[machine]\nram = \"1GB\"\n[kernel]\nprofile = \"linux-6.18\"\ncgroup_version = 1\n\
