@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Markdown tables of a `pagesim validate --json FILE` run, as docs/validation.md shows them.
 
-    python3 scripts/validation-tables.py FILE.json
+    python3 scripts/validation-tables.py FILE.json [LATER.json ...]
+
+With several files (a whole-suite run, then re-runs of some scenarios), a scenario's entry in
+a later file replaces its entry in an earlier one, and the acceptance statistic is counted
+again over the merged rows.
 
 Prints: the counted pairs (kernel median (min-max), pagesim, error, within 15 %), the slow-fault
 latency table, the elapsed times, and the elapsed-time ratios page-cluster 0 / 3 of the pairs of
@@ -22,12 +26,18 @@ PC_PAIRS = [
 ]
 
 
-def main(path):
-    d = json.load(open(path))
-    scenarios = sorted((s for s in d["scenarios"] if "comparison" in s), key=lambda s: s["scenario"])
-    a = d["acceptance"]
-    print(f"remote wakeup {d.get('host_remote_wakeup_ns')} ns, disk {d.get('host_disk_timing', {})}")
-    print(f"acceptance: {a}\n")
+def main(paths):
+    by_name = {}
+    for path in paths:
+        d = json.load(open(path))
+        print(f"{path}: remote wakeup {d.get('host_remote_wakeup_ns')} ns, disk {d.get('host_disk_timing', {})}")
+        for s in d["scenarios"]:
+            if "comparison" in s:
+                by_name[s["scenario"]] = s
+    scenarios = sorted(by_name.values(), key=lambda s: s["scenario"])
+    rows = [r for s in scenarios for r in s["comparison"] if r["counted"]]
+    within = sum(r["within"] for r in rows)
+    print(f"acceptance: {within} of {len(rows)} counted pairs within 15 %: {100 * within / max(len(rows), 1):.1f} %\n")
     print("| scenario | counter | kernel median (min-max) | pagesim | error |")
     print("|---|---|---|---|---|")
     for s in scenarios:
@@ -70,6 +80,6 @@ def main(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: validation-tables.py FILE.json (from pagesim validate --json)")
-    main(sys.argv[1])
+    if len(sys.argv) < 2:
+        sys.exit("usage: validation-tables.py FILE.json [LATER.json ...] (from pagesim validate --json)")
+    main(sys.argv[1:])
