@@ -16,17 +16,18 @@ describe (docs/model.md, "Seed 002"):
   heap/2, heap/3  gcc 4.8 compiling 3.14's smaller sources and headers needs less memory
                   than the measured gcc 12 on 6.12 (median peak anon 42 MB): 21 and 14 MB,
                   so the 20 jobs' anon demand nears the 500 MB limit instead of 2.5 times it
-  all             the four together
+  heap/2+swap100, heap/3+swap100   the smaller heaps with swappiness 100
+  all             cpus=8, swappiness=100, ssd and cold-heap together
 
 Usage: scripts/seed002-sweep.py [--seeds N] [--only NAME,...] [PAGESIM]
 (default 2 seeds, target/release/pagesim). A point takes 2 x N kernel builds of about 2 min
 each, run two at a time on this 2-core machine.
 """
 import argparse
-import json
-import subprocess
 import sys
 import time
+
+from reproduce_cells import reproduce_cells
 
 TABLE = "scenarios/seed-002-force-scan/1-zswap"
 COLD = ['task.1.step.8.pattern="zipf"', "task.1.step.8.zipf_s=1.2"]
@@ -38,20 +39,14 @@ POINTS = {
     "cold-heap": COLD,
     "heap/2": ['task.1.step.3.size="21MB"'],
     "heap/3": ['task.1.step.3.size="14MB"'],
+    "heap/2+swap100": ['task.1.step.3.size="21MB"', "vm.swappiness=100"],
+    "heap/3+swap100": ['task.1.step.3.size="14MB"', "vm.swappiness=100"],
     "all": ["machine.cpus=8", "vm.swappiness=100", 'device.disk={ model = "sata-ssd" }'] + COLD,
 }
 
 
 def run(bin_, sets, seeds):
-    args = [bin_, "reproduce", TABLE, "--json", "--quiet", "--seeds", str(seeds)]
-    for s in sets:
-        args += ["--set", s]
-    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    cells = {}
-    for line in out.splitlines():
-        c = json.loads(line)
-        cells[c["column"]] = c
-    return cells
+    return {c["column"]: c for c in reproduce_cells(bin_, TABLE, sets, seeds)}
 
 
 def main():

@@ -7,9 +7,9 @@ per grid point, the rows the acceptance is about and whether each of the seed's 
 holds. Usage: scripts/seed003-sweep.py [PAGESIM]  (default target/release/pagesim).
 """
 import itertools
-import json
-import subprocess
 import sys
+
+from reproduce_cells import reproduce_cells
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release/pagesim"
 GRID = {
@@ -30,15 +30,8 @@ COLS = ["traceonly", "nodirect", "flusholdest", "flushforward"]
 
 
 def run(sets):
-    args = [BIN, "reproduce", "scenarios/seed-003-writeback/1-sysbench", "--json", "--quiet"]
-    for s in sets:
-        args += ["--set", s]
-    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    v = {}
-    for line in out.splitlines():
-        c = json.loads(line)
-        v[(c["row"], c["column"])] = c["value"]
-    return v
+    cells = reproduce_cells(BIN, "scenarios/seed-003-writeback/1-sysbench", sets)
+    return {(c["row"], c["column"]): c["value"] for c in cells}
 
 
 def main():

@@ -1,0 +1,15 @@
+"""The cells of a `pagesim reproduce TABLE --json` run, for the sweep scripts beside it."""
+import json
+import subprocess
+
+
+def reproduce_cells(pagesim, table, sets, seeds=None):
+    """Runs `pagesim reproduce TABLE --json --quiet` with `--set` for each of `sets` (and
+    `--seeds N` if given) and returns its cells, one dict per JSON line."""
+    args = [pagesim, "reproduce", table, "--json", "--quiet"]
+    if seeds is not None:
+        args += ["--seeds", str(seeds)]
+    for s in sets:
+        args += ["--set", s]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
