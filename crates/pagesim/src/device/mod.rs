@@ -556,6 +556,12 @@ mod tests {
         assert!(e.contains("iosched.slice_idle") && e.contains("mq-deadline"), "{e}");
         let e = parse("model = \"hdd\"\nnr_requests = 2").unwrap_err();
         assert!(e.contains("nr_requests"), "{e}");
+        for bad in ["max_segments = 0", "max_segments = 70000", "max_segment_size = 512", "max_segment_size = \"8GiB\""]
+        {
+            let e = parse(&format!("model = \"sata-ssd\"\n{bad}")).unwrap_err();
+            let key = bad.split(' ').next().unwrap();
+            assert!(e.contains(key), "{bad}: {e}");
+        }
         assert!(parse("model = \"hdd\"\nwarp_speed = 9").is_err());
         assert!(parse("model = \"floppy\"").is_err());
         assert!(parse("model = \"ram\"\niosched = { front_merges = 7 }").is_err());
