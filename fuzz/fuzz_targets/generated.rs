@@ -79,6 +79,13 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
             // Up to 8 MiB windows: readahead folios up to order 9.
             writeln!(s, "read_ahead_kb = {}", 4u32 << u.int_in_range(0u32..=11)?).unwrap();
         }
+        if model != "zram" && u.arbitrary()? {
+            // Request limits: 4 KiB to 8 MiB requests, 1 to 300 segments of 2 KiB (refused)
+            // to 1 MiB, so the plug's 128 KiB flush and the segment cap both come into play.
+            writeln!(s, "max_sectors_kb = {}", 4u32 << u.int_in_range(0u32..=11)?).unwrap();
+            writeln!(s, "max_segments = {}", u.int_in_range(1u32..=300)?).unwrap();
+            writeln!(s, "max_segment_size = {}", 2048u64 << u.int_in_range(0u32..=9)?).unwrap();
+        }
     }
     for _ in 0..u.int_in_range(0usize..=2)? {
         writeln!(s, "[[swap]]\ndevice = \"d{}\"\nsize = \"{}MB\"", u.choose_index(ndev)?, u.int_in_range(1u32..=32)?).unwrap();
@@ -250,6 +257,10 @@ fn scenario(u: &mut Unstructured) -> arbitrary::Result<String> {
 fuzz_target!(|data: &[u8]| {
     let mut u = Unstructured::new(data);
     if let Ok(text) = scenario(&mut u) {
+        // `PAGESIM_FUZZ_PRINT=1 cargo fuzz run generated ARTIFACT` shows the scenario a crash ran.
+        if std::env::var_os("PAGESIM_FUZZ_PRINT").is_some() {
+            eprintln!("{text}");
+        }
         common::bounded_run(&text, &[]);
     }
 });

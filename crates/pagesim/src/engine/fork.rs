@@ -106,6 +106,27 @@ impl Sim {
         }
     }
 
+    /// How many more operations task `tid`'s steps over heap region `r`, up to its next brk,
+    /// make at a drawn heap of `drawn` bytes than at the `nominal` size the run's total
+    /// counted them at (`workload::program_ops`).
+    fn brk_ops_delta(&self, tid: Tid, r: u32, nominal: u64, drawn: u64) -> i64 {
+        let t = &self.sched.tasks[tid];
+        let steps = &self.procs.progs[t.prog as usize].steps;
+        let pages = |b: u64| b.div_ceil(4096).max(1) as u32;
+        let mut delta = 0i64;
+        for st in &steps[t.cur.step + 1..] {
+            match &st.target {
+                Target::Region { index, .. } if *index == r => {
+                    delta +=
+                        BoundStep::new(st, pages(drawn)).total as i64 - BoundStep::new(st, pages(nominal)).total as i64;
+                }
+                Target::Control(c) if st.op == AccessOp::Brk && c.region_index == r => break,
+                _ => {}
+            }
+        }
+        delta
+    }
+
     /// Maps region `r` again for task `tid`'s current step (it was unmapped).
     pub(crate) fn remap_for_step(&mut self, tid: Tid, r: u32) {
         let pages = self.procs.regions[r as usize].size.div_ceil(4096) as u32;
@@ -178,6 +199,11 @@ impl Sim {
                 };
                 let v = self.brk(tid, c.region_index, bytes.div_ceil(4096) as u32);
                 self.rebind_region_steps(tid, c.region_index, v);
+                if bytes != size {
+                    // The run's operation count took the heap at its median size.
+                    let delta = self.brk_ops_delta(tid, c.region_index, size, bytes);
+                    self.sched.ops_total = self.sched.ops_total.saturating_add_signed(delta);
+                }
                 Ctl::Done
             }
             AccessOp::Pause => {
@@ -506,6 +532,17 @@ mod tests {
         let r2 = run(text, &["machine.ram=\"512MB\""]);
         let again: Vec<u64> = r2.tasks.iter().filter(|t| t.name.starts_with("cc.")).map(|t| t.steps[1].ops).collect();
         assert_eq!(sizes, again, "the draws are the seed's");
+        // The run's operation count follows the draws (it first counts each heap at its
+        // median; fuzzing found a run that did more operations than its total).
+        assert!(r.completed && r.ops_done == r.ops_total, "{} of {}", r.ops_done, r.ops_total);
+        let text = text.replace(
+            "size_sigma = 0.7\n[[task.step]]\nregion = \"heap\"\npattern = \"seq\"\nop = \"write\"\n",
+            "size_sigma = 1\n[[task.step]]\nregion = \"heap\"\npattern = \"seq\"\nop = \"read\"\npasses = 2\n\
+             [[task.step]]\nop = \"brk\"\nregion = \"heap\"\nsize = \"1MB\"\n[[task.step]]\nregion = \"heap\"\n\
+             pattern = \"seq\"\nop = \"write\"\n",
+        );
+        let r = run(&text, &[]);
+        assert!(r.completed && r.ops_done == r.ops_total, "two brks: {} of {}", r.ops_done, r.ops_total);
     }
 
     #[test]
