@@ -206,6 +206,10 @@ pub struct DeviceQueue {
     ctx: u32,
     /// The CPU taking the completion interrupts, if one does.
     irq_cpu: Option<u32>,
+    /// The device's own clock: the latest time it was told of. The CPUs' clocks differ by
+    /// up to a step (engine/sched.rs), so a submission from a CPU that is behind happens,
+    /// for the device, when the device already is.
+    clock: u64,
 }
 
 impl DeviceQueue {
@@ -251,7 +255,14 @@ impl DeviceQueue {
             congestion_wakeup: false,
             ctx: 0,
             irq_cpu: q.irq_cpu,
+            clock: 0,
         }
+    }
+
+    /// Time `now` of a CPU, as the device sees it: never before what it has seen already.
+    fn tick(&mut self, now: u64) -> u64 {
+        self.clock = self.clock.max(now);
+        self.clock
     }
 
     /// `bdi_read_congested` of 2.6-5.x: the sync (read) class is congested. Readahead that
@@ -283,6 +294,7 @@ impl DeviceQueue {
 
     /// The scheduler's timer fired at `now`: the scheduler decides, then the queue runs.
     pub fn timer(&mut self, now: u64, out: &mut Vec<Dispatched>) {
+        let now = self.tick(now);
         self.sched.timer(now, &self.pending);
         self.dispatch(now, out);
     }
@@ -409,6 +421,7 @@ impl DeviceQueue {
     /// flushes a plug that is full or holds a large request ([`PlugRules`],
     /// `blk_add_rq_to_plug`); what that dispatches is appended to `out`.
     pub fn add(&mut self, dir: IoDir, offset: u64, len: u64, tag: u32, now: u64, out: &mut Vec<Dispatched>) {
+        let now = self.tick(now);
         let q = self.sched.classify(dir, self.ctx, now);
         self.pending.ensure(q as usize + 1);
         let segs = len.div_ceil(self.max_segment_size) as u32;
@@ -451,6 +464,7 @@ impl DeviceQueue {
     /// Releases the plug (`blk_finish_plug`): queues the held requests, merging with queued
     /// ones, and dispatches to idle channels. Newly dispatched requests are appended to `out`.
     pub fn unplug(&mut self, now: u64, out: &mut Vec<Dispatched>) {
+        let now = self.tick(now);
         let mut plug = std::mem::take(&mut self.plug);
         for r in plug.drain(..) {
             self.insert(r, now);
@@ -462,6 +476,7 @@ impl DeviceQueue {
     /// Completion of request `rid` at `now`: its tags are appended to `tags`; requests the
     /// freed channel dispatches are appended to `out`.
     pub fn complete(&mut self, now: u64, rid: u32, tags: &mut Vec<u32>, out: &mut Vec<Dispatched>) {
+        let now = self.tick(now);
         let mut r = self.slab[rid as usize].take().expect("completion of a request not in flight");
         self.free_rids.push(rid);
         tags.extend_from_slice(&r.tags);

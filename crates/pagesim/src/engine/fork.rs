@@ -304,12 +304,14 @@ impl Sim {
         }
         let t = &mut self.sched.tasks[tid];
         t.state = TaskState::Done;
-        t.end_ns = self.sched.now;
         t.reclaim = None;
         t.pending = None;
         let parent = t.parent;
         self.block(tid);
         self.exit_mmap(tid);
+        // The process has ended when its address space is gone (a parent's wait4 returns
+        // then): the time exit_mmap takes is its own.
+        self.sched.tasks[tid].end_ns = self.sched.now;
         self.sched.live -= 1;
         if let Some(p) = parent {
             let pt = &mut self.sched.tasks[p];

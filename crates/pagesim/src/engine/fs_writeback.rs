@@ -291,7 +291,8 @@ impl Sim {
     pub(crate) fn wb_update_bandwidth(&mut self, wb: WbId) {
         let now = self.sched.now;
         let w = &mut self.wb.wbs[wb.idx()];
-        let elapsed = now - w.bw.bw_time_stamp;
+        // The CPUs' clocks differ by up to a step: a stamp set ahead of this CPU is no time.
+        let elapsed = now.saturating_sub(w.bw.bw_time_stamp);
         if elapsed < BANDWIDTH_INTERVAL_NS {
             return;
         }

@@ -487,9 +487,11 @@ impl Sim {
             tun,
             sched: Sched {
                 now: 0,
+                latest: 0,
                 events: EventQueue::default(),
                 cpu_free: vec![0; ncpus as usize],
                 last_cpu: vec![NO_CPU; nthreads],
+                thread_free: vec![0; nthreads],
                 running_on: NO_CPU,
                 tokens: vec![0; nthreads],
                 tasks,
@@ -610,17 +612,21 @@ impl Sim {
     /// wall time.
     /// Runs event `ev`, due at `t`: a thread's wakeup (unless a later one replaced it), a
     /// device completion or a device timer.
-    pub(crate) fn dispatch(&mut self, t: u64, ev: Event) {
-        self.sched.now = self.sched.now.max(t);
+    /// Runs event `ev` (taken with its sequence number, [`EventQueue::pop_entry`]) at its
+    /// own time `t`: on the CPU it concerns, whose clock may be behind the latest time
+    /// another CPU's burst reached.
+    pub(crate) fn dispatch(&mut self, (t, seq, ev): (u64, u64, Event)) {
+        self.sched.now = t;
         match ev {
             Event::Run { thread, token } => {
                 if token == self.sched.tokens[thread.idx()] {
-                    self.run_thread(thread);
+                    self.run_thread(thread, seq, token);
                 }
             }
             Event::IoDone { dev, rid } => self.io_interrupt(dev, rid),
             Event::DevTimer { dev } => self.dev_timer_fired(dev),
         }
+        self.sched.latest = self.sched.latest.max(self.sched.now);
     }
 
     pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) -> RunEnd {
@@ -630,9 +636,10 @@ impl Sim {
         let mut events = 0u32;
         let mut verify_countdown = 1u64;
         let end = loop {
-            let Some((t, ev)) = self.sched.events.pop() else {
+            let Some(entry) = self.sched.events.pop_entry() else {
                 break if self.sched.live == self.sched.paused { RunEnd::Completed } else { self.deadlock() };
             };
+            let t = entry.0;
             if t > self.sched.time_limit {
                 self.sched.now = self.sched.time_limit;
                 break RunEnd::TimeLimit;
@@ -652,7 +659,7 @@ impl Sim {
                     self.sched.sample_every = every;
                 }
             }
-            self.dispatch(t, ev);
+            self.dispatch(entry);
             if self.sched.live == self.sched.paused {
                 break RunEnd::Completed;
             }
@@ -686,6 +693,8 @@ impl Sim {
                 }
             }
         };
+        // The run ends at the latest time any CPU reached; reports read it as `now`.
+        self.sched.now = self.sched.now.max(self.sched.latest);
         self.sched.end = end.clone();
         end
     }
@@ -725,7 +734,7 @@ impl Sim {
     /// Where the run is, for a progress line (wall time from the start of [`Sim::run`]).
     pub fn progress(&self) -> crate::Progress {
         crate::Progress {
-            sim_ns: self.sched.now,
+            sim_ns: self.sched.latest.max(self.sched.now),
             ops_done: self.sched.ops_done,
             ops_total: Some(self.sched.ops_total),
             wall_s: self.sched.run_started.map_or(0.0, |t| t.elapsed().as_secs_f64()),

@@ -536,7 +536,8 @@ impl Sim {
             self.wb.dirty_limit = update_dirty_limit(self.wb.dirty_limit, pos.thresh, pos.dirty);
             self.wb.dirty_limit_tstamp = now;
         }
-        let elapsed = now - self.wb.wbs[wb.idx()].bw.bw_time_stamp;
+        // The CPUs' clocks differ by up to a step: a stamp set ahead of this CPU is no time.
+        let elapsed = now.saturating_sub(self.wb.wbs[wb.idx()].bw.bw_time_stamp);
         if let Some(mp) = mpos.filter(|_| elapsed >= BANDWIDTH_INTERVAL_NS) {
             // Inside __wb_update_bandwidth, which runs once the wb's estimate is stale.
             let d = &mut self.wb.domains[self.wb.wbs[wb.idx()].memcg as usize];

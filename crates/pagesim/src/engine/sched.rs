@@ -34,13 +34,22 @@ use crate::scenario::{AccessOp, Fadvise, Pace};
 /// The clock, the event queue, the CPUs and the threads of a run. Thread ids: the tasks
 /// are 0..n, then kswapd, then zswap's shrink worker.
 pub(crate) struct Sched {
-    /// Simulated time, ns.
+    /// Simulated time of the code running, ns: the running CPU's own clock during a thread's
+    /// burst (it advances with the burst's work), an event's time otherwise. CPUs keep
+    /// clocks of their own, so `now` is not monotonic across events: a burst on one CPU may
+    /// end after the time of the next event, which then runs at its own time on another.
     pub(crate) now: u64,
+    /// The latest time any code reached (monotonic): what the run as a whole has
+    /// simulated, for the watchdog, progress and the end of the run.
+    pub(crate) latest: u64,
     pub(crate) events: EventQueue,
     /// Per-CPU time at which the CPU is free.
     pub(crate) cpu_free: Vec<u64>,
     /// Per thread, the CPU it last ran on ([`NO_CPU`] before its first burst).
     pub(crate) last_cpu: Vec<u32>,
+    /// Per thread, when its last burst ended: a thread's time never goes back, so a wakeup
+    /// from a CPU whose clock is behind runs it at this time, not the waker's.
+    pub(crate) thread_free: Vec<u64>,
     /// The CPU running the code in progress: the thread's during a burst, the interrupt
     /// CPU during an I/O completion; [`NO_CPU`] when that is the woken thread's own CPU.
     pub(crate) running_on: u32,
@@ -243,14 +252,19 @@ impl Sim {
         .filter(|&(_, t)| t != u64::MAX)
     }
 
-    /// Dispatches one thread burst on the CPU [`Self::select_cpu`] gives.
-    pub(crate) fn run_thread(&mut self, th: Tid) {
+    /// Dispatches one thread burst on the CPU [`Self::select_cpu`] gives, for the wakeup
+    /// event of sequence number `seq` and token `token`. A thread that must wait for its
+    /// CPU, or for its own clock (woken from a CPU whose clock is behind), keeps its place
+    /// in line: its event comes back for that time with its first sequence number, ahead
+    /// of a thread that took the CPU meanwhile and queued itself again at its burst's end.
+    pub(crate) fn run_thread(&mut self, th: Tid, seq: u64, token: u32) {
         if self.sched.tasks.get(th.idx()).is_some_and(|t| t.state == TaskState::Done) {
             return;
         }
         let Some((cpu, free_at)) = self.select_cpu(th, NO_CPU) else { unreachable!("a thread may use some CPU") };
-        if free_at > self.sched.now {
-            self.wake(th, free_at);
+        let ready = free_at.max(self.sched.thread_free[th.idx()]);
+        if ready > self.sched.now {
+            self.sched.events.restore((ready, seq, Event::Run { thread: th, token }));
             return;
         }
         let cpu = cpu as usize;
@@ -276,6 +290,7 @@ impl Sim {
             self.sched.tasks[th].cpu_ns += self.sched.now - start;
         }
         self.sched.cpu_free[cpu] = self.sched.now;
+        self.sched.thread_free[th.idx()] = self.sched.now;
         self.sched.running_on = NO_CPU;
     }
 
@@ -666,6 +681,63 @@ mod tests {
         free.run(&mut None);
         assert_eq!(&free.sched.last_cpu[..3], [0, 1, 2], "each process keeps the CPU it found free");
         assert_eq!(free.sched.last_cpu[3], NO_CPU, "kswapd never ran");
+    }
+
+    /// `n` processes that only compute (1 ms of accesses each, no fault after the first
+    /// touch) on a machine of `cpus` CPUs.
+    fn computers(n: u32, cpus: u32) -> String {
+        format!(
+            "[machine]\nram = \"256MB\"\ncpus = {cpus}\n[region.r]\nkind = \"anon\"\nsize = \"400KB\"\n\
+             [[task]]\nname = \"t\"\ncount = {n}\n\
+             [[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"write\"\npasses = 10\nthink = \"1us\"\n"
+        )
+    }
+
+    /// Each CPU has its own clock: the work of threads on different CPUs overlaps in time.
+    /// Two processes that only compute take as long on two CPUs as one alone, and twice as
+    /// long on one; three on two CPUs take about one and a half times as long.
+    #[test]
+    fn threads_on_different_cpus_compute_at_the_same_time() {
+        let alone = run(&computers(1, 2), &[]).elapsed_ns;
+        assert!(alone >= 1_000_000, "1,000 accesses of 1 us each: {alone} ns");
+        let two = run(&computers(2, 2), &[]);
+        assert!(two.elapsed_ns <= alone + alone / 100, "two on two CPUs: {} ns, one alone {alone} ns", two.elapsed_ns);
+        let one_cpu = run(&computers(2, 1), &[]).elapsed_ns;
+        assert!(one_cpu >= 2 * alone - alone / 100, "two on one CPU: {one_cpu} ns, one alone {alone} ns");
+        let three = run(&computers(3, 2), &[]).elapsed_ns as f64 / alone as f64;
+        assert!((1.4..1.8).contains(&three), "three on two CPUs: {three:.2} times one alone");
+        for t in &two.tasks {
+            assert!(t.cpu_ns <= t.elapsed_ns, "{}: cpu {} ns in {} ns", t.name, t.cpu_ns, t.elapsed_ns);
+        }
+    }
+
+    /// kswapd reclaims on the other CPU while the task runs: the task no longer waits for
+    /// kswapd's bursts (on one CPU it does), and no thread's time runs backwards: a thread
+    /// woken from a CPU whose clock is behind runs at its own time, so its CPU time fits in
+    /// its elapsed time.
+    #[test]
+    fn kswapd_on_the_other_cpu_does_not_delay_the_task() {
+        let text = |cpus: u32| {
+            format!(
+                "[machine]\nram = \"64MB\"\ncpus = {cpus}\n[kernel]\nprofile = \"linux-6.6\"\n\
+                 [device.d]\nmodel = \"nvme\"\n[[swap]]\ndevice = \"d\"\nsize = \"128MB\"\n\
+                 [region.r]\nkind = \"anon\"\nsize = \"80MB\"\n\
+                 [[task]]\nname = \"t\"\ncpus = [0]\n\
+                 [[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"write\"\npasses = 2\n"
+            )
+        };
+        let two = run(&text(2), &[]);
+        let one = run(&text(1), &[]);
+        let k = two.kswapd.cpu_ns;
+        assert!(k > 20_000_000, "kswapd reclaims: {k} ns");
+        assert!(
+            two.elapsed_ns + k / 2 < one.elapsed_ns,
+            "two CPUs {} ns, one {} ns, kswapd's CPU time {k} ns",
+            two.elapsed_ns,
+            one.elapsed_ns
+        );
+        let t = &two.tasks[0];
+        assert!(t.cpu_ns <= t.elapsed_ns, "cpu {} ns in {} ns", t.cpu_ns, t.elapsed_ns);
     }
 
     #[test]

@@ -1494,8 +1494,8 @@ mod memcg_tree_tests {
         let mut s = sim(&text);
         let mut peak = 0;
         while !matches!(s.sched.events.next_time(), u64::MAX) && s.sched.live > s.sched.paused {
-            let Some((t, ev)) = s.sched.events.pop() else { break };
-            s.dispatch(t, ev);
+            let Some(entry) = s.sched.events.pop_entry() else { break };
+            s.dispatch(entry);
             peak = peak.max(s.mm.memcgs[2].swap_usage);
         }
         assert!(peak > 0 && peak <= 256, "b's swap stayed within 1 MB: peak {peak} pages");

@@ -65,7 +65,7 @@ impl Sim {
         let v = &self.mm.vmstat;
         Mark {
             ops_done: self.sched.ops_done,
-            at_ns: self.sched.now,
+            at_ns: self.sched.latest,
             io_done: self.sched.io_done,
             scanned: v.get(Counter::PgScanAnon) + v.get(Counter::PgScanFile),
             pgpgin: v.get(Counter::PgpgIn),
@@ -79,7 +79,7 @@ impl Sim {
             self.sched.watchdog_mark = self.mark();
             return None;
         }
-        if self.sched.now - m.at_ns < span_ns {
+        if self.sched.latest - m.at_ns < span_ns {
             return None;
         }
         let now = self.mark();
@@ -108,7 +108,7 @@ impl Sim {
     pub(crate) fn deadlock(&self) -> RunEnd {
         let mut d = format!(
             "no event was left at {:.3} s of simulated time while tasks still waited; {} of {} operations done. State:",
-            self.sched.now as f64 / 1e9,
+            self.sched.latest.max(self.sched.now) as f64 / 1e9,
             self.sched.ops_done,
             self.sched.ops_total
         );
@@ -213,21 +213,22 @@ mod tests {
         let mut s = crate::engine::Sim::new(&sc, 1);
         // Run into the memcg's pressure: the readers and the anon task are all under way.
         for _ in 0..20_000 {
-            let Some((t, ev)) = s.sched.events.pop() else { break };
-            s.dispatch(t, ev);
+            let Some(entry) = s.sched.events.pop_entry() else { break };
+            s.dispatch(entry);
         }
         let span = 2_000_000_000;
         s.sched.watchdog_mark = s.mark();
-        // Idle: nothing completes and nothing is done.
-        s.sched.now += span;
+        // Idle: nothing completes and nothing is done. (The watchdog judges the latest time
+        // any CPU reached.)
+        s.sched.latest += span;
         assert!(s.watchdog(span).is_none());
-        assert_eq!(s.sched.watchdog_mark.at_ns, s.sched.now, "an idle span restarts the watch");
+        assert_eq!(s.sched.watchdog_mark.at_ns, s.sched.latest, "an idle span restarts the watch");
         // Less than a span with I/O: not yet.
-        s.sched.now += span / 2;
+        s.sched.latest += span / 2;
         s.sched.io_done += 10;
         assert!(s.watchdog(span).is_none());
         // A whole span of I/O without an operation: stopped, with who waits on what.
-        s.sched.now += span;
+        s.sched.latest += span;
         let end = s.watchdog(span).expect("a livelock");
         assert_eq!(end.reason(), Some("livelock"));
         let d = end.detail().unwrap();

@@ -47,7 +47,7 @@ impl Sim {
         let k = self.kswapd_thread();
         self.trace_as(k, crate::trace::Kind::KswapdSleep);
         self.reclaim.kswapd.sleeping = true;
-        self.reclaim.kswapd.awake_ns += self.sched.now - self.reclaim.kswapd.awake_since;
+        self.reclaim.kswapd.awake_ns += self.sched.now.saturating_sub(self.reclaim.kswapd.awake_since);
         // clear_pgdat_congested
         self.mm.pgdat_writeback = false;
         self.mm.pgdat_dirty = false;
