@@ -10,6 +10,7 @@ pub mod device;
 pub mod engine;
 pub mod histogram;
 pub mod ids;
+pub mod locking;
 pub mod mm;
 pub mod pagecache;
 pub mod profile;

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
-    &["units", "rng", "histogram", "registry", "ids", "profile", "trace"],
+    &["units", "rng", "histogram", "registry", "ids", "locking", "profile", "trace"],
     &["mm"],
     &["device"],
     &["pagecache", "swap", "writeback"],
