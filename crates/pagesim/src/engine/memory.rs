@@ -173,7 +173,7 @@ impl Sim {
                 // anon_vma, or still on swap for another process) is copied to a new page
                 // of this process; the others keep the old one.
                 let Some(g) = self.alloc_page(tid) else { return Fault::Retry };
-                self.charge(self.cost.zero_page_ns);
+                self.charge(self.cost.cow_copy_ns);
                 self.mm.frames.set(g, pg::SWAPBACKED);
                 let a = self.mm.vmas[vma].anon.expect("an anon VMA");
                 self.mm.frames.set_owner(g, Owner::Anon(a), idx);

@@ -247,6 +247,11 @@ pub struct CpuCosts {
     /// Allocate and zero a page (first touch of anon/shmem).
     #[serde(deserialize_with = "de_duration_ns")]
     pub zero_page_ns: u64,
+    /// Copy-on-write of an anon page another process still maps (`wp_page_copy`):
+    /// allocate, copy 4 KiB, move the rmap and references; what a write fault on such a
+    /// page costs beyond `fault_ns`.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub cow_copy_ns: u64,
     /// Swap-in software path per page read (swap cache insert, bio, completion, map).
     #[serde(deserialize_with = "de_duration_ns")]
     pub swapin_ns: u64,
@@ -313,6 +318,7 @@ impl Default for CpuCosts {
             access_ns: 60,
             fault_ns: 500,
             zero_page_ns: 700,
+            cow_copy_ns: 1_250,
             swapin_ns: 2_500,
             scan_ns: 150,
             reclaim_ns: 400,
@@ -328,7 +334,7 @@ impl Default for CpuCosts {
             fork_pte_ns: 70,
             exec_ns: 650_000,
             exit_ns: 20_000,
-            unmap_page_ns: 90,
+            unmap_page_ns: 210,
         }
     }
 }
@@ -1136,6 +1142,7 @@ pub fn describe() -> Vec<Tunable> {
         t("cpu.access_ns", "ns", c.access_ns.to_string(), "user access to a resident page"),
         t("cpu.fault_ns", "ns", c.fault_ns.to_string(), "fault entry/exit and page-table walk"),
         t("cpu.zero_page_ns", "ns", c.zero_page_ns.to_string(), "allocate and zero a page"),
+        t("cpu.cow_copy_ns", "ns", c.cow_copy_ns.to_string(), "copy-on-write of a shared anon page (wp_page_copy)"),
         t("cpu.swapin_ns", "ns", c.swapin_ns.to_string(), "swap-in software path per page read"),
         t("cpu.scan_ns", "ns", c.scan_ns.to_string(), "reclaim: per page examined on an LRU list"),
         t("cpu.reclaim_ns", "ns", c.reclaim_ns.to_string(), "reclaim: per page unmapped and freed"),
