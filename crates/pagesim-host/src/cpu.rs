@@ -106,8 +106,8 @@ mod tests {
     }
 
     /// A fake sysfs and /proc/irq: a disk under a PCI function with the given interrupts
-    /// (number, action, effective affinity).
-    fn fake_disk(irqs: &[(u32, &str, &str)]) -> (std::path::PathBuf, std::path::PathBuf) {
+    /// (number, action, effective affinity). The directory goes when the first value does.
+    fn fake_disk(irqs: &[(u32, &str, &str)]) -> (crate::testutil::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let root = temp_dir("irq");
         let pci = root.join("sys/devices/pci0000:00/0000:00:02.0");
         let disk = pci.join("virtio1/block/vda");
@@ -117,18 +117,19 @@ mod tests {
             std::fs::create_dir_all(root.join(format!("proc/irq/{n}/{action}"))).unwrap();
             fake_file(&root, &format!("proc/irq/{n}/effective_affinity_list"), &format!("{cpus}\n"));
         }
-        (disk, root.join("proc/irq"))
+        let irq = root.join("proc/irq");
+        (root, disk, irq)
     }
 
     #[test]
     fn a_single_queue_disk_has_the_cpu_of_its_request_interrupt() {
-        let (disk, irq) = fake_disk(&[(35, "virtio1-config", "0"), (36, "virtio1-req.0", "1")]);
+        let (_root, disk, irq) = fake_disk(&[(35, "virtio1-config", "0"), (36, "virtio1-req.0", "1")]);
         assert_eq!(disk_irq_cpu(&disk, &irq), Some(1));
     }
 
     #[test]
     fn a_disk_with_a_queue_per_cpu_or_no_msi_has_no_single_interrupt_cpu() {
-        let (disk, irq) = fake_disk(&[(40, "nvme0q0", "0"), (41, "nvme0q1", "0"), (42, "nvme0q2", "1")]);
+        let (_root, disk, irq) = fake_disk(&[(40, "nvme0q0", "0"), (41, "nvme0q1", "0"), (42, "nvme0q2", "1")]);
         assert_eq!(disk_irq_cpu(&disk, &irq), None, "two I/O queues");
         let root = temp_dir("irq-none");
         std::fs::create_dir_all(root.join("block/sda")).unwrap();

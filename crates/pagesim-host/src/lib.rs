@@ -75,14 +75,37 @@ pub fn page_size() -> usize {
 pub(crate) mod testutil {
     use std::path::{Path, PathBuf};
 
-    /// A fresh directory under the system temp dir, unique per process and call.
-    pub fn temp_dir(tag: &str) -> PathBuf {
+    /// A fresh directory under the system temp dir, unique per process and call, removed
+    /// with everything in it when the value is dropped (a test leaves nothing behind).
+    pub fn temp_dir(tag: &str) -> TempDir {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
         let d = std::env::temp_dir().join(format!("pagesim-host-test-{}-{tag}-{n}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        d
+        TempDir(d)
+    }
+
+    /// A directory of [`temp_dir`]: a path while it lives, removed when dropped.
+    pub struct TempDir(PathBuf);
+
+    impl std::ops::Deref for TempDir {
+        type Target = PathBuf;
+        fn deref(&self) -> &PathBuf {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for TempDir {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     /// Writes `value` to `dir/rel`, creating the parents (a fake sysfs or procfs file).
