@@ -712,9 +712,7 @@ mod tests {
     }
 
     /// kswapd reclaims on the other CPU while the task runs: the task no longer waits for
-    /// kswapd's bursts (on one CPU it does), and no thread's time runs backwards: a thread
-    /// woken from a CPU whose clock is behind runs at its own time, so its CPU time fits in
-    /// its elapsed time.
+    /// kswapd's bursts (on one CPU it does); its CPU time still fits in its elapsed time.
     #[test]
     fn kswapd_on_the_other_cpu_does_not_delay_the_task() {
         let text = |cpus: u32| {
@@ -738,6 +736,34 @@ mod tests {
         );
         let t = &two.tasks[0];
         assert!(t.cpu_ns <= t.elapsed_ns, "cpu {} ns in {} ns", t.cpu_ns, t.elapsed_ns);
+    }
+
+    /// A thread's time never goes back: woken (from a CPU whose clock is behind) for a time
+    /// before its own last burst ended, it runs when that burst ended, and it keeps its place
+    /// among the events of that time; a thread whose CPU is busy waits for it the same way.
+    #[test]
+    fn a_thread_woken_before_its_own_last_burst_ended_runs_at_its_end() {
+        let mut s = crate::testutil::sim_from(&computers(2, 2), &[]);
+        let t = Tid(0);
+        s.sched.thread_free[t.idx()] = 5_000;
+        s.sched.cpu_free = vec![0, 0];
+        // An event taken from the queue for time 1,000, pushed before others of time 5,000.
+        s.sched.events = EventQueue::default();
+        let token = s.sched.tokens[t.idx()];
+        s.sched.events.push(5_000, Event::Run { thread: Tid(1), token: s.sched.tokens[1] });
+        s.dispatch((1_000, 0, Event::Run { thread: t, token }));
+        assert_eq!(s.sched.tasks[t].cpu_ns, 0, "it did not run at 1,000");
+        let (at, seq, ev) = s.sched.events.pop_entry().unwrap();
+        assert_eq!((at, seq, ev), (5_000, 0, Event::Run { thread: t, token }), "back for 5,000, first in line");
+        // Its CPU busy until 7,000 (and the other too): it waits for the CPU it last ran on.
+        s.sched.cpu_free = vec![7_000, 8_000];
+        s.sched.last_cpu[t.idx()] = 0;
+        s.dispatch((at, seq, ev));
+        let mut left = Vec::new();
+        while let Some(e) = s.sched.events.pop_entry() {
+            left.push(e);
+        }
+        assert!(left.contains(&(7_000, 0, Event::Run { thread: t, token })), "back for 7,000: {left:?}");
     }
 
     #[test]
