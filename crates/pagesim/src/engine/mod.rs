@@ -607,14 +607,10 @@ impl Sim {
         sim
     }
 
-    /// Runs until every task has finished, the time limit, or the watchdog; returns (and
-    /// keeps, for the report) how it ended. `progress` is called about once a second of
-    /// wall time.
-    /// Runs event `ev`, due at `t`: a thread's wakeup (unless a later one replaced it), a
-    /// device completion or a device timer.
-    /// Runs event `ev` (taken with its sequence number, [`EventQueue::pop_entry`]) at its
-    /// own time `t`: on the CPU it concerns, whose clock may be behind the latest time
-    /// another CPU's burst reached.
+    /// Runs event `ev`, due at `t` and taken with its sequence number `seq`
+    /// ([`EventQueue::pop_entry`]): a thread's wakeup (unless a later one replaced it), a
+    /// device completion or a device timer. It runs at its own time, on the CPU it concerns,
+    /// whose clock may be behind the latest time another CPU's burst reached.
     pub(crate) fn dispatch(&mut self, (t, seq, ev): (u64, u64, Event)) {
         self.sched.now = t;
         match ev {
@@ -629,6 +625,9 @@ impl Sim {
         self.sched.latest = self.sched.latest.max(self.sched.now);
     }
 
+    /// Runs until every task has finished, the time limit, or the watchdog; returns (and
+    /// keeps, for the report) how it ended. `progress` is called about once a second of
+    /// wall time.
     pub fn run(&mut self, progress: &mut Option<crate::ProgressFn<'_>>) -> RunEnd {
         let started = std::time::Instant::now();
         self.sched.run_started = Some(started);
