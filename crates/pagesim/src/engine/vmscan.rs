@@ -1155,14 +1155,6 @@ mod tests {
         s.verify().unwrap();
     }
 
-    /// Random stores over 64 MB in a 58 MB memcg (cgroup v1, page-cluster 0, linux-6.18):
-    /// each limit reclaim writes pages at the end of each priority level and their write
-    /// completions, interrupts in the kernel, rotate them to the inactive tail while the
-    /// job goes on, so the next level frees them. Reclaim then writes about what it frees,
-    /// as the host does (anon-random-rmw-90-pc0: pswpout within 2 % of pgsteal). When the
-    /// job ran to its end before any completion was processed, nothing it wrote could be
-    /// freed within it: it wrote on down the priorities, 55 % more than it freed here, and
-    /// the written pages waited at the tail long enough to be dirtied and written again.
     /// A limit reclaim at priority 0 of a memcg holding 4096 cold file pages and 512 cold
     /// anon pages, for 32 pages: from 6.0 `shrink_lruvec` stops once it has them and made its
     /// one proportional nudge (anon, the type with less left, stops; file is scaled to what
@@ -1198,6 +1190,14 @@ mod tests {
         assert!(before >= 4 * after, "before 6.0: {before} pages reclaimed for 32");
     }
 
+    /// Random stores over 64 MB in a 58 MB memcg (cgroup v1, page-cluster 0, linux-6.18):
+    /// each limit reclaim writes pages at the end of each priority level and their write
+    /// completions, interrupts in the kernel, rotate them to the inactive tail while the
+    /// job goes on, so the next level frees them. Reclaim then writes about what it frees,
+    /// as the host does (anon-random-rmw-90-pc0: pswpout within 2 % of pgsteal). When the
+    /// job ran to its end before any completion was processed, nothing it wrote could be
+    /// freed within it: it wrote on down the priorities, 55 % more than it freed here, and
+    /// the written pages waited at the tail long enough to be dirtied and written again.
     #[test]
     fn write_completions_run_between_priority_levels_so_reclaim_writes_what_it_frees() {
         let text = "[machine]\nram = \"1GB\"\n[kernel]\nprofile = \"linux-6.18\"\ncgroup_version = 1\n\
@@ -1493,7 +1493,7 @@ mod memcg_tree_tests {
         let text = tree("", "swap_max = \"1MB\"", "profile = \"linux-6.6\"\ncgroup_version = 2");
         let mut s = sim(&text);
         let mut peak = 0;
-        while !matches!(s.sched.events.next_time(), u64::MAX) && s.sched.live > s.sched.paused {
+        while s.sched.live > s.sched.paused {
             let Some(entry) = s.sched.events.pop_entry() else { break };
             s.dispatch(entry);
             peak = peak.max(s.mm.memcgs[2].swap_usage);
