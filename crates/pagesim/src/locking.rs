@@ -86,7 +86,7 @@ impl Topology {
 pub struct LockClass(pub u16);
 
 /// One lock instance, by index.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LockId(pub u32);
 
 /// A class's counters, as `/proc/lock_stat` prints them.
@@ -117,8 +117,20 @@ struct Lock {
     class: LockClass,
     /// Holds in time order, not overlapping.
     holds: Vec<Hold>,
-    /// The CPU of the last hold dropped by [`Locks::forget_before`] (`u32::MAX`: none).
+    /// The CPU of the last hold dropped (`u32::MAX`: none).
     last_cpu: u32,
+}
+
+impl Lock {
+    /// Drops the holds that ended before `floor`, keeping the last one's CPU.
+    #[inline]
+    fn trim(&mut self, floor: u64) {
+        let n = self.holds.partition_point(|h| h.end < floor);
+        if n > 0 {
+            self.last_cpu = self.holds[n - 1].cpu;
+            self.holds.drain(..n);
+        }
+    }
 }
 
 /// What an acquisition got: it spun `wait_ns`, then held the lock for `transfer_ns +
@@ -136,11 +148,14 @@ pub struct Locks {
     locks: Vec<Lock>,
     pub stats: Vec<LockStat>,
     pub topology: Topology,
+    /// No acquisition can come before this time any more ([`Locks::forget_before`]); each
+    /// lock drops the holds that ended before it when it is next taken.
+    floor: u64,
 }
 
 impl Locks {
     pub fn new(topology: Topology) -> Self {
-        Locks { locks: Vec::new(), stats: Vec::new(), topology }
+        Locks { locks: Vec::new(), stats: Vec::new(), topology, floor: 0 }
     }
 
     /// A new class named `name` (the kernel's name for the lock, as lock_stat prints it).
@@ -161,6 +176,7 @@ impl Locks {
     pub fn spin_lock(&mut self, id: LockId, cpu: u32, now: u64, hold_ns: u64) -> Acquired {
         let topo = self.topology;
         let lock = &mut self.locks[id.0 as usize];
+        lock.trim(self.floor);
         // The first hold that ends after `now`: those before it cannot be met.
         let mut i = lock.holds.partition_point(|h| h.end <= now);
         let mut prev_cpu = if i > 0 { lock.holds[i - 1].cpu } else { lock.last_cpu };
@@ -194,21 +210,32 @@ impl Locks {
         Acquired { start, wait_ns: wait, transfer_ns: transfer }
     }
 
-    /// Drops the holds that ended before `t`: no CPU's clock is behind the event being run,
-    /// so none of them can delay an acquisition any more.
+    /// Forgets the holds that ended before `t`: no CPU's clock is behind the event being
+    /// run, so none of them can delay an acquisition any more. O(1): a lock drops them
+    /// when it is next taken (a run has a lock per swap cluster, too many to visit at
+    /// every event).
+    #[inline]
     pub fn forget_before(&mut self, t: u64) {
-        for lock in &mut self.locks {
-            let n = lock.holds.partition_point(|h| h.end < t);
-            if n > 0 {
-                lock.last_cpu = lock.holds[n - 1].cpu;
-                lock.holds.drain(..n);
-            }
-        }
+        self.floor = self.floor.max(t);
     }
 
-    /// Holds kept (for tests and the engine's invariant checks).
+    /// Holds that can still delay an acquisition (for tests and invariant checks).
     pub fn holds_kept(&self) -> usize {
-        self.locks.iter().map(|l| l.holds.len()).sum()
+        self.locks.iter().map(|l| l.holds.len() - l.holds.partition_point(|h| h.end < self.floor)).sum()
+    }
+
+    /// Locks created.
+    pub fn len(&self) -> usize {
+        self.locks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.locks.is_empty()
+    }
+
+    /// The class of lock `id`.
+    pub fn class_of(&self, id: LockId) -> LockClass {
+        self.locks[id.0 as usize].class
     }
 }
 

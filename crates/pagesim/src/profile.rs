@@ -27,6 +27,27 @@ pub enum WorkingsetMode {
     AnonAndFile,
 }
 
+/// The locks of the swap paths (mm/swapfile.c, mm/swap_state.c, mm/swap_slots.c), by the
+/// series that changed them (spec readahead_swap.md §3.3-3.6, seed 001).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SwapLocking {
+    /// ≤4.10: the swap device's `si->lock` (after `swap_avail_lock` for the device list)
+    /// for every slot allocated (`scan_swap_map`), referenced (`swapcache_prepare`) or
+    /// released (`swap_free`, `swapcache_free`); one swap-cache radix tree per area under
+    /// its `tree_lock`, which `test_set_page_writeback`/`test_clear_page_writeback` also
+    /// take for the writeback tag.
+    Device,
+    /// 4.11-6.13 (Tim Chen, Huang Ying): `swap_map` under per-cluster locks, the swap cache
+    /// split into 64 MB trees each with its own lock, no writeback tag on it (4.10), and the
+    /// per-CPU slots cache: `si->lock` only for its refills of 64 slots and its batched
+    /// frees of 64.
+    Cluster,
+    /// 6.14+ (Kairui Song): per-CPU clusters without the slots cache, slots allocated and
+    /// freed under their cluster's lock (`si->lock` only to take a new cluster off the
+    /// free list), and (6.18) the swap cache as a table in each cluster under the same lock.
+    SwapTable,
+}
+
 /// What a kernel counts as dirtyable memory, the base of the dirty limits
 /// (writeback/thresholds.rs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -237,6 +258,14 @@ pub struct Profile {
     /// of 64, so concurrent reclaimers no longer interleave slot by slot on a shared
     /// allocation cursor (pagesim then treats them as not interleaving at all).
     pub swap_slots_cache: bool,
+    /// Which locks the swap paths take ([`SwapLocking`]).
+    pub swap_locking: SwapLocking,
+    /// One LRU lock per lruvec (≥5.11, `lruvec->lru_lock`); before, one per node
+    /// (`pgdat->lru_lock`, 4.8–5.10; `zone->lru_lock` before 4.8: one node here).
+    pub lru_lock_per_lruvec: bool,
+    /// Pages a per-CPU LRU-add batch holds before it takes the LRU lock for all of them
+    /// (`PAGEVEC_SIZE`: 14 until 5.x, 15 in the folio batches of 6.x, 31 from 6.13).
+    pub lru_batch: u32,
     /// kswapd's `balance_pgdat` before 3.11: no reclaim target, and a priority loop that
     /// ends as soon as SWAP_CLUSTER_MAX pages were freed, restarting at DEF_PRIORITY. From
     /// 3.11 (Mel Gorman) kswapd reclaims up to the high watermark per pass and raises the
@@ -428,6 +457,9 @@ const LINUX_3_14: Profile = Profile {
     swap_ra_marks_cached: true,
     ssd_cluster_alloc: true,
     swap_slots_cache: false,
+    swap_locking: SwapLocking::Device,
+    lru_lock_per_lruvec: false,
+    lru_batch: 14,
     kswapd_pre_3_11: false,
     proportional_reclaim: false,
     overreclaim_fix: false,
@@ -494,6 +526,9 @@ const LINUX_6_6: Profile = Profile {
     swap_ra_marks_cached: false,
     ssd_cluster_alloc: true,
     swap_slots_cache: true,
+    swap_locking: SwapLocking::Cluster,
+    lru_lock_per_lruvec: true,
+    lru_batch: 15,
     kswapd_pre_3_11: false,
     proportional_reclaim: true,
     overreclaim_fix: true,
@@ -540,11 +575,14 @@ pub const PROFILES: &[Profile] = &[
                       PG_workingset pages as read-around hits (6.10); text faults reading forward with no async \
                       part (6.17); the block plug flushed at 32 requests or a 128 KiB oldest request; in swap: zeromap (6.12), exclusive zswap \
                       loads, no zswap same-filled pages, incompressible pages stored as they are, the zswap LRU's \
-                      referenced bit, shmem swap-in bypass on synchronous devices; the 6.14 swap allocator \
-                      rewrite, the end of the swap slots cache and the 6.18 swap table are not modelled apart \
+                      referenced bit, shmem swap-in bypass on synchronous devices; the locks of the 6.14 swap \
+                      allocator (no slots cache, slots under their cluster's lock) and of the 6.18 swap table \
                       (docs/model.md)",
         memcg_stats_flush_ns: 2_000_000_000,
         memcg_walk: MemcgWalk::RoundRobinPerRoot,
+        swap_slots_cache: false,
+        swap_locking: SwapLocking::SwapTable,
+        lru_batch: 31,
         fault_around_skips_workingset: true,
         pagecache_large_folios: Some(true),
         fault_around_whole_folio: true,
@@ -602,6 +640,8 @@ pub const PROFILES: &[Profile] = &[
         ..LINUX_3_6
     },
     LINUX_2_6_35,
+    LINUX_4_8,
+    LINUX_4_11,
     // Seed 003's four columns: Mel Gorman's "Reduce writeback from page reclaim context" V5
     // and Wu Fengguang's "write older pages first" on 2.6.35-rc6, each adding to the last.
     Profile {
@@ -635,6 +675,40 @@ pub const PROFILES: &[Profile] = &[
         ..LINUX_2_6_35
     },
 ];
+
+/// Linux 4.8 (seed 001's baseline, mmotm-2016-10-11 without the swap scalability series):
+/// 3.14's reclaim with the mechanisms merged since that seed 001's workload meets.
+const LINUX_4_8: Profile = Profile {
+    name: "linux-4.8",
+    description: "Linux 4.8 (seed 001's baseline): swap slots allocated and freed under the swap device's lock, \
+                  one swap-cache radix tree per device under its tree_lock (also taken for the writeback tag), \
+                  one LRU lock per node with 14-page batches; file workingset detection (3.15), fault-around \
+                  (3.15), proportional reclaim (3.16), watermark_scale_factor (4.6); reclaim and readahead \
+                  otherwise as linux-3.14",
+    fault_around: true,
+    workingset: WorkingsetMode::FileOnly,
+    watermark_scale: true,
+    proportional_reclaim: true,
+    ..LINUX_3_14
+};
+
+/// Linux 4.11: linux-4.8 with seed 001's series (Tim Chen, Huang Ying) and the 4.10-4.11
+/// changes its workload meets.
+const LINUX_4_11: Profile = Profile {
+    name: "linux-4.11",
+    description: "Linux 4.11 (seed 001's patched kernel): linux-4.8 with per-cluster swap_map locks, the swap \
+                  cache split into 64 MB trees, the per-CPU swap slots cache (batches of 64) and readahead \
+                  skipping unreferenced slots; no writeback tag in the swap cache (4.10); the 4.10 block plug \
+                  (a 128 KiB request flushes it); pages under writeback activated by reclaim and the \
+                  flushers woken by a batch of unqueued dirty pages (4.11)",
+    ra_skip_unreferenced: true,
+    swap_slots_cache: true,
+    swap_locking: SwapLocking::Cluster,
+    writeback_activate: true,
+    writeback: WritebackRules { flusher_kick: FlusherKick::UnqueuedDirtyBatch, ..WRITEBACK_3_14 },
+    block_plug: PlugRules { max_requests: 16, flush_bytes: 128 << 10, flush_checks_oldest: false },
+    ..LINUX_4_8
+};
 
 /// Linux 2.6.35 (seed 003's `traceonly`: the baseline with the tracepoints only).
 const LINUX_2_6_35: Profile = Profile {

@@ -41,11 +41,39 @@ pub enum Metric {
     /// A /proc/vmstat counter or gauge of the run: each row is named after one
     /// (`nr_vmscan_write`, `allocstall`...). Rows without overrides share one run per column.
     Vmstat,
+    /// Fault latency and lock contention of the run ([`FAULT_ROWS`], and
+    /// `lock_wait_pct:CLASS` for one lock class). Rows without overrides share one run per
+    /// column.
+    Fault,
+}
+
+/// The rows a `fault` table can name: fault latency, its kernel part (less device time),
+/// in µs; the share of all CPU time spent spinning on locks, %; the run's elapsed time, s.
+pub const FAULT_ROWS: &[&str] =
+    &["fault_median_us", "fault_p99_us", "kernel_median_us", "kernel_p99_us", "lock_wait_pct", "elapsed_s"];
+
+/// The `fault` metric of report `r` for row `row`.
+fn fault_value(r: &Report, row: &str) -> Option<f64> {
+    let us = |ns: u64| (ns as f64 / 100.0).round() / 10.0;
+    let pct =
+        |ns: u64| if r.locks.cpu_ns == 0 { 0.0 } else { (1000.0 * ns as f64 / r.locks.cpu_ns as f64).round() / 10.0 };
+    if let Some(class) = row.strip_prefix("lock_wait_pct:") {
+        return Some(pct(r.locks.classes.iter().find(|c| c.name == class).map_or(0, |c| c.wait_total_ns)));
+    }
+    Some(match row {
+        "fault_median_us" => us(r.fault_latency.median_ns),
+        "fault_p99_us" => us(r.fault_latency.p99_ns),
+        "kernel_median_us" => us(r.fault_latency_kernel.median_ns),
+        "kernel_p99_us" => us(r.fault_latency_kernel.p99_ns),
+        "lock_wait_pct" => pct(r.locks.wait_ns),
+        "elapsed_s" => r.elapsed_ns as f64 / 1e9,
+        _ => return None,
+    })
 }
 
 /// The metric names a table file can give.
 const METRICS: &str =
-    "elapsed_cs, elapsed_s, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan, vmstat";
+    "elapsed_cs, elapsed_s, read_kibps, write_kibps, max_read_mibps, min_avg_read_kib, tps, ftrace_vmscan, vmstat, fault";
 
 impl Metric {
     pub fn name(self) -> &'static str {
@@ -59,6 +87,7 @@ impl Metric {
             Metric::Tps { .. } => "tps",
             Metric::FtraceVmscan => "ftrace_vmscan",
             Metric::Vmstat => "vmstat",
+            Metric::Fault => "fault",
         }
     }
 
@@ -97,6 +126,7 @@ impl Metric {
                 r.ftrace_vmscan.as_ref()?.rows().into_iter().find(|(l, _)| *l == row).map(|(_, v)| v)
             }
             Metric::Vmstat => r.value(row).map(|v| v as f64),
+            Metric::Fault => fault_value(r, row),
         }
     }
 
@@ -118,6 +148,7 @@ impl Metric {
             "min_avg_read_kib" => Metric::MinAvgReadKib { window: need(f.window, "window")? },
             "ftrace_vmscan" => Metric::FtraceVmscan,
             "vmstat" => Metric::Vmstat,
+            "fault" => Metric::Fault,
             "tps" => {
                 let o = f.ops_per_txn.unwrap_or(1.0);
                 if o.is_nan() || o <= 0.0 {
@@ -364,6 +395,15 @@ impl Table {
                 return Err(err(
                     &format!("row.{i}.name"),
                     format!("\"{}\" is not a counter or gauge of the report (see `pagesim run --json`)", r.name),
+                ));
+            }
+            if metric == Metric::Fault
+                && !FAULT_ROWS.contains(&r.name.as_str())
+                && !r.name.starts_with("lock_wait_pct:")
+            {
+                return Err(err(
+                    &format!("row.{i}.name"),
+                    format!("\"{}\" is not a fault row (rows: {}, lock_wait_pct:CLASS)", r.name, FAULT_ROWS.join(", ")),
                 ));
             }
             rows.push(Row { name: r.name, labels: r.labels, set: r.set, published });

@@ -181,8 +181,20 @@ fn the_example_scenarios_run_and_show_what_they_describe() {
     let r = pagesim::run_file(&dir.join("zram.toml"), opts()).unwrap_or_else(|e| panic!("{e}"));
     assert!(r.counter(Counter::PswpOut) > 0 && r.counter(Counter::PswpIn) > 0);
     assert_eq!(r.counter(Counter::SwapRa), 0);
-    // The task has exited: its slots, and the zram objects in them, are freed.
-    assert_eq!(r.gauge(Gauge::ZramMemUsedTotal).unwrap(), 0);
+    // The task has exited: its slots, and the zram objects in them, are freed, but for
+    // the slots the per-CPU slots caches (6.6) still hold for their next batch free: at
+    // most 64 per CPU, whose objects zsmalloc packs into a few pages.
+    let left = r.gauge(Gauge::ZramMemUsedTotal).unwrap();
+    assert!(left <= 2 * 64 * 4096 / 2, "zram still holds {left} bytes");
+    let r = pagesim::run_file(
+        &dir.join("zram.toml"),
+        RunOptions {
+            sets: small.iter().map(|s| s.to_string()).chain(["kernel.profile=linux-6.18".to_string()]).collect(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(r.gauge(Gauge::ZramMemUsedTotal).unwrap(), 0, "6.18 frees each slot at once");
 }
 
 #[test]

@@ -223,6 +223,10 @@ impl Sim {
         let nr = self.mm.frames.nr_pages(f);
         self.mm.frames.clear(f, pg::WRITEBACK);
         self.mm.account_writeback(f, false);
+        if self.mm.frames.test(f, pg::SWAPCACHE) {
+            // ≤4.8: the writeback tag is cleared under the swap cache's tree lock.
+            self.swap_writeback_tag(crate::swap::Entry(self.mm.frames.swap[f]));
+        }
         let m = self.mm.frames.memcg[f];
         self.mm.count(Counter::NrWritten, m, nr);
         if let mm::Owner::File(fi) = self.mm.frames.owner(f) {

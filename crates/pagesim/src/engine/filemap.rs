@@ -68,7 +68,8 @@ impl Sim {
         };
         self.submit_folio_bio(dev, off, f, IoDir::Read, nr * 4096);
         self.mm.count(Counter::PgpgIn, memcg, 4 * nr);
-        self.charge(self.cost.pagecache_read_ns);
+        // The LRU add's share of its batch is charged by the batch (engine/swap.rs).
+        self.charge(self.cost.pagecache_read_ns.saturating_sub(self.cost.lru_page_ns));
     }
 
     /// `read_pages` for a policy's decision: allocates and reads every missing page of

@@ -302,14 +302,16 @@ mod protection_tests {
 
     #[test]
     fn memory_high_makes_the_task_reclaim_and_sleeps_it_when_reclaim_cannot_keep_up() {
-        // With swap the task reclaims itself back under high (plus at most a batch and
-        // what one reclaim round overshoots): no penalty, no limit, no OOM.
+        // With swap the task reclaims itself back towards high: no limit, no OOM. Pages
+        // its last rounds wrote to the nvme are still under writeback when the overage
+        // left is small enough for its penalty (≤ 10 ms) to be forgiven, so it may end
+        // somewhat above high, never far.
         let mut s = sim(&high(true));
         s.run(&mut None);
         s.verify().unwrap();
         let a = &s.mm.memcgs[1];
         assert!(a.memory_events.high > 0 && a.memory_events.max == 0);
-        assert!(a.usage <= 1024 + 64 + 32, "usage {} pages over high 1024", a.usage);
+        assert!(a.usage <= 1024 * 3 / 2, "usage {} pages over high 1024", a.usage);
         assert!(a.events.get(Counter::PgStealDirect) > 1024, "it swapped what it wrote above high");
         let t = &s.sched.tasks[0];
         assert!(!t.oom_killed);

@@ -107,7 +107,8 @@ impl Sim {
     /// carry the accessed bit: every PTE of the folio starts young.
     fn map_new_anon_folio(&mut self, vma: VmaId, f: Pfn, first: u32) {
         let nr = self.mm.frames.nr_pages(f);
-        self.charge(self.cost.zero_page_ns * nr);
+        // The LRU add's share of its batch is charged by the batch (engine/swap.rs).
+        self.charge((self.cost.zero_page_ns * nr).saturating_sub(self.cost.lru_page_ns));
         self.mm.frames.set(f, pg::SWAPBACKED);
         let a = self.mm.vmas[vma].anon.expect("an anon VMA");
         self.mm.frames.set_owner(f, Owner::Anon(a), first);
@@ -294,7 +295,7 @@ impl Sim {
     /// `do_swap_page`). A large folio is mapped whole when every PTE of its range, inside
     /// the VMA, still holds its page's swap entry (6.10+); else only the faulting page.
     fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, entry: Entry) {
-        self.charge(self.cost.swapin_ns / 4);
+        self.charge((self.cost.swapin_ns / 4).saturating_sub(self.cost.swap_map_ns));
         let nr = self.mm.frames.nr_pages(f) as u32;
         // The folio's first page, and the pages mapped now: from `from` on, taking the
         // references of the slots from `from_entry` on.
@@ -316,10 +317,8 @@ impl Sim {
         let a = self.mm.vmas[vma].anon.expect("an anon VMA");
         self.mm.frames.set_owner(f, Owner::Anon(a), first);
         let m = self.sched.tasks[tid].memcg;
-        for k in 0..count {
-            // swap_free: the PTE no longer references the slot; the swap cache keeps it.
-            self.swap.area(from_entry).put(from_entry.slot() + k);
-        }
+        // swap_free: the PTEs no longer reference the slots; the swap cache keeps them.
+        self.swap_free_nr(from_entry, count);
         self.mm.swap_charge(m, -(count as i64));
         let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
         if free_swap

@@ -181,7 +181,7 @@ impl Sim {
                 // Shmem objects hold their own swap entries; a PTE holds one only for anon.
                 let entry = Entry(e & !pte::SWAP);
                 self.mm.swap_charge(memcg, -1);
-                self.swap.area(entry).put(entry.slot());
+                self.swap_free(entry);
                 // free_swap_and_cache: the last reference gone, an unmapped swap-cache page
                 // of the slot goes too.
                 if self.swap.area_ref(entry).count(entry.slot()) == 0 {

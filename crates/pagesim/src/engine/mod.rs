@@ -62,6 +62,7 @@ mod sched;
 pub mod shmem;
 pub mod swap;
 pub mod swap_state;
+pub mod swapfile;
 pub mod truncate;
 mod verify;
 pub mod vmscan;
@@ -152,6 +153,12 @@ pub struct PendingFault {
     pub anon_order0: bool,
     /// When the fault began (for the latency histogram).
     pub start_ns: u64,
+    /// Time the fault waited for devices: asleep on a page's I/O, and the transfers of
+    /// synchronous devices (pmem, zram) done in it. The rest of its latency is the
+    /// kernel's.
+    pub device_ns: u64,
+    /// When it last went to sleep on a page's I/O (0: it is not asleep on one).
+    pub slept_at: u64,
 }
 
 impl PendingFault {
@@ -168,6 +175,8 @@ impl PendingFault {
             room_reclaimed: false,
             anon_order0: false,
             start_ns: now,
+            device_ns: 0,
+            slept_at: 0,
         }
     }
 }
@@ -502,6 +511,15 @@ impl Sim {
                 ops_done: 0,
                 ops_total,
                 fault_hist: Histogram::default(),
+                fault_kernel_hist: Histogram::default(),
+                locks: crate::locking::Locks::new(crate::locking::Topology {
+                    sockets: c.machine.sockets,
+                    cores_per_socket: ncpus / (c.machine.sockets * c.machine.threads_per_core),
+                    threads_per_core: c.machine.threads_per_core,
+                    same_socket_ns: c.cpu.line_same_socket_ns,
+                    cross_socket_ns: c.cpu.line_cross_socket_ns,
+                }),
+                lock_wait_ns: vec![0; nthreads],
                 page_waiters: PageWaiters::default(),
                 throttled: Vec::new(),
                 congestion_waiters: Vec::new(),
@@ -536,6 +554,8 @@ impl Sim {
                 pgdat_writeback: false,
                 pgdat_dirty: false,
                 next_stats_flush: profile.memcg_stats_flush_ns / 2,
+                lru_locks: Vec::new(),
+                lru_batch: Vec::new(),
             },
             swap: Swap::new(areas, swap_ra, zswap, content),
             pc: PageCache {
@@ -573,6 +593,8 @@ impl Sim {
             trace: None,
         };
         sim.mm.subtrees = (0..sim.mm.memcgs.len() as u16).map(|m| sim.mm.subtree(m)).collect();
+        sim.swap_locks_init();
+        sim.lru_locks_init();
         // The processes the run starts with, in task order.
         let mut tid = Tid(0);
         for (p, t) in c.task.iter().enumerate() {
@@ -613,6 +635,9 @@ impl Sim {
     /// whose clock may be behind the latest time another CPU's burst reached.
     pub(crate) fn dispatch(&mut self, (t, seq, ev): (u64, u64, Event)) {
         self.sched.now = t;
+        // No code runs before `t` any more: lock holds that ended before it cannot delay
+        // anyone.
+        self.sched.locks.forget_before(t);
         match ev {
             Event::Run { thread, token } => {
                 if token == self.sched.tokens[thread.idx()] {

@@ -145,10 +145,13 @@ impl Sim {
         }
     }
 
-    /// Whether I/O to `entry`'s device is done by the submitting thread.
+    /// Whether I/O to `entry`'s device is done by the submitting thread: zram, and the
+    /// other drivers that complete a request in the submitter (pmem, brd: `->rw_page`
+    /// 3.16-6.2, bio-based drivers in every version). Whether swap-in then also skips the
+    /// swap cache is the profile's (`swap_sync_bypass`, ≥4.15).
     pub fn swap_dev_sync(&self, entry: Entry) -> bool {
         let m = self.io.devices[self.swap.area_ref(entry).dev].model();
-        m.swap_backend().is_some() || (m.synchronous_io() && self.profile.swap_sync_io)
+        m.swap_backend().is_some() || m.synchronous_io()
     }
 
     /// `do_swap_page`'s test for the bypass: a synchronous device and one reference.
@@ -188,7 +191,11 @@ impl Sim {
         }
         if self.zswap_store_folio(f, entry, c0) {
             self.mm.count(Counter::NrVmscanWrite, m, nr as u64);
-            self.charge(self.cost.swapout_ns);
+            self.charge(self.swapout_unlocked_ns());
+            // ≤4.8 frontswap: the page still goes through set_page_writeback and
+            // end_page_writeback, each tagging it in the swap cache's tree.
+            self.swap_writeback_tag(entry);
+            self.swap_writeback_tag(entry);
             return true;
         }
         if self.swap_dev_sync(entry) {
@@ -238,7 +245,9 @@ impl Sim {
         };
         self.mm.count(Counter::PswpOut, m, 1);
         self.mm.count(Counter::PgpgOut, m, 4);
-        self.charge(self.cost.swapout_ns);
+        self.charge(self.swapout_unlocked_ns());
+        // set_page_writeback (its tag cleared by folio_end_writeback when the write ends).
+        self.swap_writeback_tag(entry);
         if !self.swap_dev_sync(entry) {
             self.mm.frames.set(f, pg::WRITEBACK | if reclaim { pg::RECLAIM } else { 0 });
             self.mm.account_writeback(f, true);
@@ -274,6 +283,9 @@ impl Sim {
         };
         self.io.devices[dev].account_sync(IoDir::Write, 4096, ns);
         self.charge(ns);
+        self.note_device_ns(ns);
+        // The write is done: end_page_writeback clears the tag.
+        self.swap_writeback_tag(entry);
         if reclaim && !self.mm.frames.test(f, pg::DIRTY) {
             // folio_end_writeback with PG_reclaim: to the inactive tail for reclaim.
             let mc = m as usize;
@@ -294,11 +306,11 @@ impl Sim {
         self.swap_slots_released();
         if self.profile.swap_zeromap && self.swap.content.zeromap(entry) {
             self.mm.count(Counter::SwpinZero, memcg, 1);
-            self.charge(self.cost.swapin_ns + compress::PAGE_COPY_NS);
+            self.charge(self.swapin_unlocked_ns() + compress::PAGE_COPY_NS);
             return true;
         }
         if self.zswap_load(f, entry) {
-            self.charge(self.cost.swapin_ns);
+            self.charge(self.swapin_unlocked_ns());
             return true;
         }
         if !self.swap_dev_sync(entry) {
@@ -317,7 +329,8 @@ impl Sim {
         self.io.devices[dev].account_sync(IoDir::Read, 4096, ns);
         self.mm.count(Counter::PswpIn, memcg, 1);
         self.mm.count(Counter::PgpgIn, memcg, 4);
-        self.charge(self.cost.swapin_ns + ns);
+        self.charge(self.swapin_unlocked_ns() + ns);
+        self.note_device_ns(ns);
         true
     }
 
@@ -348,7 +361,7 @@ impl Sim {
 
     /// Drops the reference a PTE or shmem slot held on `entry` (`swap_free`), for page `f`.
     fn swap_free_for(&mut self, f: Pfn, entry: Entry) {
-        self.swap.area(entry).put(entry.slot());
+        self.swap_free(entry);
         let m = self.mm.frames.memcg[f];
         self.mm.swap_charge(m, -1);
         self.swap_slots_released();
@@ -439,8 +452,8 @@ impl Sim {
         for k in 0..nr {
             let dirty = if write && first + k == idx { pte::DIRTY } else { 0 };
             self.mm.vmas[vma].pte[(first + k) as usize] = pte::present(f, flags | dirty);
-            self.swap.area(base).put(base.slot() + k);
         }
+        self.swap_free_nr(base, nr);
         self.mm.swap_charge(memcg, -(nr as i64));
         self.swap_slots_released();
         Fault::Done
@@ -555,7 +568,7 @@ impl Sim {
         if nr > 1 {
             self.mm.count(Counter::MthpSwpout, m, 1);
         }
-        self.charge(self.cost.swapout_ns);
+        self.charge(self.swapout_unlocked_ns());
     }
 }
 

@@ -67,6 +67,12 @@ pub(crate) struct Sched {
     pub(crate) ops_total: u64,
     /// Fault latencies (start of the fault to the access completing).
     pub(crate) fault_hist: Histogram,
+    /// The kernel's part of each fault's latency: the latency less the time the fault
+    /// waited for a device (slept on its I/O, or a synchronous device's transfer).
+    pub(crate) fault_kernel_hist: Histogram,
+    /// The kernel's locks (crate::locking) and, per thread, the time it spun on them.
+    pub(crate) locks: crate::locking::Locks,
+    pub(crate) lock_wait_ns: Vec<u64>,
     /// Tasks sleeping on a page's I/O, and tasks throttled in reclaim.
     pub(crate) page_waiters: PageWaiters,
     pub(crate) throttled: Vec<Tid>,
@@ -286,6 +292,11 @@ impl Sim {
             if t.state == TaskState::NotStarted {
                 t.state = TaskState::Runnable;
             }
+            if let Some(p) = t.pending.as_mut().filter(|p| p.slept_at > 0) {
+                // Back from a page's I/O: the fault's time asleep was the device's.
+                p.device_ns += start.saturating_sub(p.slept_at);
+                p.slept_at = 0;
+            }
             self.run_task(th, cpu as u32);
             self.sched.tasks[th].cpu_ns += self.sched.now - start;
         }
@@ -414,9 +425,10 @@ impl Sim {
             match self.handle_mm_fault(tid, cpu, vma, idx, write) {
                 crate::engine::memory::Fault::Done => {
                     let t = &mut self.sched.tasks[tid];
-                    let start = t.pending.take().expect("the fault in progress").start_ns;
-                    let lat = self.sched.now - start;
+                    let p = t.pending.take().expect("the fault in progress");
+                    let lat = self.sched.now - p.start_ns;
                     self.sched.fault_hist.record(lat);
+                    self.sched.fault_kernel_hist.record(lat.saturating_sub(p.device_ns));
                     if self.finish_access(tid) {
                         return;
                     }
@@ -581,9 +593,48 @@ impl Sim {
         self.sched.now += ns;
     }
 
+    /// A synchronous device's transfer of `ns` done by the running thread: device time of
+    /// its fault in progress, if it is a task in one.
+    #[inline]
+    pub(crate) fn note_device_ns(&mut self, ns: u64) {
+        if let Some(p) = self.sched.tasks.get_mut(self.io.ctx.idx()).and_then(|t| t.pending.as_mut()) {
+            p.device_ns += ns;
+        }
+    }
+
+    /// The CPU the code in progress runs on, for a lock: the running thread's, or during a
+    /// completion without an interrupt CPU the CPU of the thread it interrupted.
+    #[inline]
+    pub(crate) fn lock_cpu(&self) -> u32 {
+        match self.sched.running_on {
+            NO_CPU => match self.sched.last_cpu[self.io.ctx.idx()] {
+                NO_CPU => 0,
+                c => c,
+            },
+            c => c,
+        }
+    }
+
+    /// `spin_lock(id)` … `spin_unlock(id)` around `hold_ns` of work on the running CPU
+    /// (crate::locking): the CPU spins while another holds it, then pulls the lock's
+    /// cache line over and does the work. The clock advances by all three; the spinning is
+    /// counted as the running thread's lock wait.
+    pub(crate) fn spin_lock(&mut self, id: crate::locking::LockId, hold_ns: u64) {
+        let cpu = self.lock_cpu();
+        let a = self.sched.locks.spin_lock(id, cpu, self.sched.now, hold_ns);
+        self.sched.now = a.start + a.transfer_ns + hold_ns;
+        if a.wait_ns > 0 {
+            self.sched.lock_wait_ns[self.io.ctx.idx()] += a.wait_ns;
+        }
+    }
+
     /// Puts task `tid` to sleep until the I/O of frame `f` ends (`folio_wait_locked`,
     /// `folio_wait_writeback`).
     pub(crate) fn sleep_on_page(&mut self, tid: Tid, f: Pfn) {
+        let now = self.sched.now;
+        if let Some(p) = self.sched.tasks[tid].pending.as_mut() {
+            p.slept_at = now.max(1);
+        }
         self.sched.tasks[tid].state = TaskState::WaitPage(f);
         self.sched.page_waiters.add(f, tid);
         self.block(tid);
@@ -712,7 +763,9 @@ mod tests {
     }
 
     /// kswapd reclaims on the other CPU while the task runs: the task no longer waits for
-    /// kswapd's bursts (on one CPU it does); its CPU time still fits in its elapsed time.
+    /// kswapd's bursts (on one CPU it does; the task still waits for the pages kswapd
+    /// frees, so not all of kswapd's time is saved); its CPU time still fits in its
+    /// elapsed time.
     #[test]
     fn kswapd_on_the_other_cpu_does_not_delay_the_task() {
         let text = |cpus: u32| {
@@ -729,7 +782,7 @@ mod tests {
         let k = two.kswapd.cpu_ns;
         assert!(k > 20_000_000, "kswapd reclaims: {k} ns");
         assert!(
-            two.elapsed_ns + k / 2 < one.elapsed_ns,
+            two.elapsed_ns + k / 3 < one.elapsed_ns,
             "two CPUs {} ns, one {} ns, kswapd's CPU time {k} ns",
             two.elapsed_ns,
             one.elapsed_ns

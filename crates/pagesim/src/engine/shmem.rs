@@ -19,7 +19,7 @@ impl Sim {
         let flags = pte::YOUNG | pte::WRITE | if write { pte::DIRTY } else { 0 };
         if s == 0 {
             let Some(f) = self.alloc_page(tid) else { return Fault::Retry };
-            self.charge(self.cost.zero_page_ns);
+            self.charge(self.cost.zero_page_ns.saturating_sub(self.cost.lru_page_ns));
             // A tmpfs page has no backing copy: it is dirty from birth.
             self.mm.frames.set(f, pg::SWAPBACKED | pg::DIRTY);
             self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);
@@ -37,7 +37,7 @@ impl Sim {
         let ctx = self.fault_ctx(tid, FaultOwner::Shmem(obj), idx, self.mm.vmas[vma].pages, entry);
         match self.swap_cache_get_folio(tid, &ctx, entry) {
             Some(Ok(f)) => {
-                self.charge(self.cost.swapin_ns / 4);
+                self.charge((self.cost.swapin_ns / 4).saturating_sub(self.cost.swap_map_ns));
                 // shmem_swapin_folio: the page moves back into the shmem page cache and the
                 // swap copy is dropped (delete_from_swap_cache + swap_free).
                 if self.mm.frames.test(f, pg::WRITEBACK) {
@@ -45,7 +45,7 @@ impl Sim {
                     return self.wait_writeback(tid, f);
                 }
                 self.delete_from_swap_cache(f);
-                self.swap.area(entry).put(entry.slot());
+                self.swap_free(entry);
                 let m = self.mm.frames.memcg[f];
                 self.mm.swap_charge(m, -1);
                 self.mm.frames.set_owner(f, Owner::Shmem(obj), idx);

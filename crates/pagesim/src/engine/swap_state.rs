@@ -24,6 +24,7 @@ impl Sim {
     /// consecutive ones from `entry` for a large folio (each page its own slot).
     pub fn add_to_swap_cache(&mut self, f: Pfn, entry: Entry) {
         let nr = self.mm.frames.nr_pages(f) as usize;
+        self.swap_cache_insert_lock(entry);
         let a = self.swap.area(entry);
         let s = entry.slot() as usize;
         a.cache[s..s + nr].fill(f.slot());
@@ -38,6 +39,7 @@ impl Sim {
     pub(crate) fn swap_cache_del_folio(&mut self, f: Pfn, shadow: Option<crate::swap::Shadow>) -> Entry {
         let entry = Entry(self.mm.frames.swap[f]);
         let nr = self.mm.frames.nr_pages(f) as u32;
+        self.swap_cache_delete_lock(entry);
         self.mm.frames.clear(f, pg::SWAPCACHE);
         self.mm.frames.swap[f] = 0;
         let a = self.swap.area(entry);
@@ -47,6 +49,7 @@ impl Sim {
             }
             a.clear_cache_bit(slot);
         }
+        self.swap_cache_deleted(entry);
         entry
     }
 
@@ -56,6 +59,7 @@ impl Sim {
     /// the refault says so).
     pub fn swap_cache_add_new(&mut self, f: Pfn, entry: Entry, flags: u16) {
         let slot = entry.slot();
+        self.swapcache_prepare_lock(entry);
         let ok = self.swap.area(entry).prepare_cache(slot);
         debug_assert!(ok, "slot {slot} could not take SWAP_HAS_CACHE");
         self.add_to_swap_cache(f, entry);
@@ -171,10 +175,20 @@ impl Sim {
             return;
         }
         let b = a.map[slot as usize];
-        if b == 0 || b == BAD {
+        if b == BAD {
             return;
         }
-        if target.is_none() && self.profile.ra_skip_unreferenced && a.count(slot) == 0 {
+        if target.is_none() && self.profile.ra_skip_unreferenced {
+            // 4.11+: the slot's count, read under its lock (`__swp_swapcount`), before a
+            // page is allocated; a free slot or one the slots cache holds is skipped.
+            self.swapcache_prepare_lock(entry);
+            if self.swap.area_ref(entry).count(slot) == 0 {
+                return;
+            }
+        } else if b == 0 {
+            // Before: the page is allocated first and `swapcache_prepare` finds the slot
+            // free under its lock (-ENOENT); the page is freed again.
+            self.swapcache_prepare_lock(entry);
             return;
         }
         let f = match target {
@@ -195,7 +209,7 @@ impl Sim {
             self.submit_bio(dev, off, f, IoDir::Read);
             self.mm.count(Counter::PswpIn, memcg, 1);
             self.mm.count(Counter::PgpgIn, memcg, 4);
-            self.charge(self.cost.swapin_ns);
+            self.charge(self.swapin_unlocked_ns());
         }
         if target.is_none() {
             self.mm.frames.set(f, pg::READAHEAD);

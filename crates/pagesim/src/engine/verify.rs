@@ -124,7 +124,18 @@ impl Sim {
                 }
             }
         }
+        // Slots the slots caches hold are reserved: SWAP_HAS_CACHE with no page.
+        let held_lists = self.swap_slots_held();
         for (ai, a) in self.swap.areas.iter().enumerate() {
+            let mut held = vec![false; a.nslots as usize];
+            for &s in &held_lists[ai] {
+                if std::mem::replace(&mut held[s as usize], true) {
+                    return Err(format!("swap {ai} slot {s}: held twice by the slots caches"));
+                }
+                if a.map[s as usize] != crate::swap::HAS_CACHE {
+                    return Err(format!("swap {ai} slot {s}: in a slots cache with map {:#x}", a.map[s as usize]));
+                }
+            }
             let mut inuse = 0;
             for s in 1..a.nslots {
                 let b = a.map[s as usize];
@@ -151,7 +162,7 @@ impl Sim {
                         }
                     }
                     None => {
-                        if a.has_cache(s) {
+                        if a.has_cache(s) && !held[s as usize] {
                             return Err(format!("swap {ai} slot {s}: SWAP_HAS_CACHE without a page"));
                         }
                     }

@@ -60,7 +60,7 @@ impl Sim {
     /// order, at most one per CPU. Before the per-CPU slots cache (4.11) they all allocate
     /// from one cursor, so their slots interleave ([`crate::swap::SwapArea::set_lane`]).
     pub(crate) fn set_swap_lane(&mut self, th: Tid) {
-        if self.profile.swap_slots_cache {
+        if self.profile.swap_slots_cache || self.profile.swap_locking == crate::profile::SwapLocking::SwapTable {
             return;
         }
         let k = self.kswapd_thread();
@@ -675,7 +675,12 @@ impl Sim {
             memcgs[m as usize].lru.add_head(frames, f, l);
         }
         self.reclaim.isolate_buf = keep;
-        self.charge(folios * self.cost.scan_ns);
+        // isolate_lru_folios and move_folios_to_lru under the LRU lock, the rest of the
+        // scan (rmap walks) outside it: `scan_ns` per folio in all.
+        let lru = self.cost.lru_page_ns.min(self.cost.scan_ns / 2);
+        self.charge(folios * (self.cost.scan_ns - 2 * lru));
+        self.lru_lock_hold(m as usize, folios);
+        self.lru_lock_hold(m as usize, folios);
         self.mm.count(Counter::PgRefill, m, taken);
         self.mm.count(Counter::PgDeactivate, m, taken - kept);
         let file = l.is_file();
@@ -712,7 +717,13 @@ impl Sim {
         self.trace(Kind::LruIsolate { active: false, nr_requested: k, nr_scanned: nr_taken, nr_taken, file: t == 1 });
         self.count_reclaim(sc, m, t, RECLAIM_SCAN, nr_taken);
         self.reclaim.scan_balance.note_scanned(m as usize, t, nr_taken, 0);
-        self.charge(isolated.len() as u64 * self.cost.scan_ns);
+        // isolate_lru_folios under the LRU lock; the folios put back take it again after
+        // shrink_folio_list (move_folios_to_lru): `scan_ns` per folio in all.
+        let lru = self.cost.lru_page_ns.min(self.cost.scan_ns / 2);
+        let nr_isolated = isolated.len() as u64;
+        self.lru_lock_hold(m as usize, nr_isolated);
+        self.charge(nr_isolated * (self.cost.scan_ns - 2 * lru));
+        let mut putback = 0u64;
 
         let mut reclaimed = 0u64;
         let mut pageout = 0u64;
@@ -744,6 +755,7 @@ impl Sim {
                     self.mm.free_frame(f);
                 }
                 Verdict::Activate => {
+                    putback += 1;
                     activated += nr;
                     self.mm.frames.set(f, pg::ACTIVE);
                     let Mm { memcgs, frames, .. } = &mut self.mm;
@@ -754,12 +766,17 @@ impl Sim {
                     }
                 }
                 Verdict::Keep | Verdict::Wait => {
+                    putback += 1;
                     let Mm { memcgs, frames, .. } = &mut self.mm;
                     memcgs[m as usize].lru.add_head(frames, f, l);
                 }
             }
         }
         self.reclaim.isolate_buf = isolated;
+        // Folios split here count with the isolated ones; freed ones are not put back.
+        let putback = putback.min(nr_isolated);
+        self.lru_lock_hold(m as usize, putback);
+        self.charge((nr_isolated - putback) * lru);
         self.dirty_batch_done(sc, nr_taken, sc.nr_dirty - dirty_before, sc.nr_unqueued_dirty - unqueued_before);
         if pageout > 0 {
             // get_request_wait: a write found its queue full; sleep before the next batch.
@@ -864,7 +881,7 @@ impl Sim {
             if let Owner::Shmem(o) = owner {
                 // shmem_writepage: move the page from the shmem page cache to swap.
                 if !self.mm.frames.test(f, pg::SWAPCACHE) {
-                    let Some(entry) = self.swap.alloc(cpu) else {
+                    let Some(entry) = self.get_swap_page(cpu) else {
                         return Verdict::Activate;
                     };
                     self.add_to_swap_cache(f, entry);
@@ -995,7 +1012,7 @@ impl Sim {
             let m = self.mm.frames.memcg[f];
             self.mm.count(Counter::MthpSwpoutFallback, m, 1);
         }
-        self.swap.alloc(cpu)
+        self.get_swap_page(cpu)
     }
 
     /// Counts `n` pages scanned or stolen by reclaim of lruvec `m`, type `t` (0 anon, 1

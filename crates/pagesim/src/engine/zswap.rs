@@ -302,12 +302,15 @@ impl Sim {
     }
 
     /// `zswap_writeback_entry`: moves the entry at `gi` to the backing device through a new
-    /// swap-cache page. False when the slot is already in the swap cache or no page could
-    /// be had.
+    /// swap-cache page. False when the slot is already in the swap cache, has no reference
+    /// left (freed into the slots cache, 4.11-6.13: its entry goes when the slot is freed,
+    /// and `__read_swap_cache_async` refuses a slot whose count is 0), or no page could be
+    /// had.
     fn zswap_writeback_entry(&mut self, gi: usize) -> bool {
         let entry = self.swap.zswap.entry_of(gi as u32);
         let slot = entry.slot();
-        if self.swap.area_ref(entry).cached(slot).is_some() {
+        let a = self.swap.area_ref(entry);
+        if a.cached(slot).is_some() || a.count(slot) == 0 {
             return false;
         }
         let m = self.swap.zswap.memcg[gi];

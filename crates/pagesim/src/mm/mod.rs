@@ -86,6 +86,10 @@ pub(crate) struct Mm {
     pub(crate) pgdat_dirty: bool,
     /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
     pub(crate) next_stats_flush: u64,
+    /// The LRU locks: one per node (here one), or one per memcg's lruvec
+    /// (`Profile::lru_lock_per_lruvec`); and per CPU, the pages in its LRU-add batch.
+    pub(crate) lru_locks: Vec<crate::locking::LockId>,
+    pub(crate) lru_batch: Vec<u32>,
 }
 /// "No frame / no link".
 pub const NIL: u32 = u32::MAX;

@@ -21,6 +21,8 @@ pub struct TaskReport {
     /// first).
     pub completed: bool,
     pub cpu_ns: u64,
+    /// Of its CPU time, the time it spun waiting for kernel locks.
+    pub lock_wait_ns: u64,
     /// Time it slept in `balance_dirty_pages`, held to the dirty limits.
     pub throttled_ns: u64,
     pub faults: u64,
@@ -151,6 +153,44 @@ pub struct DeviceReport {
     pub io_size_hist: Vec<(u64, u64)>,
 }
 
+/// One lock class's counters, as `/proc/lock_stat` prints them.
+#[derive(Clone, Debug, Serialize)]
+pub struct LockClassReport {
+    pub name: String,
+    pub acquisitions: u64,
+    /// Acquisitions that found it held and spun.
+    pub contentions: u64,
+    /// Acquisitions on another CPU than the last holder's (the lock's line moved).
+    pub bounces: u64,
+    pub wait_total_ns: u64,
+    pub wait_max_ns: u64,
+    pub hold_total_ns: u64,
+    pub hold_max_ns: u64,
+}
+
+/// The kernel's locks over the run: per class, and the share of all CPU time (tasks,
+/// kswapd, the workers) spent spinning on them.
+#[derive(Clone, Debug, Serialize)]
+pub struct LocksReport {
+    /// CPU time of every thread, ns.
+    pub cpu_ns: u64,
+    /// Of it, time spent spinning on locks, ns.
+    pub wait_ns: u64,
+    /// Classes with at least one acquisition, most waited-on first.
+    pub classes: Vec<LockClassReport>,
+}
+
+impl LocksReport {
+    /// The share of CPU time spent waiting for locks.
+    pub fn wait_share(&self) -> f64 {
+        if self.cpu_ns == 0 {
+            0.0
+        } else {
+            self.wait_ns as f64 / self.cpu_ns as f64
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct KswapdReport {
     pub cpu_ns: u64,
@@ -195,6 +235,10 @@ pub struct Report {
     pub tasks: Vec<TaskReport>,
     pub kswapd: KswapdReport,
     pub fault_latency: LatencyReport,
+    /// The kernel's part of each fault's latency: the latency less its time waiting for
+    /// devices (asleep on a page's I/O, or a synchronous device's transfer).
+    pub fault_latency_kernel: LatencyReport,
+    pub locks: LocksReport,
     pub devices: Vec<DeviceReport>,
     /// File readahead windows by the size the policy gave them: (upper bound in pages, a
     /// power of two; count), empty buckets left out. `file_ra_windows` is their total.
@@ -289,8 +333,9 @@ impl Report {
             .sched
             .tasks
             .iter()
-            .filter(|t| t.state != TaskState::Unborn)
-            .map(|t| TaskReport {
+            .enumerate()
+            .filter(|(_, t)| t.state != TaskState::Unborn)
+            .map(|(tid, t)| TaskReport {
                 name: t.name.clone(),
                 elapsed_ns: match t.state {
                     TaskState::Done | TaskState::Paused => t.end_ns - t.start_ns,
@@ -299,6 +344,7 @@ impl Report {
                 },
                 completed: matches!(t.state, TaskState::Done | TaskState::Paused) && !t.oom_killed,
                 cpu_ns: t.cpu_ns,
+                lock_wait_ns: sim.sched.lock_wait_ns[tid],
                 throttled_ns: t.throttled_ns,
                 faults: t.faults,
                 major_faults: t.major_faults,
@@ -341,6 +387,36 @@ impl Report {
             })
             .collect();
         let h = &sim.sched.fault_hist;
+        let latency = |h: &crate::histogram::Histogram| LatencyReport {
+            count: h.count(),
+            median_ns: h.quantile(0.5),
+            p99_ns: h.quantile(0.99),
+            mean_ns: h.mean(),
+            buckets: h.buckets(),
+        };
+        let mut classes: Vec<LockClassReport> = sim
+            .sched
+            .locks
+            .stats
+            .iter()
+            .filter(|s| s.acquisitions > 0)
+            .map(|s| LockClassReport {
+                name: s.name.to_string(),
+                acquisitions: s.acquisitions,
+                contentions: s.contentions,
+                bounces: s.bounces,
+                wait_total_ns: s.wait_total_ns,
+                wait_max_ns: s.wait_max_ns,
+                hold_total_ns: s.hold_total_ns,
+                hold_max_ns: s.hold_max_ns,
+            })
+            .collect();
+        classes.sort_by(|a, b| b.wait_total_ns.cmp(&a.wait_total_ns).then_with(|| a.name.cmp(&b.name)));
+        let cpu_ns = sim.sched.tasks.iter().map(|t| t.cpu_ns).sum::<u64>()
+            + sim.reclaim.kswapd.cpu_ns
+            + sim.swap.zswap.worker_cpu_ns
+            + sim.wb.wbs.iter().map(|w| w.cpu_ns).sum::<u64>();
+        let locks = LocksReport { cpu_ns, wait_ns: sim.sched.lock_wait_ns.iter().sum(), classes };
         Report {
             scenario: sc.name.clone(),
             profile: sim.profile.name.to_string(),
@@ -359,13 +435,9 @@ impl Report {
                 awake_ns: sim.reclaim.kswapd.awake_ns,
                 wakeups: sim.reclaim.kswapd.wakeups,
             },
-            fault_latency: LatencyReport {
-                count: h.count(),
-                median_ns: h.quantile(0.5),
-                p99_ns: h.quantile(0.99),
-                mean_ns: h.mean(),
-                buckets: h.buckets(),
-            },
+            fault_latency: latency(h),
+            fault_latency_kernel: latency(&sim.sched.fault_kernel_hist),
+            locks,
             devices,
             ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
             timeline: sim.sched.timeline.windows(2).map(|w| Sample::between(&w[0], &w[1])).collect(),
@@ -452,6 +524,34 @@ impl Report {
             l.p99_ns as f64 / 1e3,
             l.mean_ns as f64 / 1e3
         );
+        let k = &self.fault_latency_kernel;
+        let _ = writeln!(
+            s,
+            "  kernel part  median {:.1} us  p99 {:.1} us  mean {:.1} us",
+            k.median_ns as f64 / 1e3,
+            k.p99_ns as f64 / 1e3,
+            k.mean_ns as f64 / 1e3
+        );
+        if self.locks.wait_ns > 0 {
+            let _ = writeln!(
+                s,
+                "lock contention  {:.1} % of CPU time ({:.3} s of {:.3} s)",
+                100.0 * self.locks.wait_share(),
+                self.locks.wait_ns as f64 / 1e9,
+                self.locks.cpu_ns as f64 / 1e9
+            );
+            for c in self.locks.classes.iter().filter(|c| c.contentions > 0).take(5) {
+                let _ = writeln!(
+                    s,
+                    "  {:<30} acquisitions {:>10}  contentions {:>9}  wait {:.3} s  max {:.1} us",
+                    c.name,
+                    c.acquisitions,
+                    c.contentions,
+                    c.wait_total_ns as f64 / 1e9,
+                    c.wait_max_ns as f64 / 1e3
+                );
+            }
+        }
         for d in &self.devices {
             let avg = (d.read_bytes + d.write_bytes).checked_div(d.reads + d.writes).unwrap_or(0);
             let _ = writeln!(

@@ -80,6 +80,9 @@ pub struct Machine {
     /// Installed RAM, bytes.
     pub ram: u64,
     pub cpus: u32,
+    /// Sockets and SMT threads per core (`cpus` = sockets × cores × threads).
+    pub sockets: u32,
+    pub threads_per_core: u32,
     /// Memory the page allocator never gets, bytes: less than `ram`.
     pub kernel_reserved: u64,
     /// Pages the page allocator manages: (ram − kernel_reserved) / 4 KiB, at most what a
@@ -1204,6 +1207,22 @@ fn resolve_machine(file: &ScenarioFile) -> Result<Machine, (&'static str, String
     if m.cpus == 0 || m.cpus > 1024 {
         return Err(("machine.cpus", format!("expected 1..1024, got {}", m.cpus)));
     }
+    if m.sockets == 0 || m.cpus % m.sockets != 0 {
+        return Err((
+            "machine.sockets",
+            format!("expected a count that divides machine.cpus = {}, got {}", m.cpus, m.sockets),
+        ));
+    }
+    if m.threads_per_core == 0 || (m.cpus / m.sockets) % m.threads_per_core != 0 {
+        return Err((
+            "machine.threads_per_core",
+            format!(
+                "expected a count that divides the {} CPUs of a socket, got {}",
+                m.cpus / m.sockets.max(1),
+                m.threads_per_core
+            ),
+        ));
+    }
     let kernel_reserved = match m.kernel_reserved {
         Some(r) if r >= m.ram => {
             return Err((
@@ -1233,7 +1252,14 @@ fn resolve_machine(file: &ScenarioFile) -> Result<Machine, (&'static str, String
     if managed_pages > pte::FRAME as u64 - 1 {
         return Err(("machine.ram", "too large for this model".into()));
     }
-    Ok(Machine { ram: m.ram, cpus: m.cpus, kernel_reserved, managed_pages })
+    Ok(Machine {
+        ram: m.ram,
+        cpus: m.cpus,
+        sockets: m.sockets,
+        threads_per_core: m.threads_per_core,
+        kernel_reserved,
+        managed_pages,
+    })
 }
 
 /// The /proc/sys/vm tunables and the watermarks they give on `managed` pages.

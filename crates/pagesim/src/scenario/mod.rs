@@ -145,6 +145,16 @@ pub struct Machine {
     /// page) plus 32 MiB (kernel image and early allocations).
     #[serde(default, deserialize_with = "de_opt_bytes")]
     pub kernel_reserved: Option<u64>,
+    /// Sockets the CPUs are on (`cpus` divides among them). Default 1.
+    #[serde(default = "one")]
+    pub sockets: u32,
+    /// SMT threads per core (hyper-threads; siblings are adjacent CPU numbers). Default 1.
+    #[serde(default = "one")]
+    pub threads_per_core: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn default_cpus() -> u32 {
@@ -310,6 +320,36 @@ pub struct CpuCosts {
     /// Per private page munmap(2) or exit frees (`zap_pte_range`, the batched free).
     #[serde(deserialize_with = "de_duration_ns")]
     pub unmap_page_ns: u64,
+    /// Allocating one swap slot under the lock of its `swap_map` (`scan_swap_map_slots`:
+    /// the map byte, the cluster's count, the area's bounds and counters). Part of
+    /// `swapout_ns`.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub swap_slot_ns: u64,
+    /// Changing one `swap_map` byte under its lock (`swapcache_prepare`, `swap_free`,
+    /// `swapcache_free`; and freeing a slot, `swap_entry_free`). Part of `swapin_ns` and
+    /// `swapout_ns`.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub swap_map_ns: u64,
+    /// Inserting or deleting one swap-cache entry under its tree's lock (radix tree or
+    /// xarray walk, the slot, the node counts). Part of `swapin_ns` and `swapout_ns`.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub swap_tree_ns: u64,
+    /// Setting or clearing the writeback tag of a swap-cache page under the tree's lock
+    /// (≤4.9). Part of `swapout_ns`.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub swap_tag_ns: u64,
+    /// Moving one page on or off an LRU list under the LRU lock (list links of the page
+    /// and its neighbours, the lruvec's counters). Part of `scan_ns` and of the costs of
+    /// the paths that add pages.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub lru_page_ns: u64,
+    /// Moving a modified cache line (a lock and the data it protects) to another core of
+    /// the same socket.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub line_same_socket_ns: u64,
+    /// Moving a modified cache line to a core of another socket.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub line_cross_socket_ns: u64,
 }
 
 impl Default for CpuCosts {
@@ -335,6 +375,13 @@ impl Default for CpuCosts {
             exec_ns: 650_000,
             exit_ns: 20_000,
             unmap_page_ns: 210,
+            swap_slot_ns: 100,
+            swap_map_ns: 60,
+            swap_tree_ns: 200,
+            swap_tag_ns: 60,
+            lru_page_ns: 40,
+            line_same_socket_ns: 45,
+            line_cross_socket_ns: 115,
         }
     }
 }
@@ -1065,6 +1112,8 @@ pub fn describe() -> Vec<Tunable> {
         ),
         t("machine.ram", "bytes", "required".into(), "installed RAM (mem=)"),
         t("machine.cpus", "count", defaults::CPUS.to_string(), "CPUs"),
+        t("machine.sockets", "count", "1".into(), "sockets the CPUs divide among (lock cache-line transfers)"),
+        t("machine.threads_per_core", "count", "1".into(), "SMT threads per core; siblings are adjacent CPU numbers"),
         t(
             "machine.kernel_reserved",
             "bytes",
@@ -1169,6 +1218,13 @@ pub fn describe() -> Vec<Tunable> {
         t("cpu.exec_ns", "ns", c.exec_ns.to_string(), "execve(2) of a dynamically linked program up to main"),
         t("cpu.exit_ns", "ns", c.exit_ns.to_string(), "exit(2) and the parent's wait, without the address space"),
         t("cpu.unmap_page_ns", "ns", c.unmap_page_ns.to_string(), "munmap/exit: per private page freed"),
+        t("cpu.swap_slot_ns", "ns", c.swap_slot_ns.to_string(), "allocate one swap slot under its swap_map lock"),
+        t("cpu.swap_map_ns", "ns", c.swap_map_ns.to_string(), "change one swap_map byte under its lock"),
+        t("cpu.swap_tree_ns", "ns", c.swap_tree_ns.to_string(), "insert or delete a swap-cache entry under its tree lock"),
+        t("cpu.swap_tag_ns", "ns", c.swap_tag_ns.to_string(), "set or clear a swap-cache writeback tag (<=4.9)"),
+        t("cpu.lru_page_ns", "ns", c.lru_page_ns.to_string(), "move one page on or off an LRU list under the LRU lock"),
+        t("cpu.line_same_socket_ns", "ns", c.line_same_socket_ns.to_string(), "modified cache line to another core, same socket"),
+        t("cpu.line_cross_socket_ns", "ns", c.line_cross_socket_ns.to_string(), "modified cache line to the other socket"),
         t("device.NAME.model", "name", "required".into(), "device timing model (see device.<model>.* below)"),
         t("swap[].device", "name", "required".into(), "device holding the swap area"),
         t("swap[].size", "bytes", "required".into(), "swap area size"),

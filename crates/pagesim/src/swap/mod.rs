@@ -10,6 +10,7 @@
 //! `crate::mm::swapops::Entry`, the shadow an evicted page leaves `crate::mm::shadow::Shadow`.
 
 pub mod readahead;
+pub mod swap_slots;
 pub mod swapfile;
 pub mod zswap;
 
@@ -27,6 +28,12 @@ pub struct Swap {
     pub(crate) ra: readahead::SwapRa,
     pub(crate) zswap: zswap::Zswap,
     pub(crate) content: crate::mm::compress::PageContent,
+    /// The per-CPU swap slots caches (4.11-6.13).
+    pub(crate) slots: swap_slots::SlotsCache,
+    /// `swap_avail_lock`: the list of areas with free slots.
+    pub(crate) avail_lock: crate::locking::LockId,
+    /// Slots a refill or a free batch is working on (a buffer kept between calls).
+    pub(crate) scratch: Vec<Entry>,
 }
 
 impl Swap {
@@ -36,6 +43,15 @@ impl Swap {
         zswap: zswap::Zswap,
         content: crate::mm::compress::PageContent,
     ) -> Swap {
-        Swap { areas, rr: 0, ra, zswap, content }
+        Swap {
+            areas,
+            rr: 0,
+            ra,
+            zswap,
+            content,
+            slots: swap_slots::SlotsCache::default(),
+            avail_lock: crate::locking::LockId(0),
+            scratch: Vec::new(),
+        }
     }
 }

@@ -24,7 +24,11 @@
 //! slots cache (4.11) concurrent reclaimers allocate from one cursor, so their slots
 //! interleave (`set_lane`).
 //!
-//! Simplifications (docs/model.md): no per-CPU swap-slot cache (4.11–6.13), no discard, no
+//! The per-CPU swap slots cache (4.11–6.13) is swap/swap_slots.rs; an area defers the
+//! release of a slot to it (`defer_release`). The locks the paths take are
+//! engine/swapfile.rs.
+//!
+//! Simplifications (docs/model.md): no discard, no
 //! count continuation pages (counts are small integers here). Large folios (anon mTHP,
 //! 6.10+) take aligned runs of slots from clusters kept for their order (`alloc_order`);
 //! order-0 slots still come from the pre-6.14 allocator above.
@@ -94,7 +98,27 @@ pub struct SwapArea {
     lane: u32,
     /// Per lane, where its next slot is looked for while several allocate at once.
     lane_next: Vec<u32>,
+    /// A slot whose map byte reaches 0 is not freed but reserved (SWAP_HAS_CACHE, no page)
+    /// and logged in `deferred`, for the per-CPU slots cache to free in a batch (4.11-6.13,
+    /// `__swap_entry_free` → `free_swap_slot`).
+    pub defer_release: bool,
+    pub deferred: Vec<u32>,
+    /// The locks of this area (engine/swapfile.rs).
+    pub locks: AreaLocks,
 }
+
+/// The locks of a swap area, by the profile's [`crate::profile::SwapLocking`]: the device's
+/// `si->lock`, the swap cache's tree locks (one per area, or one per 64 MB), the cluster
+/// locks (none before 4.11).
+#[derive(Debug, Default)]
+pub struct AreaLocks {
+    pub si: crate::locking::LockId,
+    pub tree: Vec<crate::locking::LockId>,
+    pub cluster: Vec<crate::locking::LockId>,
+}
+
+/// `SWAP_ADDRESS_SPACE_SHIFT`: 4.11+ split the swap cache into trees of 2^14 slots (64 MB).
+pub const SWAP_ADDRESS_SPACE_SHIFT: u32 = 14;
 
 impl SwapArea {
     /// `cluster_alloc`: use the per-CPU cluster allocator (non-rotational, ≥3.12) rather
@@ -147,6 +171,9 @@ impl SwapArea {
             lanes: 1,
             lane: 0,
             lane_next: vec![1],
+            defer_release: false,
+            deferred: Vec::new(),
+            locks: AreaLocks::default(),
         }
     }
 
@@ -396,8 +423,44 @@ impl SwapArea {
         debug_assert!(*b & COUNT_MASK > 0, "put of slot {slot} with no references");
         *b -= 1;
         if *b == 0 {
+            self.release_or_defer(slot);
+        }
+    }
+
+    /// A slot's map byte reached 0: freed now, or reserved for the slots cache to free
+    /// (`defer_release`).
+    fn release_or_defer(&mut self, slot: u32) {
+        if self.defer_release {
+            self.map[slot as usize] = HAS_CACHE;
+            self.deferred.push(slot);
+        } else {
             self.release(slot);
         }
+    }
+
+    /// `swap_entry_free` of a slot the slots cache held (reserved: SWAP_HAS_CACHE, no page,
+    /// no reference): it is free now.
+    pub fn free_reserved(&mut self, slot: u32) {
+        debug_assert_eq!(self.map[slot as usize], HAS_CACHE, "slot {slot} is not reserved");
+        debug_assert_eq!(self.cache[slot as usize], 0, "slot {slot} has a page");
+        self.map[slot as usize] = 0;
+        self.release(slot);
+    }
+
+    /// The cluster of `slot`.
+    #[inline]
+    pub fn cluster_of(slot: u32) -> u32 {
+        slot / CLUSTER
+    }
+
+    /// Slots of cluster `c` in use (reserved ones included).
+    pub fn cluster_count(&self, c: u32) -> u16 {
+        self.cluster_used[c as usize]
+    }
+
+    /// Cluster `c` has no slot in use.
+    pub fn cluster_free(&self, c: u32) -> bool {
+        self.cluster_used[c as usize] == 0
     }
 
     /// Clears SWAP_HAS_CACHE (`put_swap_folio` after `delete_from_swap_cache`); frees the
@@ -408,7 +471,7 @@ impl SwapArea {
         *b &= !HAS_CACHE;
         self.cache[slot as usize] = 0;
         if *b == 0 {
-            self.release(slot);
+            self.release_or_defer(slot);
         }
     }
 
