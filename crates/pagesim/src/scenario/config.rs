@@ -1207,13 +1207,13 @@ fn resolve_machine(file: &ScenarioFile) -> Result<Machine, (&'static str, String
     if m.cpus == 0 || m.cpus > 1024 {
         return Err(("machine.cpus", format!("expected 1..1024, got {}", m.cpus)));
     }
-    if m.sockets == 0 || m.cpus % m.sockets != 0 {
+    if m.sockets == 0 || !m.cpus.is_multiple_of(m.sockets) {
         return Err((
             "machine.sockets",
             format!("expected a count that divides machine.cpus = {}, got {}", m.cpus, m.sockets),
         ));
     }
-    if m.threads_per_core == 0 || (m.cpus / m.sockets) % m.threads_per_core != 0 {
+    if m.threads_per_core == 0 || !(m.cpus / m.sockets).is_multiple_of(m.threads_per_core) {
         return Err((
             "machine.threads_per_core",
             format!(
