@@ -89,8 +89,8 @@ pub struct LockClass(pub u16);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LockId(pub u32);
 
-/// A class's counters, as `/proc/lock_stat` prints them.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// A class's counters, as `/proc/lock_stat` prints them (the report's `locks.classes`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LockStat {
     pub name: &'static str,
     pub acquisitions: u64,

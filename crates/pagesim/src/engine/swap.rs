@@ -53,11 +53,7 @@ impl Sim {
     #[inline]
     fn lru_lock_of(&self, m: usize) -> crate::locking::LockId {
         let l = &self.mm.lru_locks;
-        if l.len() == 1 {
-            l[0]
-        } else {
-            l[m.min(l.len() - 1)]
-        }
+        l[m.min(l.len() - 1)]
     }
 
     /// `spin_lock_irq(lru_lock)` of memcg `m`'s lruvec for moving `nr` pages on or off its

@@ -36,10 +36,7 @@ impl Sim {
         let locks = &mut self.sched.locks;
         let avail = locks.class("swap_avail_lock");
         let si = locks.class("si->lock");
-        let tree = locks.class(match regime {
-            SwapLocking::Device | SwapLocking::Cluster => "swap_cache tree_lock",
-            SwapLocking::SwapTable => "swap_cache tree_lock (unused)",
-        });
+        let tree = locks.class("swap_cache tree_lock");
         let cluster = locks.class("ci->lock (swap cluster)");
         self.swap.avail_lock = locks.lock(avail);
         for a in &mut self.swap.areas {
@@ -174,10 +171,13 @@ impl Sim {
     /// `check_cache_active`: the slots caches follow free swap; slots are freed through
     /// them only while they are in use, and all they hold is freed when they stop.
     fn check_cache_active(&mut self) {
+        let was = self.swap.slots.active;
         let activity = self.swap.slots.check_active(self.swap.free_pages());
         let active = self.swap.slots.active;
-        for a in &mut self.swap.areas {
-            a.defer_release = active;
+        if active != was {
+            for a in &mut self.swap.areas {
+                a.defer_release = active;
+            }
         }
         if activity == Activity::Deactivated {
             let mut all = std::mem::take(&mut self.swap.scratch);

@@ -153,21 +153,6 @@ pub struct DeviceReport {
     pub io_size_hist: Vec<(u64, u64)>,
 }
 
-/// One lock class's counters, as `/proc/lock_stat` prints them.
-#[derive(Clone, Debug, Serialize)]
-pub struct LockClassReport {
-    pub name: String,
-    pub acquisitions: u64,
-    /// Acquisitions that found it held and spun.
-    pub contentions: u64,
-    /// Acquisitions on another CPU than the last holder's (the lock's line moved).
-    pub bounces: u64,
-    pub wait_total_ns: u64,
-    pub wait_max_ns: u64,
-    pub hold_total_ns: u64,
-    pub hold_max_ns: u64,
-}
-
 /// The kernel's locks over the run: per class, and the share of all CPU time (tasks,
 /// kswapd, the workers) spent spinning on them.
 #[derive(Clone, Debug, Serialize)]
@@ -177,7 +162,7 @@ pub struct LocksReport {
     /// Of it, time spent spinning on locks, ns.
     pub wait_ns: u64,
     /// Classes with at least one acquisition, most waited-on first.
-    pub classes: Vec<LockClassReport>,
+    pub classes: Vec<crate::locking::LockStat>,
 }
 
 impl LocksReport {
@@ -394,24 +379,9 @@ impl Report {
             mean_ns: h.mean(),
             buckets: h.buckets(),
         };
-        let mut classes: Vec<LockClassReport> = sim
-            .sched
-            .locks
-            .stats
-            .iter()
-            .filter(|s| s.acquisitions > 0)
-            .map(|s| LockClassReport {
-                name: s.name.to_string(),
-                acquisitions: s.acquisitions,
-                contentions: s.contentions,
-                bounces: s.bounces,
-                wait_total_ns: s.wait_total_ns,
-                wait_max_ns: s.wait_max_ns,
-                hold_total_ns: s.hold_total_ns,
-                hold_max_ns: s.hold_max_ns,
-            })
-            .collect();
-        classes.sort_by(|a, b| b.wait_total_ns.cmp(&a.wait_total_ns).then_with(|| a.name.cmp(&b.name)));
+        let mut classes: Vec<crate::locking::LockStat> =
+            sim.sched.locks.stats.iter().filter(|s| s.acquisitions > 0).cloned().collect();
+        classes.sort_by(|a, b| b.wait_total_ns.cmp(&a.wait_total_ns).then_with(|| a.name.cmp(b.name)));
         let cpu_ns = sim.sched.tasks.iter().map(|t| t.cpu_ns).sum::<u64>()
             + sim.reclaim.kswapd.cpu_ns
             + sim.swap.zswap.worker_cpu_ns
