@@ -1,18 +1,19 @@
 //! Kernel spinlocks as simulated resources (kernel/locking/qspinlock.c), with the machine's
 //! topology pricing the move of a lock's cache line from the CPU that last held it.
 //!
-//! Each CPU keeps its own clock (engine/sched.rs), so the simulation does not visit lock
-//! acquisitions in time order: a CPU whose clock is behind may take a lock after (in
-//! simulation order) a CPU ahead of it took it at a later time. A lock therefore keeps the
-//! intervals it is held for, over the span in which the CPUs' clocks can still differ, and an
-//! acquisition at time `t` gets the first interval from `t` that is free for its whole hold
-//! ([`Locks::spin_lock`]): a hold of another CPU that covers `t` makes it wait, spinning (the
-//! waiting is the waiter's CPU time, as `queued_spin_lock_slowpath` spins); a hold that starts
-//! later and leaves too little room in between puts it after that one. A queued spinlock
-//! hands over in arrival order (its MCS queue): the first fit is that order whenever
-//! acquisitions are visited in time order, and differs from it by at most the CPUs' skew
-//! (one step) otherwise. Intervals that ended before the event being run can no longer be
-//! met and are dropped ([`Locks::forget_before`]).
+//! A queued spinlock hands over in arrival order (its MCS queue): an acquisition arriving at
+//! `t` gets the lock when every acquisition that arrived before `t` has dropped it, and
+//! spins until then (the waiting is the waiter's CPU time, as `queued_spin_lock_slowpath`
+//! spins). Each CPU keeps its own clock (engine/sched.rs), so the simulation does not visit
+//! acquisitions in arrival order: a CPU whose clock is behind may arrive (in simulation
+//! order) after a CPU ahead of it took the lock at a later time. A lock therefore keeps its
+//! holds in arrival order, over the span in which the CPUs' clocks can still differ
+//! ([`Locks::spin_lock`]), and an acquisition waits for those that arrived before it,
+//! whenever they were visited. The holds of those that arrived after it but were visited
+//! first queue behind it: they move later, and the threads that made them owe the time
+//! they would have spun ([`Locks::take_debt`]), paid at their next burst (their CPUs have
+//! gone on: the wait lands up to one burst late, its amount and its thread are right).
+//! Holds that ended before the event being run are dropped ([`Locks::forget_before`]).
 //!
 //! Cache lines: the lock word and the data it protects were last written by the CPU that
 //! held the lock last. Taking it on another CPU first pulls those lines over: free from an
@@ -102,32 +103,48 @@ pub struct LockStat {
     pub wait_max_ns: u64,
     pub hold_total_ns: u64,
     pub hold_max_ns: u64,
+    /// Of `wait_total_ns`, the waits charged late: acquisitions that arrived after another
+    /// but were visited before it, queued behind it afterwards ([`Locks::take_debt`]).
+    pub late_wait_ns: u64,
 }
 
-/// A held interval: [start, end) on `cpu`.
+/// An acquisition by thread `owner` on `cpu` that arrived at `arrival` and held the lock
+/// over [start, end); with the latest end of it and of every acquisition that arrived
+/// before it (`queue_end`, on `queue_cpu`): when one arriving just after it gets the lock,
+/// and from where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Hold {
+    arrival: u64,
     start: u64,
     end: u64,
+    /// The critical section (the hold less the line's move).
+    work: u64,
     cpu: u32,
+    owner: u32,
+    /// How far it moved since it was placed, and its owner's `Debt::epoch` then.
+    moved: u64,
+    epoch: u32,
+    queue_end: u64,
+    queue_cpu: u32,
 }
 
 #[derive(Clone, Debug)]
 struct Lock {
     class: LockClass,
-    /// Holds in time order, not overlapping.
+    /// Holds in arrival order; `queue_end` never decreases along it.
     holds: Vec<Hold>,
-    /// The CPU of the last hold dropped (`u32::MAX`: none).
+    /// The queue's end and its CPU before the first hold kept (`u32::MAX`: never held).
+    last_end: u64,
     last_cpu: u32,
 }
 
 impl Lock {
-    /// Drops the holds that ended before `floor`, keeping the last one's CPU.
+    /// Drops the holds whose queue ended before `floor`, keeping where the last one ran.
     #[inline]
     fn trim(&mut self, floor: u64) {
-        let n = self.holds.partition_point(|h| h.end < floor);
+        let n = self.holds.partition_point(|h| h.queue_end < floor);
         if n > 0 {
-            self.last_cpu = self.holds[n - 1].cpu;
+            (self.last_end, self.last_cpu) = (self.holds[n - 1].queue_end, self.holds[n - 1].queue_cpu);
             self.holds.drain(..n);
         }
     }
@@ -151,11 +168,21 @@ pub struct Locks {
     /// No acquisition can come before this time any more ([`Locks::forget_before`]); each
     /// lock drops the holds that ended before it when it is next taken.
     floor: u64,
+    /// Per thread, the spinning it owes for acquisitions queued behind one visited later.
+    debt: Vec<Debt>,
+}
+
+/// What a thread owes ([`Locks::take_debt`]): how far its clock must move on, and how many
+/// times it paid.
+#[derive(Clone, Copy, Debug, Default)]
+struct Debt {
+    owed: u64,
+    epoch: u32,
 }
 
 impl Locks {
     pub fn new(topology: Topology) -> Self {
-        Locks { locks: Vec::new(), stats: Vec::new(), topology, floor: 0 }
+        Locks { locks: Vec::new(), stats: Vec::new(), topology, floor: 0, debt: Vec::new() }
     }
 
     /// A new class named `name` (the kernel's name for the lock, as lock_stat prints it).
@@ -166,48 +193,95 @@ impl Locks {
 
     /// A new lock of class `class`, never held.
     pub fn lock(&mut self, class: LockClass) -> LockId {
-        self.locks.push(Lock { class, holds: Vec::new(), last_cpu: u32::MAX });
+        self.locks.push(Lock { class, holds: Vec::new(), last_end: 0, last_cpu: u32::MAX });
         LockId((self.locks.len() - 1) as u32)
     }
 
-    /// `spin_lock` on `cpu` at `now`, for a critical section of `hold_ns` (`spin_unlock`
-    /// follows it): the first interval from `now` in which the lock is free for the hold
-    /// and the move of its cache line from the CPU that held it just before.
-    pub fn spin_lock(&mut self, id: LockId, cpu: u32, now: u64, hold_ns: u64) -> Acquired {
+    /// `spin_lock` by thread `owner` on `cpu` at `now`, for a critical section of `hold_ns`
+    /// (`spin_unlock` follows it): the lock is taken when every acquisition that arrived
+    /// before `now` has dropped it, and held for the move of its cache line from the CPU
+    /// that dropped it last and the critical section. Acquisitions that arrived later but
+    /// were visited before queue behind it: their holds move, their threads owe the wait.
+    pub fn spin_lock(&mut self, id: LockId, owner: u32, cpu: u32, now: u64, hold_ns: u64) -> Acquired {
         let topo = self.topology;
         let lock = &mut self.locks[id.0 as usize];
         lock.trim(self.floor);
-        // The first hold that ends after `now`: those before it cannot be met.
-        let mut i = lock.holds.partition_point(|h| h.end <= now);
-        let mut prev_cpu = if i > 0 { lock.holds[i - 1].cpu } else { lock.last_cpu };
-        let mut start = now;
-        let (transfer, at) = loop {
-            let transfer = if prev_cpu == u32::MAX { 0 } else { topo.transfer_ns(prev_cpu, cpu) };
-            match lock.holds.get(i) {
-                Some(h) if h.start < start + transfer + hold_ns => {
-                    // Held when we would start, or too soon after: wait for this one.
-                    start = start.max(h.end);
-                    prev_cpu = h.cpu;
-                    i += 1;
-                }
-                _ => break (transfer, i),
-            }
+        // The acquisitions that arrived before this one (ties: visited first, first).
+        let at = lock.holds.partition_point(|h| h.arrival <= now);
+        let (free_at, prev_cpu) = match at {
+            0 => (lock.last_end, lock.last_cpu),
+            _ => (lock.holds[at - 1].queue_end, lock.holds[at - 1].queue_cpu),
         };
+        let start = now.max(free_at);
+        let transfer = if prev_cpu == u32::MAX { 0 } else { topo.transfer_ns(prev_cpu, cpu) };
         let end = start + transfer + hold_ns;
-        lock.holds.insert(at, Hold { start, end, cpu });
+        if owner as usize >= self.debt.len() {
+            self.debt.resize(owner as usize + 1, Debt::default());
+        }
+        let epoch = self.debt[owner as usize].epoch;
+        let (queue_end, queue_cpu) = if end >= free_at { (end, cpu) } else { (free_at, prev_cpu) };
+        lock.holds.insert(
+            at,
+            Hold { arrival: now, start, end, work: hold_ns, cpu, owner, moved: 0, epoch, queue_end, queue_cpu },
+        );
+        let stat = &mut self.stats[lock.class.0 as usize];
+        // Those that arrived later (visited earlier) queue behind this hold now.
+        let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
+        for h in &mut lock.holds[at + 1..] {
+            if q_end <= h.start && q_end <= h.queue_end {
+                // Not reached by this hold's queue: it and the ones after it stay as they are.
+                break;
+            }
+            if q_end > h.start {
+                // It gets the lock when the queue ahead of it ends, the line from there.
+                if h.start == h.arrival {
+                    stat.contentions += 1;
+                }
+                let end = q_end + topo.transfer_ns(q_cpu, h.cpu) + h.work;
+                let by = end.saturating_sub(h.end);
+                (h.start, h.end) = (q_end, end);
+                h.moved += by;
+                stat.wait_max_ns = stat.wait_max_ns.max(h.start - h.arrival);
+                // Its thread's clock moves with its latest hold moved: the holds it placed
+                // after this one move with its clock, and count only beyond that. A hold
+                // placed before the thread last paid counts only by this move.
+                let d = &mut self.debt[h.owner as usize];
+                let owed = if h.epoch == d.epoch { h.moved } else { by };
+                if owed > d.owed {
+                    stat.wait_total_ns += owed - d.owed;
+                    stat.late_wait_ns += owed - d.owed;
+                    d.owed = owed;
+                }
+            }
+            if h.end >= q_end {
+                (q_end, q_cpu) = (h.end, h.cpu);
+            }
+            (h.queue_end, h.queue_cpu) = (q_end, q_cpu);
+        }
         let bounced = prev_cpu != u32::MAX && prev_cpu != cpu;
         let wait = start - now;
-        let s = &mut self.stats[lock.class.0 as usize];
-        s.acquisitions += 1;
-        s.bounces += bounced as u64;
+        stat.acquisitions += 1;
+        stat.bounces += bounced as u64;
         if wait > 0 {
-            s.contentions += 1;
-            s.wait_total_ns += wait;
-            s.wait_max_ns = s.wait_max_ns.max(wait);
+            stat.contentions += 1;
+            stat.wait_total_ns += wait;
+            stat.wait_max_ns = stat.wait_max_ns.max(wait);
         }
-        s.hold_total_ns += transfer + hold_ns;
-        s.hold_max_ns = s.hold_max_ns.max(transfer + hold_ns);
+        stat.hold_total_ns += transfer + hold_ns;
+        stat.hold_max_ns = stat.hold_max_ns.max(transfer + hold_ns);
         Acquired { start, wait_ns: wait, transfer_ns: transfer }
+    }
+
+    /// The spinning thread `owner` owes (and forgets it): acquisitions of its that were
+    /// visited before others that arrived ahead of them, and were queued behind those.
+    pub fn take_debt(&mut self, owner: u32) -> u64 {
+        match self.debt.get_mut(owner as usize) {
+            Some(d) if d.owed > 0 => {
+                d.epoch += 1;
+                std::mem::take(&mut d.owed)
+            }
+            _ => 0,
+        }
     }
 
     /// Forgets the holds that ended before `t`: no CPU's clock is behind the event being
@@ -221,7 +295,7 @@ impl Locks {
 
     /// Holds that can still delay an acquisition (for tests and invariant checks).
     pub fn holds_kept(&self) -> usize {
-        self.locks.iter().map(|l| l.holds.len() - l.holds.partition_point(|h| h.end < self.floor)).sum()
+        self.locks.iter().map(|l| l.holds.len() - l.holds.partition_point(|h| h.queue_end < self.floor)).sum()
     }
 
     /// Locks created.
@@ -257,7 +331,7 @@ mod tests {
         let (mut l, id) = one_lock(Topology::haswell_ep(2, 8, 2));
         let mut now = 1_000;
         for _ in 0..100 {
-            let a = l.spin_lock(id, 3, now, 200);
+            let a = l.spin_lock(id, 0, 3, now, 200);
             assert_eq!(a, Acquired { start: now, wait_ns: 0, transfer_ns: 0 });
             now = a.start + 200 + 50;
         }
@@ -272,11 +346,11 @@ mod tests {
     #[test]
     fn two_threads_on_a_spinlock_serialise_and_the_waiter_spins() {
         let (mut l, id) = one_lock(Topology::haswell_ep(1, 4, 1));
-        let a = l.spin_lock(id, 0, 10_000, 300);
-        let b = l.spin_lock(id, 1, 10_000, 300);
+        let a = l.spin_lock(id, 0, 0, 10_000, 300);
+        let b = l.spin_lock(id, 0, 1, 10_000, 300);
         assert_eq!(a, Acquired { start: 10_000, wait_ns: 0, transfer_ns: 0 });
         assert_eq!(b, Acquired { start: 10_300, wait_ns: 300, transfer_ns: 45 });
-        let c = l.spin_lock(id, 2, 10_100, 300);
+        let c = l.spin_lock(id, 0, 2, 10_100, 300);
         assert_eq!(c, Acquired { start: 10_645, wait_ns: 545, transfer_ns: 45 });
         let s = &l.stats[0];
         assert_eq!((s.acquisitions, s.contentions, s.bounces), (3, 2, 2));
@@ -284,20 +358,50 @@ mod tests {
         assert_eq!((s.hold_total_ns, s.hold_max_ns), (300 + 345 + 345, 345));
     }
 
-    /// A CPU whose clock is behind takes the lock in a gap before a later hold of a CPU
-    /// ahead of it when its hold fits there, and after that hold when it does not.
+    /// A CPU whose clock is behind, visited after a CPU ahead of it took the lock, waits
+    /// for the holds of acquisitions that arrived before its own, never for later ones
+    /// (a queued spinlock serves in arrival order); the later ones move behind it, and
+    /// their thread owes the wait.
     #[test]
-    fn an_acquisition_visited_late_fits_in_the_gap_at_its_own_time() {
+    fn an_acquisition_visited_late_queues_ahead_of_later_arrivals() {
         let (mut l, id) = one_lock(Topology::flat(2));
-        // CPU 1 is ahead: it held the lock at 5,000.
-        l.spin_lock(id, 1, 5_000, 100);
-        // CPU 0, behind, at 1,000: free then (its line is CPU 1's, but no hold is near).
-        let early = l.spin_lock(id, 0, 1_000, 100);
-        assert_eq!((early.start, early.wait_ns), (1_000, 0));
-        // At 4,950 its hold would run into CPU 1's: it comes after it.
-        let late = l.spin_lock(id, 0, 4_950, 100);
-        assert_eq!((late.start, late.wait_ns), (5_100, 150));
-        assert_eq!(l.stats[0].contentions, 1);
+        // Thread 1 on CPU 1 is ahead: it took the lock at 5,000 and at 5,150.
+        l.spin_lock(id, 1, 1, 5_000, 100);
+        l.spin_lock(id, 1, 1, 5_150, 100);
+        // Thread 0 on CPU 0, behind, arrives at 4,950: first in line, it does not wait;
+        // thread 1's hold at 5,000 moves after it (5,050, the line over from CPU 0 45 ns,
+        // ends at 5,195 instead of 5,100) and its hold at 5,150 after that one (5,195, the
+        // line already on CPU 1, ends at 5,295 instead of 5,250). Thread 1 owes the larger
+        // move, 95 ns: its clock moves with its first hold, which moves its second by as
+        // much (the 45 are inside those 95).
+        let first = l.spin_lock(id, 0, 0, 4_950, 100);
+        assert_eq!((first.start, first.wait_ns), (4_950, 0));
+        assert_eq!(l.take_debt(1), 95);
+        assert_eq!(l.take_debt(1), 0, "paid");
+        // At 5,200 thread 0 arrived after both: it waits for the second, moved, to end.
+        let second = l.spin_lock(id, 0, 0, 5_200, 300);
+        assert_eq!((second.start, second.wait_ns, second.transfer_ns), (5_295, 95, 45));
+        assert_eq!(l.take_debt(0), 0);
+        let s = &l.stats[0];
+        assert_eq!((s.contentions, s.wait_total_ns, s.late_wait_ns), (3, 95 + 95, 95));
+    }
+
+    /// However many short holds CPUs ahead of it placed after its arrival, an acquisition
+    /// waits at most for the queue that was there when it arrived; those holds move after
+    /// it, and their threads owe what they would have spun.
+    #[test]
+    fn holds_placed_after_a_late_arrival_do_not_starve_it() {
+        let (mut l, id) = one_lock(Topology::flat(8));
+        for k in 0..200u32 {
+            let cpu = 1 + k % 7;
+            l.spin_lock(id, cpu, cpu, 10_000 + k as u64 * 150, 100);
+        }
+        let late = l.spin_lock(id, 0, 0, 10_000 + 20 * 150 + 10, 1_000);
+        // Each of those holds is 100 ns plus 45 ns for the line from the CPU before: the
+        // one that arrived at 13,000 ends at 13,145, and the later ones do not count.
+        assert_eq!((late.start, late.wait_ns), (13_145, 135), "waits for the hold in progress only");
+        let owed: u64 = (1..8).map(|t| l.take_debt(t)).sum();
+        assert!(owed > 1_000, "the later holds spin behind the long one ({owed} ns)");
     }
 
     /// The cache line's move costs nothing from an SMT sibling, the L3 transfer on one
@@ -310,9 +414,9 @@ mod tests {
         assert_eq!(topo.transfer_ns(0, 2), 45, "another core, same socket");
         assert_eq!(topo.transfer_ns(7, 8), 115, "the other socket");
         let (mut l, id) = one_lock(topo);
-        l.spin_lock(id, 0, 0, 100);
-        assert_eq!(l.spin_lock(id, 9, 1_000, 100).transfer_ns, 115);
-        assert_eq!(l.spin_lock(id, 8, 2_000, 100).transfer_ns, 0);
+        l.spin_lock(id, 0, 0, 0, 100);
+        assert_eq!(l.spin_lock(id, 0, 9, 1_000, 100).transfer_ns, 115);
+        assert_eq!(l.spin_lock(id, 0, 8, 2_000, 100).transfer_ns, 0);
         assert_eq!(l.stats[0].bounces, 2);
     }
 
@@ -322,13 +426,13 @@ mod tests {
     fn forgotten_holds_keep_the_last_holders_cpu() {
         let (mut l, id) = one_lock(Topology::flat(4));
         for i in 0..10 {
-            l.spin_lock(id, i % 2, i as u64 * 1_000, 100);
+            l.spin_lock(id, 0, i % 2, i as u64 * 1_000, 100);
         }
         assert_eq!(l.holds_kept(), 10);
         l.forget_before(9_000);
         assert_eq!(l.holds_kept(), 1, "only the hold at 9,000 can still be met");
         l.forget_before(20_000);
         assert_eq!(l.holds_kept(), 0);
-        assert_eq!(l.spin_lock(id, 2, 30_000, 100).transfer_ns, 45, "the line is CPU 1's");
+        assert_eq!(l.spin_lock(id, 0, 2, 30_000, 100).transfer_ns, 45, "the line is CPU 1's");
     }
 }

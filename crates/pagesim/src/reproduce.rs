@@ -47,10 +47,20 @@ pub enum Metric {
     Fault,
 }
 
-/// The rows a `fault` table can name: fault latency, its kernel part (less device time),
-/// in µs; the share of all CPU time spent spinning on locks, %; the run's elapsed time, s.
-pub const FAULT_ROWS: &[&str] =
-    &["fault_median_us", "fault_p99_us", "kernel_median_us", "kernel_p99_us", "lock_wait_pct", "elapsed_s"];
+/// The rows a `fault` table can name: fault latency and its kernel part (less device
+/// time), of all faults and of major faults alone, in µs; the share of all CPU time spent
+/// spinning on locks, %; the run's elapsed time, s.
+pub const FAULT_ROWS: &[&str] = &[
+    "fault_median_us",
+    "fault_p99_us",
+    "kernel_median_us",
+    "kernel_p99_us",
+    "major_median_us",
+    "major_kernel_median_us",
+    "major_kernel_p99_us",
+    "lock_wait_pct",
+    "elapsed_s",
+];
 
 /// The `fault` metric of report `r` for row `row`.
 fn fault_value(r: &Report, row: &str) -> Option<f64> {
@@ -65,6 +75,9 @@ fn fault_value(r: &Report, row: &str) -> Option<f64> {
         "fault_p99_us" => us(r.fault_latency.p99_ns),
         "kernel_median_us" => us(r.fault_latency_kernel.median_ns),
         "kernel_p99_us" => us(r.fault_latency_kernel.p99_ns),
+        "major_median_us" => us(r.major_fault_latency.median_ns),
+        "major_kernel_median_us" => us(r.major_fault_latency_kernel.median_ns),
+        "major_kernel_p99_us" => us(r.major_fault_latency_kernel.p99_ns),
         "lock_wait_pct" => pct(r.locks.wait_ns),
         "elapsed_s" => r.elapsed_ns as f64 / 1e9,
         _ => return None,

@@ -512,6 +512,8 @@ impl Sim {
                 ops_total,
                 fault_hist: Histogram::default(),
                 fault_kernel_hist: Histogram::default(),
+                major_hist: Histogram::default(),
+                major_kernel_hist: Histogram::default(),
                 locks: crate::locking::Locks::new(crate::locking::Topology {
                     sockets: c.machine.sockets,
                     cores_per_socket: ncpus / (c.machine.sockets * c.machine.threads_per_core),

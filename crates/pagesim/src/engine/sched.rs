@@ -70,6 +70,9 @@ pub(crate) struct Sched {
     /// The kernel's part of each fault's latency: the latency less the time the fault
     /// waited for a device (slept on its I/O, or a synchronous device's transfer).
     pub(crate) fault_kernel_hist: Histogram,
+    /// The same two for major faults alone (the fault read its page from a device).
+    pub(crate) major_hist: Histogram,
+    pub(crate) major_kernel_hist: Histogram,
     /// The kernel's locks (crate::locking) and, per thread, the time it spun on them.
     pub(crate) locks: crate::locking::Locks,
     pub(crate) lock_wait_ns: Vec<u64>,
@@ -278,6 +281,13 @@ impl Sim {
         self.sched.running_on = cpu as u32;
         let start = self.sched.now;
         self.io.ctx = th;
+        // Spinning it owes from its last burst: acquisitions of its that another CPU, behind
+        // it in time, arrived ahead of (crate::locking). Its CPU time, and its lock wait.
+        let owed = self.sched.locks.take_debt(th.idx() as u32);
+        if owed > 0 {
+            self.sched.now += owed;
+            self.sched.lock_wait_ns[th.idx()] += owed;
+        }
         if th == self.kswapd_thread() {
             self.balance_pgdat(cpu as u32);
             self.reclaim.kswapd.cpu_ns += self.sched.now - start;
@@ -428,7 +438,12 @@ impl Sim {
                     let p = t.pending.take().expect("the fault in progress");
                     let lat = self.sched.now - p.start_ns;
                     self.sched.fault_hist.record(lat);
-                    self.sched.fault_kernel_hist.record(lat.saturating_sub(p.device_ns));
+                    let kernel = lat.saturating_sub(p.device_ns);
+                    self.sched.fault_kernel_hist.record(kernel);
+                    if p.major_counted {
+                        self.sched.major_hist.record(lat);
+                        self.sched.major_kernel_hist.record(kernel);
+                    }
                     if self.finish_access(tid) {
                         return;
                     }
@@ -621,7 +636,7 @@ impl Sim {
     /// counted as the running thread's lock wait.
     pub(crate) fn spin_lock(&mut self, id: crate::locking::LockId, hold_ns: u64) {
         let cpu = self.lock_cpu();
-        let a = self.sched.locks.spin_lock(id, cpu, self.sched.now, hold_ns);
+        let a = self.sched.locks.spin_lock(id, self.io.ctx.idx() as u32, cpu, self.sched.now, hold_ns);
         self.sched.now = a.start + a.transfer_ns + hold_ns;
         if a.wait_ns > 0 {
             self.sched.lock_wait_ns[self.io.ctx.idx()] += a.wait_ns;

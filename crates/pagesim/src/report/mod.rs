@@ -223,6 +223,10 @@ pub struct Report {
     /// The kernel's part of each fault's latency: the latency less its time waiting for
     /// devices (asleep on a page's I/O, or a synchronous device's transfer).
     pub fault_latency_kernel: LatencyReport,
+    /// The latency of major faults alone (pgmajfault's: the page was read from a device,
+    /// a swap-in or a file read), and its kernel part.
+    pub major_fault_latency: LatencyReport,
+    pub major_fault_latency_kernel: LatencyReport,
     pub locks: LocksReport,
     pub devices: Vec<DeviceReport>,
     /// File readahead windows by the size the policy gave them: (upper bound in pages, a
@@ -407,6 +411,8 @@ impl Report {
             },
             fault_latency: latency(h),
             fault_latency_kernel: latency(&sim.sched.fault_kernel_hist),
+            major_fault_latency: latency(&sim.sched.major_hist),
+            major_fault_latency_kernel: latency(&sim.sched.major_kernel_hist),
             locks,
             devices,
             ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
@@ -502,6 +508,18 @@ impl Report {
             k.p99_ns as f64 / 1e3,
             k.mean_ns as f64 / 1e3
         );
+        let (m, mk) = (&self.major_fault_latency, &self.major_fault_latency_kernel);
+        if m.count > 0 {
+            let _ = writeln!(
+                s,
+                "  major faults  count {}  median {:.1} us  p99 {:.1} us  kernel part median {:.1} us  p99 {:.1} us",
+                m.count,
+                m.median_ns as f64 / 1e3,
+                m.p99_ns as f64 / 1e3,
+                mk.median_ns as f64 / 1e3,
+                mk.p99_ns as f64 / 1e3
+            );
+        }
         if self.locks.wait_ns > 0 {
             let _ = writeln!(
                 s,
