@@ -176,8 +176,8 @@ fn fmt_val(v: f64) -> String {
 /// summary over the seeds, and each one's difference from the reference at 95 % confidence.
 fn print_ministat(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop> {
     let ncol = table.columns.len();
-    for (ri, row) in table.rows.iter().enumerate() {
-        writeln!(out, "\nministat, {} ({}, seeds 1..{}):", row.name, table.metric.name(), table.seeds)?;
+    for ri in 0..table.rows.len() {
+        writeln!(out, "\nministat, {} ({}, seeds 1..{}):", row_title(table, ri), table.metric.name(), table.seeds)?;
         let mut order = vec![table.reference];
         order.extend((0..ncol).filter(|&c| c != table.reference));
         let samples: Vec<crate::stats::Sample> =
@@ -197,8 +197,21 @@ fn print_ministat(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), St
     Ok(())
 }
 
+/// A row's title in the text table: its name, and its labels when another row has the same
+/// name (a scaling table's rows differ only by them).
+fn row_title(table: &Table, ri: usize) -> String {
+    let row = &table.rows[ri];
+    if table.rows.iter().filter(|r| r.name == row.name).count() < 2 {
+        return row.name.clone();
+    }
+    let labels: Vec<String> = row.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{} {}", row.name, labels.join(" "))
+}
+
 fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop> {
     let ncol = table.columns.len();
+    let titles: Vec<String> = (0..table.rows.len()).map(|ri| row_title(table, ri)).collect();
+    let nw = titles.iter().map(String::len).max().unwrap_or(0).max(16);
     let refname = &table.columns[table.reference].name;
     writeln!(out, "{}", table.title)?;
     writeln!(out, "source: {}", table.source)?;
@@ -209,7 +222,7 @@ fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop>
         table.metric.name()
     )?;
     let w = 20;
-    write!(out, "{:<16}", "")?;
+    write!(out, "{:<nw$}", "")?;
     for c in &table.columns {
         write!(out, "{:>w$}", c.name)?;
     }
@@ -217,7 +230,7 @@ fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop>
     for (ri, row) in table.rows.iter().enumerate() {
         let r = reference_value(table, cells, ri);
         let pr = row.published[table.reference];
-        write!(out, "{:<16}", row.name)?;
+        write!(out, "{:<nw$}", titles[ri])?;
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match c.published {
@@ -227,7 +240,7 @@ fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop>
             write!(out, "{s:>w$}")?;
         }
         writeln!(out)?;
-        write!(out, "{:<16}", format!("  / {refname}"))?;
+        write!(out, "{:<nw$}", format!("  / {refname}"))?;
         for ci in 0..ncol {
             let c = &cells[ri * ncol + ci];
             let s = match (c.published, pr) {
@@ -246,13 +259,13 @@ fn print_table(table: &Table, cells: &[Cell], out: &mut Out) -> Result<(), Stop>
         print_ministat(table, cells, out)?;
     }
     writeln!(out, "\nper-cell counters:")?;
-    write!(out, "{:<16} {:<16}", "row", "column")?;
+    write!(out, "{:<nw$} {:<16}", "row", "column")?;
     for k in &table.counters {
         write!(out, " {k:>13}")?;
     }
     writeln!(out, " {:>11} {:>11} {:>9}", "dev_reads", "dev_writes", "avg_io_KiB")?;
     for c in cells {
-        write!(out, "{:<16} {:<16}", table.rows[c.row].name, table.columns[c.column].name)?;
+        write!(out, "{:<nw$} {:<16}", titles[c.row], table.columns[c.column].name)?;
         for k in &table.counters {
             write!(out, " {:>13}", c.report.value(k).unwrap_or(0))?;
         }

@@ -674,3 +674,39 @@ fn trace_events_are_written_and_reported() {
     assert!(err.contains("missing.txt"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A `fault` table whose rows share a name (a scaling table) prints each row with its labels,
+/// and the major-fault rows have values: a swapping load's swap-ins take kernel time.
+#[test]
+fn reproduce_prints_labels_of_rows_that_share_a_name() {
+    let dir = std::env::temp_dir().join(format!("pagesim-cli-rowlabels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("base.toml"),
+        "name = \"rows\"\n[machine]\nram = \"64MB\"\ncpus = 4\n[device.p]\nmodel = \"pmem\"\n\
+         [[swap]]\ndevice = \"p\"\nsize = \"128MB\"\n[region.ws]\nkind = \"anon\"\nsize = \"80MB\"\n\
+         [[task]]\nname = \"t\"\n[[task.step]]\nregion = \"ws\"\npattern = \"seq\"\nop = \"write\"\n\
+         [[task.step]]\nregion = \"ws\"\npattern = \"random\"\naccesses = 20000\nop = \"write\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("reproduce.toml"),
+        "title = \"t\"\nsource = \"s\"\nscenario = \"base.toml\"\nmetric = \"fault\"\nreference = \"a\"\n\
+         [[column]]\nname = \"a\"\nset = []\n\
+         [[row]]\nname = \"major_kernel_median_us\"\nlabels = { threads = \"1\" }\nset = []\n\
+         [[row]]\nname = \"major_kernel_median_us\"\nlabels = { threads = \"2\" }\n\
+         set = [\"task.0.count=2\", \"region.ws.size=40MB\", \"task.0.step.1.accesses=10000\"]\n\
+         [[row]]\nname = \"lock_wait_pct\"\nset = []\n",
+    )
+    .unwrap();
+    let (code, out, err) = pagesim(&["reproduce", dir.to_str().unwrap(), "--quiet"]);
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(code, 0, "{err}");
+    for threads in ["1", "2"] {
+        let title = format!("major_kernel_median_us threads={threads}");
+        let line = out.lines().find(|l| l.starts_with(&title)).unwrap_or_else(|| panic!("{title}: {out}"));
+        let v: f64 = line[title.len()..].split_whitespace().next().unwrap().parse().unwrap();
+        assert!(v > 0.0, "a swap-in's kernel part: {line}");
+    }
+    assert!(out.lines().any(|l| l.starts_with("lock_wait_pct ")), "a row of its own name has no labels: {out}");
+}

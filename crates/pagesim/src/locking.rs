@@ -131,8 +131,9 @@ struct Hold {
 #[derive(Clone, Debug)]
 struct Lock {
     class: LockClass,
-    /// Holds in arrival order; `queue_end` never decreases along it.
-    holds: Vec<Hold>,
+    /// Holds in arrival order; `queue_end` never decreases along it. A deque: the holds
+    /// that can no longer be met leave from the front without moving the others.
+    holds: std::collections::VecDeque<Hold>,
     /// The queue's end and its CPU before the first hold kept (`u32::MAX`: never held).
     last_end: u64,
     last_cpu: u32,
@@ -164,7 +165,9 @@ pub struct Acquired {
 pub struct Locks {
     locks: Vec<Lock>,
     pub stats: Vec<LockStat>,
-    pub topology: Topology,
+    topology: Topology,
+    /// Per CPU, its core and socket (the divisions of [`Topology::transfer_ns`] done once).
+    place: Vec<(u32, u32)>,
     /// No acquisition can come before this time any more ([`Locks::forget_before`]); each
     /// lock drops the holds that ended before it when it is next taken.
     floor: u64,
@@ -182,7 +185,19 @@ struct Debt {
 
 impl Locks {
     pub fn new(topology: Topology) -> Self {
-        Locks { locks: Vec::new(), stats: Vec::new(), topology, floor: 0, debt: Vec::new() }
+        let place = (0..topology.cpus()).map(|c| (topology.core_of(c), topology.socket_of(c))).collect();
+        Locks { locks: Vec::new(), stats: Vec::new(), topology, place, floor: 0, debt: Vec::new() }
+    }
+
+    /// [`Topology::transfer_ns`] from the table of CPUs' places.
+    #[inline]
+    fn transfer_ns(place: &[(u32, u32)], topo: &Topology, from: u32, to: u32) -> u64 {
+        match (place.get(from as usize), place.get(to as usize)) {
+            (Some(a), Some(b)) if a.0 == b.0 => 0,
+            (Some(a), Some(b)) if a.1 == b.1 => topo.same_socket_ns,
+            (Some(_), Some(_)) => topo.cross_socket_ns,
+            _ => topo.transfer_ns(from, to),
+        }
     }
 
     /// A new class named `name` (the kernel's name for the lock, as lock_stat prints it).
@@ -193,7 +208,7 @@ impl Locks {
 
     /// A new lock of class `class`, never held.
     pub fn lock(&mut self, class: LockClass) -> LockId {
-        self.locks.push(Lock { class, holds: Vec::new(), last_end: 0, last_cpu: u32::MAX });
+        self.locks.push(Lock { class, holds: std::collections::VecDeque::new(), last_end: 0, last_cpu: u32::MAX });
         LockId((self.locks.len() - 1) as u32)
     }
 
@@ -204,6 +219,7 @@ impl Locks {
     /// were visited before queue behind it: their holds move, their threads owe the wait.
     pub fn spin_lock(&mut self, id: LockId, owner: u32, cpu: u32, now: u64, hold_ns: u64) -> Acquired {
         let topo = self.topology;
+        let place = &self.place[..];
         let lock = &mut self.locks[id.0 as usize];
         lock.trim(self.floor);
         // The acquisitions that arrived before this one (ties: visited first, first).
@@ -213,7 +229,7 @@ impl Locks {
             _ => (lock.holds[at - 1].queue_end, lock.holds[at - 1].queue_cpu),
         };
         let start = now.max(free_at);
-        let transfer = if prev_cpu == u32::MAX { 0 } else { topo.transfer_ns(prev_cpu, cpu) };
+        let transfer = if prev_cpu == u32::MAX { 0 } else { Self::transfer_ns(place, &topo, prev_cpu, cpu) };
         let end = start + transfer + hold_ns;
         if owner as usize >= self.debt.len() {
             self.debt.resize(owner as usize + 1, Debt::default());
@@ -227,7 +243,7 @@ impl Locks {
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
-        for h in &mut lock.holds[at + 1..] {
+        for h in lock.holds.range_mut(at + 1..) {
             if q_end <= h.start && q_end <= h.queue_end {
                 // Not reached by this hold's queue: it and the ones after it stay as they are.
                 break;
@@ -237,7 +253,7 @@ impl Locks {
                 if h.start == h.arrival {
                     stat.contentions += 1;
                 }
-                let end = q_end + topo.transfer_ns(q_cpu, h.cpu) + h.work;
+                let end = q_end + Self::transfer_ns(place, &topo, q_cpu, h.cpu) + h.work;
                 let by = end.saturating_sub(h.end);
                 (h.start, h.end) = (q_end, end);
                 h.moved += by;
