@@ -26,6 +26,9 @@
 //! acquisitions, contentions (acquisitions that had to wait), bounces (acquisitions on a
 //! CPU other than the last holder's), wait and hold times.
 
+use std::collections::BTreeMap;
+use std::ops::Bound::{Excluded, Unbounded};
+
 /// CPUs as sockets × cores × SMT threads. CPU numbers run core by core within a socket,
 /// the SMT siblings of a core adjacent (CPU `c` is thread `c % threads` of core
 /// `c / threads`, socket `c / (cores × threads)`).
@@ -108,13 +111,12 @@ pub struct LockStat {
     pub late_wait_ns: u64,
 }
 
-/// An acquisition by thread `owner` on `cpu` that arrived at `arrival` and held the lock
-/// over [start, end); with the latest end of it and of every acquisition that arrived
+/// An acquisition by thread `owner` on `cpu` that held the lock over [start, end) (it
+/// arrived at the time in its key, [`Lock::holds`]); with the latest end of it and of every acquisition that arrived
 /// before it (`queue_end`, on `queue_cpu`): when one arriving just after it gets the lock,
 /// and from where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Hold {
-    arrival: u64,
     start: u64,
     end: u64,
     /// The critical section (the hold less the line's move).
@@ -131,9 +133,11 @@ struct Hold {
 #[derive(Clone, Debug)]
 struct Lock {
     class: LockClass,
-    /// Holds in arrival order; `queue_end` never decreases along it. A deque: the holds
-    /// that can no longer be met leave from the front without moving the others.
-    holds: std::collections::VecDeque<Hold>,
+    /// Holds by (arrival, visit number): in arrival order, ties in the order visited;
+    /// `queue_end` never decreases along it. A B-tree: a CPU far behind the others (one
+    /// woken at the end of an I/O while another ran on for milliseconds) places its holds
+    /// among thousands of theirs, and the ones no CPU can meet any more leave from the front.
+    holds: BTreeMap<(u64, u64), Hold>,
     /// The queue's end and its CPU before the first hold kept (`u32::MAX`: never held).
     last_end: u64,
     last_cpu: u32,
@@ -143,10 +147,12 @@ impl Lock {
     /// Drops the holds whose queue ended before `floor`, keeping where the last one ran.
     #[inline]
     fn trim(&mut self, floor: u64) {
-        let n = self.holds.partition_point(|h| h.queue_end < floor);
-        if n > 0 {
-            (self.last_end, self.last_cpu) = (self.holds[n - 1].queue_end, self.holds[n - 1].queue_cpu);
-            self.holds.drain(..n);
+        while let Some(first) = self.holds.first_entry() {
+            if first.get().queue_end >= floor {
+                break;
+            }
+            let h = first.remove();
+            (self.last_end, self.last_cpu) = (h.queue_end, h.queue_cpu);
         }
     }
 }
@@ -173,6 +179,8 @@ pub struct Locks {
     floor: u64,
     /// Per thread, the spinning it owes for acquisitions queued behind one visited later.
     debt: Vec<Debt>,
+    /// Acquisitions visited so far (orders acquisitions that arrived at the same time).
+    visits: u64,
 }
 
 /// What a thread owes ([`Locks::take_debt`]): how far its clock must move on, and how many
@@ -186,7 +194,7 @@ struct Debt {
 impl Locks {
     pub fn new(topology: Topology) -> Self {
         let place = (0..topology.cpus()).map(|c| (topology.core_of(c), topology.socket_of(c))).collect();
-        Locks { locks: Vec::new(), stats: Vec::new(), topology, place, floor: 0, debt: Vec::new() }
+        Locks { locks: Vec::new(), stats: Vec::new(), topology, place, floor: 0, debt: Vec::new(), visits: 0 }
     }
 
     /// [`Topology::transfer_ns`] from the table of CPUs' places.
@@ -208,7 +216,7 @@ impl Locks {
 
     /// A new lock of class `class`, never held.
     pub fn lock(&mut self, class: LockClass) -> LockId {
-        self.locks.push(Lock { class, holds: std::collections::VecDeque::new(), last_end: 0, last_cpu: u32::MAX });
+        self.locks.push(Lock { class, holds: BTreeMap::new(), last_end: 0, last_cpu: u32::MAX });
         LockId((self.locks.len() - 1) as u32)
     }
 
@@ -223,10 +231,11 @@ impl Locks {
         let lock = &mut self.locks[id.0 as usize];
         lock.trim(self.floor);
         // The acquisitions that arrived before this one (ties: visited first, first).
-        let at = lock.holds.partition_point(|h| h.arrival <= now);
-        let (free_at, prev_cpu) = match at {
-            0 => (lock.last_end, lock.last_cpu),
-            _ => (lock.holds[at - 1].queue_end, lock.holds[at - 1].queue_cpu),
+        let key = (now, self.visits);
+        self.visits += 1;
+        let (free_at, prev_cpu) = match lock.holds.range(..key).next_back() {
+            None => (lock.last_end, lock.last_cpu),
+            Some((_, h)) => (h.queue_end, h.queue_cpu),
         };
         let start = now.max(free_at);
         let transfer = if prev_cpu == u32::MAX { 0 } else { Self::transfer_ns(place, &topo, prev_cpu, cpu) };
@@ -236,28 +245,25 @@ impl Locks {
         }
         let epoch = self.debt[owner as usize].epoch;
         let (queue_end, queue_cpu) = if end >= free_at { (end, cpu) } else { (free_at, prev_cpu) };
-        lock.holds.insert(
-            at,
-            Hold { arrival: now, start, end, work: hold_ns, cpu, owner, moved: 0, epoch, queue_end, queue_cpu },
-        );
+        lock.holds.insert(key, Hold { start, end, work: hold_ns, cpu, owner, moved: 0, epoch, queue_end, queue_cpu });
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
-        for h in lock.holds.range_mut(at + 1..) {
+        for (&(arrival, _), h) in lock.holds.range_mut((Excluded(key), Unbounded)) {
             if q_end <= h.start && q_end <= h.queue_end {
                 // Not reached by this hold's queue: it and the ones after it stay as they are.
                 break;
             }
             if q_end > h.start {
                 // It gets the lock when the queue ahead of it ends, the line from there.
-                if h.start == h.arrival {
+                if h.start == arrival {
                     stat.contentions += 1;
                 }
                 let end = q_end + Self::transfer_ns(place, &topo, q_cpu, h.cpu) + h.work;
                 let by = end.saturating_sub(h.end);
                 (h.start, h.end) = (q_end, end);
                 h.moved += by;
-                stat.wait_max_ns = stat.wait_max_ns.max(h.start - h.arrival);
+                stat.wait_max_ns = stat.wait_max_ns.max(h.start - arrival);
                 // Its thread's clock moves with its latest hold moved: the holds it placed
                 // after this one move with its clock, and count only beyond that. A hold
                 // placed before the thread last paid counts only by this move.
@@ -311,7 +317,7 @@ impl Locks {
 
     /// Holds that can still delay an acquisition (for tests and invariant checks).
     pub fn holds_kept(&self) -> usize {
-        self.locks.iter().map(|l| l.holds.len() - l.holds.partition_point(|h| h.queue_end < self.floor)).sum()
+        self.locks.iter().map(|l| l.holds.values().filter(|h| h.queue_end >= self.floor).count()).sum()
     }
 
     /// Locks created.
