@@ -64,11 +64,11 @@ impl Topology {
         self.sockets * self.cores_per_socket * self.threads_per_core
     }
 
-    fn core_of(&self, cpu: u32) -> u32 {
+    pub fn core_of(&self, cpu: u32) -> u32 {
         cpu / self.threads_per_core.max(1)
     }
 
-    fn socket_of(&self, cpu: u32) -> u32 {
+    pub fn socket_of(&self, cpu: u32) -> u32 {
         cpu / (self.cores_per_socket * self.threads_per_core).max(1)
     }
 
@@ -171,7 +171,7 @@ pub struct Acquired {
 pub struct Locks {
     locks: Vec<Lock>,
     pub stats: Vec<LockStat>,
-    topology: Topology,
+    pub topology: Topology,
     /// Per CPU, its core and socket (the divisions of [`Topology::transfer_ns`] done once).
     place: Vec<(u32, u32)>,
     /// No acquisition can come before this time any more ([`Locks::forget_before`]); each
@@ -195,6 +195,12 @@ impl Locks {
     pub fn new(topology: Topology) -> Self {
         let place = (0..topology.cpus()).map(|c| (topology.core_of(c), topology.socket_of(c))).collect();
         Locks { locks: Vec::new(), stats: Vec::new(), topology, place, floor: 0, debt: Vec::new(), visits: 0 }
+    }
+
+    /// CPU `cpu`'s core and socket.
+    #[inline]
+    pub fn place(&self, cpu: u32) -> (u32, u32) {
+        self.place.get(cpu as usize).copied().unwrap_or((self.topology.core_of(cpu), self.topology.socket_of(cpu)))
     }
 
     /// [`Topology::transfer_ns`] from the table of CPUs' places.

@@ -243,8 +243,12 @@ impl Sim {
     }
 
     /// The CPU thread `th` runs on next, and when that CPU is free: the one it last ran on
-    /// if it may run there and that CPU is idle, else the CPU it may use that frees up
-    /// first (the lowest on a tie). CPU `busy` (the waker's, or [`NO_CPU`]) counts as busy.
+    /// if it may run there and that CPU is idle; else, among the idle CPUs it may use, one
+    /// on an idle core (no SMT sibling busy: `select_idle_core`), on the socket with the
+    /// fewest busy CPUs (fork and load balancing spread load over the NUMA nodes,
+    /// `find_idlest_group`), idle the longest, the lowest; with none idle, the CPU that
+    /// frees up first (the lowest on a tie). CPU `busy` (the waker's, or [`NO_CPU`]) counts
+    /// as busy.
     fn select_cpu(&self, th: Tid, busy: u32) -> Option<(u32, u64)> {
         let s = &self.sched;
         let allowed = s.tasks.get(th.idx()).and_then(|t| t.cpus.as_deref());
@@ -253,10 +257,33 @@ impl Sim {
         if prev != NO_CPU && free_at(prev) <= s.now && allowed.is_none_or(|a| a.contains(&prev)) {
             return Some((prev, free_at(prev)));
         }
-        let first = |cpus: &mut dyn Iterator<Item = u32>| cpus.map(|c| (c, free_at(c))).min_by_key(|&(c, t)| (t, c));
+        let topo = &s.locks.topology;
+        let ncpus = s.cpu_free.len() as u32;
+        let first = |cpus: &mut dyn Iterator<Item = u32>| {
+            if topo.sockets <= 1 && topo.threads_per_core <= 1 {
+                return cpus.map(|c| (c, free_at(c))).min_by_key(|&(c, t)| (t, c));
+            }
+            // Busy CPUs per socket and per core, for the idle-core and idlest-socket choice.
+            let mut socket_busy = vec![0u32; topo.sockets as usize];
+            let mut core_busy = vec![false; (ncpus / topo.threads_per_core.max(1)) as usize + 1];
+            for c in 0..ncpus {
+                if free_at(c) > s.now {
+                    let (core, socket) = s.locks.place(c);
+                    socket_busy[socket as usize] += 1;
+                    core_busy[core as usize] = true;
+                }
+            }
+            cpus.map(|c| (c, free_at(c))).min_by_key(|&(c, t)| {
+                if t > s.now {
+                    return (1, false, 0, t, c);
+                }
+                let (core, socket) = s.locks.place(c);
+                (0, core_busy[core as usize], socket_busy[socket as usize], t, c)
+            })
+        };
         match allowed {
             Some(a) => first(&mut a.iter().copied()),
-            None => first(&mut (0..s.cpu_free.len() as u32)),
+            None => first(&mut (0..ncpus)),
         }
         .filter(|&(_, t)| t != u64::MAX)
     }
@@ -757,6 +784,29 @@ mod tests {
              [[task]]\nname = \"t\"\ncount = {n}\n\
              [[task.step]]\nregion = \"r\"\npattern = \"seq\"\nop = \"write\"\npasses = 10\nthink = \"1us\"\n"
         )
+    }
+
+    /// On 2 sockets of 2 cores with 2 SMT threads each, four runnable threads get a core each,
+    /// two on each socket (`select_idle_core`, fork balancing over the NUMA nodes), not the
+    /// four SMT threads of the first two cores.
+    #[test]
+    fn threads_take_idle_cores_spread_over_the_sockets() {
+        let text = computers(4, 8).replace("cpus = 8\n", "cpus = 8\nsockets = 2\nthreads_per_core = 2\n");
+        let mut s = crate::testutil::sim_from(&text, &[]);
+        assert_eq!(s.run(&mut None), crate::engine::watchdog::RunEnd::Completed);
+        let cpus: Vec<u32> = (0..4).map(|t| s.sched.last_cpu[t]).collect();
+        let places: Vec<(u32, u32)> = cpus.iter().map(|&c| s.sched.locks.place(c)).collect();
+        let mut cores: Vec<u32> = places.iter().map(|p| p.0).collect();
+        cores.sort();
+        cores.dedup();
+        assert_eq!(cores.len(), 4, "a core each: CPUs {cpus:?}");
+        assert_eq!(places.iter().filter(|p| p.1 == 0).count(), 2, "two a socket: CPUs {cpus:?}");
+        // A flat machine keeps the old choice: the CPU idle the longest, the lowest.
+        let mut flat = crate::testutil::sim_from(&computers(4, 8), &[]);
+        assert_eq!(flat.run(&mut None), crate::engine::watchdog::RunEnd::Completed);
+        let mut first: Vec<u32> = (0..4).map(|t| flat.sched.last_cpu[t]).collect();
+        first.sort();
+        assert_eq!(first, [0, 1, 2, 3]);
     }
 
     /// Each CPU has its own clock: the work of threads on different CPUs overlaps in time.
