@@ -188,7 +188,7 @@ const WRITEBACK_2_6_35: WritebackRules = WritebackRules {
     ..WRITEBACK_3_14
 };
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Profile {
     pub name: &'static str,
     pub description: &'static str,
