@@ -141,14 +141,19 @@ struct Lock {
     /// The queue's end and its CPU before the first hold kept (`u32::MAX`: never held).
     last_end: u64,
     last_cpu: u32,
+    /// On [`Locks::kept`], the locks with holds to drop once the floor passes them.
+    listed: bool,
 }
 
 impl Lock {
-    /// Drops the holds whose queue ended before `floor`, keeping where the last one ran.
+    /// Drops the holds of acquisitions that arrived before `floor`, keeping where their
+    /// queue ends and who held the lock last: every acquisition still to come arrives at
+    /// `floor` or later, so it comes after all of them (it needs only their queue's end) and
+    /// never moves them.
     #[inline]
     fn trim(&mut self, floor: u64) {
         while let Some(first) = self.holds.first_entry() {
-            if first.get().queue_end >= floor {
+            if first.key().0 >= floor {
                 break;
             }
             let h = first.remove();
@@ -181,6 +186,9 @@ pub struct Locks {
     debt: Vec<Debt>,
     /// Acquisitions visited so far (orders acquisitions that arrived at the same time).
     visits: u64,
+    /// Locks that keep holds, visited a few at a time as the floor moves on, so that a lock
+    /// not taken again (a run has one per swap cluster) does not keep its holds for ever.
+    kept: std::collections::VecDeque<u32>,
 }
 
 /// What a thread owes ([`Locks::take_debt`]): how far its clock must move on, and how many
@@ -194,7 +202,16 @@ struct Debt {
 impl Locks {
     pub fn new(topology: Topology) -> Self {
         let place = (0..topology.cpus()).map(|c| (topology.core_of(c), topology.socket_of(c))).collect();
-        Locks { locks: Vec::new(), stats: Vec::new(), topology, place, floor: 0, debt: Vec::new(), visits: 0 }
+        Locks {
+            locks: Vec::new(),
+            stats: Vec::new(),
+            topology,
+            place,
+            floor: 0,
+            debt: Vec::new(),
+            visits: 0,
+            kept: std::collections::VecDeque::new(),
+        }
     }
 
     /// CPU `cpu`'s core and socket.
@@ -222,7 +239,7 @@ impl Locks {
 
     /// A new lock of class `class`, never held.
     pub fn lock(&mut self, class: LockClass) -> LockId {
-        self.locks.push(Lock { class, holds: BTreeMap::new(), last_end: 0, last_cpu: u32::MAX });
+        self.locks.push(Lock { class, holds: BTreeMap::new(), last_end: 0, last_cpu: u32::MAX, listed: false });
         LockId((self.locks.len() - 1) as u32)
     }
 
@@ -236,13 +253,22 @@ impl Locks {
         let place = &self.place[..];
         let lock = &mut self.locks[id.0 as usize];
         lock.trim(self.floor);
+        if !lock.listed {
+            lock.listed = true;
+            self.kept.push_back(id.0);
+        }
         // The acquisitions that arrived before this one (ties: visited first, first).
         let key = (now, self.visits);
         self.visits += 1;
-        let (free_at, prev_cpu) = match lock.holds.range(..key).next_back() {
-            None => (lock.last_end, lock.last_cpu),
-            Some((_, h)) => (h.queue_end, h.queue_cpu),
+        // Usually it arrived after every hold kept (the CPUs visited in time order): the
+        // last one is its predecessor and none comes after it.
+        let last = lock.holds.last_key_value().map(|(&k, h)| (k, h.queue_end, h.queue_cpu));
+        let in_order = last.is_none_or(|(k, _, _)| k < key);
+        let before = match last {
+            Some((_, end, cpu)) if in_order => Some((end, cpu)),
+            _ => lock.holds.range(..key).next_back().map(|(_, h)| (h.queue_end, h.queue_cpu)),
         };
+        let (free_at, prev_cpu) = before.unwrap_or((lock.last_end, lock.last_cpu));
         let start = now.max(free_at);
         let transfer = if prev_cpu == u32::MAX { 0 } else { Self::transfer_ns(place, &topo, prev_cpu, cpu) };
         let end = start + transfer + hold_ns;
@@ -255,7 +281,8 @@ impl Locks {
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
-        for (&(arrival, _), h) in lock.holds.range_mut((Excluded(key), Unbounded)) {
+        let later = if in_order { None } else { Some(lock.holds.range_mut((Excluded(key), Unbounded))) };
+        for (&(arrival, _), h) in later.into_iter().flatten() {
             if q_end <= h.start && q_end <= h.queue_end {
                 // Not reached by this hold's queue: it and the ones after it stay as they are.
                 break;
@@ -319,11 +346,21 @@ impl Locks {
     #[inline]
     pub fn forget_before(&mut self, t: u64) {
         self.floor = self.floor.max(t);
+        for _ in 0..4 {
+            let Some(id) = self.kept.pop_front() else { break };
+            let lock = &mut self.locks[id as usize];
+            lock.trim(self.floor);
+            if lock.holds.is_empty() {
+                lock.listed = false;
+            } else {
+                self.kept.push_back(id);
+            }
+        }
     }
 
     /// Holds that can still delay an acquisition (for tests and invariant checks).
     pub fn holds_kept(&self) -> usize {
-        self.locks.iter().map(|l| l.holds.values().filter(|h| h.queue_end >= self.floor).count()).sum()
+        self.locks.iter().map(|l| l.holds.keys().filter(|k| k.0 >= self.floor).count()).sum()
     }
 
     /// Locks created.
