@@ -26,8 +26,7 @@
 //! acquisitions, contentions (acquisitions that had to wait), bounces (acquisitions on a
 //! CPU other than the last holder's), wait and hold times.
 
-use std::collections::BTreeMap;
-use std::ops::Bound::{Excluded, Unbounded};
+use std::collections::{BTreeMap, VecDeque};
 
 /// CPUs as sockets × cores × SMT threads. CPU numbers run core by core within a socket,
 /// the SMT siblings of a core adjacent (CPU `c` is thread `c % threads` of core
@@ -134,15 +133,113 @@ struct Hold {
 struct Lock {
     class: LockClass,
     /// Holds by (arrival, visit number): in arrival order, ties in the order visited;
-    /// `queue_end` never decreases along it. A B-tree: a CPU far behind the others (one
-    /// woken at the end of an I/O while another ran on for milliseconds) places its holds
-    /// among thousands of theirs, and the ones no CPU can meet any more leave from the front.
-    holds: BTreeMap<(u64, u64), Hold>,
+    /// `queue_end` never decreases along it.
+    holds: Holds,
     /// The queue's end and its CPU before the first hold kept (`u32::MAX`: never held).
     last_end: u64,
     last_cpu: u32,
     /// On [`Locks::kept`], the locks with holds to drop once the floor passes them.
     listed: bool,
+}
+
+/// A hold's key: (arrival time, visit number).
+type Key = (u64, u64);
+
+/// A lock's holds in key order. Most acquisitions arrive after every hold kept (the CPUs
+/// visited in time order): a deque, appended at the back and trimmed at the front. A CPU
+/// far behind the others (one woken at the end of an I/O while another ran on for
+/// milliseconds) places its holds among thousands of theirs: past
+/// [`Holds::DEQUE_SHIFT_MAX`] holds to move, the lock keeps them in a B-tree until it
+/// empties.
+#[derive(Clone, Debug)]
+enum Holds {
+    Deque(VecDeque<(Key, Hold)>),
+    Tree(BTreeMap<Key, Hold>),
+}
+
+impl Holds {
+    const DEQUE_SHIFT_MAX: usize = 64;
+
+    fn new() -> Self {
+        Holds::Deque(VecDeque::new())
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Holds::Deque(d) => d.is_empty(),
+            Holds::Tree(t) => t.is_empty(),
+        }
+    }
+
+    /// Removes the first hold if it arrived before `floor`.
+    fn pop_front_before(&mut self, floor: u64) -> Option<Hold> {
+        match self {
+            Holds::Deque(d) => d.pop_front_if(|(k, _)| k.0 < floor).map(|(_, h)| h),
+            Holds::Tree(t) => t.first_entry().filter(|e| e.key().0 < floor).map(|e| e.remove()),
+        }
+    }
+
+    /// The hold just before `key` (its queue's end and CPU), and whether `key` comes after
+    /// every hold.
+    fn before(&self, key: Key) -> (Option<(u64, u32)>, bool) {
+        let info = |h: &Hold| (h.queue_end, h.queue_cpu);
+        match self {
+            Holds::Deque(d) => match d.back() {
+                Some((k, _)) if *k > key => {
+                    let at = d.partition_point(|(k, _)| *k < key);
+                    (at.checked_sub(1).map(|i| info(&d[i].1)), false)
+                }
+                last => (last.map(|(_, h)| info(h)), true),
+            },
+            Holds::Tree(t) => match t.last_key_value() {
+                Some((k, _)) if *k > key => (t.range(..key).next_back().map(|(_, h)| info(h)), false),
+                last => (last.map(|(_, h)| info(h)), true),
+            },
+        }
+    }
+
+    fn insert(&mut self, key: Key, hold: Hold) {
+        if let Holds::Deque(d) = self {
+            let at = d.partition_point(|(k, _)| *k < key);
+            if d.len() - at <= Self::DEQUE_SHIFT_MAX {
+                d.insert(at, (key, hold));
+                return;
+            }
+            *self = Holds::Tree(std::mem::take(d).into_iter().collect());
+        }
+        if let Holds::Tree(t) = self {
+            t.insert(key, hold);
+        }
+    }
+
+    /// Calls `f` on the holds after `key` in order, while it returns true.
+    fn for_each_after(&mut self, key: Key, mut f: impl FnMut(u64, &mut Hold) -> bool) {
+        match self {
+            Holds::Deque(d) => {
+                let at = d.partition_point(|(k, _)| *k <= key);
+                for (k, h) in d.range_mut(at..) {
+                    if !f(k.0, h) {
+                        break;
+                    }
+                }
+            }
+            Holds::Tree(t) => {
+                for (k, h) in t.range_mut((std::ops::Bound::Excluded(key), std::ops::Bound::Unbounded)) {
+                    if !f(k.0, h) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Holds that arrived at `floor` or later.
+    fn count_from(&self, floor: u64) -> usize {
+        match self {
+            Holds::Deque(d) => d.iter().filter(|(k, _)| k.0 >= floor).count(),
+            Holds::Tree(t) => t.keys().filter(|k| k.0 >= floor).count(),
+        }
+    }
 }
 
 impl Lock {
@@ -152,11 +249,7 @@ impl Lock {
     /// never moves them.
     #[inline]
     fn trim(&mut self, floor: u64) {
-        while let Some(first) = self.holds.first_entry() {
-            if first.key().0 >= floor {
-                break;
-            }
-            let h = first.remove();
+        while let Some(h) = self.holds.pop_front_before(floor) {
             (self.last_end, self.last_cpu) = (h.queue_end, h.queue_cpu);
         }
     }
@@ -188,7 +281,7 @@ pub struct Locks {
     visits: u64,
     /// Locks that keep holds, visited a few at a time as the floor moves on, so that a lock
     /// not taken again (a run has one per swap cluster) does not keep its holds for ever.
-    kept: std::collections::VecDeque<u32>,
+    kept: VecDeque<u32>,
 }
 
 /// What a thread owes ([`Locks::take_debt`]): how far its clock must move on, and how many
@@ -210,7 +303,7 @@ impl Locks {
             floor: 0,
             debt: Vec::new(),
             visits: 0,
-            kept: std::collections::VecDeque::new(),
+            kept: VecDeque::new(),
         }
     }
 
@@ -239,7 +332,7 @@ impl Locks {
 
     /// A new lock of class `class`, never held.
     pub fn lock(&mut self, class: LockClass) -> LockId {
-        self.locks.push(Lock { class, holds: BTreeMap::new(), last_end: 0, last_cpu: u32::MAX, listed: false });
+        self.locks.push(Lock { class, holds: Holds::new(), last_end: 0, last_cpu: u32::MAX, listed: false });
         LockId((self.locks.len() - 1) as u32)
     }
 
@@ -262,12 +355,7 @@ impl Locks {
         self.visits += 1;
         // Usually it arrived after every hold kept (the CPUs visited in time order): the
         // last one is its predecessor and none comes after it.
-        let last = lock.holds.last_key_value().map(|(&k, h)| (k, h.queue_end, h.queue_cpu));
-        let in_order = last.is_none_or(|(k, _, _)| k < key);
-        let before = match last {
-            Some((_, end, cpu)) if in_order => Some((end, cpu)),
-            _ => lock.holds.range(..key).next_back().map(|(_, h)| (h.queue_end, h.queue_cpu)),
-        };
+        let (before, in_order) = lock.holds.before(key);
         let (free_at, prev_cpu) = before.unwrap_or((lock.last_end, lock.last_cpu));
         let start = now.max(free_at);
         let transfer = if prev_cpu == u32::MAX { 0 } else { Self::transfer_ns(place, &topo, prev_cpu, cpu) };
@@ -281,11 +369,11 @@ impl Locks {
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
-        let later = if in_order { None } else { Some(lock.holds.range_mut((Excluded(key), Unbounded))) };
-        for (&(arrival, _), h) in later.into_iter().flatten() {
+        let debt = &mut self.debt;
+        let mut queue_behind = |arrival: u64, h: &mut Hold| {
             if q_end <= h.start && q_end <= h.queue_end {
                 // Not reached by this hold's queue: it and the ones after it stay as they are.
-                break;
+                return false;
             }
             if q_end > h.start {
                 // It gets the lock when the queue ahead of it ends, the line from there.
@@ -300,7 +388,7 @@ impl Locks {
                 // Its thread's clock moves with its latest hold moved: the holds it placed
                 // after this one move with its clock, and count only beyond that. A hold
                 // placed before the thread last paid counts only by this move.
-                let d = &mut self.debt[h.owner as usize];
+                let d = &mut debt[h.owner as usize];
                 let owed = if h.epoch == d.epoch { h.moved } else { by };
                 if owed > d.owed {
                     stat.wait_total_ns += owed - d.owed;
@@ -312,6 +400,10 @@ impl Locks {
                 (q_end, q_cpu) = (h.end, h.cpu);
             }
             (h.queue_end, h.queue_cpu) = (q_end, q_cpu);
+            true
+        };
+        if !in_order {
+            lock.holds.for_each_after(key, &mut queue_behind);
         }
         let bounced = prev_cpu != u32::MAX && prev_cpu != cpu;
         let wait = start - now;
@@ -351,6 +443,8 @@ impl Locks {
             let lock = &mut self.locks[id as usize];
             lock.trim(self.floor);
             if lock.holds.is_empty() {
+                // An idle lock gives its room back (a run has thousands of cluster locks).
+                lock.holds = Holds::new();
                 lock.listed = false;
             } else {
                 self.kept.push_back(id);
@@ -360,7 +454,7 @@ impl Locks {
 
     /// Holds that can still delay an acquisition (for tests and invariant checks).
     pub fn holds_kept(&self) -> usize {
-        self.locks.iter().map(|l| l.holds.keys().filter(|k| k.0 >= self.floor).count()).sum()
+        self.locks.iter().map(|l| l.holds.count_from(self.floor)).sum()
     }
 
     /// Locks created.
