@@ -13,7 +13,8 @@
 //! first queue behind it: they move later, and the threads that made them owe the time
 //! they would have spun ([`Locks::take_debt`]), paid at their next burst (their CPUs have
 //! gone on: the wait lands up to one burst late, its amount and its thread are right).
-//! Holds that ended before the event being run are dropped ([`Locks::forget_before`]).
+//! Holds of acquisitions that arrived before the event being run are dropped, their
+//! queue's end kept ([`Locks::forget_before`]).
 //!
 //! Cache lines: the lock word and the data it protects were last written by the CPU that
 //! held the lock last. Taking it on another CPU first pulls those lines over: free from an
@@ -431,10 +432,11 @@ impl Locks {
         }
     }
 
-    /// Forgets the holds that ended before `t`: no CPU's clock is behind the event being
-    /// run, so none of them can delay an acquisition any more. O(1): a lock drops them
-    /// when it is next taken (a run has a lock per swap cluster, too many to visit at
-    /// every event).
+    /// Forgets the holds of acquisitions that arrived before `t`: no CPU's clock is behind
+    /// the event being run, so every acquisition still to come arrives after them and needs
+    /// only their queue's end. A lock drops them when it is next taken; besides, four of
+    /// the locks that keep holds are trimmed at each event (a run has a lock per swap
+    /// cluster, too many to visit at every event, and most are not taken again soon).
     #[inline]
     pub fn forget_before(&mut self, t: u64) {
         self.floor = self.floor.max(t);
