@@ -376,21 +376,23 @@ impl SwapArea {
         Some(found)
     }
 
-    /// First run of CLUSTER free slots (unaligned) at or after `from`, wrapping to slot 1.
+    /// First run of CLUSTER free slots (unaligned) at or after `from`, wrapping to slot 1
+    /// (a run does not wrap).
     fn find_free_run(&self, from: u32) -> Option<u32> {
         let from = from.clamp(1, self.nslots - 1);
-        let mut run = 0u32;
-        for s in (from..self.nslots).chain(1..from) {
-            if s == 1 {
-                run = 0;
-            }
-            if self.map[s as usize] == 0 {
-                run += 1;
-                if run == CLUSTER {
-                    return Some(s + 1 - CLUSTER);
-                }
-            } else {
-                run = 0;
+        self.free_run_between(from, self.nslots).or_else(|| self.free_run_between(1, from))
+    }
+
+    /// First run of CLUSTER free slots inside [lo, hi). A window whose last used slot is at
+    /// `k` cannot hold a run starting at or before `k`: the search jumps past it, so each
+    /// slot is looked at about twice (a swap map is millions of slots; this runs every
+    /// CLUSTER allocations).
+    fn free_run_between(&self, lo: u32, hi: u32) -> Option<u32> {
+        let mut s = lo;
+        while s + CLUSTER <= hi {
+            match self.map[s as usize..(s + CLUSTER) as usize].iter().rposition(|&b| b != 0) {
+                None => return Some(s),
+                Some(k) => s += k as u32 + 1,
             }
         }
         None
@@ -398,9 +400,10 @@ impl SwapArea {
 
     /// First free slot at or after `from`, wrapping to slot 1.
     fn first_free_from(&self, from: u32) -> Option<u32> {
-        let n = self.nslots;
-        let start = from.clamp(1, n - 1);
-        (start..n).chain(1..start).find(|&s| self.map[s as usize] == 0)
+        let n = self.nslots as usize;
+        let start = from.clamp(1, self.nslots - 1) as usize;
+        let free = |lo: usize, hi: usize| self.map[lo..hi].iter().position(|&b| b == 0).map(|k| (lo + k) as u32);
+        free(start, n).or_else(|| free(1, start))
     }
 
     /// The non-rotational fallback scan: first free slot at or after `cluster_next`.
@@ -605,6 +608,47 @@ mod tests {
         let e = Entry::new(3, 12345);
         assert_eq!((e.area(), e.slot()), (3, 12345));
         assert_ne!(e.0, 0);
+    }
+
+    /// The skipping searches find what a slot-by-slot scan finds: the first run of 256 free
+    /// slots from the cursor, not wrapping, else from slot 1; and the first free slot.
+    #[test]
+    fn free_run_and_free_slot_searches_match_a_slot_by_slot_scan() {
+        let naive_run = |map: &[u8], from: u32| {
+            let n = map.len() as u32;
+            let from = from.clamp(1, n - 1);
+            let mut run = 0;
+            for s in (from..n).chain(1..from) {
+                run = if s == 1 { 0 } else { run };
+                run = if map[s as usize] == 0 { run + 1 } else { 0 };
+                if run == CLUSTER {
+                    return Some(s + 1 - CLUSTER);
+                }
+            }
+            None
+        };
+        let mut rng = crate::rng::Rng::new(7);
+        for case in 0..200u32 {
+            let mut a = SwapArea::new(DevId(0), 0, 8 * 256 * 4096, -1, true, false, 1);
+            // Used slots at a density from sparse to full, in stretches.
+            let density = case % 10;
+            let mut s = 1;
+            while (s as usize) < a.map.len() {
+                let len = 1 + rng.below(300) as u32;
+                let used = rng.below(10) < density as u64;
+                for k in s..(s + len).min(a.map.len() as u32) {
+                    a.map[k as usize] = if used || rng.below(50) == 0 { 1 } else { 0 };
+                }
+                s += len;
+            }
+            for from in [0, 1, 2, 255, 700, 1500, a.nslots - 1, rng.below(a.nslots as u64) as u32] {
+                assert_eq!(a.find_free_run(from), naive_run(&a.map, from), "case {case} from {from}");
+                let n = a.nslots;
+                let start = from.clamp(1, n - 1);
+                let naive = (start..n).chain(1..start).find(|&s| a.map[s as usize] == 0);
+                assert_eq!(a.first_free_from(from), naive, "case {case} from {from}");
+            }
+        }
     }
 
     #[test]
