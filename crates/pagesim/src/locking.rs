@@ -112,9 +112,9 @@ pub struct LockStat {
 }
 
 /// An acquisition by thread `owner` on `cpu` that held the lock over [start, end) (it
-/// arrived at the time in its key, [`Lock::holds`]); with the latest end of it and of every acquisition that arrived
-/// before it (`queue_end`, on `queue_cpu`): when one arriving just after it gets the lock,
-/// and from where.
+/// arrived at the time in its key, [`Lock::holds`]); with the latest end of it and of every
+/// acquisition that arrived before it (`queue_end`, on `queue_cpu`, never before `end`):
+/// when one arriving just after it gets the lock, and from where.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Hold {
     start: u64,
@@ -273,8 +273,8 @@ pub struct Locks {
     pub topology: Topology,
     /// Per CPU, its core and socket (the divisions of [`Topology::transfer_ns`] done once).
     place: Vec<(u32, u32)>,
-    /// No acquisition can come before this time any more ([`Locks::forget_before`]); each
-    /// lock drops the holds that ended before it when it is next taken.
+    /// No acquisition can come before this time any more ([`Locks::forget_before`]); a
+    /// lock drops the holds that arrived before it when it is next taken or swept.
     floor: u64,
     /// Per thread, the spinning it owes for acquisitions queued behind one visited later.
     debt: Vec<Debt>,
@@ -372,30 +372,29 @@ impl Locks {
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
         let debt = &mut self.debt;
         let mut queue_behind = |arrival: u64, h: &mut Hold| {
-            if q_end <= h.start && q_end <= h.queue_end {
-                // Not reached by this hold's queue: it and the ones after it stay as they are.
+            if q_end <= h.start {
+                // Not reached by this hold's queue (whose end is past its start): it and
+                // the ones after it stay as they are.
                 return false;
             }
-            if q_end > h.start {
-                // It gets the lock when the queue ahead of it ends, the line from there.
-                if h.start == arrival {
-                    stat.contentions += 1;
-                }
-                let end = q_end + Self::transfer_ns(place, &topo, q_cpu, h.cpu) + h.work;
-                let by = end.saturating_sub(h.end);
-                (h.start, h.end) = (q_end, end);
-                h.moved += by;
-                stat.wait_max_ns = stat.wait_max_ns.max(h.start - arrival);
-                // Its thread's clock moves with its latest hold moved: the holds it placed
-                // after this one move with its clock, and count only beyond that. A hold
-                // placed before the thread last paid counts only by this move.
-                let d = &mut debt[h.owner as usize];
-                let owed = if h.epoch == d.epoch { h.moved } else { by };
-                if owed > d.owed {
-                    stat.wait_total_ns += owed - d.owed;
-                    stat.late_wait_ns += owed - d.owed;
-                    d.owed = owed;
-                }
+            // It gets the lock when the queue ahead of it ends, the line from there.
+            if h.start == arrival {
+                stat.contentions += 1;
+            }
+            let end = q_end + Self::transfer_ns(place, &topo, q_cpu, h.cpu) + h.work;
+            let by = end.saturating_sub(h.end);
+            (h.start, h.end) = (q_end, end);
+            h.moved += by;
+            stat.wait_max_ns = stat.wait_max_ns.max(h.start - arrival);
+            // Its thread's clock moves with its latest hold moved: the holds it placed after
+            // this one move with its clock, and count only beyond that. A hold placed before
+            // the thread last paid counts only by this move.
+            let d = &mut debt[h.owner as usize];
+            let owed = if h.epoch == d.epoch { h.moved } else { by };
+            if owed > d.owed {
+                stat.wait_total_ns += owed - d.owed;
+                stat.late_wait_ns += owed - d.owed;
+                d.owed = owed;
             }
             if h.end >= q_end {
                 (q_end, q_cpu) = (h.end, h.cpu);
@@ -595,5 +594,24 @@ mod tests {
         l.forget_before(20_000);
         assert_eq!(l.holds_kept(), 0);
         assert_eq!(l.spin_lock(id, 0, 2, 30_000, 100).transfer_ns, 45, "the line is CPU 1's");
+    }
+
+    /// Locks taken once and never again give their holds back as the floor passes them,
+    /// a few at each event, and keep where their queue ended.
+    #[test]
+    fn idle_locks_are_swept_of_their_holds() {
+        let mut l = Locks::new(Topology::flat(4));
+        let c = l.class("ci->lock (swap cluster)");
+        let ids: Vec<LockId> = (0..20).map(|_| l.lock(c)).collect();
+        for (k, &id) in ids.iter().enumerate() {
+            l.spin_lock(id, 0, 1, 1_000 + k as u64, 100);
+        }
+        assert_eq!(l.kept.len(), 20);
+        for t in 0..5 {
+            l.forget_before(10_000 + t);
+        }
+        assert!(l.kept.is_empty(), "20 locks swept, four an event");
+        assert!(l.locks.iter().all(|k| k.holds.is_empty() && !k.listed && k.last_cpu == 1));
+        assert_eq!(l.locks[19].last_end, 1_019 + 100);
     }
 }

@@ -49,7 +49,7 @@ impl Sim {
             }
             a.clear_cache_bit(slot);
         }
-        self.swap_cache_deleted(entry);
+        self.swap_slot_freed(entry);
         entry
     }
 

@@ -248,9 +248,10 @@ impl Sim {
         self.swap_slot_freed(e);
     }
 
-    /// After a slot of `e`'s area may have been freed: the slots cache takes deferred
-    /// frees; 6.14+ moves an emptied cluster to the free list under `si->lock`.
-    fn swap_slot_freed(&mut self, e: Entry) {
+    /// After a slot of `e`'s area may have been freed (a reference dropped, or SWAP_HAS_CACHE
+    /// of a folio leaving the swap cache): the slots cache takes deferred frees; 6.14+ moves
+    /// an emptied cluster to the free list under `si->lock`.
+    pub(crate) fn swap_slot_freed(&mut self, e: Entry) {
         if self.profile.swap_locking == SwapLocking::Cluster {
             self.free_swap_slots_deferred(e.area());
         } else if self.profile.swap_locking == SwapLocking::SwapTable
@@ -274,11 +275,6 @@ impl Sim {
         self.spin_lock(l, self.cost.swap_tree_ns);
         let m = self.swap_map_lock(e);
         self.spin_lock(m, self.cost.swap_map_ns);
-    }
-
-    /// After slots of `e`'s folio lost SWAP_HAS_CACHE: frees through the slots cache.
-    pub(crate) fn swap_cache_deleted(&mut self, e: Entry) {
-        self.swap_slot_freed(e);
     }
 
     /// `swapcache_prepare` of readahead or fault slot `e`, under the lock of its map.

@@ -267,13 +267,19 @@ impl SwapArea {
 
     /// The first run of `nr` free slots aligned to `nr` in cluster `c`, at or after `from`.
     fn free_run_in(&self, c: u32, from: u32, nr: u32) -> Option<u32> {
-        let end = ((c + 1) * CLUSTER).min(self.nslots);
-        let mut s = from.max(c * CLUSTER).next_multiple_of(nr);
-        while s + nr <= end {
+        self.free_run(from.max(c * CLUSTER), ((c + 1) * CLUSTER).min(self.nslots), nr, nr)
+    }
+
+    /// The first run of `nr` free slots inside [lo, hi) starting at a multiple of `align`.
+    /// A window whose last used slot is at `k` cannot hold a run starting at or before `k`:
+    /// the search jumps past it, so each slot is looked at about twice (a swap map is
+    /// millions of slots; `scan_swap_map` looks for a free run every CLUSTER allocations).
+    fn free_run(&self, lo: u32, hi: u32, nr: u32, align: u32) -> Option<u32> {
+        let mut s = lo.next_multiple_of(align);
+        while s + nr <= hi {
             match self.map[s as usize..(s + nr) as usize].iter().rposition(|&b| b != 0) {
                 None => return Some(s),
-                // Skip past the last used slot of this run, to the next aligned start.
-                Some(k) => s = (s + k as u32 + 1).next_multiple_of(nr),
+                Some(k) => s = (s + k as u32 + 1).next_multiple_of(align),
             }
         }
         None
@@ -380,22 +386,7 @@ impl SwapArea {
     /// (a run does not wrap).
     fn find_free_run(&self, from: u32) -> Option<u32> {
         let from = from.clamp(1, self.nslots - 1);
-        self.free_run_between(from, self.nslots).or_else(|| self.free_run_between(1, from))
-    }
-
-    /// First run of CLUSTER free slots inside [lo, hi). A window whose last used slot is at
-    /// `k` cannot hold a run starting at or before `k`: the search jumps past it, so each
-    /// slot is looked at about twice (a swap map is millions of slots; this runs every
-    /// CLUSTER allocations).
-    fn free_run_between(&self, lo: u32, hi: u32) -> Option<u32> {
-        let mut s = lo;
-        while s + CLUSTER <= hi {
-            match self.map[s as usize..(s + CLUSTER) as usize].iter().rposition(|&b| b != 0) {
-                None => return Some(s),
-                Some(k) => s += k as u32 + 1,
-            }
-        }
-        None
+        self.free_run(from, self.nslots, CLUSTER, 1).or_else(|| self.free_run(1, from, CLUSTER, 1))
     }
 
     /// First free slot at or after `from`, wrapping to slot 1.
