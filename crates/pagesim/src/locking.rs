@@ -19,9 +19,11 @@
 //! Cache lines: the lock word and the data it protects were last written by the CPU that
 //! held the lock last. Taking it on another CPU first pulls those lines over: free from an
 //! SMT sibling (the same core's caches), through the shared L3 on the same socket, over the
-//! interconnect from another socket ([`Topology::transfer_ns`]). The transfer is part of
-//! the hold (the next waiter waits for it too), as it is when the kernel's critical section
-//! misses on the protected data.
+//! interconnect from another socket ([`Topology::transfer_ns`]), once for each line of the
+//! lock's data the critical section writes that every holder writes (the lock's own line,
+//! a counter or a list head beside it: the caller says how many, from the kernel's
+//! structure layouts). The transfers are part of the hold (the next waiter waits for them
+//! too), as they are when the kernel's critical section misses on the protected data.
 //!
 //! Statistics per lock class, as `/proc/lock_stat` reports them (CONFIG_LOCK_STAT):
 //! acquisitions, contentions (acquisitions that had to wait), bounces (acquisitions on a
@@ -119,9 +121,11 @@ pub struct LockStat {
 struct Hold {
     start: u64,
     end: u64,
-    /// The critical section (the hold less the line's move).
+    /// The critical section (the hold less the lines' move).
     work: u64,
     cpu: u32,
+    /// Lines of the lock's data it pulled from the previous holder's CPU.
+    lines: u32,
     owner: u32,
     /// How far it moved since it was placed, and its owner's `Debt::epoch` then.
     moved: u64,
@@ -338,11 +342,14 @@ impl Locks {
     }
 
     /// `spin_lock` by thread `owner` on `cpu` at `now`, for a critical section of `hold_ns`
-    /// (`spin_unlock` follows it): the lock is taken when every acquisition that arrived
-    /// before `now` has dropped it, and held for the move of its cache line from the CPU
-    /// that dropped it last and the critical section. Acquisitions that arrived later but
-    /// were visited before queue behind it: their holds move, their threads owe the wait.
-    pub fn spin_lock(&mut self, id: LockId, owner: u32, cpu: u32, now: u64, hold_ns: u64) -> Acquired {
+    /// that writes `lines` cache lines every holder writes (the lock's own counted; at
+    /// least 1) (`spin_unlock` follows it): the lock is taken when every acquisition that
+    /// arrived before `now` has dropped it, and held for the move of those lines from the
+    /// CPU that dropped it last and the critical section. Acquisitions that arrived later
+    /// but were visited before queue behind it: their holds move, their threads owe the
+    /// wait.
+    pub fn spin_lock(&mut self, id: LockId, owner: u32, cpu: u32, now: u64, hold_ns: u64, lines: u32) -> Acquired {
+        let lines = lines.max(1);
         let topo = self.topology;
         let place = &self.place[..];
         let lock = &mut self.locks[id.0 as usize];
@@ -359,14 +366,14 @@ impl Locks {
         let (before, in_order) = lock.holds.before(key);
         let (free_at, prev_cpu) = before.unwrap_or((lock.last_end, lock.last_cpu));
         let start = now.max(free_at);
-        let transfer = if prev_cpu == u32::MAX { 0 } else { Self::transfer_ns(place, &topo, prev_cpu, cpu) };
+        let transfer = if prev_cpu == u32::MAX { 0 } else { lines as u64 * Self::transfer_ns(place, &topo, prev_cpu, cpu) };
         let end = start + transfer + hold_ns;
         if owner as usize >= self.debt.len() {
             self.debt.resize(owner as usize + 1, Debt::default());
         }
         let epoch = self.debt[owner as usize].epoch;
         let (queue_end, queue_cpu) = if end >= free_at { (end, cpu) } else { (free_at, prev_cpu) };
-        lock.holds.insert(key, Hold { start, end, work: hold_ns, cpu, owner, moved: 0, epoch, queue_end, queue_cpu });
+        lock.holds.insert(key, Hold { start, end, work: hold_ns, cpu, lines, owner, moved: 0, epoch, queue_end, queue_cpu });
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
@@ -377,11 +384,11 @@ impl Locks {
                 // the ones after it stay as they are.
                 return false;
             }
-            // It gets the lock when the queue ahead of it ends, the line from there.
+            // It gets the lock when the queue ahead of it ends, the lines from there.
             if h.start == arrival {
                 stat.contentions += 1;
             }
-            let end = q_end + Self::transfer_ns(place, &topo, q_cpu, h.cpu) + h.work;
+            let end = q_end + h.lines as u64 * Self::transfer_ns(place, &topo, q_cpu, h.cpu) + h.work;
             let by = end.saturating_sub(h.end);
             (h.start, h.end) = (q_end, end);
             h.moved += by;
@@ -491,7 +498,7 @@ mod tests {
         let (mut l, id) = one_lock(Topology::haswell_ep(2, 8, 2));
         let mut now = 1_000;
         for _ in 0..100 {
-            let a = l.spin_lock(id, 0, 3, now, 200);
+            let a = l.spin_lock(id, 0, 3, now, 200, 1);
             assert_eq!(a, Acquired { start: now, wait_ns: 0, transfer_ns: 0 });
             now = a.start + 200 + 50;
         }
@@ -506,11 +513,11 @@ mod tests {
     #[test]
     fn two_threads_on_a_spinlock_serialise_and_the_waiter_spins() {
         let (mut l, id) = one_lock(Topology::haswell_ep(1, 4, 1));
-        let a = l.spin_lock(id, 0, 0, 10_000, 300);
-        let b = l.spin_lock(id, 0, 1, 10_000, 300);
+        let a = l.spin_lock(id, 0, 0, 10_000, 300, 1);
+        let b = l.spin_lock(id, 0, 1, 10_000, 300, 1);
         assert_eq!(a, Acquired { start: 10_000, wait_ns: 0, transfer_ns: 0 });
         assert_eq!(b, Acquired { start: 10_300, wait_ns: 300, transfer_ns: 45 });
-        let c = l.spin_lock(id, 0, 2, 10_100, 300);
+        let c = l.spin_lock(id, 0, 2, 10_100, 300, 1);
         assert_eq!(c, Acquired { start: 10_645, wait_ns: 545, transfer_ns: 45 });
         let s = &l.stats[0];
         assert_eq!((s.acquisitions, s.contentions, s.bounces), (3, 2, 2));
@@ -526,20 +533,20 @@ mod tests {
     fn an_acquisition_visited_late_queues_ahead_of_later_arrivals() {
         let (mut l, id) = one_lock(Topology::flat(2));
         // Thread 1 on CPU 1 is ahead: it took the lock at 5,000 and at 5,150.
-        l.spin_lock(id, 1, 1, 5_000, 100);
-        l.spin_lock(id, 1, 1, 5_150, 100);
+        l.spin_lock(id, 1, 1, 5_000, 100, 1);
+        l.spin_lock(id, 1, 1, 5_150, 100, 1);
         // Thread 0 on CPU 0, behind, arrives at 4,950: first in line, it does not wait;
         // thread 1's hold at 5,000 moves after it (5,050, the line over from CPU 0 45 ns,
         // ends at 5,195 instead of 5,100) and its hold at 5,150 after that one (5,195, the
         // line already on CPU 1, ends at 5,295 instead of 5,250). Thread 1 owes the larger
         // move, 95 ns: its clock moves with its first hold, which moves its second by as
         // much (the 45 are inside those 95).
-        let first = l.spin_lock(id, 0, 0, 4_950, 100);
+        let first = l.spin_lock(id, 0, 0, 4_950, 100, 1);
         assert_eq!((first.start, first.wait_ns), (4_950, 0));
         assert_eq!(l.take_debt(1), 95);
         assert_eq!(l.take_debt(1), 0, "paid");
         // At 5,200 thread 0 arrived after both: it waits for the second, moved, to end.
-        let second = l.spin_lock(id, 0, 0, 5_200, 300);
+        let second = l.spin_lock(id, 0, 0, 5_200, 300, 1);
         assert_eq!((second.start, second.wait_ns, second.transfer_ns), (5_295, 95, 45));
         assert_eq!(l.take_debt(0), 0);
         let s = &l.stats[0];
@@ -554,9 +561,9 @@ mod tests {
         let (mut l, id) = one_lock(Topology::flat(8));
         for k in 0..200u32 {
             let cpu = 1 + k % 7;
-            l.spin_lock(id, cpu, cpu, 10_000 + k as u64 * 150, 100);
+            l.spin_lock(id, cpu, cpu, 10_000 + k as u64 * 150, 100, 1);
         }
-        let late = l.spin_lock(id, 0, 0, 10_000 + 20 * 150 + 10, 1_000);
+        let late = l.spin_lock(id, 0, 0, 10_000 + 20 * 150 + 10, 1_000, 1);
         // Each of those holds is 100 ns plus 45 ns for the line from the CPU before: the
         // one that arrived at 13,000 ends at 13,145, and the later ones do not count.
         assert_eq!((late.start, late.wait_ns), (13_145, 135), "waits for the hold in progress only");
@@ -574,10 +581,36 @@ mod tests {
         assert_eq!(topo.transfer_ns(0, 2), 45, "another core, same socket");
         assert_eq!(topo.transfer_ns(7, 8), 115, "the other socket");
         let (mut l, id) = one_lock(topo);
-        l.spin_lock(id, 0, 0, 0, 100);
-        assert_eq!(l.spin_lock(id, 0, 9, 1_000, 100).transfer_ns, 115);
-        assert_eq!(l.spin_lock(id, 0, 8, 2_000, 100).transfer_ns, 0);
+        l.spin_lock(id, 0, 0, 0, 100, 1);
+        assert_eq!(l.spin_lock(id, 0, 9, 1_000, 100, 1).transfer_ns, 115);
+        assert_eq!(l.spin_lock(id, 0, 8, 2_000, 100, 1).transfer_ns, 0);
         assert_eq!(l.stats[0].bounces, 2);
+    }
+
+    /// A critical section that writes three lines of the lock's data pulls each of them
+    /// from the last holder's CPU, and a waiter queued behind it waits for all three; so
+    /// does one that was visited first and queues behind it afterwards, by its own lines.
+    #[test]
+    fn each_line_of_the_locks_data_moves_with_it() {
+        // Four cores a socket: CPUs 0-3 on socket 0, 4-7 on socket 1.
+        let (mut l, id) = one_lock(Topology::haswell_ep(2, 4, 1));
+        l.spin_lock(id, 0, 0, 0, 100, 3);
+        let a = l.spin_lock(id, 1, 4, 1_000, 100, 3);
+        assert_eq!((a.start, a.transfer_ns), (1_000, 3 * 115));
+        let b = l.spin_lock(id, 2, 1, 1_000, 100, 2);
+        assert_eq!((b.start, b.transfer_ns), (1_000 + 345 + 100, 2 * 115));
+
+        let (mut l, id) = one_lock(Topology::haswell_ep(2, 4, 1));
+        l.spin_lock(id, 0, 0, 0, 100, 1);
+        // Visited first: from CPU 0's hold, two lines within the socket.
+        let b = l.spin_lock(id, 2, 1, 1_000, 100, 2);
+        assert_eq!((b.start, b.transfer_ns), (1_000, 2 * 45));
+        // Arrived earlier on the other socket: b now follows it and pulls its two lines
+        // from there, 1,435 + 230 + 100 instead of 1,190.
+        let a = l.spin_lock(id, 1, 4, 990, 100, 3);
+        assert_eq!((a.start, a.transfer_ns), (990, 3 * 115));
+        let a_end = 990 + 345 + 100;
+        assert_eq!(l.take_debt(2), a_end + 2 * 115 + 100 - 1_190);
     }
 
     /// Holds that ended before the event being run are dropped; the last one's CPU is
@@ -586,14 +619,14 @@ mod tests {
     fn forgotten_holds_keep_the_last_holders_cpu() {
         let (mut l, id) = one_lock(Topology::flat(4));
         for i in 0..10 {
-            l.spin_lock(id, 0, i % 2, i as u64 * 1_000, 100);
+            l.spin_lock(id, 0, i % 2, i as u64 * 1_000, 100, 1);
         }
         assert_eq!(l.holds_kept(), 10);
         l.forget_before(9_000);
         assert_eq!(l.holds_kept(), 1, "only the hold at 9,000 can still be met");
         l.forget_before(20_000);
         assert_eq!(l.holds_kept(), 0);
-        assert_eq!(l.spin_lock(id, 0, 2, 30_000, 100).transfer_ns, 45, "the line is CPU 1's");
+        assert_eq!(l.spin_lock(id, 0, 2, 30_000, 100, 1).transfer_ns, 45, "the line is CPU 1's");
     }
 
     /// Locks taken once and never again give their holds back as the floor passes them,
@@ -604,7 +637,7 @@ mod tests {
         let c = l.class("ci->lock (swap cluster)");
         let ids: Vec<LockId> = (0..20).map(|_| l.lock(c)).collect();
         for (k, &id) in ids.iter().enumerate() {
-            l.spin_lock(id, 0, 1, 1_000 + k as u64, 100);
+            l.spin_lock(id, 0, 1, 1_000 + k as u64, 100, 1);
         }
         assert_eq!(l.kept.len(), 20);
         for t in 0..5 {

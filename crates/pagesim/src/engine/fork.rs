@@ -278,7 +278,7 @@ impl Sim {
                 copied += 1;
                 let ce = if e & pte::SWAP != 0 {
                     let entry = Entry(e & !pte::SWAP);
-                    self.swap.area(entry).dup(entry.slot());
+                    self.swap_duplicate(entry);
                     self.mm.swap_charge(child_memcg, 1);
                     e
                 } else if pte::frame(e).is_none() {

@@ -188,7 +188,7 @@ impl Sim {
                 // another page of the folio is still out on swap (`folio_swapped`).
                 if self.mm.frames.test(f, pg::SWAPCACHE)
                     && !self.mm.frames.test(f, pg::WRITEBACK)
-                    && !self.folio_swapped(f)
+                    && !self.page_swapcount(f)
                 {
                     self.delete_from_swap_cache(f);
                 }
@@ -295,7 +295,12 @@ impl Sim {
     /// `do_swap_page`). A large folio is mapped whole when every PTE of its range, inside
     /// the VMA, still holds its page's swap entry (6.10+); else only the faulting page.
     fn map_swapped_anon(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, entry: Entry) {
-        self.charge((self.cost.swapin_ns / 4).saturating_sub(self.cost.swap_map_ns));
+        // The mapping part of a swap fault, less its locked work: `swap_free`, and the
+        // slot's count read when it may free the swap copy (below).
+        let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
+        let check = free_swap && self.mm.frames.test(f, pg::SWAPCACHE) && !self.mm.frames.test(f, pg::WRITEBACK);
+        let locked = (1 + check as u64) * self.cost.swap_map_ns;
+        self.charge((self.cost.swapin_ns / 4).saturating_sub(locked));
         let nr = self.mm.frames.nr_pages(f) as u32;
         // The folio's first page, and the pages mapped now: from `from` on, taking the
         // references of the slots from `from_entry` on.
@@ -320,12 +325,8 @@ impl Sim {
         // swap_free: the PTEs no longer reference the slots; the swap cache keeps them.
         self.swap_free_nr(from_entry, count);
         self.mm.swap_charge(m, -(count as i64));
-        let free_swap = self.swap.full() || (write && self.profile.free_swap_on_write_fault);
-        if free_swap
-            && self.mm.frames.test(f, pg::SWAPCACHE)
-            && !self.mm.frames.test(f, pg::WRITEBACK)
-            && !self.folio_swapped(f)
-        {
+        // reuse_swap_page / try_to_free_swap (should_try_to_free_swap, folio_free_swap).
+        if check && !self.page_swapcount(f) {
             self.delete_from_swap_cache(f);
         }
         // Only the faulting page is dirtied by a write; the others are mapped clean. A

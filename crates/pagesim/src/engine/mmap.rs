@@ -246,7 +246,7 @@ impl Sim {
     /// leaves the swap cache and is freed unless it is under I/O or a slot of it still has
     /// a reference (another process's swap entry). Returns the pages freed.
     fn free_swap_cache(&mut self, f: crate::ids::Pfn) -> u64 {
-        if self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) || self.folio_swapped(f) {
+        if self.mm.frames.test(f, pg::WRITEBACK | pg::LOCKED) || self.page_swapcount(f) {
             return 0;
         }
         self.swap_cache_del_folio(f, None);

@@ -544,7 +544,11 @@ impl Sim {
     }
 
     /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
+    /// Its `try_to_free_swap` reads the slot's count under the `swap_map` lock first (the
+    /// page is kept when none is left: pagesim's pages reaching here are always referenced,
+    /// by the PTE or shmem slot reclaim just pointed at the slot).
     pub(crate) fn swap_writepage(&mut self, f: Pfn) {
+        self.page_swapcount(f);
         let entry = Entry(self.mm.frames.swap[f]);
         self.mm.frames.clear(f, pg::DIRTY);
         // Zeromap, zswap, synchronous devices (engine/page_io.rs).

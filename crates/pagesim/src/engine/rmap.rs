@@ -107,8 +107,9 @@ impl Sim {
         }
     }
 
-    /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each; the
-    /// pages of a large folio take its consecutive slots);
+    /// `try_to_unmap`: anon PTEs become swap entries (one more swap reference each, taken
+    /// under the lock of its `swap_map`; the pages of a large folio take its consecutive
+    /// slots);
     /// shmem and file PTEs are cleared (every page of a large file folio). PTE dirty bits
     /// move to the page.
     pub(crate) fn try_to_unmap(&mut self, f: Pfn) {
@@ -144,7 +145,7 @@ impl Sim {
                         }
                         let entry = base.offset(k as u32);
                         self.mm.vmas[v].pte[idx + k] = pte::SWAP | entry.0;
-                        self.swap.area(entry).dup(entry.slot());
+                        self.swap_duplicate(entry);
                         self.mm.swap_charge(m, 1);
                     }
                 }

@@ -658,12 +658,13 @@ impl Sim {
     }
 
     /// `spin_lock(id)` … `spin_unlock(id)` around `hold_ns` of work on the running CPU
-    /// (crate::locking): the CPU spins while another holds it, then pulls the lock's
-    /// cache line over and does the work. The clock advances by all three; the spinning is
-    /// counted as the running thread's lock wait.
-    pub(crate) fn spin_lock(&mut self, id: crate::locking::LockId, hold_ns: u64) {
+    /// that writes `lines` cache lines of the lock's data (its own included, crate::locking):
+    /// the CPU spins while another holds it, then pulls those lines over and does the work.
+    /// The clock advances by all three; the spinning is counted as the running thread's
+    /// lock wait.
+    pub(crate) fn spin_lock(&mut self, id: crate::locking::LockId, hold_ns: u64, lines: u32) {
         let cpu = self.lock_cpu();
-        let a = self.sched.locks.spin_lock(id, self.io.ctx.idx() as u32, cpu, self.sched.now, hold_ns);
+        let a = self.sched.locks.spin_lock(id, self.io.ctx.idx() as u32, cpu, self.sched.now, hold_ns, lines);
         self.sched.now = a.start + a.transfer_ns + hold_ns;
         if a.wait_ns > 0 {
             self.sched.lock_wait_ns[self.io.ctx.idx()] += a.wait_ns;

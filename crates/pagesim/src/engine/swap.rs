@@ -11,6 +11,13 @@ use crate::engine::Sim;
 use crate::ids::Pfn;
 use crate::mm::{self, pg, Mm};
 
+/// Lines of the LRU lock's data every holder writes, the lock's own included (they move
+/// with the lock, crate::locking): the lock's line, the line of the anon list heads
+/// (`struct lruvec`'s five heads span two lines, apart from the lock in 4.8's
+/// `pglist_data` and beside it in 6.x's `lruvec`), and the line of the LRU sizes
+/// (`mem_cgroup_per_node`'s `lru_size`, `lru_zone_size` from 4.x on).
+const LRU_LINES: u32 = 3;
+
 impl Sim {
     /// Adds a frame to its memcg's LRU (`folio_add_lru`).
     pub fn lru_add(&mut self, f: Pfn, active: bool) {
@@ -57,11 +64,11 @@ impl Sim {
     }
 
     /// `spin_lock_irq(lru_lock)` of memcg `m`'s lruvec for moving `nr` pages on or off its
-    /// lists (reclaim's isolation and putback).
+    /// lists (reclaim's isolation and putback), pulling [`LRU_LINES`] lines.
     pub(crate) fn lru_lock_hold(&mut self, m: usize, nr: u64) {
         if nr > 0 {
             let l = self.lru_lock_of(m);
-            self.spin_lock(l, nr * self.cost.lru_page_ns);
+            self.spin_lock(l, nr * self.cost.lru_page_ns, LRU_LINES);
         }
     }
 

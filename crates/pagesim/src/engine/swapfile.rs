@@ -12,12 +12,19 @@
 //! | allocate a slot                 | swap_avail_lock, si->lock     | per-CPU cache; refill of 64: swap_avail_lock, si->lock | cluster lock (si->lock for a new cluster) |
 //! | a swap-cache insert or delete   | the area's tree_lock          | the 64 MB tree's lock                 | cluster lock               |
 //! | writeback tag set, cleared      | tree_lock, tree_lock          | -                                     | -                          |
-//! | swap_map change                 | si->lock                      | cluster lock (si->lock on HDD)        | cluster lock               |
+//! | swap_map change (`swapcache_prepare`, `swap_free`, `swap_duplicate`, the count read of `page_swapcount` / `folio_swapped`) | si->lock | cluster lock (si->lock on HDD) | cluster lock |
 //! | a slot freed                    | (under si->lock)              | per-CPU queue; 64 at a time under si->lock | (under the cluster lock) |
+//!
+//! A page swapped out and faulted back by a write changes its slot's map under the lock
+//! eight times under 4.8: allocated, `swap_duplicate` (`try_to_unmap`), `page_swapcount`
+//! (`swap_writepage`'s `try_to_free_swap`), `swapcache_free` (leaving the swap cache after
+//! the write); `swapcache_prepare`, `swap_free`, `page_swapcount` (`reuse_swap_page`),
+//! `swapcache_free`.
 //!
 //! The holds are carved out of the per-page costs that include them (`swapin_ns`,
 //! `swapout_ns`, the mapping part of a swap fault): an uncontended run on one CPU costs
-//! what it did without locks. Cluster locks nested under `si->lock` (a refill's scan, a
+//! what it did without locks. Each hold also pulls the lines of the lock's data its
+//! section writes from the CPU that held it last (`SI_COUNT_LINES` and the others below). Cluster locks nested under `si->lock` (a refill's scan, a
 //! batch free) are inside its hold and are not taken apart.
 
 use crate::engine::Sim;
@@ -26,6 +33,26 @@ use crate::profile::SwapLocking;
 use crate::swap::swap_slots::{Activity, SWAP_SLOTS_CACHE_SIZE};
 use crate::swap::swapfile::{SwapArea, SWAP_ADDRESS_SPACE_SHIFT};
 use crate::swap::Entry;
+
+/// Lines of a lock's data that a critical section writes and every holder writes, the
+/// lock's own line included: they move with the lock from the CPU that held it last
+/// (crate::locking). From the 64-bit layouts of the structures (docs/model.md, "Lines that
+/// move with a lock"); anything else a section touches (a `swap_map` byte, a tree's leaf)
+/// is in its work.
+/// `swap_info_struct` (4.8): the allocation fields (`lowest_bit`, `highest_bit`,
+/// `inuse_pages`, `cluster_next`) fill the line before `lock`'s; a slot allocated or freed
+/// writes both, a `swap_map` byte changed under `si->lock` only the lock's.
+const SI_COUNT_LINES: u32 = 2;
+/// `struct address_space` (the swap cache's radix trees, ≤4.19): `tree_lock` shares its
+/// line with the tree's root and the root's tags, `nrpages` is on the next line; an insert
+/// or delete writes both, a writeback tag set or cleared the first.
+const TREE_LINES: u32 = 2;
+/// `swap_cluster_info`: the lock and the cluster's count on one line (4.11+), and from
+/// 6.14 the swap table's pointer beside them.
+const CLUSTER_LINES: u32 = 1;
+/// `swap_avail_lock`: a lone global; one device's requeue on `swap_avail_head` changes no
+/// link (a single entry).
+const AVAIL_LINES: u32 = 1;
 
 impl Sim {
     /// Creates the swap paths' locks: `swap_avail_lock`, each area's `si->lock`, its
@@ -71,6 +98,21 @@ impl Sim {
         }
     }
 
+    /// [`Sim::swap_map_lock`] and the lines a change of `e`'s map byte moves with it: the
+    /// lock's own, and under `si->lock` the line of its counts when the change `frees` the
+    /// slot (`inuse_pages`, the free-slot bounds).
+    fn swap_map_lock_lines(&self, e: Entry, frees: bool) -> (LockId, u32) {
+        let l = self.swap_map_lock(e);
+        let si = l == self.swap.area_ref(e).locks.si;
+        (l, if si && frees { SI_COUNT_LINES } else { 1 })
+    }
+
+    /// [`Sim::swap_cache_lock`] and the lines a swap-cache insert or delete moves with it.
+    fn swap_cache_lock_lines(&self, e: Entry) -> (LockId, u32) {
+        let lines = if self.profile.swap_locking == SwapLocking::SwapTable { CLUSTER_LINES } else { TREE_LINES };
+        (self.swap_cache_lock(e), lines)
+    }
+
     /// The lock of the swap cache's tree that holds `e` (`swap_address_space(e)`'s
     /// tree_lock), or its cluster's lock for the 6.18 swap table.
     fn swap_cache_lock(&self, e: Entry) -> LockId {
@@ -91,12 +133,13 @@ impl Sim {
     }
 
     /// `cpu.swapout_ns` less the work a page written does under locks, which the locks
-    /// charge: its slot, its swap-cache insert, the writeback tag set and cleared (≤4.8),
-    /// and its delete and `swapcache_free` when it leaves the swap cache.
+    /// charge: its slot, its swap-cache insert, the reference its PTE or shmem slot takes
+    /// (`swap_duplicate`), `swap_writepage`'s `page_swapcount`, the writeback tag set and
+    /// cleared (≤4.8), and its delete and `swapcache_free` when it leaves the swap cache.
     pub(crate) fn swapout_unlocked_ns(&self) -> u64 {
         let c = &self.cost;
         let tags = if self.profile.swap_locking == SwapLocking::Device { 2 * c.swap_tag_ns } else { 0 };
-        c.swapout_ns.saturating_sub(c.swap_slot_ns + 2 * c.swap_tree_ns + c.swap_map_ns + tags)
+        c.swapout_ns.saturating_sub(c.swap_slot_ns + 2 * c.swap_tree_ns + 3 * c.swap_map_ns + tags)
     }
 
     /// `get_swap_page` for one page on `cpu`: a slot from the per-CPU slots cache (refilled
@@ -123,10 +166,10 @@ impl Sim {
                 let e = self.swap.alloc(cpu)?;
                 if self.swap.area_ref(e).cluster_count(SwapArea::cluster_of(e.slot())) == 1 {
                     let si = self.swap.area_ref(e).locks.si;
-                    self.spin_lock(si, self.cost.swap_map_ns);
+                    self.spin_lock(si, self.cost.swap_map_ns, SI_COUNT_LINES);
                 }
                 let l = self.swap_map_lock(e);
-                self.spin_lock(l, self.cost.swap_slot_ns);
+                self.spin_lock(l, self.cost.swap_slot_ns, CLUSTER_LINES);
                 Some(e)
             }
         }
@@ -135,10 +178,10 @@ impl Sim {
     /// `get_swap_pages(1)`: `swap_avail_lock` to pick the area, its `si->lock` to scan for
     /// the slot.
     fn get_swap_pages_one(&mut self, cpu: u32) -> Option<Entry> {
-        self.spin_lock(self.swap.avail_lock, self.cost.swap_map_ns);
+        self.spin_lock(self.swap.avail_lock, self.cost.swap_map_ns, AVAIL_LINES);
         let e = self.swap.alloc(cpu)?;
         let si = self.swap.area_ref(e).locks.si;
-        self.spin_lock(si, self.cost.swap_slot_ns);
+        self.spin_lock(si, self.cost.swap_slot_ns, SI_COUNT_LINES);
         Some(e)
     }
 
@@ -146,7 +189,7 @@ impl Sim {
     /// under `swap_avail_lock` and that area's `si->lock` for the whole scan. Returns
     /// whether it got any slot.
     fn refill_swap_slots_cache(&mut self, cpu: u32) -> bool {
-        self.spin_lock(self.swap.avail_lock, self.cost.swap_map_ns);
+        self.spin_lock(self.swap.avail_lock, self.cost.swap_map_ns, AVAIL_LINES);
         let mut got = std::mem::take(&mut self.swap.scratch);
         got.clear();
         if let Some(first) = self.swap.alloc(cpu) {
@@ -159,7 +202,7 @@ impl Sim {
                 }
             }
             let si = self.swap.areas[area].locks.si;
-            self.spin_lock(si, got.len() as u64 * self.cost.swap_slot_ns);
+            self.spin_lock(si, got.len() as u64 * self.cost.swap_slot_ns, SI_COUNT_LINES);
             self.swap.slots.refill(cpu, &got);
         }
         let any = !got.is_empty();
@@ -200,7 +243,7 @@ impl Sim {
             let area = entries[i].area();
             let run = entries[i..].iter().take_while(|e| e.area() == area).count();
             let si = self.swap.areas[area].locks.si;
-            self.spin_lock(si, run as u64 * self.cost.swap_map_ns);
+            self.spin_lock(si, run as u64 * self.cost.swap_map_ns, SI_COUNT_LINES);
             for e in &entries[i..i + run] {
                 self.swap.areas[area].free_reserved(e.slot());
             }
@@ -240,8 +283,10 @@ impl Sim {
     /// `swap_free_nr`: `swap_free` of `nr` consecutive slots from `e` (one folio's),
     /// under one hold.
     pub(crate) fn swap_free_nr(&mut self, e: Entry, nr: u32) {
-        let l = self.swap_map_lock(e);
-        self.spin_lock(l, nr as u64 * self.cost.swap_map_ns);
+        let a = self.swap.area_ref(e);
+        let frees = (e.slot()..e.slot() + nr).any(|s| a.count(s) == 1 && !a.has_cache(s));
+        let (l, lines) = self.swap_map_lock_lines(e, frees);
+        self.spin_lock(l, nr as u64 * self.cost.swap_map_ns, lines);
         for k in 0..nr {
             self.swap.area(e).put(e.slot() + k);
         }
@@ -258,37 +303,59 @@ impl Sim {
             && self.swap.area_ref(e).cluster_free(SwapArea::cluster_of(e.slot()))
         {
             let si = self.swap.area_ref(e).locks.si;
-            self.spin_lock(si, self.cost.swap_map_ns);
+            self.spin_lock(si, self.cost.swap_map_ns, SI_COUNT_LINES);
         }
+    }
+
+    /// `swap_duplicate`: a PTE or shmem slot takes a reference to `e` under the lock of its
+    /// `swap_map` (`try_to_unmap_one`, `swap_shmem_alloc`, `copy_pte_range` at fork).
+    pub(crate) fn swap_duplicate(&mut self, e: Entry) {
+        let (l, lines) = self.swap_map_lock_lines(e, false);
+        self.spin_lock(l, self.cost.swap_map_ns, lines);
+        self.swap.area(e).dup(e.slot());
+    }
+
+    /// `page_swapcount` (≤5.x, from `reuse_swap_page` and `try_to_free_swap`) or
+    /// `folio_swapped` (6.x, from `folio_free_swap`): whether a PTE or shmem slot still
+    /// references one of swap-cache folio `f`'s slots, read under the lock of their
+    /// `swap_map` (one hold for a large folio's run, as `swap_page_trans_huge_swapped`).
+    pub(crate) fn page_swapcount(&mut self, f: crate::ids::Pfn) -> bool {
+        let e = Entry(self.mm.frames.swap[f]);
+        let (l, lines) = self.swap_map_lock_lines(e, false);
+        self.spin_lock(l, self.cost.swap_map_ns, lines);
+        self.folio_swapped(f)
     }
 
     /// The swap-cache insert of `e` under its tree's lock (`__add_to_swap_cache`).
     pub(crate) fn swap_cache_insert_lock(&mut self, e: Entry) {
-        let l = self.swap_cache_lock(e);
-        self.spin_lock(l, self.cost.swap_tree_ns);
+        let (l, lines) = self.swap_cache_lock_lines(e);
+        self.spin_lock(l, self.cost.swap_tree_ns, lines);
     }
 
     /// The swap-cache delete of `e`'s folio under its tree's lock, then `put_swap_folio`
     /// under the lock of its `swap_map` (`__remove_mapping`, `delete_from_swap_cache`).
     pub(crate) fn swap_cache_delete_lock(&mut self, e: Entry) {
-        let l = self.swap_cache_lock(e);
-        self.spin_lock(l, self.cost.swap_tree_ns);
-        let m = self.swap_map_lock(e);
-        self.spin_lock(m, self.cost.swap_map_ns);
+        let (l, lines) = self.swap_cache_lock_lines(e);
+        self.spin_lock(l, self.cost.swap_tree_ns, lines);
+        // The slot is freed with SWAP_HAS_CACHE when no PTE or shmem slot references it.
+        let frees = self.swap.area_ref(e).count(e.slot()) == 0;
+        let (m, lines) = self.swap_map_lock_lines(e, frees);
+        self.spin_lock(m, self.cost.swap_map_ns, lines);
     }
 
     /// `swapcache_prepare` of readahead or fault slot `e`, under the lock of its map.
     pub(crate) fn swapcache_prepare_lock(&mut self, e: Entry) {
-        let l = self.swap_map_lock(e);
-        self.spin_lock(l, self.cost.swap_map_ns);
+        let (l, lines) = self.swap_map_lock_lines(e, false);
+        self.spin_lock(l, self.cost.swap_map_ns, lines);
     }
 
     /// The writeback tag of swap-cache page `e` set or cleared under the tree's lock
     /// (`test_set_page_writeback`, `test_clear_page_writeback`; ≤4.8).
     pub(crate) fn swap_writeback_tag(&mut self, e: Entry) {
         if self.profile.swap_locking == SwapLocking::Device {
+            // The root's tag bits share the lock's line.
             let l = self.swap_cache_lock(e);
-            self.spin_lock(l, self.cost.swap_tag_ns);
+            self.spin_lock(l, self.cost.swap_tag_ns, 1);
         }
     }
 
@@ -362,6 +429,32 @@ mod tests {
         assert_eq!(acquisitions(&s, "si->lock"), before + 1, "the 65th frees the first 64 at once");
         assert_eq!(s.swap.areas[0].inuse, 192 - 64);
         assert_eq!(s.swap.slots.held().count(), 63 + 1, "63 left to allocate, the 65th free queued");
+    }
+
+    /// Every change of a slot's references takes the lock of its `swap_map` (the source
+    /// review of 4.8's swapfile.c for seed 001): `try_to_unmap`'s `swap_duplicate` once; a
+    /// read fault back through the swap cache its `swap_free`; a write fault also the
+    /// count read of `reuse_swap_page` (`page_swapcount`; 6.x `folio_swapped`) and the
+    /// `swapcache_free` of the page leaving the swap cache (under 6.18 the swap cache's
+    /// delete is under the same cluster lock: one more).
+    #[test]
+    fn unmap_and_a_write_fault_take_the_swap_map_lock_for_each_reference_change() {
+        use crate::engine::memory::Fault;
+        use crate::mm::pg;
+        for (profile, class, delete) in [("linux-4.8", "si->lock", 0), ("linux-6.18", "ci->lock (swap cluster)", 1)] {
+            for (write, taken) in [(false, 1), (true, 3 + delete)] {
+                let mut s = swap_sim(profile);
+                let (f, e) = crate::testutil::swapcache_page(&mut s, 3);
+                let before = acquisitions(&s, class);
+                s.try_to_unmap(f);
+                assert_eq!(acquisitions(&s, class), before + 1, "{profile}: swap_duplicate");
+                assert_eq!(s.swap.areas[0].count(e.slot()), 1, "{profile}: the PTE's reference");
+                let before = acquisitions(&s, class);
+                assert!(matches!(crate::testutil::fault(&mut s, 3, write), Fault::Done));
+                assert_eq!(acquisitions(&s, class) - before, taken, "{profile}, write {write}");
+                assert_eq!(s.mm.frames.test(f, pg::SWAPCACHE), !write, "{profile}: a write frees the copy");
+            }
+        }
     }
 
     /// 4.11 splits the swap cache into 64 MB trees: slots 16,384 apart take different tree
