@@ -366,14 +366,16 @@ impl Locks {
         let (before, in_order) = lock.holds.before(key);
         let (free_at, prev_cpu) = before.unwrap_or((lock.last_end, lock.last_cpu));
         let start = now.max(free_at);
-        let transfer = if prev_cpu == u32::MAX { 0 } else { lines as u64 * Self::transfer_ns(place, &topo, prev_cpu, cpu) };
+        let transfer =
+            if prev_cpu == u32::MAX { 0 } else { lines as u64 * Self::transfer_ns(place, &topo, prev_cpu, cpu) };
         let end = start + transfer + hold_ns;
         if owner as usize >= self.debt.len() {
             self.debt.resize(owner as usize + 1, Debt::default());
         }
         let epoch = self.debt[owner as usize].epoch;
         let (queue_end, queue_cpu) = if end >= free_at { (end, cpu) } else { (free_at, prev_cpu) };
-        lock.holds.insert(key, Hold { start, end, work: hold_ns, cpu, lines, owner, moved: 0, epoch, queue_end, queue_cpu });
+        lock.holds
+            .insert(key, Hold { start, end, work: hold_ns, cpu, lines, owner, moved: 0, epoch, queue_end, queue_cpu });
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
         let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
