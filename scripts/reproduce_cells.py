@@ -13,3 +13,13 @@ def reproduce_cells(pagesim, table, sets, seeds=None):
         args += ["--set", s]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
     return [json.loads(line) for line in out.splitlines()]
+
+
+def chosen_points(prog, points, only):
+    """The names of `points` that `--only` (comma-separated, empty for all) selects, in
+    their order; exits naming the unknown ones."""
+    asked = {n for n in only.split(",") if n}
+    unknown = asked - set(points)
+    if unknown:
+        raise SystemExit(f"{prog}: unknown point(s) {', '.join(sorted(unknown))}; known: {', '.join(points)}")
+    return [n for n in points if not asked or n in asked]

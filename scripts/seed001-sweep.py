@@ -30,6 +30,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from reproduce_cells import chosen_points
+
 SCENARIO = "scenarios/seed-001-swap-scalability/base.toml"
 POINTS = {
     "default": [],
@@ -72,10 +74,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated point names")
     ap.add_argument("pagesim", nargs="?", default="target/release/pagesim")
     a = ap.parse_args()
-    names = [n for n in POINTS if not a.only or n in a.only.split(",")]
-    unknown = set(a.only.split(",")) - set(POINTS) - {""}
-    if unknown:
-        sys.exit(f"seed001-sweep: unknown point(s) {', '.join(sorted(unknown))}; known: {', '.join(POINTS)}")
+    names = chosen_points("seed001-sweep", POINTS, a.only)
     print("| point | 4.8 swap-in kernel median | 4.11 | ratio (seed 3.75) | 4.8 lock share (seed 35 %) | 4.8 top locks, % of CPU |")
     print("|---|---|---|---|---|---|")
     start = time.time()

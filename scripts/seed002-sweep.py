@@ -24,10 +24,9 @@ Usage: scripts/seed002-sweep.py [--seeds N] [--only NAME,...] [PAGESIM]
 each, run two at a time on this 2-core machine.
 """
 import argparse
-import sys
 import time
 
-from reproduce_cells import reproduce_cells
+from reproduce_cells import chosen_points, reproduce_cells
 
 TABLE = "scenarios/seed-002-force-scan/1-zswap"
 COLD = ['task.1.step.8.pattern="zipf"', "task.1.step.8.zipf_s=1.2"]
@@ -55,10 +54,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated point names")
     ap.add_argument("pagesim", nargs="?", default="target/release/pagesim")
     a = ap.parse_args()
-    names = [n for n in POINTS if not a.only or n in a.only.split(",")]
-    unknown = set(a.only.split(",")) - set(POINTS) - {""}
-    if unknown:
-        sys.exit(f"seed002-sweep: unknown point(s) {sorted(unknown)}; known: {', '.join(POINTS)}")
+    names = chosen_points("seed002-sweep", POINTS, a.only)
     print(f"{'point':<16} {'vanilla s':>10} {'patched s':>10} {'ratio':>6}  "
           f"{'pgscan_file v/p':>17} {'pgsteal_file v/p':>17} {'pgscan_anon v/p':>19}  wall")
     for name in names:
