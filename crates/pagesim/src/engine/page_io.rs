@@ -544,9 +544,10 @@ impl Sim {
     }
 
     /// `swap_writepage` from `pageout`: the page goes under writeback with PG_reclaim.
-    /// Its `try_to_free_swap` reads the slot's count under the `swap_map` lock first (the
-    /// page is kept when none is left: pagesim's pages reaching here are always referenced,
-    /// by the PTE or shmem slot reclaim just pointed at the slot).
+    /// Its `try_to_free_swap` reads the slot's count under the `swap_map` lock first. (The
+    /// kernel drops a page no one references from the swap cache unwritten; pagesim's pages
+    /// reaching here are always referenced, by the PTE or shmem slot reclaim has just
+    /// pointed at the slot.)
     pub(crate) fn swap_writepage(&mut self, f: Pfn) {
         self.page_swapcount(f);
         let entry = Entry(self.mm.frames.swap[f]);
