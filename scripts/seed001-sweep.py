@@ -20,7 +20,11 @@ The points, and why each value is plausible:
                   and reclaim drops clean swap-cache pages without writing
   ram=2GB         2 GB of RAM and 512 MB a thread (the seed gives only the ratio, 2x)
 
-Usage: scripts/seed001-sweep.py [--only NAME,...] [PAGESIM]
+With --grid, instead: cpu.swap_tree_ns 200, 300, 450, 600 against the work outside the locks
+(cpu.fault_ns, swapin_ns, swapout_ns, scan_ns, reclaim_ns) at 0.5, 1 and 1.5 times their
+defaults, the two estimates that set how deep the queues at the locks get.
+
+Usage: scripts/seed001-sweep.py [--only NAME,...] [--grid] [PAGESIM]
 (default target/release/pagesim). A point takes two runs of a few seconds, run side by side.
 """
 import argparse
@@ -45,6 +49,15 @@ POINTS = {
     "ram=2GB": ['machine.ram="2GB"', 'region.ws.size="512MB"', "task.0.step.1.accesses=262144"],
 }
 PROFILES = ["linux-4.8", "linux-4.11"]
+OUTSIDE = {"fault_ns": 500, "swapin_ns": 2500, "swapout_ns": 2000, "scan_ns": 150, "reclaim_ns": 400}
+
+
+def grid():
+    """The --grid points: (name, sets) for tree-lock holds against the work outside."""
+    for tree in (200, 300, 450, 600):
+        for k in (0.5, 1.0, 1.5):
+            sets = [f"cpu.swap_tree_ns={tree}"] + [f"cpu.{n}={int(v * k)}" for n, v in OUTSIDE.items()]
+            yield f"tree={tree}, outside x{k}", sets
 
 
 def run(bin_, profile, sets):
@@ -72,22 +85,28 @@ def summary(r):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="", help="comma-separated point names")
+    ap.add_argument("--grid", action="store_true", help="tree-lock holds against the work outside the locks")
     ap.add_argument("pagesim", nargs="?", default="target/release/pagesim")
     a = ap.parse_args()
-    names = chosen_points("seed001-sweep", POINTS, a.only)
+    if a.grid and a.only:
+        sys.exit("seed001-sweep: --grid runs its own points; --only chooses among the others")
+    if a.grid:
+        points = list(grid())
+    else:
+        points = [(n, POINTS[n]) for n in chosen_points("seed001-sweep", POINTS, a.only)]
     print("| point | 4.8 swap-in kernel median | 4.11 | ratio (seed 3.75) | 4.8 lock share (seed 35 %) | 4.8 top locks, % of CPU |")
     print("|---|---|---|---|---|---|")
     start = time.time()
     with ThreadPoolExecutor(max_workers=2) as pool:
-        for n in names:
-            old, new = pool.map(lambda p: summary(run(a.pagesim, p, POINTS[n])), PROFILES)
+        for n, sets in points:
+            old, new = pool.map(lambda p: summary(run(a.pagesim, p, sets)), PROFILES)
             ratio = old["median_us"] / max(new["median_us"], 1e-9)
             print(
                 f"| {n} | {old['median_us']:.1f} us | {new['median_us']:.1f} us | {ratio:.2f} "
                 f"| {old['lock_pct']:.1f} % | {old['top']} |",
                 flush=True,
             )
-    print(f"({len(names)} points in {time.time() - start:.0f} s)", file=sys.stderr)
+    print(f"({len(points)} points in {time.time() - start:.0f} s)", file=sys.stderr)
 
 
 if __name__ == "__main__":
