@@ -114,9 +114,9 @@ pub struct LockStat {
 }
 
 /// An acquisition by thread `owner` on `cpu` that held the lock over [start, end) (it
-/// arrived at the time in its key, [`Lock::holds`]); with the latest end of it and of every
-/// acquisition that arrived before it (`queue_end`, on `queue_cpu`, never before `end`):
-/// when one arriving just after it gets the lock, and from where.
+/// arrived at the time in its key, [`Lock::holds`]). Served in arrival order, it starts no
+/// earlier than the end of the one that arrived before it, so its end is also its queue's:
+/// one arriving just after it gets the lock at `end`, the lines from `cpu`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Hold {
     start: u64,
@@ -130,15 +130,13 @@ struct Hold {
     /// How far it moved since it was placed, and its owner's `Debt::epoch` then.
     moved: u64,
     epoch: u32,
-    queue_end: u64,
-    queue_cpu: u32,
 }
 
 #[derive(Clone, Debug)]
 struct Lock {
     class: LockClass,
     /// Holds by (arrival, visit number): in arrival order, ties in the order visited;
-    /// `queue_end` never decreases along it.
+    /// `end` never decreases along it.
     holds: Holds,
     /// The queue's end and its CPU before the first hold kept (`u32::MAX`: never held).
     last_end: u64,
@@ -187,7 +185,7 @@ impl Holds {
     /// The hold just before `key` (its queue's end and CPU), and whether `key` comes after
     /// every hold.
     fn before(&self, key: Key) -> (Option<(u64, u32)>, bool) {
-        let info = |h: &Hold| (h.queue_end, h.queue_cpu);
+        let info = |h: &Hold| (h.end, h.cpu);
         match self {
             Holds::Deque(d) => match d.back() {
                 Some((k, _)) if *k > key => {
@@ -255,7 +253,7 @@ impl Lock {
     #[inline]
     fn trim(&mut self, floor: u64) {
         while let Some(h) = self.holds.pop_front_before(floor) {
-            (self.last_end, self.last_cpu) = (h.queue_end, h.queue_cpu);
+            (self.last_end, self.last_cpu) = (h.end, h.cpu);
         }
     }
 }
@@ -373,12 +371,10 @@ impl Locks {
             self.debt.resize(owner as usize + 1, Debt::default());
         }
         let epoch = self.debt[owner as usize].epoch;
-        let (queue_end, queue_cpu) = if end >= free_at { (end, cpu) } else { (free_at, prev_cpu) };
-        lock.holds
-            .insert(key, Hold { start, end, work: hold_ns, cpu, lines, owner, moved: 0, epoch, queue_end, queue_cpu });
+        lock.holds.insert(key, Hold { start, end, work: hold_ns, cpu, lines, owner, moved: 0, epoch });
         let stat = &mut self.stats[lock.class.0 as usize];
         // Those that arrived later (visited earlier) queue behind this hold now.
-        let (mut q_end, mut q_cpu) = (queue_end, queue_cpu);
+        let (mut q_end, mut q_cpu) = (end, cpu);
         let debt = &mut self.debt;
         let mut queue_behind = |arrival: u64, h: &mut Hold| {
             if q_end <= h.start {
@@ -405,10 +401,7 @@ impl Locks {
                 stat.late_wait_ns += owed - d.owed;
                 d.owed = owed;
             }
-            if h.end >= q_end {
-                (q_end, q_cpu) = (h.end, h.cpu);
-            }
-            (h.queue_end, h.queue_cpu) = (q_end, q_cpu);
+            (q_end, q_cpu) = (h.end, h.cpu);
             true
         };
         if !in_order {
