@@ -23,9 +23,10 @@
 //!
 //! The holds are carved out of the per-page costs that include them (`swapin_ns`,
 //! `swapout_ns`, the mapping part of a swap fault): an uncontended run on one CPU costs
-//! what it did without locks. Each hold also pulls the lines of the lock's data its
-//! section writes from the CPU that held it last (`SI_COUNT_LINES` and the others below). Cluster locks nested under `si->lock` (a refill's scan, a
-//! batch free) are inside its hold and are not taken apart.
+//! what it did without locks. Each hold also pulls the lines of the lock's data its section
+//! writes from the CPU that held it last (`SI_COUNT_LINES` and the others below). Cluster
+//! locks nested under `si->lock` (a refill's scan, a batch free) are inside its hold and
+//! are not taken apart.
 
 use crate::engine::Sim;
 use crate::locking::LockId;
@@ -284,7 +285,8 @@ impl Sim {
     /// under one hold.
     pub(crate) fn swap_free_nr(&mut self, e: Entry, nr: u32) {
         let a = self.swap.area_ref(e);
-        let frees = (e.slot()..e.slot() + nr).any(|s| a.count(s) == 1 && !a.has_cache(s));
+        // A slot whose last reference goes is freed now, unless the slots cache defers it.
+        let frees = !a.defer_release && (e.slot()..e.slot() + nr).any(|s| a.count(s) == 1 && !a.has_cache(s));
         let (l, lines) = self.swap_map_lock_lines(e, frees);
         self.spin_lock(l, nr as u64 * self.cost.swap_map_ns, lines);
         for k in 0..nr {
@@ -337,8 +339,10 @@ impl Sim {
     pub(crate) fn swap_cache_delete_lock(&mut self, e: Entry) {
         let (l, lines) = self.swap_cache_lock_lines(e);
         self.spin_lock(l, self.cost.swap_tree_ns, lines);
-        // The slot is freed with SWAP_HAS_CACHE when no PTE or shmem slot references it.
-        let frees = self.swap.area_ref(e).count(e.slot()) == 0;
+        // The slot is freed with SWAP_HAS_CACHE when no PTE or shmem slot references it
+        // (unless the slots cache defers it).
+        let a = self.swap.area_ref(e);
+        let frees = !a.defer_release && a.count(e.slot()) == 0;
         let (m, lines) = self.swap_map_lock_lines(e, frees);
         self.spin_lock(m, self.cost.swap_map_ns, lines);
     }
