@@ -66,11 +66,11 @@ impl Topology {
         self.sockets * self.cores_per_socket * self.threads_per_core
     }
 
-    pub fn core_of(&self, cpu: u32) -> u32 {
+    fn core_of(&self, cpu: u32) -> u32 {
         cpu / self.threads_per_core.max(1)
     }
 
-    pub fn socket_of(&self, cpu: u32) -> u32 {
+    fn socket_of(&self, cpu: u32) -> u32 {
         cpu / (self.cores_per_socket * self.threads_per_core).max(1)
     }
 

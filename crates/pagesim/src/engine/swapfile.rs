@@ -99,13 +99,17 @@ impl Sim {
         }
     }
 
-    /// [`Sim::swap_map_lock`] and the lines a change of `e`'s map byte moves with it: the
-    /// lock's own, and under `si->lock` the line of its counts when the change `frees` the
-    /// slot (`inuse_pages`, the free-slot bounds).
+    /// [`Sim::swap_map_lock`] and the lines a change of `e`'s map byte moves with it: a
+    /// cluster lock's; under `si->lock` the lock's own, and the line of its counts too when
+    /// the change `frees` the slot (`inuse_pages`, the free-slot bounds).
     fn swap_map_lock_lines(&self, e: Entry, frees: bool) -> (LockId, u32) {
         let l = self.swap_map_lock(e);
-        let si = l == self.swap.area_ref(e).locks.si;
-        (l, if si && frees { SI_COUNT_LINES } else { 1 })
+        let lines = match (l == self.swap.area_ref(e).locks.si, frees) {
+            (false, _) => CLUSTER_LINES,
+            (true, true) => SI_COUNT_LINES,
+            (true, false) => 1,
+        };
+        (l, lines)
     }
 
     /// [`Sim::swap_cache_lock`] and the lines a swap-cache insert or delete moves with it.
