@@ -721,6 +721,7 @@ impl Sim {
         };
         // The run ends at the latest time any CPU reached; reports read it as `now`.
         self.sched.now = self.sched.now.max(self.sched.latest);
+        self.sched.locks.settle();
         self.sched.end = end.clone();
         end
     }
