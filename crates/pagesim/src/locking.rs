@@ -27,6 +27,14 @@
 //! structure layouts). The transfers are part of the hold (the next waiter waits for them
 //! too), as they are when the kernel's critical section misses on the protected data.
 //!
+//! Sleeping locks (kernel/locking/mutex.c, rwsem.c: a mutex, or an rw_semaphore taken for
+//! writing) are held across sleeps (a write(2) holds its inode's `i_rwsem` while
+//! `balance_dirty_pages` throttles it), so their release is not known when they are taken:
+//! [`Locks::mutex_lock`] takes a free one or queues the caller, who sleeps;
+//! [`Locks::mutex_unlock`] hands the lock to the first waiter in line, whom the caller
+//! wakes. Waiters are served in the order they were visited (their waits are long next to
+//! the CPUs' clock differences).
+//!
 //! Statistics per lock class, as `/proc/lock_stat` reports them (CONFIG_LOCK_STAT):
 //! acquisitions, contentions (acquisitions that had to wait), bounces (acquisitions on a
 //! CPU other than the last holder's), wait and hold times.
@@ -96,6 +104,20 @@ pub struct LockClass(pub u16);
 /// One lock instance, by index.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LockId(pub u32);
+
+/// One sleeping lock instance, by index.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SleepLockId(pub u32);
+
+/// A sleeping lock: its holder, since when, and the threads asleep waiting for it with
+/// when each arrived.
+#[derive(Clone, Debug)]
+struct SleepLock {
+    class: LockClass,
+    owner: Option<u32>,
+    since: u64,
+    waiters: VecDeque<(u32, u64)>,
+}
 
 /// A class's counters, as `/proc/lock_stat` prints them (the report's `locks.classes`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -428,6 +450,7 @@ pub struct Locks {
     kept: VecDeque<u32>,
     /// Locks with holds still to move ([`Lock::refresh`]).
     stale: Vec<u32>,
+    sleeping: Vec<SleepLock>,
 }
 
 /// What a thread owes ([`Locks::take_debt`]): how far its clock must move on, and how many
@@ -458,6 +481,7 @@ impl Locks {
             visits: 0,
             kept: VecDeque::new(),
             stale: Vec::new(),
+            sleeping: Vec::new(),
         }
     }
 
@@ -661,6 +685,72 @@ impl Locks {
     pub fn class_of(&self, id: LockId) -> LockClass {
         self.locks[id.0 as usize].class
     }
+
+    /// A new sleeping lock of class `class`, free.
+    pub fn sleep_lock(&mut self, class: LockClass) -> SleepLockId {
+        self.sleeping.push(SleepLock { class, owner: None, since: 0, waiters: VecDeque::new() });
+        SleepLockId((self.sleeping.len() - 1) as u32)
+    }
+
+    /// `mutex_lock` / `down_write` by thread `owner` at `now`: whether it took the lock; if
+    /// not, it is queued and must sleep until [`Locks::mutex_unlock`] hands it the lock.
+    /// The kernel's waiter first spins while the holder runs on a CPU
+    /// (`mutex_optimistic_spin`); here it sleeps at once (docs/model.md).
+    pub fn mutex_lock(&mut self, id: SleepLockId, owner: u32, now: u64) -> bool {
+        let l = &mut self.sleeping[id.0 as usize];
+        let stat = &mut self.stats[l.class.0 as usize];
+        debug_assert!(l.owner != Some(owner) && l.waiters.iter().all(|w| w.0 != owner), "a sleeping lock taken twice");
+        if l.owner.is_none() {
+            (l.owner, l.since) = (Some(owner), now);
+            stat.acquisitions += 1;
+            return true;
+        }
+        stat.contentions += 1;
+        l.waiters.push_back((owner, now));
+        false
+    }
+
+    /// `mutex_unlock` / `up_write` by its holder at `now`: the lock goes to the first
+    /// waiter (returned, with the time it gets it: to be woken), or is free.
+    pub fn mutex_unlock(&mut self, id: SleepLockId, now: u64) -> Option<(u32, u64)> {
+        let l = &mut self.sleeping[id.0 as usize];
+        let stat = &mut self.stats[l.class.0 as usize];
+        debug_assert!(l.owner.is_some(), "a free sleeping lock released");
+        let held = now.saturating_sub(l.since);
+        stat.hold_total_ns += held;
+        stat.hold_max_ns = stat.hold_max_ns.max(held);
+        let Some((next, arrived)) = l.waiters.pop_front() else {
+            l.owner = None;
+            return None;
+        };
+        // A waiter visited before the holder's release but arrived after it (its clock
+        // ahead) found the lock free in time: it gets it when it arrived.
+        let at = now.max(arrived);
+        let wait = at - arrived;
+        (l.owner, l.since) = (Some(next), at);
+        stat.acquisitions += 1;
+        stat.wait_total_ns += wait;
+        stat.wait_max_ns = stat.wait_max_ns.max(wait);
+        Some((next, at))
+    }
+
+    /// Takes thread `owner` out of the queue of sleeping lock `id` (it exits while it
+    /// waits), or releases the lock if it holds it (returning the next holder as
+    /// [`Locks::mutex_unlock`] does).
+    pub fn mutex_abandon(&mut self, id: SleepLockId, owner: u32, now: u64) -> Option<(u32, u64)> {
+        let l = &mut self.sleeping[id.0 as usize];
+        if l.owner == Some(owner) {
+            return self.mutex_unlock(id, now);
+        }
+        l.waiters.retain(|w| w.0 != owner);
+        None
+    }
+
+    /// The holder of sleeping lock `id` and the threads waiting for it.
+    pub fn mutex_state(&self, id: SleepLockId) -> (Option<u32>, impl Iterator<Item = u32> + '_) {
+        let l = &self.sleeping[id.0 as usize];
+        (l.owner, l.waiters.iter().map(|w| w.0))
+    }
 }
 
 #[cfg(test)]
@@ -827,6 +917,30 @@ mod tests {
             }
             prop_assert_eq!(l.holds_of(id), want);
         });
+    }
+
+    /// A sleeping lock goes to its waiters in the order they came, each when the one before
+    /// releases it (or when it arrived, if its clock was ahead of that release); a waiter
+    /// that exits leaves the queue, a holder that exits hands the lock on. lock_stat counts
+    /// the waits asleep and the holds.
+    #[test]
+    fn a_sleeping_lock_is_handed_to_its_waiters_in_turn() {
+        let mut l = Locks::new(Topology::flat(4));
+        let c = l.class("&sb->s_type->i_mutex_key");
+        let m = l.sleep_lock(c);
+        assert!(l.mutex_lock(m, 0, 1_000));
+        assert!(!l.mutex_lock(m, 1, 2_000));
+        assert!(!l.mutex_lock(m, 2, 3_000));
+        assert!(!l.mutex_lock(m, 3, 9_000));
+        assert_eq!(l.mutex_unlock(m, 5_000), Some((1, 5_000)), "the first waiter, at the release");
+        assert_eq!(l.mutex_abandon(m, 2, 6_000), None, "thread 2 leaves the queue");
+        assert_eq!(l.mutex_abandon(m, 1, 7_000), Some((3, 9_000)), "thread 3 arrived after the release");
+        assert_eq!(l.mutex_unlock(m, 10_000), None);
+        assert!(l.mutex_lock(m, 2, 11_000), "free again");
+        let s = &l.stats[0];
+        assert_eq!((s.acquisitions, s.contentions), (4, 3));
+        assert_eq!((s.wait_total_ns, s.wait_max_ns), (3_000, 3_000));
+        assert_eq!((s.hold_total_ns, s.hold_max_ns), (4_000 + 2_000 + 1_000, 4_000));
     }
 
     /// Holds that ended before the event being run are dropped; the last one's CPU is

@@ -302,6 +302,7 @@ impl Sim {
         if t.state == TaskState::Paused {
             self.sched.paused -= 1;
         }
+        self.abandon_inode_lock(tid);
         let t = &mut self.sched.tasks[tid];
         t.state = TaskState::Done;
         t.reclaim = None;

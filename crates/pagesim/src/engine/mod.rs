@@ -118,6 +118,9 @@ pub enum TaskState {
     WaitRequest,
     /// In wait(2) or a job server's wait for a free job slot: until a child exits.
     WaitChild,
+    /// Asleep waiting for a sleeping lock (a mutex, an rw_semaphore): until its holder
+    /// hands it over (`Sim::mutex_unlock`).
+    WaitLock(crate::locking::SleepLockId),
     /// In pause(2) until the run ends: its program has ended, its memory is kept.
     Paused,
     Done,
@@ -597,6 +600,7 @@ impl Sim {
         sim.mm.subtrees = (0..sim.mm.memcgs.len() as u16).map(|m| sim.mm.subtree(m)).collect();
         sim.swap_locks_init();
         sim.lru_locks_init();
+        sim.inode_locks_init();
         // The processes the run starts with, in task order.
         let mut tid = Tid(0);
         for (p, t) in c.task.iter().enumerate() {

@@ -266,7 +266,8 @@ impl Sim {
     /// write step's `fsync_every`).
     pub(crate) fn file_sync_begin(&mut self, tid: Tid, fi: FileId, op: SyncOp, after_writes: bool) {
         self.charge(self.cost.write_syscall_ns);
-        self.sched.tasks[tid].sync = Some(FileSync { file: fi, op, index: 0, waiting: false, after_writes });
+        let st = FileSync { file: fi, op, index: 0, waiting: false, after_writes, locked: false };
+        self.sched.tasks[tid].sync = Some(st);
     }
 
     /// Runs task `tid`'s whole-file call until it is done, blocks, or the burst ends.
@@ -282,6 +283,12 @@ impl Sim {
             }
             let fi = st.file;
             let dev = self.pc.files[fi].dev;
+            if st.op == SyncOp::Truncate && !st.locked {
+                if !self.inode_lock(tid, fi) {
+                    return ReadStep::Blocked;
+                }
+                continue;
+            }
             if st.op == SyncOp::Truncate || st.waiting {
                 // filemap_fdatawait: the next page under writeback, in file order.
                 match self.pc.files[fi].next_tagged(Tag::Writeback, st.index, u64::MAX) {
@@ -300,6 +307,7 @@ impl Sim {
                             return ReadStep::Blocked;
                         }
                         self.sched.tasks[tid].sync = None;
+                        self.inode_unlock(fi);
                         return ReadStep::Done;
                     }
                     None => {

@@ -507,16 +507,9 @@ impl Sim {
             AccessOp::Fsync | AccessOp::Fdatasync => self.file_sync_begin(tid, fi, SyncOp::Fsync, false),
             AccessOp::SyncFileRange => self.file_sync_begin(tid, fi, SyncOp::StartWrite, false),
             AccessOp::Truncate => self.file_sync_begin(tid, fi, SyncOp::Truncate, false),
-            AccessOp::Write | AccessOp::Pwrite => self.file_write_begin(tid, fi, unit as u64 * nr, nr),
-            AccessOp::Append => {
-                // O_APPEND: the position is the end of the file, taken under i_rwsem, which
-                // the write holds to its end; the lock's wait is not modelled, its effect
-                // is: an append starts after the appends in progress.
-                let a = &mut self.pc.files[fi];
-                let pos = a.i_size.max(a.append_end);
-                a.append_end = pos + nr;
-                self.file_write_begin(tid, fi, pos, nr)
-            }
+            AccessOp::Write | AccessOp::Pwrite => self.file_write_begin(tid, fi, unit as u64 * nr, nr, false),
+            // O_APPEND: the position is the end of the file when the write holds i_rwsem.
+            AccessOp::Append => self.file_write_begin(tid, fi, 0, nr, true),
             AccessOp::Read | AccessOp::Pread => self.file_read_begin(tid, fi, ra, unit as u64 * nr, nr),
             AccessOp::Msync => unreachable!("msync is a region step"),
             AccessOp::Spawn
@@ -669,6 +662,28 @@ impl Sim {
         if a.wait_ns > 0 {
             self.sched.lock_wait_ns[self.io.ctx.idx()] += a.wait_ns;
         }
+    }
+
+    /// `mutex_lock` / `down_write` of sleeping lock `id` by task `tid`: whether it holds
+    /// the lock now; if not, it sleeps until [`Sim::mutex_unlock`] hands it the lock.
+    pub(crate) fn mutex_lock(&mut self, id: crate::locking::SleepLockId, tid: Tid) -> bool {
+        if self.sched.locks.mutex_lock(id, tid.idx() as u32, self.sched.now) {
+            return true;
+        }
+        self.sched.tasks[tid].state = TaskState::WaitLock(id);
+        self.block(tid);
+        false
+    }
+
+    /// `mutex_unlock` / `up_write` of sleeping lock `id` by its holder: the first task
+    /// waiting for it gets it and is woken (returned, for the caller to do what it does
+    /// once it holds the lock).
+    pub(crate) fn mutex_unlock(&mut self, id: crate::locking::SleepLockId) -> Option<Tid> {
+        let (next, _) = self.sched.locks.mutex_unlock(id, self.sched.now)?;
+        let next = Tid(next);
+        self.sched.tasks[next].state = TaskState::Runnable;
+        self.wake_up(next);
+        Some(next)
     }
 
     /// Puts task `tid` to sleep until the I/O of frame `f` ends (`folio_wait_locked`,

@@ -51,7 +51,6 @@ impl Sim {
         self.pc.files[fi].forget_shadows();
         self.pc.files[fi].writeback_index = 0;
         self.pc.files[fi].i_size = 0;
-        self.pc.files[fi].append_end = 0;
         if self.wb.inodes[fi.idx()].dirty {
             let wb = self.inode_to_wb(fi);
             self.wb.inode_clean(wb, fi);

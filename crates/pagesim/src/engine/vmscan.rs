@@ -1289,7 +1289,7 @@ mod tests {
             ),
             &[],
         );
-        s.file_write_begin(Tid(0), crate::ids::FileId(0), 0, 8);
+        s.file_write_begin(Tid(0), crate::ids::FileId(0), 0, 8, false);
         assert!(matches!(s.file_write_step(Tid(0), 0, u64::MAX), crate::pagecache::ReadStep::Done));
         assert_eq!(s.mm.nr_dirty, 8);
         assert_eq!(s.mm.memcgs[0].lru.size(LruList::InactiveFile), 8);

@@ -172,6 +172,14 @@ impl Sim {
             }
             TaskState::WaitRequest => "waiting for a free request on a full device queue".into(),
             TaskState::WaitChild => "waiting for a child to exit".into(),
+            TaskState::WaitLock(id) => {
+                let owner = self.sched.locks.mutex_state(id).0;
+                let file = self.pc.files.iter().find(|f| f.i_rwsem == id).map(|f| f.name.as_str()).unwrap_or("?");
+                format!(
+                    "asleep waiting for i_rwsem of file {file}, held by {}",
+                    owner.and_then(|o| self.sched.tasks.get(o as usize)).map_or("no one", |t| t.name.as_str())
+                )
+            }
             TaskState::Paused => "paused until the run ends".into(),
             TaskState::Unborn => "not started by its parent yet".into(),
             TaskState::Done => "finished".into(),

@@ -71,9 +71,9 @@ pub struct AddressSpace {
     /// The file's size in pages (`i_size` rounded up): reads and readahead stop there;
     /// writes past it and appends grow it, truncate sets it to 0.
     pub i_size: u64,
-    /// End of the appends in progress: the next append starts at the larger of this and
-    /// `i_size` (appends hold i_rwsem in the kernel, so two never write the same place).
-    pub append_end: u64,
+    /// The inode's `i_rwsem` (`i_mutex` before 4.7): a write(2) or truncate holds it
+    /// (engine/filemap.rs `inode_lock`).
+    pub i_rwsem: crate::locking::SleepLockId,
     /// frame + 1 of each cached page, or 0.
     pub slots: Vec<u32>,
     /// Packed shadow + 1 of each evicted page, or 0 (`xa_value` entries in the kernel).
@@ -101,7 +101,7 @@ impl AddressSpace {
             dev_offset,
             nr_pages,
             i_size,
-            append_end: 0,
+            i_rwsem: crate::locking::SleepLockId::default(),
             slots: vec![0; nr_pages as usize],
             shadow: vec![0; nr_pages as usize],
             mappers: Vec::new(),
@@ -287,6 +287,8 @@ pub struct FileSync {
     /// The fsync a write step makes after every `fsync_every` writes: not an operation of
     /// its own.
     pub after_writes: bool,
+    /// Truncate: it holds the inode's `i_rwsem` (`do_truncate`'s `inode_lock`).
+    pub locked: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -373,13 +375,17 @@ pub struct FileRead {
 }
 
 /// A write(2) in progress: pages `[start, end)` of file `file`; `index` is the next page
-/// to copy into.
+/// to copy into. It copies once it holds the inode's `i_rwsem` (`locked`); an append
+/// (`append`, `nr` pages) learns its place, the end of the file, then.
 #[derive(Clone, Copy, Debug)]
 pub struct FileWrite {
     pub file: FileId,
     pub start: u64,
     pub end: u64,
     pub index: u64,
+    pub nr: u64,
+    pub append: bool,
+    pub locked: bool,
 }
 
 /// How far a read got in one burst.
