@@ -15,8 +15,9 @@
 //! gone on: the wait lands up to one burst late, its amount and its thread are right).
 //! They move when something needs them: the next acquisition behind them, their thread's
 //! payment, the end of their span ([`Lock::refresh`]), so that a busy lock's queue moves
-//! once for many acquisitions placed ahead of it, not once for each. Holds of acquisitions that arrived before the event being run are dropped, their
-//! queue's end kept ([`Locks::forget_before`]).
+//! once for many acquisitions placed ahead of it, not once for each. Holds of acquisitions
+//! that arrived before the event being run are dropped, their queue's end kept
+//! ([`Locks::forget_before`]).
 //!
 //! Cache lines: the lock word and the data it protects were last written by the CPU that
 //! held the lock last. Taking it on another CPU first pulls those lines over: free from an
@@ -123,6 +124,8 @@ struct SleepLock {
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct LockStat {
     pub name: &'static str,
+    /// A sleeping lock's class: its waits are time asleep, not CPU time.
+    pub sleeping: bool,
     pub acquisitions: u64,
     /// Acquisitions that found the lock held and waited.
     pub contentions: u64,
@@ -185,8 +188,8 @@ type Key = (u64, u64);
 enum Walk {
     /// On to the next.
     On,
-    /// Stop: this hold did not move (nor will those after it, up to the next place held
-    /// stale).
+    /// Stop: this hold did not move, so neither do those after it up to the next stale
+    /// place.
     Settled,
     /// Stop before this hold: the walk's budget is spent.
     Spent,
@@ -502,9 +505,16 @@ impl Locks {
         }
     }
 
-    /// A new class named `name` (the kernel's name for the lock, as lock_stat prints it).
+    /// A new class of spinlocks named `name` (the kernel's name for the lock, as lock_stat
+    /// prints it).
     pub fn class(&mut self, name: &'static str) -> LockClass {
         self.stats.push(LockStat { name, ..LockStat::default() });
+        LockClass((self.stats.len() - 1) as u16)
+    }
+
+    /// A new class of sleeping locks named `name` ([`Locks::sleep_lock`]).
+    pub fn sleep_class(&mut self, name: &'static str) -> LockClass {
+        self.stats.push(LockStat { name, sleeping: true, ..LockStat::default() });
         LockClass((self.stats.len() - 1) as u16)
     }
 
@@ -686,8 +696,9 @@ impl Locks {
         self.locks[id.0 as usize].class
     }
 
-    /// A new sleeping lock of class `class`, free.
+    /// A new sleeping lock of class `class` (a [`Locks::sleep_class`]), free.
     pub fn sleep_lock(&mut self, class: LockClass) -> SleepLockId {
+        debug_assert!(self.stats[class.0 as usize].sleeping, "a sleeping lock of a spinlock class");
         self.sleeping.push(SleepLock { class, owner: None, since: 0, waiters: VecDeque::new() });
         SleepLockId((self.sleeping.len() - 1) as u32)
     }
@@ -926,7 +937,7 @@ mod tests {
     #[test]
     fn a_sleeping_lock_is_handed_to_its_waiters_in_turn() {
         let mut l = Locks::new(Topology::flat(4));
-        let c = l.class("&sb->s_type->i_mutex_key");
+        let c = l.sleep_class("&sb->s_type->i_mutex_key");
         let m = l.sleep_lock(c);
         assert!(l.mutex_lock(m, 0, 1_000));
         assert!(!l.mutex_lock(m, 1, 2_000));

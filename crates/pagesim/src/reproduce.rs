@@ -68,7 +68,12 @@ fn fault_value(r: &Report, row: &str) -> Option<f64> {
     let pct =
         |ns: u64| if r.locks.cpu_ns == 0 { 0.0 } else { (1000.0 * ns as f64 / r.locks.cpu_ns as f64).round() / 10.0 };
     if let Some(class) = row.strip_prefix("lock_wait_pct:") {
-        return Some(pct(r.locks.classes.iter().find(|c| c.name == class).map_or(0, |c| c.wait_total_ns)));
+        // A class the run never took: no spinning on it. A sleeping lock's wait is no CPU
+        // time: no share of it.
+        return match r.locks.classes.iter().find(|c| c.name == class) {
+            Some(c) if c.sleeping => None,
+            c => Some(pct(c.map_or(0, |c| c.wait_total_ns))),
+        };
     }
     Some(match row {
         "fault_median_us" => us(r.fault_latency.median_ns),

@@ -306,7 +306,7 @@ impl Sim {
     pub(crate) fn inode_locks_init(&mut self) {
         // The name /proc/lock_stat gives a regular file's i_rwsem (`i_mutex_key` of the
         // file system type), as `inode_init_always` sets it.
-        let class = self.sched.locks.class("&sb->s_type->i_mutex_key");
+        let class = self.sched.locks.sleep_class("&sb->s_type->i_mutex_key");
         for f in &mut self.pc.files {
             f.i_rwsem = self.sched.locks.sleep_lock(class);
         }

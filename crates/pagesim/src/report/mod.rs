@@ -528,7 +528,7 @@ impl Report {
                 self.locks.wait_ns as f64 / 1e9,
                 self.locks.cpu_ns as f64 / 1e9
             );
-            for c in self.locks.classes.iter().filter(|c| c.contentions > 0).take(5) {
+            for c in self.locks.classes.iter().filter(|c| c.contentions > 0 && !c.sleeping).take(5) {
                 let _ = writeln!(
                     s,
                     "  {:<30} acquisitions {:>10}  contentions {:>9}  wait {:.3} s  max {:.1} us",
@@ -539,6 +539,17 @@ impl Report {
                     c.wait_max_ns as f64 / 1e3
                 );
             }
+        }
+        for c in self.locks.classes.iter().filter(|c| c.contentions > 0 && c.sleeping) {
+            let _ = writeln!(
+                s,
+                "sleeping lock {:<30} acquisitions {:>10}  contentions {:>9}  asleep {:.3} s  max {:.1} ms",
+                c.name,
+                c.acquisitions,
+                c.contentions,
+                c.wait_total_ns as f64 / 1e9,
+                c.wait_max_ns as f64 / 1e6
+            );
         }
         for d in &self.devices {
             let avg = (d.read_bytes + d.write_bytes).checked_div(d.reads + d.writes).unwrap_or(0);
