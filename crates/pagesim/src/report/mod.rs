@@ -520,6 +520,19 @@ impl Report {
                 mk.p99_ns as f64 / 1e3
             );
         }
+        // A contended class: its waits spinning (µs) or asleep (ms).
+        let class_line = |s: &mut String, head: &str, c: &crate::locking::LockStat| {
+            let (what, unit, div) = if c.sleeping { ("asleep", "ms", 1e6) } else { ("wait", "us", 1e3) };
+            let _ = writeln!(
+                s,
+                "{head}{:<30} acquisitions {:>10}  contentions {:>9}  {what} {:.3} s  max {:.1} {unit}",
+                c.name,
+                c.acquisitions,
+                c.contentions,
+                c.wait_total_ns as f64 / 1e9,
+                c.wait_max_ns as f64 / div
+            );
+        };
         if self.locks.wait_ns > 0 {
             let _ = writeln!(
                 s,
@@ -529,27 +542,11 @@ impl Report {
                 self.locks.cpu_ns as f64 / 1e9
             );
             for c in self.locks.classes.iter().filter(|c| c.contentions > 0 && !c.sleeping).take(5) {
-                let _ = writeln!(
-                    s,
-                    "  {:<30} acquisitions {:>10}  contentions {:>9}  wait {:.3} s  max {:.1} us",
-                    c.name,
-                    c.acquisitions,
-                    c.contentions,
-                    c.wait_total_ns as f64 / 1e9,
-                    c.wait_max_ns as f64 / 1e3
-                );
+                class_line(&mut s, "  ", c);
             }
         }
         for c in self.locks.classes.iter().filter(|c| c.contentions > 0 && c.sleeping) {
-            let _ = writeln!(
-                s,
-                "sleeping lock {:<30} acquisitions {:>10}  contentions {:>9}  asleep {:.3} s  max {:.1} ms",
-                c.name,
-                c.acquisitions,
-                c.contentions,
-                c.wait_total_ns as f64 / 1e9,
-                c.wait_max_ns as f64 / 1e6
-            );
+            class_line(&mut s, "sleeping lock ", c);
         }
         for d in &self.devices {
             let avg = (d.read_bytes + d.write_bytes).checked_div(d.reads + d.writes).unwrap_or(0);
