@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 mod bench;
+mod cache;
 mod out;
 mod reproduce;
 mod stats;
@@ -78,6 +79,13 @@ enum Command {
     Compare(stats::CompareArgs),
     /// Time the simulator itself: simulated accesses per wall-clock second, peak RSS
     Bench(bench::Args),
+    /// Run a trace through a page cache alone and print its miss ratio
+    ///
+    /// No devices, no time: every 4 KiB page a record of the trace touches is a reference to
+    /// an LRU cache of --ram bytes. With --sizes, the miss-ratio curve of LRU from one pass
+    /// (each reference's reuse distance). Traces of other tools are read as they are
+    /// (--list-formats); a record that cannot be read is named by its number.
+    Cache(cache::Args),
     /// Run scenarios on this machine's kernel and in pagesim configured like it; compare
     ///
     /// Needs root: it creates swap files and memory cgroups and changes vm tunables, and
@@ -261,6 +269,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
         }
         Command::Compare(a) => stats::compare(a, out),
         Command::Bench(a) => bench::run(a, out),
+        Command::Cache(a) => cache::run(a, out),
         Command::Reproduce(a) => reproduce::run(a, out),
         Command::Validate(a) => validate::run(a, out),
         Command::Completions { shell } => {

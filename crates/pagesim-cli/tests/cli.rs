@@ -710,3 +710,37 @@ fn reproduce_prints_labels_of_rows_that_share_a_name() {
     }
     assert!(out.lines().any(|l| l.starts_with("lock_wait_pct ")), "a row of its own name has no labels: {out}");
 }
+
+/// `pagesim cache`: a small trace's LRU misses at one size and on a curve (the same at the
+/// same size), JSON, and a truncated trace named by its record with exit code 2.
+#[test]
+fn cache_gives_the_miss_ratio_of_a_trace_and_names_a_bad_record() {
+    let dir = std::env::temp_dir().join(format!("pagesim-cli-cache-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Pages 1 2 3 1 4 2: in 3 pages (12 KiB) 5 misses, in 4 pages 4.
+    let plain = dir.join("t.plain");
+    std::fs::write(&plain, "0,r,1\n1,r,2\n2,w,3\n3,r,1\n4,r,4\n5,r,2\n").unwrap();
+    let p = plain.to_str().unwrap();
+    let (code, out, err) = pagesim(&["cache", p, "--ram", "12KB"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("references 6") && out.contains("misses            5"), "{out}");
+    let (code, out, _) = pagesim(&["cache", p, "--sizes", "12KB,16KB", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let misses: Vec<u64> = v["sizes"].as_array().unwrap().iter().map(|c| c["misses"].as_u64().unwrap()).collect();
+    assert_eq!((misses, v["distinct_pages"].as_u64()), (vec![5, 4], Some(4)));
+    let og = dir.join("t.oracleGeneral.bin");
+    std::fs::write(&og, [1u8; 30]).unwrap();
+    let (code, _, err) = pagesim(&["cache", og.to_str().unwrap(), "--ram", "1MB"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("t.oracleGeneral.bin: record 2: truncated: 6 of 24 bytes"), "{err}");
+    let txt = dir.join("t.txt");
+    std::fs::copy(&plain, &txt).unwrap();
+    let (code, _, err) = pagesim(&["cache", txt.to_str().unwrap(), "--ram", "1MB"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("give --format"), "{err}");
+    let (code, out, _) = pagesim(&["cache", txt.to_str().unwrap(), "--ram", "1MB", "--format", "plain"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("misses            4"), "{out}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

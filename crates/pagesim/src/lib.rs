@@ -6,6 +6,7 @@
 //! The library never prints and never exits: it returns a [`Report`] or an [`Error`] whose
 //! message names the file, the key and what was expected.
 
+pub mod cachesim;
 pub mod device;
 pub mod engine;
 pub mod histogram;
@@ -24,6 +25,7 @@ pub mod swap;
 #[cfg(test)]
 mod testutil;
 pub mod trace;
+pub mod tracefile;
 pub mod units;
 pub mod workload;
 pub mod writeback;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# pagesim's cache-only LRU against libCacheSim's LRU (issue 20), on one core each, in one run:
+# a zipf(1.0) trace of 4 KiB objects in libCacheSim's oracleGeneral format (10 M requests over
+# 1 M objects by default), the cache at 1 %, 10 % and 50 % of the working set (the distinct
+# objects' bytes). Prints each side's miss ratio and time, and pagesim's speed-up.
+#
+#   bench/vs-libcachesim.sh [REQUESTS] [OBJECTS]
+#
+# libCacheSim's Python package goes into a benchmark venv (target/bench-venv), not into the
+# project's: the test suite never needs it. Needs the release CLI (cargo build --release -p
+# pagesim-cli) and the package index (pip install libcachesim).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REQUESTS=${1:-10000000}
+OBJECTS=${2:-1000000}
+VENV=${PAGESIM_BENCH_VENV:-$ROOT/target/bench-venv}
+PAGESIM=$ROOT/target/release/pagesim
+[ -x "$PAGESIM" ] || { echo "vs-libcachesim: build the CLI first: cargo build --release -p pagesim-cli" >&2; exit 2; }
+if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import libcachesim, numpy' 2>/dev/null; then
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q libcachesim numpy
+fi
+TRACE=$ROOT/target/bench-zipf-$REQUESTS-$OBJECTS.oracleGeneral.bin
+exec "$VENV/bin/python" - "$PAGESIM" "$TRACE" "$REQUESTS" "$OBJECTS" <<'PY'
+import os, subprocess, sys, time
+import numpy as np
+import libcachesim as lcs
+
+pagesim, trace, n, objects = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+if not os.path.exists(trace):
+    # zipf(1.0) over `objects` ids by inverse CDF, seeded; records <IQIq: time, id, size, next.
+    rng = np.random.default_rng(1)
+    cdf = np.cumsum(1.0 / np.arange(1, objects + 1))
+    cdf /= cdf[-1]
+    ids = np.searchsorted(cdf, rng.random(n)).astype(np.uint64)
+    rec = np.zeros(n, dtype=[("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])
+    rec["t"] = np.arange(n) // 1000
+    rec["id"] = ids
+    rec["size"] = 4096
+    rec["next"] = -1
+    tmp = trace + ".tmp"
+    rec.tofile(tmp)
+    os.replace(tmp, trace)
+distinct = len(np.unique(np.fromfile(trace, dtype=[("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])["id"]))
+print(f"trace {trace}: {n} requests, {distinct} distinct 4 KiB objects (zipf 1.0)")
+print(f"{'cache':>8} {'size':>10} {'libCacheSim LRU':>16} {'time':>8} {'pagesim cache':>14} {'time':>8} {'speed-up':>9}")
+for pct in (1, 10, 50):
+    size = distinct * 4096 * pct // 100
+    reader = lcs.TraceReader(trace=trace, trace_type=lcs.TraceType.ORACLE_GENERAL_TRACE)
+    cache = lcs.LRU(cache_size=size)
+    t0 = time.perf_counter()
+    lcs_mr, _ = cache.process_trace(reader)
+    t_lcs = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    out = subprocess.run([pagesim, "cache", trace, "--ram", str(size), "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    t_ps = time.perf_counter() - t0
+    import json
+    ps_mr = json.loads(out)["sizes"][0]["miss_ratio"]
+    print(f"{pct:>7}% {size:>10} {lcs_mr:>16.6f} {t_lcs:>7.2f}s {ps_mr:>14.6f} {t_ps:>7.2f}s {t_lcs / t_ps:>8.2f}x", flush=True)
+PY

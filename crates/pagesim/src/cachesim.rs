@@ -1,0 +1,356 @@
+//! `pagesim cache`: a trace through a page cache alone, no devices, no time: the miss ratio
+//! of an LRU cache of a given number of pages, and the miss-ratio curve of LRU from one pass
+//! (Mattson's stack algorithm: a reference hits in every LRU cache larger than its reuse
+//! distance, the number of distinct pages referenced since the same page last was).
+//!
+//! Every page a record touches is one reference ([`crate::tracefile::Ref`]): a 10 KiB object
+//! is three. Flat arrays and u32 indices: a page's slot is found in one hash lookup, a
+//! reference allocates nothing once the page has been seen.
+
+use crate::tracefile::{Reader, TraceError};
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+const NONE: u32 = u32::MAX;
+
+/// A page's identity: its space and its number there.
+type Key = (u64, u64);
+
+/// A multiply-rotate hash of a page's two numbers (FxHash's step): the default SipHash,
+/// built against adversarial keys, costs a quarter of a reference.
+#[derive(Default)]
+pub struct PageHasher(u64);
+
+impl Hasher for PageHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type PageMap<V> = HashMap<Key, V, BuildHasherDefault<PageHasher>>;
+
+/// A slot of the LRU list: the page it holds and its neighbours (one cache line a hit).
+#[derive(Clone, Copy)]
+struct Slot {
+    key: Key,
+    prev: u32,
+    next: u32,
+}
+
+/// The slot of each cached page: open addressing with linear probing over slot numbers
+/// (4 bytes a bucket, half full at most), the keys compared in the slots themselves, which a
+/// hit reads anyway; a removal shifts the entries after it back (no tombstones).
+struct Index {
+    buckets: Vec<u32>,
+    len: usize,
+}
+
+impl Index {
+    fn new(expected: usize) -> Self {
+        Index { buckets: vec![NONE; (2 * expected).next_power_of_two().max(16)], len: 0 }
+    }
+
+    #[inline]
+    fn home(&self, k: Key) -> usize {
+        let mut h = PageHasher::default();
+        h.write_u64(k.0);
+        h.write_u64(k.1);
+        let h = h.finish();
+        (h ^ (h >> 29)) as usize & (self.buckets.len() - 1)
+    }
+
+    /// The bucket holding `k`'s slot, or the empty bucket where it would go.
+    #[inline]
+    fn find(&self, k: Key, slots: &[Slot]) -> Result<usize, usize> {
+        let mask = self.buckets.len() - 1;
+        let mut b = self.home(k);
+        loop {
+            match self.buckets[b] {
+                NONE => return Err(b),
+                s if slots[s as usize].key == k => return Ok(b),
+                _ => b = (b + 1) & mask,
+            }
+        }
+    }
+
+    fn insert(&mut self, k: Key, s: u32, slots: &[Slot]) {
+        if 2 * (self.len + 1) > self.buckets.len() {
+            let twice = vec![NONE; self.buckets.len() * 2];
+            let old = std::mem::replace(&mut self.buckets, twice);
+            self.len = 0;
+            for t in old.into_iter().filter(|&t| t != NONE) {
+                let kt = slots[t as usize].key;
+                self.insert(kt, t, slots);
+            }
+        }
+        if let Err(b) = self.find(k, slots) {
+            self.buckets[b] = s;
+            self.len += 1;
+        }
+    }
+
+    /// Removes `k` (whose slot still holds it).
+    fn remove(&mut self, k: Key, slots: &[Slot]) {
+        let Ok(mut hole) = self.find(k, slots) else { return };
+        let mask = self.buckets.len() - 1;
+        self.len -= 1;
+        let mut j = hole;
+        loop {
+            self.buckets[hole] = NONE;
+            loop {
+                j = (j + 1) & mask;
+                let s = self.buckets[j];
+                if s == NONE {
+                    return;
+                }
+                // An entry whose home lies cyclically in (hole, j] stays; another moves
+                // into the hole, which moves to where it was.
+                let home = self.home(slots[s as usize].key);
+                let stays = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
+                if !stays {
+                    self.buckets[hole] = s;
+                    hole = j;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// An LRU cache of `capacity` pages: a doubly linked list through slots, the most recent at
+/// the head.
+pub struct Lru {
+    capacity: u32,
+    index: Index,
+    slots: Vec<Slot>,
+    head: u32,
+    tail: u32,
+    pub hits: u64,
+    pub misses: u64,
+}
+
+impl Lru {
+    pub fn new(capacity: u32) -> Self {
+        let capacity = capacity.max(1);
+        Lru {
+            capacity,
+            index: Index::new((capacity as usize).min(1 << 20)),
+            slots: Vec::new(),
+            head: NONE,
+            tail: NONE,
+            hits: 0,
+            misses: 0,
+        }
+    }
+
+    #[inline]
+    fn unlink(&mut self, s: u32) {
+        let Slot { prev: p, next: n, .. } = self.slots[s as usize];
+        if p == NONE {
+            self.head = n
+        } else {
+            self.slots[p as usize].next = n
+        }
+        if n == NONE {
+            self.tail = p
+        } else {
+            self.slots[n as usize].prev = p
+        }
+    }
+
+    #[inline]
+    fn push_head(&mut self, s: u32) {
+        let old = self.head;
+        let slot = &mut self.slots[s as usize];
+        (slot.prev, slot.next) = (NONE, old);
+        if old != NONE {
+            self.slots[old as usize].prev = s;
+        }
+        self.head = s;
+        if self.tail == NONE {
+            self.tail = s;
+        }
+    }
+
+    /// References page `k`: whether it was cached. A miss evicts the least recently used
+    /// page when the cache is full and caches `k` at the head.
+    #[inline]
+    pub fn access(&mut self, k: Key) -> bool {
+        if let Ok(b) = self.index.find(k, &self.slots) {
+            self.hits += 1;
+            let s = self.index.buckets[b];
+            if self.head != s {
+                self.unlink(s);
+                self.push_head(s);
+            }
+            return true;
+        }
+        self.misses += 1;
+        let s = if (self.slots.len() as u32) < self.capacity {
+            self.slots.push(Slot { key: k, prev: NONE, next: NONE });
+            (self.slots.len() - 1) as u32
+        } else {
+            let s = self.tail;
+            self.unlink(s);
+            let old = self.slots[s as usize].key;
+            self.index.remove(old, &self.slots);
+            self.slots[s as usize].key = k;
+            s
+        };
+        self.index.insert(k, s, &self.slots);
+        self.push_head(s);
+        false
+    }
+}
+
+/// Reuse distances of a reference stream, counted in one pass: per page the time of its
+/// last reference, and a Fenwick tree over time marking each page's last reference, so
+/// that the distinct pages referenced since are a prefix-sum difference.
+pub struct ReuseDistances {
+    last: PageMap<u64>,
+    tree: Vec<u32>,
+    now: u64,
+    /// `hist[d]`: references at reuse distance `d` (the distinct pages in between); first
+    /// references are `cold`.
+    pub hist: Vec<u64>,
+    pub cold: u64,
+}
+
+impl Default for ReuseDistances {
+    fn default() -> Self {
+        ReuseDistances { last: PageMap::default(), tree: vec![0; 1024], now: 0, hist: Vec::new(), cold: 0 }
+    }
+}
+
+impl ReuseDistances {
+    fn add(&mut self, t: u64, v: i32) {
+        let mut i = t as usize + 1;
+        while i < self.tree.len() {
+            self.tree[i] = (self.tree[i] as i64 + v as i64) as u32;
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Marks at times `< t`.
+    fn prefix(&self, t: u64) -> u64 {
+        let mut i = t as usize;
+        let mut s = 0u64;
+        while i > 0 {
+            s += self.tree[i] as u64;
+            i -= i & i.wrapping_neg();
+        }
+        s
+    }
+
+    /// Records a reference to page `k`.
+    pub fn access(&mut self, k: Key) {
+        if self.now as usize + 2 > self.tree.len() {
+            // Twice the room: the marks are each page's last reference, re-added.
+            self.tree = vec![0; self.tree.len() * 2];
+            let marks: Vec<u64> = self.last.values().copied().collect();
+            for t in marks {
+                self.add(t, 1);
+            }
+        }
+        let t = self.now;
+        match self.last.insert(k, t) {
+            Some(prev) => {
+                let d = (self.prefix(t) - self.prefix(prev + 1)) as usize;
+                if d >= self.hist.len() {
+                    self.hist.resize(d + 1, 0);
+                }
+                self.hist[d] += 1;
+                self.add(prev, -1);
+            }
+            None => self.cold += 1,
+        }
+        self.add(t, 1);
+        self.now += 1;
+    }
+
+    /// The misses of an LRU cache of `pages` pages: first references and those at a reuse
+    /// distance of `pages` or more.
+    pub fn misses(&self, pages: u64) -> u64 {
+        self.cold + self.hist.iter().skip(pages as usize).sum::<u64>()
+    }
+
+    /// References recorded.
+    pub fn references(&self) -> u64 {
+        self.now
+    }
+
+    /// Distinct pages referenced.
+    pub fn distinct(&self) -> u64 {
+        self.cold
+    }
+}
+
+/// Feeds every page of every record of `trace` to `f`.
+pub fn each_page(trace: &mut dyn Reader, mut f: impl FnMut(Key)) -> Result<(), TraceError> {
+    while let Some(r) = trace.next_ref()? {
+        for p in r.page..r.page + r.pages as u64 {
+            f((r.space, p));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The textbook trace a b c a d b in a cache of 3: a, b, c miss; a hits; d misses and
+    /// evicts b (the least recently used); b misses.
+    #[test]
+    fn lru_evicts_the_least_recently_used_page() {
+        let mut c = Lru::new(3);
+        let got: Vec<bool> = [1, 2, 3, 1, 4, 2].iter().map(|&p| c.access((0, p))).collect();
+        assert_eq!(got, [false, false, false, true, false, false]);
+        assert_eq!((c.hits, c.misses), (1, 5));
+        assert!(!c.access((1, 1)), "another space's page 1 is another page");
+    }
+
+    /// a b c a d b: a's second reference has reuse distance 2 (b, c), b's 3 (c, a, d).
+    #[test]
+    fn reuse_distances_count_the_distinct_pages_in_between() {
+        let mut r = ReuseDistances::default();
+        for p in [1, 2, 3, 1, 4, 2] {
+            r.access((0, p));
+        }
+        assert_eq!((r.cold, r.hist.clone()), (4, vec![0, 0, 1, 1]));
+        assert_eq!((r.misses(3), r.misses(4)), (5, 4));
+    }
+
+    proptest! {
+        /// The one-pass curve gives, at every size, the misses an LRU cache of that size has
+        /// (also past the tree's first doubling).
+        #[test]
+        fn the_curve_matches_an_lru_cache_at_every_size(trace in proptest::collection::vec(0u64..300, 1..3000)) {
+            let mut r = ReuseDistances::default();
+            for &p in &trace {
+                r.access((0, p));
+            }
+            for size in [1u32, 2, 7, 50, 299, 400] {
+                let mut c = Lru::new(size);
+                for &p in &trace {
+                    c.access((0, p));
+                }
+                prop_assert_eq!(r.misses(size as u64), c.misses, "size {}", size);
+            }
+        }
+    }
+}
