@@ -1,10 +1,11 @@
-//! Other tools' traces read as streams of page references: what a trace replay and
-//! `pagesim cache` run. Each format has a reader file here and one line in [`FORMATS`]. A
-//! reader streams its file record by record (never loaded whole; a zstd-compressed file is
-//! decompressed on the fly) and turns each record into a [`Ref`]: the pages of one space
-//! (an address space, a disk, an object) that the record touches. Block and object traces
-//! split their bytes into 4 KiB pages: an object of 10 KiB is pages 0-2 of its own space, a
-//! block request at byte offset 8192 of 12 KiB is pages 2-4 of its disk's space.
+//! Other tools' traces read as streams of page references: what `pagesim cache` runs (a
+//! replay in the full model is to come). Each format has a reader file here and one line in
+//! [`FORMATS`]. A reader streams its file record by record (never loaded whole; a
+//! zstd-compressed file is decompressed on the fly) and turns each record into a [`Ref`]:
+//! the pages of one space (an address space, a disk, an object) that the record touches.
+//! Block and object traces split their bytes into 4 KiB pages: an object of 10 KiB is pages
+//! 0-2 of its own space, a block request at byte offset 8192 of 12 KiB is pages 2-4 of its
+//! disk's space.
 //!
 //! A record that cannot be read gives a [`TraceError`] naming the file, the record's number
 //! (its line in a text format) and what was expected; a reader never panics on its input.
@@ -17,7 +18,7 @@ mod oracle_general;
 mod plain;
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader};
 
 /// A page is 4 KiB.
 pub const PAGE: u64 = 4096;
@@ -152,20 +153,11 @@ pub fn open(path: &str, fmt: Option<&str>) -> Result<Box<dyn Reader>, TraceError
     let zstd = raw.fill_buf().map_err(|e| err(format!("cannot read: {e}")))?.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
     let stream: Box<dyn BufRead> = if zstd {
         let dec = ruzstd::decoding::StreamingDecoder::new(raw).map_err(|e| err(format!("not a zstd stream: {e}")))?;
-        Box::new(BufReader::with_capacity(1 << 16, ZstdErrors(dec)))
+        Box::new(BufReader::with_capacity(1 << 16, dec))
     } else {
         Box::new(raw)
     };
     Ok((format.open)(Input { stream, file: path.to_string() }))
-}
-
-/// The decoder's stream; its errors are I/O errors a reader reports with the record.
-struct ZstdErrors<R: Read>(R);
-
-impl<R: Read> Read for ZstdErrors<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
-    }
 }
 
 /// Parses an unsigned number, decimal or `0x` hexadecimal.
