@@ -6,8 +6,8 @@
 #
 #   bench/vs-libcachesim.sh [REQUESTS] [OBJECTS]
 #
-# libCacheSim's Python package goes into a benchmark venv (target/bench-venv), not into the
-# project's: the test suite never needs it. Needs the release CLI (cargo build --release -p
+# libCacheSim's Python package goes into a benchmark venv (target/bench-venv, or
+# $PAGESIM_BENCH_VENV), not into the project's: the test suite never needs it. Needs the release CLI (cargo build --release -p
 # pagesim-cli) and the package index (pip install libcachesim).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
