@@ -63,8 +63,8 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     if let Some(r) = a.ram {
         sizes.insert(0, r);
     }
-    // (bytes, misses) per size, the references and the distinct pages.
-    let (rows, refs, distinct): (Vec<(u64, u64)>, u64, u64) = if sizes.len() == 1 {
+    // (bytes, misses) per size, the references and (from the curve) the distinct pages.
+    let (rows, refs, distinct): (Vec<(u64, u64)>, u64, Option<u64>) = if sizes.len() == 1 {
         let mut c = Lru::new((sizes[0] / 4096).min(u32::MAX as u64) as u32);
         let mut seen = 0u64;
         each_page(&mut *trace, |k| {
@@ -72,11 +72,11 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             seen += 1;
         })
         .map_err(|e| e.to_string())?;
-        (vec![(sizes[0], c.misses)], seen, u64::MAX)
+        (vec![(sizes[0], c.misses)], seen, None)
     } else {
         let mut r = ReuseDistances::default();
         each_page(&mut *trace, |k| r.access(k)).map_err(|e| e.to_string())?;
-        (sizes.iter().map(|&b| (b, r.misses(b / 4096))).collect(), r.references(), r.distinct())
+        (sizes.iter().map(|&b| (b, r.misses(b / 4096))).collect(), r.references(), Some(r.distinct()))
     };
     let secs = started.elapsed().as_secs_f64();
     let ratio = |m: u64| if refs == 0 { 0.0 } else { m as f64 / refs as f64 };
@@ -86,14 +86,14 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             .map(|&(b, m)| serde_json::json!({"ram_bytes": b, "misses": m, "miss_ratio": ratio(m)}))
             .collect();
         let mut doc = serde_json::json!({"trace": path, "policy": "lru", "references": refs, "sizes": cells});
-        if distinct != u64::MAX {
-            doc["distinct_pages"] = distinct.into();
+        if let Some(d) = distinct {
+            doc["distinct_pages"] = d.into();
         }
         writeln!(out, "{doc}")?;
     } else {
         write!(out, "trace {path}  policy lru  references {refs} (4 KiB pages)")?;
-        if distinct != u64::MAX {
-            write!(out, "  distinct pages {distinct}")?;
+        if let Some(d) = distinct {
+            write!(out, "  distinct pages {d}")?;
         }
         writeln!(out, "  in {secs:.2} s")?;
         for &(b, m) in &rows {

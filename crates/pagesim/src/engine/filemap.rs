@@ -27,7 +27,7 @@
 use crate::device::IoDir;
 use crate::engine::memory::Fault;
 use crate::engine::page_writeback::Throttled;
-use crate::engine::{Sim, TaskState};
+use crate::engine::Sim;
 use crate::ids::Pfn;
 use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::pte;
@@ -357,11 +357,7 @@ impl Sim {
             (None, Some(st)) if st.op == crate::pagecache::SyncOp::Truncate => st.file,
             _ => return,
         };
-        let id = self.pc.files[file].i_rwsem;
-        if let Some((next, _)) = self.sched.locks.mutex_abandon(id, tid.idx() as u32, self.sched.now) {
-            let next = Tid(next);
-            self.sched.tasks[next].state = TaskState::Runnable;
-            self.wake_up(next);
+        if let Some(next) = self.mutex_abandon(self.pc.files[file].i_rwsem, tid) {
             self.holds_inode(next);
         }
     }

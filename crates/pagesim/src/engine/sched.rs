@@ -680,10 +680,22 @@ impl Sim {
     /// once it holds the lock).
     pub(crate) fn mutex_unlock(&mut self, id: crate::locking::SleepLockId) -> Option<Tid> {
         let (next, _) = self.sched.locks.mutex_unlock(id, self.sched.now)?;
+        Some(self.mutex_handed(next))
+    }
+
+    /// Task `tid` exits while it holds sleeping lock `id` or waits for it: it leaves the
+    /// queue, or hands the lock on as [`Sim::mutex_unlock`] does (returning the new holder).
+    pub(crate) fn mutex_abandon(&mut self, id: crate::locking::SleepLockId, tid: Tid) -> Option<Tid> {
+        let (next, _) = self.sched.locks.mutex_abandon(id, tid.idx() as u32, self.sched.now)?;
+        Some(self.mutex_handed(next))
+    }
+
+    /// Wakes thread `next`, which was handed a sleeping lock.
+    fn mutex_handed(&mut self, next: u32) -> Tid {
         let next = Tid(next);
         self.sched.tasks[next].state = TaskState::Runnable;
         self.wake_up(next);
-        Some(next)
+        next
     }
 
     /// Puts task `tid` to sleep until the I/O of frame `f` ends (`folio_wait_locked`,

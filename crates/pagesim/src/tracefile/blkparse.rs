@@ -11,15 +11,11 @@ use std::collections::HashMap;
 pub const FORMAT: Format = Format {
     name: "blkparse",
     about: "blkparse text output (queued requests: maj,min cpu seq time pid Q rwbs sector + n)",
-    open: |input| {
-        Box::new(Blkparse { input, line: 0, buf: String::new(), first: None, devs: HashMap::new(), done: false })
-    },
+    open: |input| Box::new(Blkparse { input, first: None, devs: HashMap::new(), done: false }),
 };
 
 struct Blkparse {
     input: Input,
-    line: u64,
-    buf: String,
     first: Option<u64>,
     devs: HashMap<String, u64>,
     done: bool,
@@ -28,16 +24,16 @@ struct Blkparse {
 impl Reader for Blkparse {
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError> {
         while !self.done {
-            if self.input.line(&mut self.buf, &mut self.line)?.is_none() {
+            if !self.input.next_line()? {
                 return Ok(None);
             }
-            let f: Vec<&str> = self.buf.split_whitespace().collect();
+            let f: Vec<&str> = self.input.text.split_whitespace().collect();
             let Some(dev) = f.first().filter(|d| d.split_once(',').is_some_and(|(a, b)| is_num(a) && is_num(b))) else {
                 // blkparse's per-CPU and total summary follows the events.
                 self.done = !f.is_empty();
                 continue;
             };
-            let bad = |what: &str| self.input.error(self.line, format!("{what}, got \"{}\"", self.buf));
+            let bad = |what: &str| self.input.error_here(format!("{what}, got \"{}\"", self.input.text));
             if f.len() < 7 {
                 return Err(bad("expected maj,min cpu seq sec.nsec pid action rwbs ..."));
             }

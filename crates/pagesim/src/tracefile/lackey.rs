@@ -9,27 +9,25 @@ use super::{Format, Input, Op, Reader, Ref, TraceError};
 pub const FORMAT: Format = Format {
     name: "lackey",
     about: "valgrind --tool=lackey --trace-mem=yes text (I, L, S, M records)",
-    open: |input| Box::new(Lackey { input, line: 0, n: 0, buf: String::new() }),
+    open: |input| Box::new(Lackey { input, n: 0 }),
 };
 
 struct Lackey {
     input: Input,
-    line: u64,
     n: u64,
-    buf: String,
 }
 
 impl Reader for Lackey {
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError> {
         loop {
-            if self.input.line(&mut self.buf, &mut self.line)?.is_none() {
+            if !self.input.next_line()? {
                 return Ok(None);
             }
-            let l = self.buf.as_str();
+            let l = self.input.text.as_str();
             if l.is_empty() || l.starts_with("==") || l.starts_with("SYSCALL") {
                 continue;
             }
-            let bad = |what: &str| self.input.error(self.line, format!("{what}, got \"{l}\""));
+            let bad = |what: &str| self.input.error_here(format!("{what}, got \"{l}\""));
             let (kind, rest) = match l.trim_start().split_once(char::is_whitespace) {
                 Some((k, r)) => (k, r.trim()),
                 None => return Err(bad("expected I, L, S or M then addr,size")),

@@ -8,39 +8,35 @@ use super::{number, Format, Input, Op, Reader, Ref, TraceError};
 pub const FORMAT: Format = Format {
     name: "libcachesim-csv",
     about: "libCacheSim csv object trace (# header; time, object, size[, next_access_vtime])",
-    open: |input| Box::new(Csv { input, line: 0, buf: String::new(), first: None }),
+    open: |input| Box::new(Csv { input, first: None }),
 };
 
 struct Csv {
     input: Input,
-    line: u64,
-    buf: String,
     first: Option<u64>,
 }
 
 impl Reader for Csv {
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError> {
         loop {
-            if self.input.line(&mut self.buf, &mut self.line)?.is_none() {
+            if !self.input.next_line()? {
                 return Ok(None);
             }
-            let l = self.buf.trim();
+            let l = self.input.text.trim();
             if l.is_empty() || l.starts_with('#') {
                 continue;
             }
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
             if !(3..=4).contains(&f.len()) {
-                return Err(self.input.error(self.line, format!("expected time, object, size[, next], got \"{l}\"")));
+                return Err(self.input.error_here(format!("expected time, object, size[, next], got \"{l}\"")));
             }
             let field = |i: usize, name: &str| {
-                number(f[i]).ok_or_else(|| self.input.error(self.line, format!("{name} \"{}\" is not a number", f[i])))
+                number(f[i]).ok_or_else(|| self.input.error_here(format!("{name} \"{}\" is not a number", f[i])))
             };
             let (time, obj, size) = (field(0, "time")?, field(1, "object")?, field(2, "size")?);
             let first = *self.first.get_or_insert(time);
             let Some(dt) = time.checked_sub(first) else {
-                return Err(self
-                    .input
-                    .error(self.line, format!("time {time} goes back before the first record's {first}")));
+                return Err(self.input.error_here(format!("time {time} goes back before the first record's {first}")));
             };
             return Ok(Some(Ref::bytes(dt.saturating_mul(1_000_000_000), Op::Read, obj, 0, size)));
         }

@@ -76,10 +76,13 @@ pub trait Reader {
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError>;
 }
 
-/// What a reader is made from: the (decompressed) stream and the file's name for errors.
+/// What a reader is made from: the (decompressed) stream and the file's name for errors;
+/// for a text format, the line last read and its number.
 pub struct Input {
     pub stream: Box<dyn BufRead>,
     pub file: String,
+    pub text: String,
+    pub line: u64,
 }
 
 impl Input {
@@ -88,20 +91,24 @@ impl Input {
         TraceError { file: self.file.clone(), record, what: what.into() }
     }
 
-    /// The next line without its end (`None` at the end of the file), counting lines in
-    /// `line`.
-    pub fn line(&mut self, buf: &mut String, line: &mut u64) -> Result<Option<()>, TraceError> {
-        buf.clear();
-        match self.stream.read_line(buf) {
-            Ok(0) => Ok(None),
+    /// An error at the line last read.
+    pub fn error_here(&self, what: impl Into<String>) -> TraceError {
+        self.error(self.line, what)
+    }
+
+    /// Reads the next line into `text`, without its end; false at the end of the file.
+    pub fn next_line(&mut self) -> Result<bool, TraceError> {
+        self.text.clear();
+        match self.stream.read_line(&mut self.text) {
+            Ok(0) => Ok(false),
             Ok(_) => {
-                *line += 1;
-                while buf.ends_with('\n') || buf.ends_with('\r') {
-                    buf.pop();
+                self.line += 1;
+                while self.text.ends_with('\n') || self.text.ends_with('\r') {
+                    self.text.pop();
                 }
-                Ok(Some(()))
+                Ok(true)
             }
-            Err(e) => Err(self.error(*line + 1, format!("cannot read: {e}"))),
+            Err(e) => Err(self.error(self.line + 1, format!("cannot read: {e}"))),
         }
     }
 }
@@ -157,7 +164,7 @@ pub fn open(path: &str, fmt: Option<&str>) -> Result<Box<dyn Reader>, TraceError
     } else {
         Box::new(raw)
     };
-    Ok((format.open)(Input { stream, file: path.to_string() }))
+    Ok((format.open)(Input { stream, file: path.to_string(), text: String::new(), line: 0 }))
 }
 
 /// Parses an unsigned number, decimal or `0x` hexadecimal.

@@ -9,13 +9,11 @@ use std::collections::HashMap;
 pub const FORMAT: Format = Format {
     name: "msr",
     about: "MSR Cambridge block trace CSV (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)",
-    open: |input| Box::new(Msr { input, line: 0, buf: String::new(), first: None, disks: HashMap::new() }),
+    open: |input| Box::new(Msr { input, first: None, disks: HashMap::new() }),
 };
 
 struct Msr {
     input: Input,
-    line: u64,
-    buf: String,
     first: Option<u64>,
     disks: HashMap<(String, String), u64>,
 }
@@ -23,15 +21,15 @@ struct Msr {
 impl Reader for Msr {
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError> {
         loop {
-            if self.input.line(&mut self.buf, &mut self.line)?.is_none() {
+            if !self.input.next_line()? {
                 return Ok(None);
             }
-            let l = self.buf.trim();
-            if l.is_empty() || (self.line == 1 && l.starts_with("Timestamp")) {
+            let l = self.input.text.trim();
+            if l.is_empty() || (self.input.line == 1 && l.starts_with("Timestamp")) {
                 continue;
             }
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
-            let bad = |what: String| self.input.error(self.line, what);
+            let bad = |what: String| self.input.error_here(what);
             if f.len() != 7 {
                 return Err(bad(format!(
                     "expected 7 fields (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime), got {}",

@@ -7,43 +7,44 @@ use super::{number, Format, Input, Op, Reader, Ref, TraceError};
 pub const FORMAT: Format = Format {
     name: "plain",
     about: "text, one record a line: time_ns,op(r|w),page[,pages]",
-    open: |input| Box::new(Plain { input, line: 0, buf: String::new() }),
+    open: |input| Box::new(Plain { input }),
 };
 
 struct Plain {
     input: Input,
-    line: u64,
-    buf: String,
 }
 
 impl Reader for Plain {
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError> {
         loop {
-            if self.input.line(&mut self.buf, &mut self.line)?.is_none() {
+            if !self.input.next_line()? {
                 return Ok(None);
             }
-            let l = self.buf.trim();
-            if l.is_empty() || l.starts_with('#') || (self.line == 1 && !l.starts_with(|c: char| c.is_ascii_digit())) {
+            let l = self.input.text.trim();
+            if l.is_empty()
+                || l.starts_with('#')
+                || (self.input.line == 1 && !l.starts_with(|c: char| c.is_ascii_digit()))
+            {
                 continue;
             }
             let f: Vec<&str> = l.split(',').map(str::trim).collect();
             if !(3..=4).contains(&f.len()) {
-                return Err(self.input.error(self.line, format!("expected time,op,page[,pages], got \"{l}\"")));
+                return Err(self.input.error_here(format!("expected time,op,page[,pages], got \"{l}\"")));
             }
-            let time = number(f[0])
-                .ok_or_else(|| self.input.error(self.line, format!("time \"{}\" is not a number", f[0])))?;
+            let time =
+                number(f[0]).ok_or_else(|| self.input.error_here(format!("time \"{}\" is not a number", f[0])))?;
             let op = match f[1] {
                 "r" | "R" | "read" => Op::Read,
                 "w" | "W" | "write" => Op::Write,
-                o => return Err(self.input.error(self.line, format!("op \"{o}\": expected r or w"))),
+                o => return Err(self.input.error_here(format!("op \"{o}\": expected r or w"))),
             };
-            let page = number(f[2])
-                .ok_or_else(|| self.input.error(self.line, format!("page \"{}\" is not a number", f[2])))?;
+            let page =
+                number(f[2]).ok_or_else(|| self.input.error_here(format!("page \"{}\" is not a number", f[2])))?;
             let pages = match f.get(3) {
                 None => 1,
                 Some(p) => number(p)
                     .filter(|&n| (1..=u32::MAX as u64).contains(&n))
-                    .ok_or_else(|| self.input.error(self.line, format!("pages \"{p}\": expected 1 or more")))?
+                    .ok_or_else(|| self.input.error_here(format!("pages \"{p}\": expected 1 or more")))?
                     as u32,
             };
             return Ok(Some(Ref { time_ns: time, op, space: 0, page, pages }));
