@@ -188,8 +188,8 @@ type Key = (u64, u64);
 enum Walk {
     /// On to the next.
     On,
-    /// Stop: this hold did not move, so neither do those after it up to the next stale
-    /// place.
+    /// Stop: this hold ends where it did (it may start later), so those after it do not
+    /// move, up to the next stale place.
     Settled,
     /// Stop before this hold: the walk's budget is spent.
     Spent,
@@ -344,8 +344,10 @@ impl Lock {
     /// visited after them) delays: each gets the lock when the one before it drops it, the
     /// lines from that one's CPU. A hold that moves makes its owner owe the move: its clock
     /// goes on from its latest hold, so it owes the largest move of its holds since it last
-    /// paid. A hold that waits for the first time counts as a contention, as it would
-    /// have had the acquisitions been visited in arrival order.
+    /// paid (a hold that moves back, its lines now from a nearer CPU, does not lower it:
+    /// the owner may have gone on already). A hold that waits for the first time counts as
+    /// a contention, as it would have had the acquisitions been visited in arrival order,
+    /// and one that no longer waits does not.
     ///
     /// Done when an acquisition, a payment or the floor needs those holds, not at each
     /// acquisition placed ahead: a CPU far ahead of the others (kswapd's pass over a list)
@@ -368,13 +370,27 @@ impl Lock {
                     h.lines as u64 * Locks::transfer_ns(r.place, r.topo, q_cpu, h.cpu)
                 };
                 let end = start + transfer + h.work;
-                if end == h.end {
+                if (start, end) == (h.start, h.end) {
                     return Walk::Settled;
                 }
-                if h.start == arrival && start > arrival {
-                    r.stat.contentions += 1;
+                // It waits for the first time, or no longer does: the lines before it come
+                // from a nearer CPU now, and moving them takes less than it did.
+                match (h.start > arrival, start > arrival) {
+                    (false, true) => r.stat.contentions += 1,
+                    (true, false) => r.stat.contentions -= 1,
+                    _ => {}
                 }
                 r.stat.wait_max_ns = r.stat.wait_max_ns.max(start - arrival);
+                // lock_stat's hold time includes the lines' move, which changes with the
+                // predecessor's CPU.
+                r.stat.hold_total_ns = r.stat.hold_total_ns + (end - start) - (h.end - h.start);
+                r.stat.hold_max_ns = r.stat.hold_max_ns.max(end - start);
+                if end == h.end {
+                    // Later, but its predecessor's lines came from its own CPU: it ends
+                    // where it did, so neither its owner nor the holds after it move.
+                    h.start = start;
+                    return Walk::Settled;
+                }
                 let d = &mut r.debt[h.owner as usize];
                 if h.epoch != d.epoch {
                     // Its owner paid since it was placed: it counts from where it was then.
@@ -900,8 +916,9 @@ mod tests {
     /// However the CPUs' clocks interleave the acquisitions' visits, and whenever the
     /// threads pay what they owe, a lock's holds end up as a FIFO queue in arrival order
     /// would place them: each starts when it arrives or when the one that arrived before it
-    /// ends, and pulls its lines from that one's CPU. (Holds are moved lazily: this fails
-    /// if a move is lost or applied twice.)
+    /// ends, and pulls its lines from that one's CPU; lock_stat counts the waits and holds
+    /// where they end up. (Holds are moved lazily: this fails if a move is lost or applied
+    /// twice.)
     #[test]
     fn holds_end_in_arrival_order_whatever_the_visit_order() {
         use proptest::prelude::*;
@@ -926,6 +943,10 @@ mod tests {
                 (q_end, q_cpu) = (start + transfer + work, cpu);
                 want.push((arrival, start, q_end));
             }
+            // lock_stat counts each hold's final wait and length once.
+            let s = &l.stats[0];
+            prop_assert_eq!(s.contentions, want.iter().filter(|w| w.1 > w.0).count() as u64);
+            prop_assert_eq!(s.hold_total_ns, want.iter().map(|w| w.2 - w.1).sum::<u64>());
             prop_assert_eq!(l.holds_of(id), want);
         });
     }
