@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs pagesim from this checkout, idempotently:
+#   - qemu-user from Debian, if missing (pagesim capture runs programs under it);
 #   - the CLI, built to ./target/release/pagesim;
 #   - a virtualenv in ./.venv with maturin, pytest and pandas, and the pagesim Python package
 #     (the Rust extension built in release mode, the Python sources linked editable).
@@ -12,6 +13,18 @@ command -v cargo >/dev/null 2>&1 || { echo "install.sh: cargo not found; install
 command -v python3 >/dev/null 2>&1 || { echo "install.sh: python3 not found" >&2; exit 1; }
 
 step() { printf '\n==> %s\n' "$*"; }
+
+# pagesim capture runs programs under QEMU user-mode emulation (Debian's qemu-user has TCG
+# plugin support) and builds its plugin with the C compiler.
+if ! command -v qemu-x86_64 >/dev/null 2>&1; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        step "installing qemu-user (for pagesim capture)"
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-user
+    else
+        echo "install.sh: qemu-x86_64 not found and not root with apt-get: pagesim capture will not work (Debian: apt-get install qemu-user)" >&2
+    fi
+fi
 
 step "building the CLI (cargo build --release -p pagesim-cli)"
 cargo build --release -p pagesim-cli

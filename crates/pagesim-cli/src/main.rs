@@ -15,6 +15,7 @@ use std::process::ExitCode;
 
 mod bench;
 mod cache;
+mod capture;
 mod out;
 mod reproduce;
 mod stats;
@@ -86,6 +87,16 @@ enum Command {
     /// (each reference's reuse distance). Traces of other tools are read as they are
     /// (--list-formats); a record that cannot be read is named by its number.
     Cache(cache::Args),
+    /// Run a program under QEMU and record its page accesses and system calls as a trace
+    ///
+    /// `pagesim capture [--out FILE] -- PROGRAM ARGS...` runs the unmodified x86_64 program
+    /// under QEMU user-mode emulation with pagesim's plugin (built with the C compiler on
+    /// first use) and writes, per thread, the pages its loads and stores touched (after stack
+    /// deletion: accesses to its K most recent pages are hits for any memory of K pages or
+    /// more, and are left out) and its system calls, in pagesim's trace format (`pgt`,
+    /// zstd-compressed). `pagesim cache FILE.pgt` runs it through a page cache. Needs
+    /// qemu-user (scripts/install.sh installs it as root).
+    Capture(capture::Args),
     /// Run scenarios on this machine's kernel and in pagesim configured like it; compare
     ///
     /// Needs root: it creates swap files and memory cgroups and changes vm tunables, and
@@ -270,6 +281,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
         Command::Compare(a) => stats::compare(a, out),
         Command::Bench(a) => bench::run(a, out),
         Command::Cache(a) => cache::run(a, out),
+        Command::Capture(a) => capture::run(a, out),
         Command::Reproduce(a) => reproduce::run(a, out),
         Command::Validate(a) => validate::run(a, out),
         Command::Completions { shell } => {

@@ -15,6 +15,7 @@ mod lackey;
 mod libcachesim_csv;
 mod msr;
 mod oracle_general;
+pub mod pgt;
 mod plain;
 
 use std::fmt;
@@ -121,8 +122,15 @@ pub struct Format {
 }
 
 /// The formats pagesim reads, one line each.
-pub const FORMATS: &[Format] =
-    &[oracle_general::FORMAT, libcachesim_csv::FORMAT, lackey::FORMAT, msr::FORMAT, blkparse::FORMAT, plain::FORMAT];
+pub const FORMATS: &[Format] = &[
+    pgt::FORMAT,
+    oracle_general::FORMAT,
+    libcachesim_csv::FORMAT,
+    lackey::FORMAT,
+    msr::FORMAT,
+    blkparse::FORMAT,
+    plain::FORMAT,
+];
 
 /// The format named `name`.
 pub fn format(name: &str) -> Result<&'static Format, String> {
@@ -155,6 +163,12 @@ pub fn open(path: &str, fmt: Option<&str>) -> Result<Box<dyn Reader>, TraceError
             err(format!("its name does not say its format: give --format, one of {}", names.join(", ")))
         })?,
     };
+    Ok((format.open)(open_input(path)?))
+}
+
+/// Opens file `path` as a stream, decompressed if it is zstd-compressed.
+pub fn open_input(path: &str) -> Result<Input, TraceError> {
+    let err = |what: String| TraceError { file: path.to_string(), record: 0, what };
     let file = std::fs::File::open(path).map_err(|e| err(format!("cannot open: {e}")))?;
     let mut raw = BufReader::with_capacity(1 << 16, file);
     let zstd = raw.fill_buf().map_err(|e| err(format!("cannot read: {e}")))?.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]);
@@ -164,7 +178,7 @@ pub fn open(path: &str, fmt: Option<&str>) -> Result<Box<dyn Reader>, TraceError
     } else {
         Box::new(raw)
     };
-    Ok((format.open)(Input { stream, file: path.to_string(), text: String::new(), line: 0 }))
+    Ok(Input { stream, file: path.to_string(), text: String::new(), line: 0 })
 }
 
 /// Parses an unsigned number, decimal or `0x` hexadecimal.

@@ -1,0 +1,572 @@
+/*
+ * pagesim's capture plugin for QEMU user-mode emulation (`pagesim capture` builds and loads it).
+ *
+ * Records, per guest thread, the pages its loads and stores touch and the system calls it
+ * makes, reduced in place by Smith's stack deletion: an access to one of the K pages the
+ * thread touched most recently is dropped (for any LRU memory of at least K pages it is a
+ * hit), except the first store to a page whose kept accesses were all loads (so that which
+ * pages a thread dirties stays exact). `pagesim capture` turns the raw files into one
+ * pagesim trace (crates/pagesim/src/tracefile/pagesim.rs).
+ *
+ * The plugin API is declared here rather than taken from QEMU's header, so that the plugin
+ * builds without QEMU's development files; only calls that every API version from 1 on has
+ * are used, and the version it declares is given at build time (-DPAGESIM_PLUGIN_API=N).
+ *
+ * Raw output, one file per thread and process image in the directory `out=`:
+ *   a header of 8 words: magic, format version, pid, tid, parent pid, K, the monotonic
+ *   clock at the start (ns), the stream's number in its process;
+ *   then records of 64-bit words, told apart by their low two bits:
+ *     access:  (vpn << 2) | (store << 1) | 0, then the instructions executed since the
+ *              thread's previous record;
+ *     syscall: (nr << 2) | 1 with the record's length in words in bits 32-47 (so nr is
+ *              below 2^30), then instructions since the previous record, the monotonic
+ *              clock (ns), the six arguments, the return value, and for a call that names
+ *              a file (open, openat, creat, openat2, mmap of an fd) the file's size, its
+ *              inode, and its path as bytes padded to whole words (length first);
+ *     mapping: (3) with the length in bits 32-47, then start, end, offset, flags (1 read,
+ *              2 write, 4 exec, 8 shared), path length and path: one of the mappings the
+ *              loader made before the first instruction (the program, its interpreter,
+ *              the stack), from /proc/self/maps.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PAGESIM_PLUGIN_API
+#define PAGESIM_PLUGIN_API 1
+#endif
+
+/* ---- The QEMU plugin API, as far as this plugin uses it. ---- */
+#define EXPORT __attribute__((visibility("default")))
+typedef uint64_t qemu_plugin_id_t;
+typedef uint32_t qemu_plugin_meminfo_t;
+struct qemu_plugin_tb;
+struct qemu_plugin_insn;
+typedef struct {
+    const char *target_name;
+    struct {
+        int min;
+        int cur;
+    } version;
+    bool system_emulation;
+    union {
+        struct {
+            int smp_vcpus;
+            int max_vcpus;
+        } system;
+    };
+} qemu_info_t;
+enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS, QEMU_PLUGIN_CB_RW_REGS };
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
+typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
+typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                                          void *userdata);
+typedef void (*qemu_plugin_vcpu_syscall_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index, int64_t num, uint64_t a1,
+                                              uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6,
+                                              uint64_t a7, uint64_t a8);
+typedef void (*qemu_plugin_vcpu_syscall_ret_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_idx, int64_t num,
+                                                  int64_t ret);
+void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *userdata);
+void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_cb_t cb);
+void qemu_plugin_register_vcpu_syscall_ret_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_ret_cb_t cb);
+void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
+size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
+bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+
+EXPORT int qemu_plugin_version = PAGESIM_PLUGIN_API;
+
+/* ---- State. ---- */
+#define MAGIC 0x7061676573696d31ull /* "pagesim1" */
+#define RAW_VERSION 1
+#define MAX_VCPUS 4096
+#define MAX_K 1024
+#define BUF_WORDS (1 << 16)
+#define FAST_K 16 /* touch(): up to this K, a fixed-length search */
+#define NO_PAGE UINT64_MAX
+
+enum { TAG_ACCESS = 0, TAG_SYSCALL = 1, TAG_MAPPING = 3 };
+
+/* x86_64 system call numbers this plugin reacts to. */
+enum {
+    NR_OPEN = 2,
+    NR_MMAP = 9,
+    NR_CLONE = 56,
+    NR_FORK = 57,
+    NR_VFORK = 58,
+    NR_EXECVE = 59,
+    NR_EXIT = 60,
+    NR_CREAT = 85,
+    NR_EXIT_GROUP = 231,
+    NR_OPENAT = 257,
+    NR_EXECVEAT = 322,
+    NR_CLONE3 = 435,
+    NR_OPENAT2 = 437,
+};
+#define CLONE_VM 0x100
+#define CLONE_THREAD 0x10000
+#define MAP_ANONYMOUS 0x20
+
+struct stream {
+    int fd; /* -1: not open yet (opened by the thread's first record) */
+    uint32_t n;
+    uint64_t *buf;
+    uint64_t insns;      /* instructions this thread executed */
+    uint64_t last_insns; /* at its previous record */
+    /* The K most recent pages (stack deletion, touch()): page, its low 32 bits, the
+     * count of accesses at its last touch, whether a kept access stored to it. */
+    uint64_t stack[MAX_K];
+    uint32_t tags[MAX_K];
+    uint64_t when[MAX_K];
+    uint8_t stored[MAX_K];
+    uint64_t clock;
+    uint32_t last; /* the slot touched last */
+    int64_t nr;          /* the system call being made */
+    uint64_t args[6];
+    char path[4096];     /* the file an mmap names, found at its entry */
+    uint64_t path_size, path_ino;
+    int path_len;
+};
+
+static struct stream *streams[MAX_VCPUS];
+static char out_dir[3072];
+static uint32_t k = 16;
+static int parent_pid;
+static uint32_t image; /* process images this process has had (exec starts a new one) */
+static uint32_t opened; /* streams this image opened */
+static bool maps_taken;
+static char *maps_before; /* /proc/self/maps when the plugin was loaded */
+
+static void die(const char *what) {
+    fprintf(stderr, "pagesim capture plugin: %s: %s\n", what, strerror(errno));
+    _exit(125);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void write_all(int fd, const void *p, size_t len) {
+    const char *c = p;
+    while (len > 0) {
+        ssize_t w = write(fd, c, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            die("cannot write the raw trace");
+        }
+        c += w;
+        len -= (size_t)w;
+    }
+}
+
+static void flush(struct stream *s) {
+    if (s->n > 0 && s->fd >= 0)
+        write_all(s->fd, s->buf, (size_t)s->n * 8);
+    s->n = 0;
+}
+
+static void close_stream(struct stream *s) {
+    if (s->fd >= 0) {
+        flush(s);
+        close(s->fd);
+        s->fd = -1;
+    }
+}
+
+static void open_stream(struct stream *s) {
+    char name[3200];
+    int pid = getpid(), tid = (int)syscall(SYS_gettid);
+    uint32_t seq = __atomic_fetch_add(&opened, 1, __ATOMIC_RELAXED);
+    snprintf(name, sizeof name, "%s/%d.%u.%d.%u.raw", out_dir, pid, image, tid, seq);
+    int fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0)
+        die(name);
+    /* Out of the way of the descriptors the program numbers itself (dup2 onto 3, 4...). */
+    s->fd = fcntl(fd, F_DUPFD_CLOEXEC, 1000);
+    if (s->fd < 0)
+        die("cannot move the raw trace's descriptor");
+    close(fd);
+    uint64_t h[8] = {MAGIC, RAW_VERSION, (uint64_t)pid, (uint64_t)tid, (uint64_t)parent_pid, k, now_ns(), seq};
+    write_all(s->fd, h, sizeof h);
+}
+
+static struct stream *stream_slow(unsigned int vcpu) {
+    if (vcpu >= MAX_VCPUS) {
+        errno = ERANGE;
+        die("more guest threads at once than the plugin has room for");
+    }
+    struct stream *s = streams[vcpu];
+    if (!s) {
+        s = calloc(1, sizeof *s);
+        if (!s || !(s->buf = malloc(BUF_WORDS * 8)))
+            die("out of memory");
+        s->fd = -1;
+        /* The slots past K (up to FAST_K) are never the least recent. */
+        for (uint32_t i = 0; i < MAX_K; i++) {
+            s->stack[i] = NO_PAGE;
+            s->tags[i] = (uint32_t)NO_PAGE;
+            s->when[i] = i < k ? 0 : UINT64_MAX;
+        }
+        streams[vcpu] = s;
+    }
+    if (s->fd < 0)
+        open_stream(s);
+    return s;
+}
+
+/* Thread `vcpu`'s stream, opened by its first record. */
+static inline struct stream *stream_of(unsigned int vcpu) {
+    struct stream *s = vcpu < MAX_VCPUS ? streams[vcpu] : NULL;
+    if (__builtin_expect(s != NULL && s->fd >= 0, 1))
+        return s;
+    return stream_slow(vcpu);
+}
+
+/* Thread `vcpu` is gone (QEMU gives its index to the next thread it creates). */
+static void drop_stream(unsigned int vcpu) {
+    struct stream *s = streams[vcpu];
+    streams[vcpu] = NULL;
+    free(s->buf);
+    free(s);
+}
+
+static inline void put(struct stream *s, uint64_t w) {
+    if (s->n == BUF_WORDS)
+        flush(s);
+    s->buf[s->n++] = w;
+}
+
+/* Reserves room for `words` words in one piece. */
+static inline void room(struct stream *s, uint32_t words) {
+    if (s->n + words > BUF_WORDS)
+        flush(s);
+}
+
+static void put_bytes(struct stream *s, const char *p, int len) {
+    put(s, (uint64_t)len);
+    for (int i = 0; i < len; i += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + i, len - i < 8 ? (size_t)(len - i) : 8);
+        put(s, w);
+    }
+}
+
+/* ---- The loader's mappings: what /proc/self/maps gained before the first instruction. ---- */
+static char *read_maps(void) {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        die("cannot open /proc/self/maps");
+    size_t cap = 1 << 16, len = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (len + 4096 + 1 > cap && !(b = realloc(b, cap *= 2)))
+            die("out of memory");
+        ssize_t r = read(fd, b + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            die("cannot read /proc/self/maps");
+        if (r == 0)
+            break;
+        len += (size_t)r;
+    }
+    close(fd);
+    b[len] = 0;
+    return b;
+}
+
+static bool line_in(const char *line, size_t len, const char *text) {
+    for (const char *p = text; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (l == len && memcmp(p, line, len) == 0)
+            return true;
+        p += l + (e ? 1 : 0);
+    }
+    return false;
+}
+
+static void record_loader_mappings(struct stream *s) {
+    char *after = read_maps();
+    for (char *p = after; *p;) {
+        char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (!line_in(p, l, maps_before)) {
+            unsigned long start, end, off;
+            char perms[8] = {0};
+            int at = 0;
+            char save = p[l];
+            p[l] = 0;
+            if (sscanf(p, "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &at) >= 4) {
+                const char *path = at > 0 ? p + at : "";
+                int plen = (int)strlen(path);
+                uint64_t flags = (perms[0] == 'r') | (perms[1] == 'w') << 1 | (perms[2] == 'x') << 2 |
+                                 (perms[3] == 's') << 3;
+                uint32_t words = 6 + (uint32_t)(plen + 7) / 8;
+                room(s, words);
+                put(s, (uint64_t)words << 32 | TAG_MAPPING);
+                put(s, start);
+                put(s, end);
+                put(s, off);
+                put(s, flags);
+                put_bytes(s, path, plen);
+            }
+            p[l] = save;
+        }
+        p += l + (e ? 1 : 0);
+    }
+    free(after);
+    free(maps_before);
+    maps_before = NULL;
+}
+
+/* ---- Callbacks. ---- */
+static void vcpu_insns(unsigned int vcpu, void *n) {
+    struct stream *s = stream_of(vcpu);
+    if (__builtin_expect(!maps_taken, 0)) {
+        maps_taken = true;
+        record_loader_mappings(s);
+    }
+    s->insns += (uintptr_t)n;
+}
+
+/*
+ * Stack deletion. The thread's K most recently touched pages are kept unordered, each with
+ * the count of accesses at its last touch; an access to one of them is left out (unless it
+ * is the first store to it), any other replaces the least recently touched. Up to
+ * FAST_K pages, the search is a fixed-length loop over 32-bit tags (the low bits of the
+ * pages; a match is checked against the whole page) that the compiler unrolls and
+ * vectorises; an unused slot holds a page no access has.
+ */
+static inline uint32_t find(const struct stream *s, uint64_t vpn) {
+    uint32_t tag = (uint32_t)vpn;
+    if (k <= FAST_K) {
+        uint32_t m = 0;
+        for (uint32_t i = 0; i < FAST_K; i++)
+            m |= (uint32_t)(s->tags[i] == tag) << i;
+        while (m) {
+            uint32_t i = (uint32_t)__builtin_ctz(m);
+            if (s->stack[i] == vpn)
+                return i;
+            m &= m - 1;
+        }
+        return UINT32_MAX;
+    }
+    for (uint32_t i = 0; i < k; i++)
+        if (s->stack[i] == vpn)
+            return i;
+    return UINT32_MAX;
+}
+
+static inline void touch(struct stream *s, uint64_t vpn, bool store) {
+    /* Most accesses are to the page of the one before. */
+    if (s->stack[s->last] == vpn && (!store || s->stored[s->last]))
+        return;
+    uint64_t now = ++s->clock;
+    uint32_t i = find(s, vpn);
+    bool keep;
+    if (i != UINT32_MAX) {
+        keep = store && !s->stored[i];
+        s->stored[i] |= store;
+    } else {
+        keep = true;
+        /* The least recently touched (an unused slot has time 0). */
+        uint32_t n = k <= FAST_K ? FAST_K : k;
+        i = 0;
+        for (uint32_t j = 1; j < n; j++)
+            if (s->when[j] < s->when[i])
+                i = j;
+        s->stack[i] = vpn;
+        s->tags[i] = (uint32_t)vpn;
+        s->stored[i] = store;
+    }
+    s->when[i] = now;
+    s->last = i;
+    if (keep) {
+        room(s, 2);
+        s->buf[s->n++] = vpn << 2 | (uint64_t)store << 1 | TAG_ACCESS;
+        s->buf[s->n++] = s->insns - s->last_insns;
+        s->last_insns = s->insns;
+    }
+}
+
+static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata) {
+    (void)udata;
+    struct stream *s = stream_of(vcpu);
+    bool store = qemu_plugin_mem_is_store(info);
+    uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
+    touch(s, vaddr >> 12, store);
+    if (((vaddr + size - 1) >> 12) != (vaddr >> 12))
+        touch(s, (vaddr + size - 1) >> 12, store);
+}
+
+static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
+    (void)id;
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_insns, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+    for (size_t i = 0; i < n; i++)
+        qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), vcpu_mem, QEMU_PLUGIN_CB_NO_REGS,
+                                         QEMU_PLUGIN_MEM_RW, NULL);
+}
+
+/* The path, size and inode of open file descriptor `fd`; false if it is not a regular file. */
+static bool file_of(int fd, struct stream *s) {
+    char link[64];
+    snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+    ssize_t l = readlink(link, s->path, sizeof s->path - 1);
+    struct stat st;
+    if (l <= 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        s->path_len = -1;
+        return false;
+    }
+    s->path[l] = 0;
+    s->path_len = (int)l;
+    s->path_size = (uint64_t)st.st_size;
+    s->path_ino = (uint64_t)st.st_ino;
+    return true;
+}
+
+static void put_syscall(struct stream *s, int64_t nr, int64_t ret, bool with_file) {
+    uint32_t words = 11 + (with_file ? 3 + (uint32_t)(s->path_len + 7) / 8 : 0);
+    room(s, words);
+    put(s, (uint64_t)words << 32 | (uint64_t)nr << 2 | TAG_SYSCALL);
+    put(s, s->insns - s->last_insns);
+    s->last_insns = s->insns;
+    put(s, now_ns());
+    for (int i = 0; i < 6; i++)
+        put(s, s->args[i]);
+    put(s, (uint64_t)ret);
+    put(s, with_file);
+    if (with_file) {
+        put(s, s->path_size);
+        put(s, s->path_ino);
+        put_bytes(s, s->path, s->path_len);
+    }
+}
+
+static void vcpu_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, uint64_t a1, uint64_t a2, uint64_t a3,
+                         uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8) {
+    (void)id, (void)a7, (void)a8;
+    struct stream *s = stream_of(vcpu);
+    s->nr = num;
+    uint64_t a[6] = {a1, a2, a3, a4, a5, a6};
+    memcpy(s->args, a, sizeof a);
+    s->path_len = -1;
+    if (num == NR_MMAP && !(a4 & MAP_ANONYMOUS) && (int64_t)a5 >= 0)
+        file_of((int)a5, s);
+    switch (num) {
+    case NR_EXIT:
+    case NR_EXIT_GROUP:
+        /* No return: the record goes out now, and the thread's stream ends. */
+        put_syscall(s, num, 0, false);
+        close_stream(s);
+        drop_stream(vcpu);
+        break;
+    case NR_EXECVE:
+    case NR_EXECVEAT:
+        /* A new image if it succeeds (its streams are opened afresh); this one's end. */
+        put_syscall(s, num, 0, false);
+        for (unsigned int v = 0; v < MAX_VCPUS; v++)
+            if (streams[v])
+                flush(streams[v]);
+        break;
+    }
+}
+
+static void vcpu_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, int64_t ret) {
+    (void)id;
+    struct stream *s = stream_of(vcpu);
+    if (num != s->nr || num == NR_EXIT || num == NR_EXIT_GROUP)
+        return;
+    if (num == NR_EXECVE || num == NR_EXECVEAT) {
+        /* Only a failed exec returns here; the record of its entry stands. */
+        put_syscall(s, num, ret, false);
+        return;
+    }
+    bool fork = num == NR_FORK || num == NR_VFORK || num == NR_CLONE3 ||
+                (num == NR_CLONE && !(s->args[0] & (CLONE_VM | CLONE_THREAD)));
+    if (fork && ret == 0) {
+        /* The child process: the parent's buffers are the parent's to write. Only this
+         * thread goes on here; it starts a stream of its own. */
+        parent_pid = getppid();
+        for (unsigned int v = 0; v < MAX_VCPUS; v++) {
+            struct stream *o = streams[v];
+            if (!o)
+                continue;
+            if (o->fd >= 0)
+                close(o->fd);
+            o->fd = -1;
+            o->n = 0;
+            if (o != s)
+                drop_stream(v);
+        }
+        opened = 0;
+        image = 0;
+        open_stream(s);
+        s->last_insns = s->insns;
+        put_syscall(s, num, ret, false);
+        return;
+    }
+    bool names_file = (num == NR_OPEN || num == NR_OPENAT || num == NR_CREAT || num == NR_OPENAT2) && ret >= 0;
+    if (names_file)
+        file_of((int)ret, s);
+    put_syscall(s, num, ret, s->path_len >= 0);
+}
+
+static void at_exit(qemu_plugin_id_t id, void *p) {
+    (void)id, (void)p;
+    for (unsigned int v = 0; v < MAX_VCPUS; v++)
+        if (streams[v])
+            close_stream(streams[v]);
+}
+
+EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int argc, char **argv) {
+    (void)info;
+    for (int i = 0; i < argc; i++) {
+        if (strncmp(argv[i], "out=", 4) == 0) {
+            snprintf(out_dir, sizeof out_dir, "%s", argv[i] + 4);
+        } else if (strncmp(argv[i], "k=", 2) == 0) {
+            long v = strtol(argv[i] + 2, NULL, 10);
+            if (v < 1 || v > MAX_K) {
+                fprintf(stderr, "pagesim capture plugin: k=%s: give 1 to %d\n", argv[i] + 2, MAX_K);
+                return -1;
+            }
+            k = (uint32_t)v;
+        } else if (strncmp(argv[i], "image=", 6) == 0) {
+            image = (uint32_t)strtoul(argv[i] + 6, NULL, 10);
+        } else {
+            fprintf(stderr, "pagesim capture plugin: unknown argument %s (out=DIR, k=N)\n", argv[i]);
+            return -1;
+        }
+    }
+    if (!out_dir[0]) {
+        fprintf(stderr, "pagesim capture plugin: no out=DIR\n");
+        return -1;
+    }
+    parent_pid = getppid();
+    maps_before = read_maps();
+    qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
+    qemu_plugin_register_vcpu_syscall_cb(id, vcpu_syscall);
+    qemu_plugin_register_vcpu_syscall_ret_cb(id, vcpu_syscall_ret);
+    qemu_plugin_register_atexit_cb(id, at_exit, NULL);
+    return 0;
+}

@@ -1,0 +1,877 @@
+//! pagesim's own trace (`.pgt`): what `pagesim capture` writes from a program run under
+//! QEMU with pagesim's plugin. It holds, for each thread of each process the program started,
+//! the pages its loads and stores touched (after stack deletion with the trace's K: an
+//! access to one of the thread's K most recent pages is left out, for any LRU memory of at
+//! least K pages a hit; the first store to a page only read so far is kept) and its system
+//! calls with their arguments and results, in the order they happened, with the
+//! instructions the thread executed before each record.
+//!
+//! The file is zstd-compressed. Decompressed, it is a line `pagesim-trace 1`, a line of JSON
+//! ([`Header`]), then records, each a tag byte and LEB128 numbers:
+//!
+//! | tag | record | fields |
+//! |---|---|---|
+//! | `P` | a stream starts (a thread, or a process image after exec), numbered 0, 1... | pid, tid, parent pid, image, start (ns, monotonic clock) |
+//! | `F` | a file later records name, numbered 0, 1... | size, inode, path length, path bytes |
+//! | `T` | the records that follow are stream n's | n |
+//! | `R`, `W` | a load, a store | the page's distance from the stream's previous page (zigzag), instructions before it |
+//! | `S` | a system call (x86_64 numbers) | nr, instructions before it, time (ns), six arguments, result (zigzag), file + 1 (0: none) |
+//! | `M` | a mapping the loader made before the first instruction | start, end, file offset, flags (1 read, 2 write, 4 exec, 8 shared), file + 1 |
+//! | `E` | the end of the trace | |
+//!
+//! Read as a page trace (`pagesim cache`), a process's anonymous pages are a space of their
+//! own (the process's number), a file's pages another (`FILE_SPACE` + the file's number),
+//! whether read(2) or a mapping of the file touched them ([`Procs`] follows the descriptors,
+//! their offsets and the mappings).
+
+use super::{Format, Input, Op, Reader, Ref, TraceError, PAGE};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::io::{self, BufRead, Write};
+
+pub const FORMAT: Format = Format {
+    name: "pgt",
+    about: "pagesim capture's trace: a program's page accesses and system calls, per thread",
+    open: |input| Box::new(Pages::new(input)),
+};
+
+/// The first line of a trace.
+pub const MAGIC: &str = "pagesim-trace 1";
+
+/// Spaces of files' pages start here ([`Pages`]); a process's own pages are its number.
+pub const FILE_SPACE: u64 = 1 << 40;
+
+/// What a trace says about itself.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The stack-deletion depth: the trace is exact for memories of at least `k` pages.
+    pub k: u32,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// Nanoseconds of CPU time per instruction executed, measured when the program ran
+    /// natively (`pagesim capture --native`), if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ns_per_insn: Option<f64>,
+    /// What recorded it (QEMU's version).
+    pub tool: String,
+}
+
+/// A stream: one thread of one process image.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stream {
+    pub pid: u32,
+    pub tid: u32,
+    pub parent: u32,
+    /// Process images of this pid before this one (exec starts a new one).
+    pub image: u32,
+    pub start_ns: u64,
+}
+
+/// A file named by the trace, as it was when the program opened or mapped it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct File {
+    pub path: String,
+    pub size: u64,
+    pub ino: u64,
+}
+
+/// One record of a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    Stream(Stream),
+    File(File),
+    /// Stream `stream` loaded (or stored to) page `vpn`, `insns` instructions after its
+    /// previous record.
+    Access {
+        stream: u32,
+        vpn: u64,
+        write: bool,
+        insns: u64,
+    },
+    /// System call `nr` with its arguments and result; `file` is the file it named (opened,
+    /// created, mapped).
+    Syscall {
+        stream: u32,
+        nr: u32,
+        insns: u64,
+        time_ns: u64,
+        args: [u64; 6],
+        ret: i64,
+        file: Option<u32>,
+    },
+    /// A mapping the loader made: `[start, end)` (bytes), of `file` at `offset` if any.
+    Mapping {
+        stream: u32,
+        start: u64,
+        end: u64,
+        offset: u64,
+        flags: u8,
+        file: Option<u32>,
+    },
+}
+
+/// Mapping flags ([`Record::Mapping`]).
+pub const MAP_READ: u8 = 1;
+pub const MAP_WRITE: u8 = 2;
+pub const MAP_EXEC: u8 = 4;
+pub const MAP_SHARED: u8 = 8;
+
+fn put_varint(out: &mut impl Write, mut v: u64) -> io::Result<()> {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            buf[n] = b;
+            n += 1;
+            break;
+        }
+        buf[n] = b | 0x80;
+        n += 1;
+    }
+    out.write_all(&buf[..n])
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// Writes a trace's records (uncompressed: [`write_compressed`] compresses it).
+pub struct Writer<W: Write> {
+    out: W,
+    cur: Option<u32>,
+    /// Per stream, its previous page.
+    prev: Vec<u64>,
+    files: u32,
+}
+
+impl<W: Write> Writer<W> {
+    pub fn new(mut out: W, header: &Header) -> io::Result<Self> {
+        writeln!(out, "{MAGIC}")?;
+        serde_json::to_writer(&mut out, header)?;
+        writeln!(out)?;
+        Ok(Writer { out, cur: None, prev: Vec::new(), files: 0 })
+    }
+
+    /// Streams started so far.
+    pub fn streams(&self) -> u32 {
+        self.prev.len() as u32
+    }
+
+    fn switch(&mut self, stream: u32) -> io::Result<()> {
+        if stream as usize >= self.prev.len() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("stream {stream} was not started")));
+        }
+        if self.cur != Some(stream) {
+            self.out.write_all(b"T")?;
+            put_varint(&mut self.out, stream as u64)?;
+            self.cur = Some(stream);
+        }
+        Ok(())
+    }
+
+    pub fn record(&mut self, r: &Record) -> io::Result<()> {
+        let o = &mut self.out;
+        match r {
+            Record::Stream(s) => {
+                o.write_all(b"P")?;
+                for v in [s.pid as u64, s.tid as u64, s.parent as u64, s.image as u64, s.start_ns] {
+                    put_varint(o, v)?;
+                }
+                self.prev.push(0);
+            }
+            Record::File(f) => {
+                o.write_all(b"F")?;
+                put_varint(o, f.size)?;
+                put_varint(o, f.ino)?;
+                put_varint(o, f.path.len() as u64)?;
+                o.write_all(f.path.as_bytes())?;
+                self.files += 1;
+            }
+            &Record::Access { stream, vpn, write, insns } => {
+                self.switch(stream)?;
+                let prev = std::mem::replace(&mut self.prev[stream as usize], vpn);
+                self.out.write_all(if write { b"W" } else { b"R" })?;
+                put_varint(&mut self.out, zigzag(vpn.wrapping_sub(prev) as i64))?;
+                put_varint(&mut self.out, insns)?;
+            }
+            &Record::Syscall { stream, nr, insns, time_ns, args, ret, file } => {
+                self.switch(stream)?;
+                let o = &mut self.out;
+                o.write_all(b"S")?;
+                for v in [nr as u64, insns, time_ns] {
+                    put_varint(o, v)?;
+                }
+                for a in args {
+                    put_varint(o, a)?;
+                }
+                put_varint(o, zigzag(ret))?;
+                put_varint(o, file.map_or(0, |f| f as u64 + 1))?;
+            }
+            &Record::Mapping { stream, start, end, offset, flags, file } => {
+                self.switch(stream)?;
+                let o = &mut self.out;
+                o.write_all(b"M")?;
+                for v in [start, end, offset, flags as u64, file.map_or(0, |f| f as u64 + 1)] {
+                    put_varint(o, v)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the trace; returns the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.write_all(b"E")?;
+        self.out.flush()?;
+        Ok(self.out)
+    }
+}
+
+/// Compresses the uncompressed trace `from` into `to` (zstd).
+pub fn write_compressed(from: &std::path::Path, to: &std::path::Path) -> io::Result<()> {
+    let src = io::BufReader::with_capacity(1 << 16, std::fs::File::open(from)?);
+    let mut dst = io::BufWriter::with_capacity(1 << 16, std::fs::File::create(to)?);
+    ruzstd::encoding::compress(src, &mut dst, ruzstd::encoding::CompressionLevel::Fastest);
+    dst.flush()
+}
+
+/// Reads a trace's records in order.
+pub struct Records {
+    input: Input,
+    pub header: Header,
+    /// Records read (the number of the last one).
+    pub record: u64,
+    cur: Option<u32>,
+    prev: Vec<u64>,
+    files: u32,
+    ended: bool,
+    started: bool,
+}
+
+impl Records {
+    /// Reads the first two lines; `header` is then the trace's.
+    pub fn new(input: Input) -> Records {
+        let header = Header { k: 0, command: Vec::new(), ns_per_insn: None, tool: String::new() };
+        Records { input, header, record: 0, cur: None, prev: Vec::new(), files: 0, ended: false, started: false }
+    }
+
+    /// Reads the magic line and the header (done by the first [`Records::next_record`]).
+    pub fn start(&mut self) -> Result<(), TraceError> {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        if !self.input.next_line()? || self.input.text != MAGIC {
+            return Err(self.input.error(0, format!("not a pagesim trace: the first line is not \"{MAGIC}\"")));
+        }
+        if !self.input.next_line()? {
+            return Err(self.input.error(0, "truncated: no header line"));
+        }
+        self.header = serde_json::from_str(&self.input.text)
+            .map_err(|e| self.input.error(0, format!("the header line is not a pagesim trace header: {e}")))?;
+        Ok(())
+    }
+
+    fn byte(&mut self) -> Result<Option<u8>, TraceError> {
+        let b = match self.input.stream.fill_buf() {
+            Ok([]) => return Ok(None),
+            Ok(b) => b[0],
+            Err(e) => return Err(self.input.error(self.record, format!("cannot read: {e}"))),
+        };
+        self.input.stream.consume(1);
+        Ok(Some(b))
+    }
+
+    fn truncated(&self) -> TraceError {
+        self.input.error(self.record, "truncated in the middle of the record")
+    }
+
+    fn varint(&mut self) -> Result<u64, TraceError> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let Some(b) = self.byte()? else { return Err(self.truncated()) };
+            v |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(self.input.error(self.record, "a number longer than 64 bits"))
+    }
+
+    fn small(&mut self, what: &str) -> Result<u32, TraceError> {
+        let v = self.varint()?;
+        u32::try_from(v).map_err(|_| self.input.error(self.record, format!("{what} {v} is out of range")))
+    }
+
+    fn stream_now(&self) -> Result<u32, TraceError> {
+        self.cur.ok_or_else(|| self.input.error(self.record, "a record before any stream was chosen"))
+    }
+
+    fn file_ref(&mut self) -> Result<Option<u32>, TraceError> {
+        let f = self.varint()?;
+        if f > self.files as u64 {
+            return Err(self.input.error(self.record, format!("file {} was not defined", f - 1)));
+        }
+        Ok(f.checked_sub(1).map(|f| f as u32))
+    }
+
+    /// The next record, or `None` after the end record.
+    pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        self.start()?;
+        loop {
+            if self.ended {
+                return Ok(None);
+            }
+            let Some(tag) = self.byte()? else {
+                return Err(self.input.error(self.record + 1, "truncated: the trace ends without its end record"));
+            };
+            self.record += 1;
+            let r = match tag {
+                b'P' => {
+                    let (pid, tid, parent, image) =
+                        (self.small("pid")?, self.small("tid")?, self.small("pid")?, self.small("image")?);
+                    let start_ns = self.varint()?;
+                    self.prev.push(0);
+                    Record::Stream(Stream { pid, tid, parent, image, start_ns })
+                }
+                b'F' => {
+                    let (size, ino) = (self.varint()?, self.varint()?);
+                    let len = self.small("path length")? as usize;
+                    let mut path = vec![0u8; len];
+                    std::io::Read::read_exact(&mut self.input.stream, &mut path).map_err(|_| self.truncated())?;
+                    self.files += 1;
+                    Record::File(File { path: String::from_utf8_lossy(&path).into_owned(), size, ino })
+                }
+                b'T' => {
+                    let s = self.small("stream")?;
+                    if s as usize >= self.prev.len() {
+                        return Err(self.input.error(self.record, format!("stream {s} was not started")));
+                    }
+                    self.cur = Some(s);
+                    continue;
+                }
+                b'R' | b'W' => {
+                    let stream = self.stream_now()?;
+                    let d = unzigzag(self.varint()?);
+                    let insns = self.varint()?;
+                    let vpn = self.prev[stream as usize].wrapping_add(d as u64);
+                    self.prev[stream as usize] = vpn;
+                    Record::Access { stream, vpn, write: tag == b'W', insns }
+                }
+                b'S' => {
+                    let stream = self.stream_now()?;
+                    let nr = self.small("system call number")?;
+                    let (insns, time_ns) = (self.varint()?, self.varint()?);
+                    let mut args = [0u64; 6];
+                    for a in &mut args {
+                        *a = self.varint()?;
+                    }
+                    let ret = unzigzag(self.varint()?);
+                    let file = self.file_ref()?;
+                    Record::Syscall { stream, nr, insns, time_ns, args, ret, file }
+                }
+                b'M' => {
+                    let stream = self.stream_now()?;
+                    let (start, end, offset) = (self.varint()?, self.varint()?, self.varint()?);
+                    let flags = self.varint()? as u8;
+                    let file = self.file_ref()?;
+                    if end < start {
+                        return Err(self
+                            .input
+                            .error(self.record, format!("a mapping ends at {end:#x} before its start {start:#x}")));
+                    }
+                    Record::Mapping { stream, start, end, offset, flags, file }
+                }
+                b'E' => {
+                    self.ended = true;
+                    return Ok(None);
+                }
+                t => {
+                    return Err(self.input.error(self.record, format!("unknown record tag {:?}", t as char)));
+                }
+            };
+            return Ok(Some(r));
+        }
+    }
+}
+
+/// x86_64 system call numbers [`Procs`] follows.
+pub mod nr {
+    pub const READ: u32 = 0;
+    pub const WRITE: u32 = 1;
+    pub const OPEN: u32 = 2;
+    pub const CLOSE: u32 = 3;
+    pub const LSEEK: u32 = 8;
+    pub const MMAP: u32 = 9;
+    pub const MUNMAP: u32 = 11;
+    pub const BRK: u32 = 12;
+    pub const PREAD64: u32 = 17;
+    pub const PWRITE64: u32 = 18;
+    pub const READV: u32 = 19;
+    pub const WRITEV: u32 = 20;
+    pub const MREMAP: u32 = 25;
+    pub const MSYNC: u32 = 26;
+    pub const MADVISE: u32 = 28;
+    pub const DUP: u32 = 32;
+    pub const DUP2: u32 = 33;
+    pub const CLONE: u32 = 56;
+    pub const FORK: u32 = 57;
+    pub const VFORK: u32 = 58;
+    pub const EXECVE: u32 = 59;
+    pub const EXIT: u32 = 60;
+    pub const WAIT4: u32 = 61;
+    pub const FCNTL: u32 = 72;
+    pub const FSYNC: u32 = 74;
+    pub const FDATASYNC: u32 = 75;
+    pub const FTRUNCATE: u32 = 77;
+    pub const CREAT: u32 = 85;
+    pub const FADVISE64: u32 = 221;
+    pub const EXIT_GROUP: u32 = 231;
+    pub const OPENAT: u32 = 257;
+    pub const DUP3: u32 = 292;
+    pub const PREADV: u32 = 295;
+    pub const PWRITEV: u32 = 296;
+    pub const EXECVEAT: u32 = 322;
+    pub const PREADV2: u32 = 327;
+    pub const PWRITEV2: u32 = 328;
+    pub const CLONE3: u32 = 435;
+    pub const OPENAT2: u32 = 437;
+}
+
+/// What a mapping maps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backing {
+    Anon,
+    /// File `file` from its page `pgoff` (the mapping's first page).
+    File {
+        file: u32,
+        pgoff: u64,
+        shared: bool,
+    },
+}
+
+/// An open file description: its file, offset and whether it appends.
+#[derive(Clone, Copy, Debug)]
+struct Open {
+    file: u32,
+    pos: u64,
+    append: bool,
+}
+
+/// A process's address space and descriptors, as its system calls left them.
+#[derive(Clone, Debug, Default)]
+pub struct Proc {
+    /// Mappings by start page: (end page, backing).
+    maps: BTreeMap<u64, (u64, Backing)>,
+    fds: HashMap<u64, Open>,
+    pub exited: bool,
+}
+
+impl Proc {
+    /// What page `vpn` maps (memory no system call mapped, such as the stack, is anonymous).
+    pub fn backing(&self, vpn: u64) -> (Backing, u64) {
+        if let Some((&start, &(end, b))) = self.maps.range(..=vpn).next_back() {
+            if vpn < end {
+                return match b {
+                    Backing::Anon => (b, vpn),
+                    Backing::File { pgoff, .. } => (b, pgoff + (vpn - start)),
+                };
+            }
+        }
+        (Backing::Anon, vpn)
+    }
+
+    /// Removes pages `[start, end)` from the mappings, splitting those that straddle them.
+    fn unmap(&mut self, start: u64, end: u64) {
+        let over: Vec<u64> = self.maps.range(..end).filter(|(_, &(e, _))| e > start).map(|(&s, _)| s).collect();
+        for s in over {
+            let (e, b) = self.maps.remove(&s).expect("listed");
+            if s < start {
+                self.maps.insert(s, (start, b));
+            }
+            if e > end {
+                let b2 = match b {
+                    Backing::File { file, pgoff, shared } => Backing::File { file, pgoff: pgoff + (end - s), shared },
+                    b => b,
+                };
+                self.maps.insert(end, (e, b2));
+            }
+        }
+    }
+
+    fn map(&mut self, start: u64, end: u64, b: Backing) {
+        if end > start {
+            self.unmap(start, end);
+            self.maps.insert(start, (end, b));
+        }
+    }
+}
+
+/// What a record does to memory or files, in pages ([`Procs::apply`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Touch {
+    /// Process `proc`'s anonymous page `vpn`.
+    Anon { proc: u32, vpn: u64, write: bool },
+    /// Pages `[page, page + pages)` of file `file`, through a mapping or a read/write call.
+    File { file: u32, page: u64, pages: u32, write: bool },
+}
+
+/// The processes of a trace: which stream is which process's, and each process's mappings
+/// and descriptors, so that an access or a read(2) names the pages it touches.
+#[derive(Clone, Debug, Default)]
+pub struct Procs {
+    /// Per stream, its process (an index into `procs`).
+    pub stream_proc: Vec<u32>,
+    /// A process per image: exec gives a pid a new one.
+    pub procs: Vec<Proc>,
+    /// Each pid's current image.
+    by_pid: HashMap<u32, (u32, u32)>,
+    pub files: Vec<File>,
+    /// System calls seen that [`Procs::apply`] does not follow, and how often (for a
+    /// summary).
+    pub unknown_syscalls: BTreeMap<u32, u64>,
+}
+
+impl Procs {
+    /// Follows record `r`; returns the pages it touches, if any.
+    pub fn apply(&mut self, r: &Record) -> Option<Touch> {
+        match r {
+            Record::Stream(s) => {
+                let proc = self.proc_of(s);
+                self.stream_proc.push(proc);
+                None
+            }
+            Record::File(f) => {
+                self.files.push(f.clone());
+                None
+            }
+            &Record::Access { stream, vpn, write, .. } => {
+                let proc = self.stream_proc[stream as usize];
+                Some(match self.procs[proc as usize].backing(vpn) {
+                    (Backing::Anon, vpn) => Touch::Anon { proc, vpn, write },
+                    (Backing::File { file, .. }, page) => Touch::File { file, page, pages: 1, write },
+                })
+            }
+            &Record::Mapping { stream, start, end, offset, flags, file } => {
+                let p = &mut self.procs[self.stream_proc[stream as usize] as usize];
+                let backing = match file {
+                    Some(file) => Backing::File { file, pgoff: offset / PAGE, shared: flags & MAP_SHARED != 0 },
+                    None => Backing::Anon,
+                };
+                p.map(start / PAGE, end.div_ceil(PAGE), backing);
+                None
+            }
+            &Record::Syscall { stream, nr, args, ret, file, .. } => {
+                self.syscall(self.stream_proc[stream as usize], nr, args, ret, file)
+            }
+        }
+    }
+
+    /// The process stream `s` belongs to: its image's (another thread of it), a new image of
+    /// its pid (exec: the descriptors stay, the mappings go), or a new process (fork: a
+    /// copy of its parent's current image).
+    fn proc_of(&mut self, s: &Stream) -> u32 {
+        let old = self.by_pid.get(&s.pid).copied();
+        if let Some((image, proc)) = old {
+            if image == s.image {
+                return proc;
+            }
+        }
+        let mut p = match (old, self.by_pid.get(&s.parent)) {
+            (Some((_, before)), _) => {
+                let p = &mut self.procs[before as usize];
+                p.exited = true;
+                Proc { maps: BTreeMap::new(), fds: p.fds.clone(), exited: false }
+            }
+            (None, Some(&(_, parent))) => self.procs[parent as usize].clone(),
+            (None, None) => Proc::default(),
+        };
+        p.exited = false;
+        self.procs.push(p);
+        let proc = (self.procs.len() - 1) as u32;
+        self.by_pid.insert(s.pid, (s.image, proc));
+        proc
+    }
+
+    /// `n` bytes read or written through descriptor `fd` at `off` (`None`: at its offset,
+    /// which moves; at the end of the file for a write in append mode).
+    fn file_io(&mut self, proc: u32, fd: u64, off: Option<u64>, n: i64, write: bool) -> Option<Touch> {
+        let o = self.procs[proc as usize].fds.get_mut(&fd)?;
+        if n <= 0 {
+            return None;
+        }
+        let n = n as u64;
+        let size = &mut self.files[o.file as usize].size;
+        let at = off.unwrap_or_else(|| {
+            let at = if write && o.append { *size } else { o.pos };
+            o.pos = at + n;
+            at
+        });
+        if write {
+            *size = (*size).max(at + n);
+        }
+        let r = Ref::bytes(0, Op::Read, 0, at, n);
+        Some(Touch::File { file: o.file, page: r.page, pages: r.pages, write })
+    }
+
+    fn syscall(&mut self, proc: u32, nr: u32, a: [u64; 6], ret: i64, file: Option<u32>) -> Option<Touch> {
+        use nr::*;
+        let offset = |off: u64| (off as i64 >= 0).then_some(off);
+        if ret < 0 {
+            // A failed call changes nothing pagesim follows.
+            return None;
+        }
+        match nr {
+            READ | READV => return self.file_io(proc, a[0], None, ret, false),
+            WRITE | WRITEV => return self.file_io(proc, a[0], None, ret, true),
+            PREAD64 | PREADV | PREADV2 => return self.file_io(proc, a[0], offset(a[3]), ret, false),
+            PWRITE64 | PWRITEV | PWRITEV2 => return self.file_io(proc, a[0], offset(a[3]), ret, true),
+            _ => {}
+        }
+        let p = &mut self.procs[proc as usize];
+        match nr {
+            OPEN | OPENAT | CREAT | OPENAT2 => {
+                if let Some(file) = file {
+                    let flags = match nr {
+                        OPEN => a[1],
+                        OPENAT => a[2],
+                        CREAT => 0o1101,
+                        _ => 0,
+                    };
+                    if flags & 0o1000 != 0 {
+                        self.files[file as usize].size = 0; // O_TRUNC
+                    }
+                    p.fds.insert(ret as u64, Open { file, pos: 0, append: flags & 0o2000 != 0 });
+                } else {
+                    p.fds.remove(&(ret as u64)); // not a regular file (a pipe, a device)
+                }
+            }
+            CLOSE => {
+                p.fds.remove(&a[0]);
+            }
+            LSEEK => {
+                if let Some(o) = p.fds.get_mut(&a[0]) {
+                    o.pos = ret as u64;
+                }
+            }
+            DUP | DUP2 | DUP3 => match p.fds.get(&a[0]).copied() {
+                Some(o) => {
+                    p.fds.insert(ret as u64, o);
+                }
+                None => {
+                    p.fds.remove(&(ret as u64));
+                }
+            },
+            // F_DUPFD, F_DUPFD_CLOEXEC.
+            FCNTL if a[1] == 0 || a[1] == 1030 => {
+                if let Some(o) = p.fds.get(&a[0]).copied() {
+                    p.fds.insert(ret as u64, o);
+                }
+            }
+            FTRUNCATE => {
+                if let Some(o) = p.fds.get(&a[0]) {
+                    self.files[o.file as usize].size = a[1];
+                }
+            }
+            MMAP => {
+                let (start, end) = (ret as u64 / PAGE, (ret as u64).saturating_add(a[1]).div_ceil(PAGE));
+                let anon = a[3] & 0x20 != 0; // MAP_ANONYMOUS
+                let backing = match (anon, file.or_else(|| p.fds.get(&a[4]).map(|o| o.file))) {
+                    (false, Some(file)) => Backing::File { file, pgoff: a[5] / PAGE, shared: a[3] & 0x1 != 0 },
+                    _ => Backing::Anon,
+                };
+                p.map(start, end, backing);
+            }
+            MUNMAP => p.unmap(a[0] / PAGE, a[0].saturating_add(a[1]).div_ceil(PAGE)),
+            MREMAP => {
+                let (old, new) = (a[0] / PAGE, ret as u64 / PAGE);
+                let (backing, _) = p.backing(old);
+                p.unmap(old, a[0].saturating_add(a[1]).div_ceil(PAGE));
+                p.map(new, (ret as u64).saturating_add(a[2]).div_ceil(PAGE), backing);
+            }
+            EXIT_GROUP => p.exited = true,
+            // Followed by the streams they start or end, or by what replays them.
+            FCNTL | BRK | EXIT | CLONE | FORK | VFORK | CLONE3 | EXECVE | EXECVEAT | WAIT4 | MSYNC | MADVISE
+            | FSYNC | FDATASYNC | FADVISE64 => {}
+            _ => *self.unknown_syscalls.entry(nr).or_default() += 1,
+        }
+        None
+    }
+}
+
+/// A `.pgt` trace read as page references (`pagesim cache`): loads and stores as one page
+/// each, read(2) and write(2) calls as the pages of the file they cover.
+struct Pages {
+    records: Records,
+    procs: Procs,
+    /// Instructions executed so far (all threads): a record's time, at 1 ns each.
+    insns: u64,
+}
+
+impl Pages {
+    fn new(input: Input) -> Pages {
+        Pages { records: Records::new(input), procs: Procs::default(), insns: 0 }
+    }
+}
+
+impl Reader for Pages {
+    fn next_ref(&mut self) -> Result<Option<Ref>, TraceError> {
+        while let Some(r) = self.records.next_record()? {
+            if let Record::Access { insns, .. } | Record::Syscall { insns, .. } = r {
+                self.insns += insns;
+            }
+            let op = |w: bool| if w { Op::Write } else { Op::Read };
+            match self.procs.apply(&r) {
+                Some(Touch::Anon { proc, vpn, write }) => {
+                    return Ok(Some(Ref {
+                        time_ns: self.insns,
+                        op: op(write),
+                        space: proc as u64,
+                        page: vpn,
+                        pages: 1,
+                    }));
+                }
+                Some(Touch::File { file, page, pages, write }) => {
+                    let space = FILE_SPACE + file as u64;
+                    return Ok(Some(Ref { time_ns: self.insns, op: op(write), space, page, pages }));
+                }
+                None => {}
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{all, file};
+    use super::*;
+
+    fn header() -> Header {
+        Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into() }
+    }
+
+    fn write(records: &[Record]) -> Vec<u8> {
+        let mut w = Writer::new(Vec::new(), &header()).unwrap();
+        for r in records {
+            w.record(r).unwrap();
+        }
+        w.finish().unwrap()
+    }
+
+    fn stream(pid: u32) -> Record {
+        Record::Stream(Stream { pid, tid: pid, parent: 1, image: 0, start_ns: 0 })
+    }
+
+    fn sys(stream: u32, nr: u32, args: [u64; 6], ret: i64, file: Option<u32>) -> Record {
+        Record::Syscall { stream, nr, insns: 10, time_ns: 5, args, ret, file }
+    }
+
+    fn read_back(bytes: &[u8]) -> Result<Vec<Record>, TraceError> {
+        let path = file("t.pgt", bytes);
+        let mut r = Records::new(super::super::open_input(&path).unwrap());
+        let mut v = Vec::new();
+        let out = loop {
+            match r.next_record() {
+                Ok(Some(x)) => v.push(x),
+                Ok(None) => break Ok(v),
+                Err(e) => break Err(e),
+            }
+        };
+        let _ = std::fs::remove_dir_all(std::path::Path::new(&path).parent().unwrap());
+        out
+    }
+
+    /// Every kind of record reads back as written, pages far apart included.
+    #[test]
+    fn records_round_trip() {
+        let recs = vec![
+            stream(7),
+            Record::File(File { path: "/data/f".into(), size: 81920, ino: 12 }),
+            Record::Mapping {
+                stream: 0,
+                start: 0x40_0000_0000,
+                end: 0x40_0000_3000,
+                offset: 0,
+                flags: 5,
+                file: Some(0),
+            },
+            Record::Access { stream: 0, vpn: 0x0007_ffff_ffff, write: false, insns: 3 },
+            Record::Access { stream: 0, vpn: 5, write: true, insns: 0 },
+            stream(8),
+            Record::Access { stream: 1, vpn: 6, write: false, insns: 1 << 40 },
+            sys(0, nr::PREAD64, [3, 0, 4096, 8192, 0, 0], 4096, None),
+            sys(1, nr::OPENAT, [u64::MAX - 99, 0, 0, 0, 0, 0], -2, None),
+        ];
+        assert_eq!(read_back(&write(&recs)).unwrap(), recs);
+    }
+
+    /// A trace cut short, or with a bad record, is an error naming the record.
+    #[test]
+    fn a_truncated_or_corrupt_trace_names_the_record() {
+        let mut bytes = write(&[stream(1), Record::Access { stream: 0, vpn: 9, write: false, insns: 1 }]);
+        bytes.pop(); // the end record
+        let e = read_back(&bytes).unwrap_err();
+        assert_eq!(e.record, 4, "{e}"); // P, T, R, and the end record missing
+        assert!(e.what.contains("without its end record"), "{e}");
+        bytes.truncate(bytes.len() - 1); // into the access
+        let e = read_back(&bytes).unwrap_err();
+        assert!(e.what.contains("truncated in the middle"), "{e}");
+        let mut bad = write(&[stream(1)]);
+        let at = bad.len() - 1;
+        bad.insert(at, b'Q');
+        let e = read_back(&bad).unwrap_err();
+        assert_eq!((e.record, e.what.as_str()), (2, "unknown record tag 'Q'"));
+        let e = read_back(&write(&[Record::File(File { path: "x".into(), size: 0, ino: 0 })])[..]);
+        assert!(e.is_ok());
+        let mut no_stream = write(&[]);
+        no_stream.insert(no_stream.len() - 1, b'R');
+        assert!(read_back(&no_stream).unwrap_err().what.contains("before any stream"));
+        let e = read_back(b"pagesim-trace 2\n{}\nE").unwrap_err();
+        assert!(e.what.contains("not a pagesim trace"), "{e}");
+    }
+
+    /// read(2) goes where the descriptor's offset is and moves it; pread does not; a mapped
+    /// file's pages are the file's, whatever the address; fork copies the descriptors; an
+    /// anonymous page is its process's.
+    #[test]
+    fn reads_and_mappings_name_file_pages() {
+        let recs = vec![
+            stream(10),
+            Record::File(File { path: "/f".into(), size: 1 << 20, ino: 1 }),
+            sys(0, nr::OPENAT, [0; 6], 3, Some(0)),
+            sys(0, nr::READ, [3, 0, 8192, 0, 0, 0], 8192, None),
+            sys(0, nr::READ, [3, 0, 8192, 0, 0, 0], 4096, None),
+            sys(0, nr::PREAD64, [3, 0, 4096, 40960, 0, 0], 4096, None),
+            sys(0, nr::MMAP, [0, 3 * 4096, 1, 2, 3, 16 * 4096], 0x7000_0000, None),
+            Record::Access { stream: 0, vpn: 0x7000_0000 / 4096 + 2, write: false, insns: 1 },
+            Record::Access { stream: 0, vpn: 0x7000_0000 / 4096 + 3, write: true, insns: 1 },
+            sys(0, nr::FORK, [0; 6], 11, None),
+            Record::Stream(Stream { pid: 11, tid: 11, parent: 10, image: 0, start_ns: 9 }),
+            sys(1, nr::READ, [3, 0, 4096, 0, 0, 0], 4096, None),
+            Record::Access { stream: 1, vpn: 0x7000_0000 / 4096, write: false, insns: 1 },
+        ];
+        let path = file("t.pgt", &write(&recs));
+        let refs = all(&path, "pgt").unwrap();
+        let got: Vec<_> = refs.iter().map(|r| (r.space, r.page, r.pages, r.op)).collect();
+        let f = FILE_SPACE;
+        assert_eq!(
+            got,
+            [
+                (f, 0, 2, Op::Read),
+                (f, 2, 1, Op::Read),
+                (f, 10, 1, Op::Read),
+                (f, 18, 1, Op::Read),
+                (0, 0x7000_0000 / 4096 + 3, 1, Op::Write),
+                (f, 3, 1, Op::Read),
+                (f, 16, 1, Op::Read),
+            ]
+        );
+    }
+}
