@@ -17,6 +17,7 @@ pub mod pagecache;
 pub mod profile;
 pub mod reclaim;
 pub mod registry;
+pub mod replay;
 pub mod report;
 pub mod reproduce;
 pub mod rng;

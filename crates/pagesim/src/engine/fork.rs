@@ -225,7 +225,7 @@ impl Sim {
     /// fork that inherits the address space (`inherit`), or a fork followed by an exec (a
     /// job server's job). The child is in the program's memcg if it names one, else in
     /// its parent's, and runs at once.
-    fn new_process(&mut self, parent: Tid, prog: u32, inherit: bool) -> Tid {
+    pub(crate) fn new_process(&mut self, parent: Tid, prog: u32, inherit: bool) -> Tid {
         let tid = Tid(self.procs.next_slot);
         self.procs.next_slot += 1;
         debug_assert_eq!(self.sched.tasks[tid].state, TaskState::Unborn, "the resolution counted every child");

@@ -57,6 +57,7 @@ pub mod oom_kill;
 pub mod page_alloc;
 pub mod page_io;
 pub mod page_writeback;
+pub mod replay;
 pub mod rmap;
 mod sched;
 pub mod shmem;
@@ -261,6 +262,8 @@ pub struct Task {
     pub high_retries: u32,
     /// Time it slept in memory.high's penalty, ns.
     pub high_delay_ns: u64,
+    /// The trace process it replays, if its program is a trace (engine/replay.rs).
+    pub trace: Option<Box<crate::engine::replay::Replaying>>,
 }
 
 impl Task {
@@ -303,6 +306,7 @@ impl Task {
             high_nr_pages: 0,
             high_retries: 0,
             high_delay_ns: 0,
+            trace: None,
         }
     }
 
@@ -361,6 +365,10 @@ pub struct Sim {
     pub(crate) procs: crate::workload::Programs,
     /// The tracepoint event log, when the run records one.
     pub(crate) trace: Option<crate::trace::TraceLog>,
+    /// Per program, the trace it replays being read (engine/replay.rs).
+    pub(crate) replays: Vec<Option<crate::replay::Demux>>,
+    /// Why a replay could not go on, to end the run with.
+    pub(crate) replay_error: Option<String>,
 }
 
 impl Sim {
@@ -475,11 +483,33 @@ impl Sim {
                 _ => None,
             })
             .sum();
+        // A trace's processes after its first are its children.
+        let children = children + c.task.iter().filter(|t| t.trace.is_some()).map(|t| t.runs as u64 - 1).sum::<u64>();
         let nslots = first as usize + children as usize;
         let tasks: Vec<Task> = (0..nslots).map(|_| Task::unborn()).collect();
         // The accesses the run will make, for progress lines: each program's steps (a heap
         // at its brk size), times its runs.
-        let ops_total: u64 = c.task.iter().map(|t| t.runs as u64 * crate::workload::program_ops(c, t)).sum();
+        let ops_total: u64 = c
+            .task
+            .iter()
+            .map(|t| match &t.trace {
+                Some(tp) => tp.info.ops,
+                None => t.runs as u64 * crate::workload::program_ops(c, t),
+            })
+            .sum();
+        // The traces the run replays, opened again to be read as it goes.
+        let mut replays = Vec::with_capacity(c.task.len());
+        let mut replay_error = None;
+        for t in &c.task {
+            replays.push(match t.trace.as_ref().map(|tp| crate::replay::Demux::open(&tp.info)) {
+                Some(Ok(d)) => Some(d),
+                Some(Err(e)) => {
+                    replay_error = Some(e.to_string());
+                    None
+                }
+                None => None,
+            });
+        }
         let file_ra = (c.kernel.file_readahead.build)();
         let machine = crate::writeback::Machine {
             nfiles: files.len(),
@@ -596,6 +626,8 @@ impl Sim {
             wb,
             procs: crate::workload::Programs::new(c, shmem_of),
             trace: None,
+            replays,
+            replay_error,
         };
         sim.mm.subtrees = (0..sim.mm.memcgs.len() as u16).map(|m| sim.mm.subtree(m)).collect();
         sim.swap_locks_init();
@@ -611,6 +643,9 @@ impl Sim {
                 sim.sched.tasks[tid].cpus = t.cpus.as_deref().map(Box::from);
                 sim.sched.live += 1;
                 sim.start_program(tid, p as u32);
+                if let Some(tp) = &t.trace {
+                    sim.sched.tasks[tid].trace = Some(crate::engine::replay::Replaying::new(p as u32, 0, tp));
+                }
                 sim.sched.tasks[tid].cur.step_start_ns = start;
                 tid.0 += 1;
             }
@@ -690,6 +725,9 @@ impl Sim {
                 }
             }
             self.dispatch(entry);
+            if let Some(e) = self.replay_error.take() {
+                break RunEnd::TraceError(e);
+            }
             if self.sched.live == self.sched.paused {
                 break RunEnd::Completed;
             }

@@ -201,7 +201,7 @@ impl PageWaiters {
 }
 
 /// What the hit loop stopped at.
-enum Next {
+pub(crate) enum Next {
     /// An access that faults: (vma, page, write).
     Fault(VmaId, u32, bool),
     /// A file step's next read call, of this record.
@@ -216,6 +216,10 @@ enum Next {
     Exit,
     /// The task ended or the burst is over.
     Stop,
+    /// A replayed call started (a read, a write, an fsync): run it.
+    Again,
+    /// The replaying task sleeps (wait4 for a child).
+    Sleeps,
 }
 
 impl Sim {
@@ -411,8 +415,16 @@ impl Sim {
             let (vma, idx, write) = match self.sched.tasks[tid].pending {
                 Some(p) => (p.vma, p.idx, p.write),
                 None => {
-                    // The hit loop: no event, no allocation per access.
-                    match self.hit_loop(tid, limit) {
+                    // The hit loop: no event, no allocation per access (a replayed
+                    // trace's events, for a task that replays one).
+                    let next = if self.sched.tasks[tid].trace.is_some() {
+                        self.replay_next(tid, limit)
+                    } else {
+                        self.hit_loop(tid, limit)
+                    };
+                    match next {
+                        Next::Again => continue,
+                        Next::Sleeps => return,
                         Next::Fault(vma, idx, write) => (vma, idx, write),
                         Next::Read(unit) => {
                             self.start_read(tid, cpu, unit);
@@ -582,6 +594,11 @@ impl Sim {
     /// step with a `rate` then sleeps until its bytes are due; returns whether the task
     /// went to sleep.
     fn finish_access(&mut self, tid: Tid) -> bool {
+        if self.sched.tasks[tid].trace.is_some() {
+            // A replayed access or call: its CPU time is in the trace's instructions.
+            self.sched.ops_done += 1;
+            return false;
+        }
         let t = &mut self.sched.tasks[tid];
         let step = &t.steps[t.cur.step];
         let think = step.think_ns;

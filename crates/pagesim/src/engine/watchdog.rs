@@ -28,6 +28,9 @@ pub enum RunEnd {
     Livelock(String),
     /// No event was left while tasks still waited: nothing could wake them.
     Deadlock(String),
+    /// A replayed trace could not be read on (it was read through when the scenario
+    /// loaded: the file changed since).
+    TraceError(String),
 }
 
 impl RunEnd {
@@ -38,13 +41,14 @@ impl RunEnd {
             RunEnd::TimeLimit => Some("time_limit"),
             RunEnd::Livelock(_) => Some("livelock"),
             RunEnd::Deadlock(_) => Some("deadlock"),
+            RunEnd::TraceError(_) => Some("trace_error"),
         }
     }
 
-    /// The description of a livelock or deadlock.
+    /// The description of a livelock, a deadlock or a trace error.
     pub fn detail(&self) -> Option<&str> {
         match self {
-            RunEnd::Livelock(d) | RunEnd::Deadlock(d) => Some(d),
+            RunEnd::Livelock(d) | RunEnd::Deadlock(d) | RunEnd::TraceError(d) => Some(d),
             _ => None,
         }
     }

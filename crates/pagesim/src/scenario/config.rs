@@ -379,6 +379,28 @@ pub struct Task {
     /// Processes that may run this program at the same time, at most.
     #[serde(skip)]
     pub at_once: u32,
+    /// A captured program replayed instead of steps.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceProgram>,
+}
+
+/// A task that replays a trace: what the scan of the trace found, and where its files and
+/// mappings are among the scenario's.
+#[derive(Clone, Debug, Serialize)]
+pub struct TraceProgram {
+    pub trace: String,
+    pub ns_per_insn: f64,
+    /// `Config::file[file_base + i]` is the trace's file `i`.
+    #[serde(skip)]
+    pub file_base: u32,
+    /// `Config::region[region_base + i]` is the trace's mapping `i`.
+    #[serde(skip)]
+    pub region_base: u32,
+    /// The extent (the engine's page cache) of the trace's file `i`.
+    #[serde(skip)]
+    pub extents: std::sync::Arc<[u32]>,
+    #[serde(skip)]
+    pub info: std::sync::Arc<crate::replay::TraceInfo>,
 }
 
 /// One step of a workload program, with the keys its target and pattern take and no others.
@@ -749,7 +771,100 @@ impl Config {
             }
         }
 
-        let region = resolve_regions(file, &files).map_err(|(key, m)| err(&key, m))?;
+        // Tasks that replay a trace: its files go on the task's device, after the named ones.
+        let mut traces: Vec<Option<TraceProgram>> = Vec::new();
+        for (i, t) in file.task.iter().enumerate() {
+            let Some(spec) = &t.program else {
+                traces.push(None);
+                continue;
+            };
+            let key = format!("task[{i}].program");
+            let path = {
+                let p = std::path::Path::new(&spec.trace);
+                let beside = std::path::Path::new(origin).parent().map(|d| d.join(p));
+                match beside {
+                    Some(b) if p.is_relative() && b.exists() => b,
+                    _ => p.to_path_buf(),
+                }
+            };
+            let info = crate::replay::TraceInfo::scan(&path.to_string_lossy())
+                .map_err(|e| err(&format!("{key}.trace"), e.to_string()))?;
+            let d = match &spec.device {
+                Some(name) => index_of(&file.device, name)
+                    .ok_or_else(|| err(&format!("{key}.device"), format!("no device named \"{name}\"")))?,
+                None => {
+                    let names: Vec<&String> = file.device.keys().collect();
+                    let no_swap: Vec<usize> =
+                        (0..names.len()).filter(|&d| !file.swap.iter().any(|s| &s.device == names[d])).collect();
+                    match (no_swap.as_slice(), names.len()) {
+                        ([d], _) => *d,
+                        (_, 1) => 0,
+                        _ => return Err(err(
+                            &format!("{key}.device"),
+                            "give the device the trace's files are on: the scenario has no single device without swap"
+                                .into(),
+                        )),
+                    }
+                }
+            };
+            let file_base = files.len() as u32;
+            let mut extents = Vec::new();
+            for (path, size, max) in &info.files {
+                let f = File {
+                    name: format!("{}:{path}", t.name),
+                    device: device[d].name.clone(),
+                    dev: DevId(d as u32),
+                    size: *size,
+                    max_size: (*max).max(4096),
+                    per_task: false,
+                    extent: None,
+                };
+                let fi = files.len() as u32;
+                files.push(f);
+                let name = files[fi as usize].name.clone();
+                let e =
+                    placer.place(&files[fi as usize], fi, name, None).map_err(|m| err(&format!("{key}.trace"), m))?;
+                files[fi as usize].extent = Some(e);
+                extents.push(e);
+            }
+            let ns_per_insn = spec.ns_per_insn.or(info.header.ns_per_insn).unwrap_or(defaults::NS_PER_INSN);
+            if !(ns_per_insn > 0.0 && ns_per_insn < 1e6) {
+                return Err(err(&format!("{key}.ns_per_insn"), format!("expected a time above 0, got {ns_per_insn}")));
+            }
+            traces.push(Some(TraceProgram {
+                trace: spec.trace.clone(),
+                ns_per_insn,
+                file_base,
+                region_base: 0,
+                extents: extents.into(),
+                info: std::sync::Arc::new(info),
+            }));
+        }
+
+        let mut region = resolve_regions(file, &files).map_err(|(key, m)| err(&key, m))?;
+        // A trace's mappings, after the named regions.
+        for (t, tp) in file.task.iter().zip(traces.iter_mut()) {
+            let Some(tp) = tp else { continue };
+            tp.region_base = region.len() as u32;
+            for (n, inst) in tp.info.instances.iter().enumerate() {
+                let mapped = crate::replay::maps_file(inst).map(|f| &files[(tp.file_base + f) as usize]);
+                let pages = inst.pages.max(1);
+                region.push(Region {
+                    name: format!("{}:{n}", t.name),
+                    kind: if mapped.is_some() { RegionKind::File } else { RegionKind::Anon },
+                    size: pages * 4096,
+                    file: mapped.map(|f| f.name.clone()),
+                    extent: mapped.and_then(|f| f.extent),
+                    madvise: mapped.map(|_| crate::scenario::Madvise::Normal),
+                    writable: mapped.is_some() && inst.writable,
+                    exec: inst.exec,
+                    compress_ratio: None,
+                    compress_sigma: 0.0,
+                    incompressible_percent: 0.0,
+                    zero_percent: 0.0,
+                });
+            }
+        }
         file.zswap.validate(profile).map_err(|(key, msg)| err(key, msg))?;
 
         if file.task.is_empty() {
@@ -804,8 +919,26 @@ impl Config {
                     format!("expected 1..={} processes, got {}", defaults::MAX_TASK_COUNT, t.count),
                 ));
             }
-            if t.step.is_empty() {
-                return Err(err(&format!("{key}.step"), "a task needs at least one [[task.step]]".into()));
+            match (&t.program, t.step.is_empty()) {
+                (None, true) => {
+                    return Err(err(
+                        &format!("{key}.step"),
+                        "a task needs at least one [[task.step]], or a program = { trace = \"FILE\" }".into(),
+                    ))
+                }
+                (Some(_), false) => {
+                    return Err(err(
+                        &format!("{key}.step"),
+                        "a task that replays a trace (program) has no steps".into(),
+                    ))
+                }
+                (Some(_), true) if spawned || t.count != 1 => {
+                    return Err(err(
+                        &format!("{key}.count"),
+                        "a task that replays a trace runs once (its trace has every process it started)".into(),
+                    ))
+                }
+                _ => {}
             }
             let cpus = match &t.cpus {
                 None => None,
@@ -870,9 +1003,17 @@ impl Config {
                 spawned,
                 runs: 0,
                 at_once: 0,
+                trace: traces[i].clone(),
             });
         }
         program_runs(&mut task).map_err(|(key, m)| err(&key, m))?;
+        // A trace's processes are all its task's runs.
+        for t in &mut task {
+            if let Some(tp) = &t.trace {
+                t.runs = tp.info.procs.len() as u32;
+                t.at_once = t.runs;
+            }
+        }
         // Each run's own copies of per-task files: the processes the run starts with, in
         // the engine's process order, then the later runs of each program in task order.
         let mut pid = 0u32;

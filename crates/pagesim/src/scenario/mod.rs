@@ -549,7 +549,28 @@ pub struct Task {
     #[serde(default)]
     pub cpus: Option<Vec<u32>>,
     /// The workload program, run in order.
+    #[serde(default)]
     pub step: Vec<Step>,
+    /// A captured program to replay instead of steps (`program = { trace = "FILE" }`).
+    #[serde(default)]
+    pub program: Option<ProgramSpec>,
+}
+
+/// A task's program given as a trace: `pagesim capture`'s `.pgt` file, replayed
+/// (replay.rs, engine/replay.rs).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProgramSpec {
+    /// The trace, relative to the scenario file's directory.
+    pub trace: String,
+    /// The device its files are on. Default: the scenario's only device that holds no
+    /// swap area, else the only device.
+    #[serde(default)]
+    pub device: Option<String>,
+    /// CPU time per instruction the program executed, ns. Default: the trace's (measured
+    /// by `pagesim capture --native`), else [`defaults::NS_PER_INSN`].
+    #[serde(default)]
+    pub ns_per_insn: Option<f64>,
 }
 
 fn default_task_count() -> u32 {
@@ -1331,6 +1352,24 @@ pub fn describe() -> Vec<Tunable> {
         t("task[].start", "duration", "0".into(), "start time (not for a program other tasks start)"),
         t("task[].stagger", "duration", "0".into(), "instance k starts at start + k x stagger"),
         t("task[].cpus", "list of CPU numbers", "any".into(), "CPUs its processes may run on (taskset -c)"),
+        t(
+            "task[].program.trace",
+            "path",
+            "none: steps".into(),
+            "a pagesim capture trace replayed instead of steps (relative to the scenario's directory)",
+        ),
+        t(
+            "task[].program.device",
+            "name",
+            "the one device without swap".into(),
+            "device the trace's files are on (each a file of the size the trace gave it)",
+        ),
+        t(
+            "task[].program.ns_per_insn",
+            "ns",
+            "the trace's, else 0.25".into(),
+            "CPU time per instruction the program executed (capture --native measures it)",
+        ),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
         t(

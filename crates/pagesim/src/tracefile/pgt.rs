@@ -293,6 +293,20 @@ impl Records {
     }
 
     fn varint(&mut self) -> Result<u64, TraceError> {
+        // Usually the buffer holds the whole number: decode it there.
+        if let Ok(b) = self.input.stream.fill_buf() {
+            if b.len() >= 10 {
+                let mut v = 0u64;
+                for (i, &x) in b[..10].iter().enumerate() {
+                    v |= ((x & 0x7f) as u64) << (7 * i);
+                    if x & 0x80 == 0 {
+                        self.input.stream.consume(i + 1);
+                        return Ok(v);
+                    }
+                }
+                return Err(self.input.error(self.record, "a number longer than 64 bits"));
+            }
+        }
         let mut v = 0u64;
         for shift in (0..64).step_by(7) {
             let Some(b) = self.byte()? else { return Err(self.truncated()) };
@@ -456,6 +470,30 @@ pub enum Backing {
     },
 }
 
+/// A mapping a process made (mmap, the loader, brk's heap, or memory it touched that no
+/// call mapped, such as the stack QEMU made: a 2 MiB area of its own), numbered in the
+/// order the trace makes them; a replay maps each as a region. Its pages are counted from
+/// `start`, however munmap splits it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Instance {
+    /// The process (an index into [`Procs::procs`]).
+    pub proc: u32,
+    pub start: u64,
+    /// The most pages it ever had (a heap grows).
+    pub pages: u64,
+    pub backing: Backing,
+    /// Mapped writable (a private file mapping's written pages are anonymous copies).
+    pub writable: bool,
+    pub exec: bool,
+}
+
+/// A part of a mapping: up to page `end`, of instance `inst`.
+#[derive(Clone, Copy, Debug)]
+struct Map {
+    end: u64,
+    inst: u32,
+}
+
 /// An open file description: its file, offset and whether it appends.
 #[derive(Clone, Copy, Debug)]
 struct Open {
@@ -467,60 +505,78 @@ struct Open {
 /// A process's address space and descriptors, as its system calls left them.
 #[derive(Clone, Debug, Default)]
 pub struct Proc {
-    /// Mappings by start page: (end page, backing).
-    maps: BTreeMap<u64, (u64, Backing)>,
+    pub pid: u32,
+    pub image: u32,
+    /// The process that forked it (for an exec's new image: the one before it).
+    pub parent: Option<u32>,
+    /// Mappings by start page.
+    maps: BTreeMap<u64, Map>,
     fds: HashMap<u64, Open>,
+    /// The mapping part the last access found: (start, end, instance); empty after the
+    /// mappings change.
+    hot: (u64, u64, u32),
+    /// brk's heap: where it starts and ends, and its instance once it has grown.
+    brk: Option<(u64, u64)>,
+    heap: Option<u32>,
     pub exited: bool,
 }
 
 impl Proc {
-    /// What page `vpn` maps (memory no system call mapped, such as the stack, is anonymous).
-    pub fn backing(&self, vpn: u64) -> (Backing, u64) {
-        if let Some((&start, &(end, b))) = self.maps.range(..=vpn).next_back() {
-            if vpn < end {
-                return match b {
-                    Backing::Anon => (b, vpn),
-                    Backing::File { pgoff, .. } => (b, pgoff + (vpn - start)),
-                };
-            }
+    /// The instance page `vpn` is in, if a mapping covers it.
+    fn inst_at(&mut self, vpn: u64) -> Option<u32> {
+        let (start, end, inst) = self.hot;
+        if (start..end).contains(&vpn) {
+            return Some(inst);
         }
-        (Backing::Anon, vpn)
+        let (&start, m) = self.maps.range(..=vpn).next_back()?;
+        (vpn < m.end).then(|| {
+            self.hot = (start, m.end, m.inst);
+            m.inst
+        })
     }
 
-    /// Removes pages `[start, end)` from the mappings, splitting those that straddle them.
-    fn unmap(&mut self, start: u64, end: u64) {
-        let over: Vec<u64> = self.maps.range(..end).filter(|(_, &(e, _))| e > start).map(|(&s, _)| s).collect();
+    /// Removes pages `[start, end)` from the mappings, splitting those that straddle them;
+    /// returns the instances it touched.
+    fn unmap(&mut self, start: u64, end: u64) -> Vec<u32> {
+        self.hot = (0, 0, 0);
+        let over: Vec<u64> = self.maps.range(..end).filter(|(_, m)| m.end > start).map(|(&s, _)| s).collect();
+        let mut touched = Vec::new();
         for s in over {
-            let (e, b) = self.maps.remove(&s).expect("listed");
+            let m = self.maps.remove(&s).expect("listed");
             if s < start {
-                self.maps.insert(s, (start, b));
+                self.maps.insert(s, Map { end: start, inst: m.inst });
             }
-            if e > end {
-                let b2 = match b {
-                    Backing::File { file, pgoff, shared } => Backing::File { file, pgoff: pgoff + (end - s), shared },
-                    b => b,
-                };
-                self.maps.insert(end, (e, b2));
+            if m.end > end {
+                self.maps.insert(end, m);
+            }
+            if !touched.contains(&m.inst) {
+                touched.push(m.inst);
             }
         }
+        touched
     }
 
-    fn map(&mut self, start: u64, end: u64, b: Backing) {
-        if end > start {
-            self.unmap(start, end);
-            self.maps.insert(start, (end, b));
-        }
+    /// The file descriptor `fd` refers to, if it is a regular file's.
+    pub fn fd_file(&self, fd: u64) -> Option<u32> {
+        self.fds.get(&fd).map(|o| o.file)
     }
 }
 
 /// What a record does to memory or files, in pages ([`Procs::apply`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Touch {
-    /// Process `proc`'s anonymous page `vpn`.
-    Anon { proc: u32, vpn: u64, write: bool },
-    /// Pages `[page, page + pages)` of file `file`, through a mapping or a read/write call.
-    File { file: u32, page: u64, pages: u32, write: bool },
+    /// A load or store to page `idx` of mapping `inst`; a file mapping's page is also page
+    /// `page` of its file.
+    Access { proc: u32, inst: u32, idx: u64, file: Option<(u32, u64)>, write: bool },
+    /// Pages `[page, page + pages)` of file `file`, through a read or write call.
+    FileIo { proc: u32, file: u32, page: u64, pages: u32, write: bool },
+    /// A call that changes nothing pagesim follows in memory or files; `unmapped`: the
+    /// mappings it unmapped whole.
+    Call { proc: u32, unmapped: Vec<u32> },
 }
+
+/// 2 MiB: the area of its own that memory no call mapped gets.
+const LOOSE_AREA: u64 = 512;
 
 /// The processes of a trace: which stream is which process's, and each process's mappings
 /// and descriptors, so that an access or a read(2) names the pages it touches.
@@ -533,13 +589,15 @@ pub struct Procs {
     /// Each pid's current image.
     by_pid: HashMap<u32, (u32, u32)>,
     pub files: Vec<File>,
+    pub instances: Vec<Instance>,
     /// System calls seen that [`Procs::apply`] does not follow, and how often (for a
     /// summary).
     pub unknown_syscalls: BTreeMap<u32, u64>,
 }
 
 impl Procs {
-    /// Follows record `r`; returns the pages it touches, if any.
+    /// Follows record `r`; returns what it touched (`None` for a record of the trace's own
+    /// bookkeeping: streams, files, the loader's mappings).
     pub fn apply(&mut self, r: &Record) -> Option<Touch> {
         match r {
             Record::Stream(s) => {
@@ -553,24 +611,65 @@ impl Procs {
             }
             &Record::Access { stream, vpn, write, .. } => {
                 let proc = self.stream_proc[stream as usize];
-                Some(match self.procs[proc as usize].backing(vpn) {
-                    (Backing::Anon, vpn) => Touch::Anon { proc, vpn, write },
-                    (Backing::File { file, .. }, page) => Touch::File { file, page, pages: 1, write },
-                })
+                let p = &mut self.procs[proc as usize];
+                let inst = match p.inst_at(vpn) {
+                    Some(i) => i,
+                    None => {
+                        // Its 2 MiB area, less what mappings before and after it cover.
+                        let p = &self.procs[proc as usize];
+                        let area = vpn / LOOSE_AREA * LOOSE_AREA;
+                        let prev = p.maps.range(..vpn).next_back().map_or(0, |(_, m)| m.end);
+                        let next = p.maps.range(vpn..).next().map_or(u64::MAX, |(&s, _)| s);
+                        self.map(proc, area.max(prev), (area + LOOSE_AREA).min(next), Backing::Anon, true, false)
+                    }
+                };
+                let i = &self.instances[inst as usize];
+                let idx = vpn - i.start;
+                let file = match i.backing {
+                    Backing::File { file, pgoff, .. } => Some((file, pgoff + idx)),
+                    Backing::Anon => None,
+                };
+                Some(Touch::Access { proc, inst, idx, file, write })
             }
             &Record::Mapping { stream, start, end, offset, flags, file } => {
-                let p = &mut self.procs[self.stream_proc[stream as usize] as usize];
+                let proc = self.stream_proc[stream as usize];
                 let backing = match file {
                     Some(file) => Backing::File { file, pgoff: offset / PAGE, shared: flags & MAP_SHARED != 0 },
                     None => Backing::Anon,
                 };
-                p.map(start / PAGE, end.div_ceil(PAGE), backing);
+                self.map(
+                    proc,
+                    start / PAGE,
+                    end.div_ceil(PAGE),
+                    backing,
+                    flags & MAP_WRITE != 0,
+                    flags & MAP_EXEC != 0,
+                );
                 None
             }
             &Record::Syscall { stream, nr, args, ret, file, .. } => {
-                self.syscall(self.stream_proc[stream as usize], nr, args, ret, file)
+                Some(self.syscall(self.stream_proc[stream as usize], nr, args, ret, file))
             }
         }
+    }
+
+    /// A new mapping of pages `[start, end)` in process `proc` (what it covered goes).
+    fn map(&mut self, proc: u32, start: u64, end: u64, backing: Backing, writable: bool, exec: bool) -> u32 {
+        let inst = self.instances.len() as u32;
+        self.instances.push(Instance { proc, start, pages: end.saturating_sub(start), backing, writable, exec });
+        let p = &mut self.procs[proc as usize];
+        if end > start {
+            p.unmap(start, end);
+            p.maps.insert(start, Map { end, inst });
+            p.hot = (0, 0, 0);
+        }
+        inst
+    }
+
+    /// Of `touched` (instances an unmap reached), those no part of which is mapped now.
+    fn gone(&self, proc: u32, touched: Vec<u32>) -> Vec<u32> {
+        let p = &self.procs[proc as usize];
+        touched.into_iter().filter(|&i| !p.maps.values().any(|m| m.inst == i)).collect()
     }
 
     /// The process stream `s` belongs to: its image's (another thread of it), a new image of
@@ -583,17 +682,21 @@ impl Procs {
                 return proc;
             }
         }
-        let mut p = match (old, self.by_pid.get(&s.parent)) {
+        let parent_proc = self.by_pid.get(&s.parent).map(|&(_, p)| p);
+        let p = match (old, parent_proc) {
             (Some((_, before)), _) => {
-                let p = &mut self.procs[before as usize];
-                p.exited = true;
-                Proc { maps: BTreeMap::new(), fds: p.fds.clone(), exited: false }
+                let b = &mut self.procs[before as usize];
+                b.exited = true;
+                Proc { fds: b.fds.clone(), parent: Some(before), ..Proc::default() }
             }
-            (None, Some(&(_, parent))) => self.procs[parent as usize].clone(),
+            (None, Some(parent)) => {
+                let mut p = self.procs[parent as usize].clone();
+                p.parent = Some(parent);
+                p
+            }
             (None, None) => Proc::default(),
         };
-        p.exited = false;
-        self.procs.push(p);
+        self.procs.push(Proc { pid: s.pid, image: s.image, exited: false, ..p });
         let proc = (self.procs.len() - 1) as u32;
         self.by_pid.insert(s.pid, (s.image, proc));
         proc
@@ -601,10 +704,11 @@ impl Procs {
 
     /// `n` bytes read or written through descriptor `fd` at `off` (`None`: at its offset,
     /// which moves; at the end of the file for a write in append mode).
-    fn file_io(&mut self, proc: u32, fd: u64, off: Option<u64>, n: i64, write: bool) -> Option<Touch> {
-        let o = self.procs[proc as usize].fds.get_mut(&fd)?;
+    fn file_io(&mut self, proc: u32, fd: u64, off: Option<u64>, n: i64, write: bool) -> Touch {
+        let nothing = Touch::Call { proc, unmapped: Vec::new() };
+        let Some(o) = self.procs[proc as usize].fds.get_mut(&fd) else { return nothing };
         if n <= 0 {
-            return None;
+            return nothing;
         }
         let n = n as u64;
         let size = &mut self.files[o.file as usize].size;
@@ -617,21 +721,83 @@ impl Procs {
             *size = (*size).max(at + n);
         }
         let r = Ref::bytes(0, Op::Read, 0, at, n);
-        Some(Touch::File { file: o.file, page: r.page, pages: r.pages, write })
+        Touch::FileIo { proc, file: o.file, page: r.page, pages: r.pages, write }
     }
 
-    fn syscall(&mut self, proc: u32, nr: u32, a: [u64; 6], ret: i64, file: Option<u32>) -> Option<Touch> {
+    fn syscall(&mut self, proc: u32, nr: u32, a: [u64; 6], ret: i64, file: Option<u32>) -> Touch {
         use nr::*;
         let offset = |off: u64| (off as i64 >= 0).then_some(off);
+        let mut unmapped = Vec::new();
         if ret < 0 {
             // A failed call changes nothing pagesim follows.
-            return None;
+            return Touch::Call { proc, unmapped };
         }
         match nr {
             READ | READV => return self.file_io(proc, a[0], None, ret, false),
             WRITE | WRITEV => return self.file_io(proc, a[0], None, ret, true),
             PREAD64 | PREADV | PREADV2 => return self.file_io(proc, a[0], offset(a[3]), ret, false),
             PWRITE64 | PWRITEV | PWRITEV2 => return self.file_io(proc, a[0], offset(a[3]), ret, true),
+            MMAP => {
+                let (start, end) = (ret as u64 / PAGE, (ret as u64).saturating_add(a[1]).div_ceil(PAGE));
+                let anon = a[3] & 0x20 != 0; // MAP_ANONYMOUS
+                let fd_file = self.procs[proc as usize].fds.get(&a[4]).map(|o| o.file);
+                let backing = match (anon, file.or(fd_file)) {
+                    (false, Some(file)) => Backing::File { file, pgoff: a[5] / PAGE, shared: a[3] & 0x1 != 0 },
+                    _ => Backing::Anon,
+                };
+                // PROT_WRITE, PROT_EXEC.
+                self.map(proc, start, end, backing, a[2] & 2 != 0, a[2] & 4 != 0);
+                return Touch::Call { proc, unmapped };
+            }
+            MUNMAP => {
+                let t = self.procs[proc as usize].unmap(a[0] / PAGE, a[0].saturating_add(a[1]).div_ceil(PAGE));
+                return Touch::Call { proc, unmapped: self.gone(proc, t) };
+            }
+            MREMAP => {
+                let old = a[0] / PAGE;
+                let (backing, writable, exec) = match self.procs[proc as usize].inst_at(old) {
+                    Some(i) => {
+                        let i = &self.instances[i as usize];
+                        let shifted = match i.backing {
+                            Backing::File { file, pgoff, shared } => {
+                                Backing::File { file, pgoff: pgoff + (old - i.start), shared }
+                            }
+                            b => b,
+                        };
+                        (shifted, i.writable, i.exec)
+                    }
+                    None => (Backing::Anon, true, false),
+                };
+                let t = self.procs[proc as usize].unmap(old, a[0].saturating_add(a[1]).div_ceil(PAGE));
+                unmapped = self.gone(proc, t);
+                let new = ret as u64 / PAGE;
+                self.map(proc, new, (ret as u64).saturating_add(a[2]).div_ceil(PAGE), backing, writable, exec);
+                return Touch::Call { proc, unmapped };
+            }
+            BRK => {
+                let end = (ret as u64).div_ceil(PAGE);
+                let p = &mut self.procs[proc as usize];
+                match (p.brk, p.heap) {
+                    (None, _) => p.brk = Some((end, end)),
+                    (Some((start, top)), None) if end > top => {
+                        p.brk = Some((start, end));
+                        let inst = self.map(proc, start, end, Backing::Anon, true, false);
+                        self.procs[proc as usize].heap = Some(inst);
+                    }
+                    (Some((start, top)), Some(inst)) if end > top => {
+                        // The heap grows: its instance's pages go on from where they were.
+                        p.brk = Some((start, end));
+                        p.unmap(top, end);
+                        p.maps.insert(top, Map { end, inst });
+                        p.hot = (0, 0, 0);
+                        let i = &mut self.instances[inst as usize];
+                        i.pages = i.pages.max(end - i.start);
+                    }
+                    // A heap that shrinks keeps its pages here (glibc trims rarely).
+                    _ => {}
+                }
+                return Touch::Call { proc, unmapped };
+            }
             _ => {}
         }
         let p = &mut self.procs[proc as usize];
@@ -679,29 +845,13 @@ impl Procs {
                     self.files[o.file as usize].size = a[1];
                 }
             }
-            MMAP => {
-                let (start, end) = (ret as u64 / PAGE, (ret as u64).saturating_add(a[1]).div_ceil(PAGE));
-                let anon = a[3] & 0x20 != 0; // MAP_ANONYMOUS
-                let backing = match (anon, file.or_else(|| p.fds.get(&a[4]).map(|o| o.file))) {
-                    (false, Some(file)) => Backing::File { file, pgoff: a[5] / PAGE, shared: a[3] & 0x1 != 0 },
-                    _ => Backing::Anon,
-                };
-                p.map(start, end, backing);
-            }
-            MUNMAP => p.unmap(a[0] / PAGE, a[0].saturating_add(a[1]).div_ceil(PAGE)),
-            MREMAP => {
-                let (old, new) = (a[0] / PAGE, ret as u64 / PAGE);
-                let (backing, _) = p.backing(old);
-                p.unmap(old, a[0].saturating_add(a[1]).div_ceil(PAGE));
-                p.map(new, (ret as u64).saturating_add(a[2]).div_ceil(PAGE), backing);
-            }
             EXIT_GROUP => p.exited = true,
             // Followed by the streams they start or end, or by what replays them.
-            FCNTL | BRK | EXIT | CLONE | FORK | VFORK | CLONE3 | EXECVE | EXECVEAT | WAIT4 | MSYNC | MADVISE
-            | FSYNC | FDATASYNC | FADVISE64 => {}
+            FCNTL | EXIT | CLONE | FORK | VFORK | CLONE3 | EXECVE | EXECVEAT | WAIT4 | MSYNC | MADVISE | FSYNC
+            | FDATASYNC | FADVISE64 => {}
             _ => *self.unknown_syscalls.entry(nr).or_default() += 1,
         }
-        None
+        Touch::Call { proc, unmapped }
     }
 }
 
@@ -727,21 +877,21 @@ impl Reader for Pages {
                 self.insns += insns;
             }
             let op = |w: bool| if w { Op::Write } else { Op::Read };
+            let time_ns = self.insns;
             match self.procs.apply(&r) {
-                Some(Touch::Anon { proc, vpn, write }) => {
-                    return Ok(Some(Ref {
-                        time_ns: self.insns,
-                        op: op(write),
-                        space: proc as u64,
-                        page: vpn,
-                        pages: 1,
-                    }));
-                }
-                Some(Touch::File { file, page, pages, write }) => {
+                Some(Touch::Access { file: Some((file, page)), write, .. }) => {
                     let space = FILE_SPACE + file as u64;
-                    return Ok(Some(Ref { time_ns: self.insns, op: op(write), space, page, pages }));
+                    return Ok(Some(Ref { time_ns, op: op(write), space, page, pages: 1 }));
                 }
-                None => {}
+                Some(Touch::Access { proc, inst, idx, write, .. }) => {
+                    let page = self.procs.instances[inst as usize].start + idx;
+                    return Ok(Some(Ref { time_ns, op: op(write), space: proc as u64, page, pages: 1 }));
+                }
+                Some(Touch::FileIo { file, page, pages, write, .. }) => {
+                    let space = FILE_SPACE + file as u64;
+                    return Ok(Some(Ref { time_ns, op: op(write), space, page, pages }));
+                }
+                Some(Touch::Call { .. }) | None => {}
             }
         }
         Ok(None)

@@ -1,0 +1,279 @@
+//! Runs a captured program (replay.rs reads its trace) through the model: each access goes
+//! through the page tables and the fault path as a synthetic program's does, each read(2),
+//! write(2) and fsync(2) through the page cache, readahead and writeback, munmap through
+//! `do_vmi_munmap`, fork through `copy_process` (the child replays its own part of the
+//! trace), exec through `exit_mmap`, exit through `do_exit`. The CPU time between two
+//! events is the instructions the process executed between them, at the task's time per
+//! instruction.
+//!
+//! What the kernel does that the trace does not show is not replayed: a thread of a
+//! multi-threaded process runs in its process's one task (docs/model.md, "Replay").
+
+use crate::engine::sched::Next;
+use crate::engine::{Sim, TaskState};
+use crate::ids::{FileId, Tid};
+use crate::mm::pte;
+use crate::pagecache::SyncOp;
+use crate::replay::Ev;
+use crate::scenario::config::TraceProgram;
+
+/// A process replaying its part of a trace.
+#[derive(Debug)]
+pub struct Replaying {
+    /// Its program (the task that replays the trace).
+    pub prog: u32,
+    /// Its process in the trace ([`crate::replay::TraceInfo::procs`]).
+    pub slot: u32,
+    /// CPU time per instruction, ps.
+    ps_per_insn: u64,
+    /// Instructions it ran, and the CPU time charged for them, ns.
+    insns: u64,
+    charged_ns: u64,
+    region_base: u32,
+    /// The trace's files' extents.
+    extents: std::sync::Arc<[u32]>,
+    /// Per file it read, its readahead state (a process's descriptors of one file share it).
+    ra: Vec<(u32, u32)>,
+}
+
+impl Replaying {
+    pub fn new(prog: u32, slot: u32, tp: &TraceProgram) -> Box<Replaying> {
+        Box::new(Replaying {
+            prog,
+            slot,
+            ps_per_insn: (tp.ns_per_insn * 1000.0).round().max(1.0) as u64,
+            insns: 0,
+            charged_ns: 0,
+            region_base: tp.region_base,
+            extents: tp.extents.clone(),
+            ra: Vec::new(),
+        })
+    }
+
+    /// The CPU time `insns` more instructions take, ns (what is left of a nanosecond is
+    /// carried to the next).
+    fn cpu_ns(&mut self, insns: u64) -> u64 {
+        self.insns += insns;
+        let total = match self.insns.checked_mul(self.ps_per_insn) {
+            Some(ps) => ps / 1000,
+            None => (self.insns as u128 * self.ps_per_insn as u128 / 1000) as u64,
+        };
+        let ns = total - self.charged_ns;
+        self.charged_ns = total;
+        ns
+    }
+}
+
+impl Ev {
+    fn insns(&self) -> u64 {
+        match *self {
+            Ev::Access { insns, .. }
+            | Ev::FileIo { insns, .. }
+            | Ev::Fsync { insns, .. }
+            | Ev::Unmap { insns, .. }
+            | Ev::Fork { insns, .. }
+            | Ev::Wait { insns }
+            | Ev::Exec { insns }
+            | Ev::Exit { insns }
+            | Ev::Other { insns } => insns,
+        }
+    }
+}
+
+impl Sim {
+    /// The replaying task `tid`'s events until one faults, starts a file call, sleeps or
+    /// ends the process, or the burst limit: the replay's [`Sim::hit_loop`].
+    pub(crate) fn replay_next(&mut self, tid: Tid, limit: u64) -> Next {
+        loop {
+            if self.sched.now >= limit {
+                return Next::Stop;
+            }
+            let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
+            let (prog, slot) = (r.prog, r.slot);
+            let ev = match self.replays[prog as usize].as_mut().map(|d| d.next(slot)) {
+                Some(Ok(Some(ev))) => ev,
+                Some(Ok(None)) | None => return Next::Exit,
+                Some(Err(e)) => {
+                    self.replay_error.get_or_insert(e.to_string());
+                    return Next::Exit;
+                }
+            };
+            let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
+            let ns = r.cpu_ns(ev.insns());
+            let region_base = r.region_base;
+            let extent = |r: &Replaying, file: u32| FileId(r.extents[file as usize]);
+            self.sched.now += ns;
+            match ev {
+                Ev::Access { inst, idx, write, .. } => {
+                    let region = region_base + inst;
+                    let vma = match self.sched.tasks[tid].vma_of(region) {
+                        Some(v) => v,
+                        None => {
+                            let pages = self.procs.regions[region as usize].size.div_ceil(4096) as u32;
+                            self.map_region(tid, region, pages)
+                        }
+                    };
+                    let e = self.mm.vmas[vma].pte[idx as usize];
+                    let need = if write { pte::WRITE } else { 0 };
+                    if !pte::is_present(e) || e & need != need {
+                        return Next::Fault(vma, idx, write);
+                    }
+                    // Its time is in the instructions before it (the native run's CPU time
+                    // per instruction covers its loads and stores).
+                    self.mm.vmas[vma].pte[idx as usize] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+                    self.sched.ops_done += 1;
+                }
+                Ev::FileIo { file, page, pages, write, .. } => {
+                    let r = self.sched.tasks[tid].trace.as_ref().expect("a replaying task");
+                    let fi = extent(r, file);
+                    if write {
+                        self.file_write_begin(tid, fi, page, pages as u64, false);
+                    } else {
+                        let ra = match r.ra.iter().find(|&&(f, _)| f == file) {
+                            Some(&(_, ra)) => ra,
+                            None => {
+                                let ra = self.new_ra_state(fi);
+                                let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
+                                r.ra.push((file, ra));
+                                ra
+                            }
+                        };
+                        self.file_read_begin(tid, fi, ra, page, pages as u64);
+                    }
+                    return Next::Again;
+                }
+                Ev::Fsync { file, .. } => {
+                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    self.file_sync_begin(tid, fi, SyncOp::Fsync, false);
+                    return Next::Again;
+                }
+                Ev::Unmap { inst, .. } => self.munmap_region(tid, region_base + inst),
+                Ev::Fork { child, .. } => {
+                    let c = self.new_process(tid, prog, true);
+                    let r = self.sched.tasks[tid].trace.as_ref().expect("a replaying task");
+                    let ps = r.ps_per_insn;
+                    let own = Replaying {
+                        prog,
+                        slot: child,
+                        ps_per_insn: ps,
+                        insns: 0,
+                        charged_ns: 0,
+                        region_base,
+                        extents: r.extents.clone(),
+                        ra: Vec::new(),
+                    };
+                    self.sched.tasks[c].trace = Some(Box::new(own));
+                }
+                Ev::Wait { .. } => {
+                    if self.sched.tasks[tid].children > 0 {
+                        self.sched.tasks[tid].state = TaskState::WaitChild;
+                        self.block(tid);
+                        return Next::Sleeps;
+                    }
+                }
+                Ev::Exec { .. } => {
+                    self.charge(self.cost.exec_ns);
+                    self.exit_mmap(tid);
+                }
+                Ev::Exit { .. } => return Next::Exit,
+                Ev::Other { .. } => {}
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::ids::Tid;
+    use crate::mm::vmstat::Counter;
+    use crate::tracefile::pgt::{nr, File, Header, Record, Stream, Writer};
+
+    /// A trace pagesim capture could have written of a program that maps 64 anonymous
+    /// pages and writes each, forks a child that writes pages 5 and 6 and exits, waits for
+    /// it, then reads 256 KiB of a 1 MiB file and exits; written to a file of its own.
+    fn fork_trace() -> String {
+        let base = 0x1000_0000u64 / 4096;
+        let sys =
+            |stream, nr, args, ret, file| Record::Syscall { stream, nr, insns: 1000, time_ns: 0, args, ret, file };
+        let mut recs = vec![Record::Stream(Stream { pid: 100, tid: 100, parent: 1, image: 0, start_ns: 0 })];
+        recs.push(sys(0, nr::MMAP, [0, 64 * 4096, 3, 0x22, u64::MAX, 0], 0x1000_0000, None));
+        for i in 0..64 {
+            recs.push(Record::Access { stream: 0, vpn: base + i, write: true, insns: 100 });
+        }
+        recs.push(sys(0, nr::FORK, [0; 6], 101, None));
+        recs.push(Record::Stream(Stream { pid: 101, tid: 101, parent: 100, image: 0, start_ns: 5 }));
+        recs.push(sys(1, nr::FORK, [0; 6], 0, None));
+        recs.push(Record::Access { stream: 1, vpn: base + 5, write: true, insns: 10 });
+        recs.push(Record::Access { stream: 1, vpn: base + 6, write: true, insns: 10 });
+        recs.push(sys(1, nr::EXIT_GROUP, [0; 6], 0, None));
+        recs.push(sys(0, nr::WAIT4, [u64::MAX, 0, 0, 0, 0, 0], 101, None));
+        recs.push(Record::File(File { path: "/data/in".into(), size: 1 << 20, ino: 7 }));
+        recs.push(sys(0, nr::OPENAT, [0; 6], 3, Some(0)));
+        recs.push(sys(0, nr::READ, [3, 0, 256 << 10, 0, 0, 0], 256 << 10, None));
+        recs.push(sys(0, nr::EXIT_GROUP, [0; 6], 0, None));
+        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: Some(0.5), tool: "test".into() };
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        for r in &recs {
+            w.record(r).unwrap();
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "pagesim-replay-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("fork.pgt");
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        path.to_string_lossy().into_owned()
+    }
+
+    fn scenario(trace: &str) -> String {
+        format!(
+            "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n\
+             [[task]]\nname = \"prog\"\nprogram = {{ trace = \"{trace}\" }}\n"
+        )
+    }
+
+    /// The replay makes the process tree the trace recorded (the child started by its
+    /// parent's fork, the parent waiting for it), faults each page the program wrote once,
+    /// copies the two pages the child wrote after the fork, reads the file through the
+    /// page cache, and does every operation of the trace.
+    #[test]
+    fn a_replayed_fork_makes_the_same_process_tree_and_faults() {
+        let trace = fork_trace();
+        let mut s = crate::testutil::sim_from(&scenario(&trace), &[]);
+        let before = s.mm.vmstat.get(Counter::PgFault);
+        assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+        let _ = std::fs::remove_dir_all(std::path::Path::new(&trace).parent().unwrap());
+        let (p, c) = (&s.sched.tasks[Tid(0)], &s.sched.tasks[Tid(1)]);
+        assert_eq!((p.name.as_str(), c.name.as_str()), ("prog", "prog.0"));
+        assert_eq!(c.parent, Some(Tid(0)));
+        assert_eq!((p.state, c.state), (crate::engine::TaskState::Done, crate::engine::TaskState::Done));
+        assert!(c.end_ns <= p.end_ns, "the parent waited for its child");
+        // 64 first touches, two copy-on-write faults in the child.
+        assert_eq!(s.mm.vmstat.get(Counter::PgFault) - before, 66);
+        assert_eq!((p.faults, c.faults), (64, 2), "the child's writes copy");
+        // 256 KiB read with its readahead.
+        assert!(s.mm.vmstat.get(Counter::PgpgIn) >= 256, "{}", s.mm.vmstat.get(Counter::PgpgIn));
+        assert_eq!(s.sched.ops_done, s.sched.ops_total);
+        assert_eq!(s.sched.ops_total, 64 + 2 + 1);
+    }
+
+    /// A trace task's errors name its key: a trace that is not there, steps besides the
+    /// trace, a count, a device the scenario does not have.
+    #[test]
+    fn a_trace_task_is_checked() {
+        let load = |text: &str| crate::scenario::Scenario::from_toml(text, "test.toml", &[]).err().map(|e| e.to_string());
+        let e = load(&scenario("/nonexistent/t.pgt")).unwrap();
+        assert!(e.contains("task[0].program.trace") && e.contains("/nonexistent/t.pgt"), "{e}");
+        let trace = fork_trace();
+        let e = load(&(scenario(&trace) + "[[task.step]]\nregion = \"a\"\n")).unwrap();
+        assert!(e.contains("task[0].step") && e.contains("no steps"), "{e}");
+        let e = load(&scenario(&trace).replace("name = \"prog\"", "name = \"prog\"\ncount = 2")).unwrap();
+        assert!(e.contains("task[0].count") && e.contains("runs once"), "{e}");
+        let e = load(&scenario(&trace).replace("\" }", "\", device = \"x\" }")).unwrap();
+        assert!(e.contains("task[0].program.device") && e.contains("no device named \"x\""), "{e}");
+        assert!(load(&scenario(&trace)).is_none());
+        let _ = std::fs::remove_dir_all(std::path::Path::new(&trace).parent().unwrap());
+    }
+}

@@ -1,0 +1,229 @@
+//! A captured program (`pagesim capture`'s `.pgt` trace) as a scenario's task
+//! (`program = { trace = "FILE" }`): what its processes map, read and write, as events
+//! the engine runs through the same fault, page-cache, readahead, reclaim and writeback
+//! paths as the synthetic programs (engine/replay.rs).
+//!
+//! [`TraceInfo::scan`] reads the trace once when the scenario loads: its files (each becomes
+//! a scenario file on the task's device, as large as the trace ever made it), its mappings
+//! (each a region), its processes and the operations they make. [`Demux`] reads it again
+//! during the run and hands each process its own events in order; the processes' records
+//! interleave in the trace, so a process's events wait in a queue until it asks for them.
+
+use crate::tracefile::pgt::{self, nr, Backing, Header, Procs, Record, Records, Touch};
+use crate::tracefile::TraceError;
+use std::collections::{HashMap, VecDeque};
+
+/// What [`TraceInfo::scan`] found in a trace.
+#[derive(Clone, Debug)]
+pub struct TraceInfo {
+    pub path: String,
+    pub header: Header,
+    /// The files it names: path, size when first named, and the largest size it gave them.
+    pub files: Vec<(String, u64, u64)>,
+    /// Its mappings ([`pgt::Instance`]): each a region of the replay.
+    pub instances: Vec<pgt::Instance>,
+    /// Its processes, in the order they start: pid, and the process (index) that forked it.
+    /// A process that execs keeps its slot (the new image's events follow in its queue).
+    pub procs: Vec<(u32, Option<u32>)>,
+    /// Accesses and file calls: the run's operations.
+    pub ops: u64,
+    pub insns: u64,
+}
+
+impl TraceInfo {
+    /// Reads trace `path` through, checking every record.
+    pub fn scan(path: &str) -> Result<TraceInfo, TraceError> {
+        let mut records = Records::new(crate::tracefile::open_input(path)?);
+        let mut procs = Procs::default();
+        let mut sizes: Vec<u64> = Vec::new();
+        let mut first_sizes: Vec<u64> = Vec::new();
+        let (mut ops, mut insns) = (0u64, 0u64);
+        let mut by_pid: HashMap<u32, u32> = HashMap::new();
+        let mut order: Vec<(u32, Option<u32>)> = Vec::new();
+        while let Some(r) = records.next_record()? {
+            if let Record::Access { insns: n, .. } | Record::Syscall { insns: n, .. } = r {
+                insns += n;
+            }
+            if let Record::File(f) = &r {
+                first_sizes.push(f.size);
+            }
+            if let Record::Stream(s) = &r {
+                if !by_pid.contains_key(&s.pid) {
+                    let parent = by_pid.get(&s.parent).copied();
+                    by_pid.insert(s.pid, order.len() as u32);
+                    order.push((s.pid, parent));
+                }
+            }
+            match procs.apply(&r) {
+                Some(Touch::Access { .. }) => ops += 1,
+                Some(Touch::FileIo { .. }) => ops += 1,
+                _ => {}
+            }
+            if let Record::Syscall { nr: nr::FSYNC | nr::FDATASYNC, ret: 0, .. } = r {
+                ops += 1;
+            }
+            sizes.resize(procs.files.len(), 0);
+            for (s, f) in sizes.iter_mut().zip(&procs.files) {
+                *s = (*s).max(f.size);
+            }
+        }
+        if order.is_empty() {
+            return Err(TraceError { file: path.into(), record: 0, what: "the trace has no process".into() });
+        }
+        // A file's first size is what it had when the trace named it.
+        let files = first_sizes
+            .into_iter()
+            .zip(&procs.files)
+            .zip(&sizes)
+            .map(|((first, f), &max)| (f.path.clone(), first, max.max(first)))
+            .collect();
+        Ok(TraceInfo {
+            path: path.into(),
+            header: records.header.clone(),
+            files,
+            instances: procs.instances,
+            procs: order,
+            ops,
+            insns,
+        })
+    }
+}
+
+/// One thing a process of the trace does, after `insns` instructions of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ev {
+    /// A load or store to page `idx` of mapping `inst`.
+    Access { insns: u64, inst: u32, idx: u32, write: bool },
+    /// read(2) or write(2) (pread, readv...) of pages `[page, page + pages)` of file `file`.
+    FileIo { insns: u64, file: u32, page: u64, pages: u32, write: bool },
+    /// fsync(2), fdatasync(2) of file `file`.
+    Fsync { insns: u64, file: u32 },
+    /// munmap(2) (or mremap) took mapping `inst` away whole.
+    Unmap { insns: u64, inst: u32 },
+    /// fork(2): process `child` (an index into [`TraceInfo::procs`]) starts.
+    Fork { insns: u64, child: u32 },
+    /// wait4(2).
+    Wait { insns: u64 },
+    /// execve(2): the address space goes; the new image's events follow.
+    Exec { insns: u64 },
+    /// The process ends.
+    Exit { insns: u64 },
+    /// Another call: its instructions only.
+    Other { insns: u64 },
+}
+
+/// The trace read during the run: each process's events in order ([`Demux::next`]).
+pub struct Demux {
+    records: Records,
+    procs: Procs,
+    /// Per process (index in [`TraceInfo::procs`]), events read but not taken yet.
+    queues: Vec<VecDeque<Ev>>,
+    by_pid: HashMap<u32, u32>,
+    /// Per pgt process (image), its process index here.
+    slot_of: Vec<u32>,
+    /// Per stream, whether it is its process's main thread (tid = pid).
+    main: Vec<bool>,
+    done: bool,
+}
+
+const CLONE_THREAD: u64 = 0x10000;
+
+impl Demux {
+    pub fn open(info: &TraceInfo) -> Result<Demux, TraceError> {
+        let records = Records::new(crate::tracefile::open_input(&info.path)?);
+        let by_pid = info.procs.iter().enumerate().map(|(i, &(pid, _))| (pid, i as u32)).collect();
+        Ok(Demux {
+            records,
+            procs: Procs::default(),
+            queues: vec![VecDeque::new(); info.procs.len()],
+            by_pid,
+            slot_of: Vec::new(),
+            main: Vec::new(),
+            done: false,
+        })
+    }
+
+    /// Process `proc`'s next event; `None` when the trace has no more for it.
+    pub fn next(&mut self, proc: u32) -> Result<Option<Ev>, TraceError> {
+        loop {
+            if let Some(ev) = self.queues[proc as usize].pop_front() {
+                return Ok(Some(ev));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            self.read_one()?;
+        }
+    }
+
+    /// Reads one record and queues the event it makes, if any.
+    fn read_one(&mut self) -> Result<(), TraceError> {
+        let Some(r) = self.records.next_record()? else {
+            self.done = true;
+            return Ok(());
+        };
+        let touch = self.procs.apply(&r);
+        if let Record::Stream(st) = &r {
+            self.main.push(st.tid == st.pid);
+        }
+        while self.slot_of.len() < self.procs.procs.len() {
+            let p = &self.procs.procs[self.slot_of.len()];
+            let slot = self.by_pid.get(&p.pid).copied().unwrap_or(0);
+            self.slot_of.push(slot);
+        }
+        let (insns, stream) = match r {
+            Record::Access { insns, stream, .. } | Record::Syscall { insns, stream, .. } => (insns, stream),
+            _ => return Ok(()),
+        };
+        let proc = self.procs.stream_proc[stream as usize];
+        let slot = self.slot_of[proc as usize] as usize;
+        let q = &mut self.queues[slot];
+        match (touch, r) {
+            (Some(Touch::Access { inst, idx, write, .. }), _) => {
+                q.push_back(Ev::Access { insns, inst, idx: idx as u32, write });
+            }
+            (Some(Touch::FileIo { file, page, pages, write, .. }), _) => {
+                q.push_back(Ev::FileIo { insns, file, page, pages, write });
+            }
+            (Some(Touch::Call { unmapped, .. }), Record::Syscall { nr, args, ret, .. }) => {
+                let main_thread = self.main[stream as usize];
+                let ev = match nr {
+                    nr::FSYNC | nr::FDATASYNC if ret == 0 => match self.procs.procs[proc as usize].fd_file(args[0]) {
+                        Some(file) => Ev::Fsync { insns, file },
+                        None => Ev::Other { insns },
+                    },
+                    nr::FORK | nr::VFORK | nr::CLONE3 | nr::CLONE
+                        if ret > 0 && !(nr == nr::CLONE && args[0] & CLONE_THREAD != 0) =>
+                    {
+                        match self.by_pid.get(&(ret as u32)) {
+                            Some(&child) => Ev::Fork { insns, child },
+                            None => Ev::Other { insns }, // a child the capture did not see
+                        }
+                    }
+                    nr::WAIT4 => Ev::Wait { insns },
+                    nr::EXECVE | nr::EXECVEAT if ret == 0 => Ev::Exec { insns },
+                    nr::EXIT_GROUP => Ev::Exit { insns },
+                    nr::EXIT if main_thread => Ev::Exit { insns },
+                    _ => Ev::Other { insns },
+                };
+                let q = &mut self.queues[slot];
+                q.push_back(ev);
+                for inst in unmapped {
+                    q.push_back(Ev::Unmap { insns: 0, inst });
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+/// Which backing a replay gives mapping `i`: a file's pages for a shared or read-only file
+/// mapping; anonymous memory otherwise (a private writable file mapping's pages are copies
+/// once written: its file reads are not modelled).
+pub fn maps_file(i: &pgt::Instance) -> Option<u32> {
+    match i.backing {
+        Backing::File { file, shared, .. } if shared || !i.writable => Some(file),
+        _ => None,
+    }
+}
