@@ -187,7 +187,8 @@ pub fn run(a: Args, _out: &mut Out) -> Result<(), Stop> {
     }
 
     let ns_per_insn = None;
-    let header = Header { k: a.k, command: a.command.clone(), ns_per_insn, tool: qemu_line };
+    let cwd = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
+    let header = Header { k: a.k, command, ns_per_insn, tool: qemu_line, cwd };
     let summary = convert(&raw, &trace, header, native.map(|n| n.0))?;
     let size = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
     eprintln!("trace: {} ({} bytes)", trace.display(), size);

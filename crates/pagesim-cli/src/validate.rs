@@ -45,10 +45,11 @@ pub const WRITE_COUNTERS: &[&str] =
     &["nr_dirtied", "nr_written", "pgscan_file", "nr_vmscan_write", "nr_vmscan_immediate_reclaim", "pgrotated"];
 
 /// Whether scenario `sc` writes to files (write or pwrite steps, writes to a writable file
-/// mapping, whole-file calls).
+/// mapping, whole-file calls, a replayed trace whose program grew or wrote a file).
 pub fn writes_files(sc: &pagesim::Scenario) -> bool {
     use pagesim::scenario::AccessOp;
-    sc.file.task.iter().flat_map(|t| &t.step).any(|s| match s.op {
+    let traces_write = sc.config.task.iter().filter_map(|t| t.trace.as_ref()).any(|tp| tp.info.writes);
+    traces_write || sc.file.task.iter().flat_map(|t| &t.step).any(|s| match s.op {
         Some(AccessOp::Write) => s.file.is_some() || sc.file.region.get(&s.region).is_some_and(|r| r.writable),
         Some(op) => op != AccessOp::Read && op != AccessOp::Pread,
         None => false,

@@ -48,6 +48,30 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
         recs.push(x);
     }
     assert_eq!(r.header.k, 1);
+
+    // Replayed, the trace makes the same process tree: the program and the child its fork
+    // started, both run to their end (the child's ends at its exec).
+    let sc = dir.join("replay.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n\
+             [[task]]\nname = \"touch\"\nprogram = {{ trace = \"{}\" }}\n",
+            trace.display()
+        ),
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_pagesim")).args(["run", "--json", "-q"]).arg(&sc).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let tasks: Vec<(String, bool)> = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().to_string(), t["completed"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(tasks, [("touch".to_string(), true), ("touch.0".to_string(), true)]);
+    assert_eq!(report["ops_done"], report["ops_total"]);
     let _ = std::fs::remove_dir_all(&dir);
 
     // The processes: the program, and the child its fork created (stream 1).

@@ -251,6 +251,9 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
         if needs_cold_page_cache(sc) && crate::load::drop_file_cache(&work.path, &files)? > 0 {
             drop_caches()?;
         }
+        // A replayed trace's files (the program's own: its input, its libraries) cold too,
+        // as the model starts them.
+        crate::load::drop_trace_files(sc)?;
         let mut cgs: Vec<Memcg> = Vec::new();
         if let Some(m) = &mount {
             let root = opts.cgroup_parent.as_deref().unwrap_or(&m.root);
@@ -604,6 +607,8 @@ pub fn disk_devices(sc: &Scenario) -> Vec<&str> {
         .filter(|s| !matches!(f.device.get(&s.device), Some(DeviceConfig::Zram(_))))
         .map(|s| s.device.as_str())
         .chain(f.file.values().map(|c| c.device.as_str()))
+        // A replayed trace's files are on its task's device.
+        .chain(sc.config.task.iter().filter_map(|t| t.trace.as_ref()).map(|tp| tp.device.as_str()))
         .collect();
     v.sort_unstable();
     v.dedup();

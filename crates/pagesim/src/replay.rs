@@ -27,6 +27,8 @@ pub struct TraceInfo {
     pub procs: Vec<(u32, Option<u32>)>,
     /// Accesses and file calls: the run's operations.
     pub ops: u64,
+    /// It writes to a file (write calls, or stores to a shared file mapping).
+    pub writes: bool,
     pub insns: u64,
 }
 
@@ -37,7 +39,7 @@ impl TraceInfo {
         let mut procs = Procs::default();
         let mut sizes: Vec<u64> = Vec::new();
         let mut first_sizes: Vec<u64> = Vec::new();
-        let (mut ops, mut insns) = (0u64, 0u64);
+        let (mut ops, mut insns, mut writes) = (0u64, 0u64, false);
         let mut by_pid: HashMap<u32, u32> = HashMap::new();
         let mut order: Vec<(u32, Option<u32>)> = Vec::new();
         while let Some(r) = records.next_record()? {
@@ -55,8 +57,14 @@ impl TraceInfo {
                 }
             }
             match procs.apply(&r) {
-                Some(Touch::Access { .. }) => ops += 1,
-                Some(Touch::FileIo { .. }) => ops += 1,
+                Some(Touch::Access { inst, write, .. }) => {
+                    ops += 1;
+                    writes |= write && maps_file(&procs.instances[inst as usize]).is_some();
+                }
+                Some(Touch::FileIo { write, .. }) => {
+                    ops += 1;
+                    writes |= write;
+                }
                 _ => {}
             }
             if let Record::Syscall { nr: nr::FSYNC | nr::FDATASYNC, ret: 0, .. } = r {
@@ -84,6 +92,7 @@ impl TraceInfo {
             instances: procs.instances,
             procs: order,
             ops,
+            writes,
             insns,
         })
     }

@@ -211,7 +211,7 @@ mod tests {
         recs.push(sys(0, nr::OPENAT, [0; 6], 3, Some(0)));
         recs.push(sys(0, nr::READ, [3, 0, 256 << 10, 0, 0, 0], 256 << 10, None));
         recs.push(sys(0, nr::EXIT_GROUP, [0; 6], 0, None));
-        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: Some(0.5), tool: "test".into() };
+        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: Some(0.5), tool: "test".into(), cwd: None };
         let mut w = Writer::new(Vec::new(), &header).unwrap();
         for r in &recs {
             w.record(r).unwrap();
@@ -274,6 +274,13 @@ mod tests {
         let e = load(&scenario(&trace).replace("\" }", "\", device = \"x\" }")).unwrap();
         assert!(e.contains("task[0].program.device") && e.contains("no device named \"x\""), "{e}");
         assert!(load(&scenario(&trace)).is_none());
+        // Written out (what the host's load generator reads), it resolves to itself: the
+        // trace's files and mappings are made again, not written twice.
+        let sc = crate::scenario::Scenario::from_toml(&scenario(&trace), "test.toml", &[]).unwrap();
+        let v = serde_json::to_value(&sc.config).unwrap();
+        let again = crate::scenario::Scenario::from_json(&v, "again.json", &[]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(serde_json::to_value(&again.config).unwrap(), v);
+        assert_eq!((again.config.file.len(), again.config.region.len()), (sc.config.file.len(), sc.config.region.len()));
         let _ = std::fs::remove_dir_all(std::path::Path::new(&trace).parent().unwrap());
     }
 }

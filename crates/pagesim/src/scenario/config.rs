@@ -261,6 +261,9 @@ pub struct File {
     /// The extent of a shared file; `None` for a per-task file (each reader has its own).
     #[serde(skip)]
     pub extent: Option<u32>,
+    /// One of a replayed trace's files (made again from the trace, not written out).
+    #[serde(skip)]
+    pub from_trace: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -289,6 +292,9 @@ pub struct Region {
     pub compress_sigma: f64,
     pub incompressible_percent: f64,
     pub zero_percent: f64,
+    /// One of a replayed trace's mappings (made again from the trace, not written out).
+    #[serde(skip)]
+    pub from_trace: bool,
 }
 
 impl Config {
@@ -379,8 +385,8 @@ pub struct Task {
     /// Processes that may run this program at the same time, at most.
     #[serde(skip)]
     pub at_once: u32,
-    /// A captured program replayed instead of steps.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// A captured program replayed instead of steps (`program = { trace = ... }`).
+    #[serde(rename = "program", skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceProgram>,
 }
 
@@ -388,7 +394,10 @@ pub struct Task {
 /// mappings are among the scenario's.
 #[derive(Clone, Debug, Serialize)]
 pub struct TraceProgram {
+    /// The trace file, as found (relative to the scenario's directory, made absolute).
     pub trace: String,
+    /// The device its files are on.
+    pub device: String,
     pub ns_per_insn: f64,
     /// `Config::file[file_base + i]` is the trace's file `i`.
     #[serde(skip)]
@@ -759,6 +768,7 @@ impl Config {
                 max_size,
                 per_task: fc.per_task,
                 extent: None,
+                from_trace: false,
             });
         }
         // The shared files, one extent each after the swap areas of their device.
@@ -818,6 +828,7 @@ impl Config {
                     max_size: (*max).max(4096),
                     per_task: false,
                     extent: None,
+                    from_trace: true,
                 };
                 let fi = files.len() as u32;
                 files.push(f);
@@ -831,8 +842,10 @@ impl Config {
             if !(ns_per_insn > 0.0 && ns_per_insn < 1e6) {
                 return Err(err(&format!("{key}.ns_per_insn"), format!("expected a time above 0, got {ns_per_insn}")));
             }
+            let found = std::fs::canonicalize(&path).unwrap_or(path);
             traces.push(Some(TraceProgram {
-                trace: spec.trace.clone(),
+                trace: found.to_string_lossy().into_owned(),
+                device: device[d].name.clone(),
                 ns_per_insn,
                 file_base,
                 region_base: 0,
@@ -862,6 +875,7 @@ impl Config {
                     compress_sigma: 0.0,
                     incompressible_percent: 0.0,
                     zero_percent: 0.0,
+                    from_trace: true,
                 });
             }
         }
@@ -1546,6 +1560,7 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
             compress_sigma: r.compress_sigma,
             incompressible_percent: r.incompressible_percent,
             zero_percent: r.zero_percent,
+            from_trace: false,
         });
     }
     for r in &out {
@@ -1925,6 +1940,29 @@ fn resolve_control(file: &ScenarioFile, s: &super::Step, op: AccessOp, key: &str
 /// A list of named items as a table by name (as the scenario writes `[device.NAME]`).
 trait Named {
     fn name(&self) -> &str;
+    /// Made from something else the configuration holds (a trace's files and mappings):
+    /// left out when it is written out, as it is made again when read.
+    fn derived(&self) -> bool {
+        false
+    }
+}
+
+impl Named for File {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn derived(&self) -> bool {
+        self.from_trace
+    }
+}
+
+impl Named for Region {
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn derived(&self) -> bool {
+        self.from_trace
+    }
 }
 
 macro_rules! named {
@@ -1936,10 +1974,10 @@ macro_rules! named {
         }
     )*};
 }
-named!(Device, Memcg, File, Region);
+named!(Device, Memcg);
 
 fn by_name<S: Serializer, T: Named + Serialize>(items: &[T], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(items.iter().map(|i| (i.name(), i)))
+    s.collect_map(items.iter().filter(|i| !i.derived()).map(|i| (i.name(), i)))
 }
 
 fn profile_name<S: Serializer>(p: &&'static Profile, s: S) -> Result<S::Ok, S::Error> {

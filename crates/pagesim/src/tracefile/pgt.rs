@@ -54,6 +54,9 @@ pub struct Header {
     pub ns_per_insn: Option<f64>,
     /// What recorded it (QEMU's version).
     pub tool: String,
+    /// The directory the program ran in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
 }
 
 /// A stream: one thread of one process image.
@@ -257,7 +260,7 @@ pub struct Records {
 impl Records {
     /// Reads the first two lines; `header` is then the trace's.
     pub fn new(input: Input) -> Records {
-        let header = Header { k: 0, command: Vec::new(), ns_per_insn: None, tool: String::new() };
+        let header = Header { k: 0, command: Vec::new(), ns_per_insn: None, tool: String::new(), cwd: None };
         Records { input, header, record: 0, cur: None, prev: Vec::new(), files: 0, ended: false, started: false }
     }
 
@@ -904,7 +907,7 @@ mod tests {
     use super::*;
 
     fn header() -> Header {
-        Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into() }
+        Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None }
     }
 
     fn write(records: &[Record]) -> Vec<u8> {
