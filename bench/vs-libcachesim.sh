@@ -2,7 +2,10 @@
 # pagesim's cache-only LRU against libCacheSim's LRU (issue 20), on one core each, in one run:
 # a zipf(1.0) trace of 4 KiB objects in libCacheSim's oracleGeneral format (10 M requests over
 # 1 M objects by default), the cache at 1 %, 10 % and 50 % of the working set (the distinct
-# objects' bytes). Prints each side's miss ratio and time, and pagesim's speed-up.
+# objects' bytes). Prints each side's miss ratio and time, and pagesim's speed-up; then the
+# whole kernel model on the same trace (`pagesim cache --policy linux-6.6`: the page cache,
+# its LRU lists and workingset detection in a memcg of the size) with its time against
+# libCacheSim's LRU.
 #
 #   bench/vs-libcachesim.sh [REQUESTS] [OBJECTS]
 #
@@ -43,7 +46,8 @@ if not os.path.exists(trace):
     os.replace(tmp, trace)
 distinct = len(np.unique(np.fromfile(trace, dtype=[("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])["id"]))
 print(f"trace {trace}: {n} requests, {distinct} distinct 4 KiB objects (zipf 1.0)")
-print(f"{'cache':>8} {'size':>10} {'libCacheSim LRU':>16} {'time':>8} {'pagesim cache':>14} {'time':>8} {'speed-up':>9}")
+print(f"{'cache':>8} {'size':>10} {'libCacheSim LRU':>16} {'time':>8} {'pagesim cache':>14} {'time':>8} {'speed-up':>9}"
+      f" {'linux-6.6 model':>16} {'time':>8} {'vs LRU':>7}")
 for pct in (1, 10, 50):
     size = distinct * 4096 * pct // 100
     reader = lcs.TraceReader(trace=trace, trace_type=lcs.TraceType.ORACLE_GENERAL_TRACE)
@@ -57,5 +61,11 @@ for pct in (1, 10, 50):
     t_ps = time.perf_counter() - t0
     import json
     ps_mr = json.loads(out)["sizes"][0]["miss_ratio"]
-    print(f"{pct:>7}% {size:>10} {lcs_mr:>16.6f} {t_lcs:>7.2f}s {ps_mr:>14.6f} {t_ps:>7.2f}s {t_lcs / t_ps:>8.2f}x", flush=True)
+    t0 = time.perf_counter()
+    out = subprocess.run([pagesim, "cache", trace, "--ram", str(size), "--policy", "linux-6.6", "--json"],
+                         check=True, capture_output=True, text=True).stdout
+    t_k = time.perf_counter() - t0
+    k_mr = json.loads(out)["sizes"][0]["miss_ratio"]
+    print(f"{pct:>7}% {size:>10} {lcs_mr:>16.6f} {t_lcs:>7.2f}s {ps_mr:>14.6f} {t_ps:>7.2f}s {t_lcs / t_ps:>8.2f}x"
+          f" {k_mr:>16.6f} {t_k:>7.2f}s {t_lcs / t_k:>6.2f}x", flush=True)
 PY

@@ -23,21 +23,18 @@ pub struct Args {
     /// trace (LRU's reuse distances)
     #[arg(long, value_name = "SIZES", value_delimiter = ',', value_parser = size)]
     sizes: Vec<u64>,
-    /// The replacement policy
-    #[arg(long, value_enum, default_value = "lru")]
-    policy: Policy,
+    /// The replacement policy: `lru`, or a kernel profile (`linux-6.6`, ... `pagesim
+    /// profiles` lists them): the whole model, each page a load through a mapping of one
+    /// file (MADV_RANDOM) in a memcg of --ram bytes on a RAM-speed device; a miss is a
+    /// major fault. One run per size.
+    #[arg(long, default_value = "lru", value_name = "POLICY")]
+    policy: String,
     /// Print the results as JSON
     #[arg(long)]
     json: bool,
     /// List the trace formats and exit
     #[arg(long)]
     list_formats: bool,
-}
-
-#[derive(Debug, Clone, Copy, clap::ValueEnum)]
-enum Policy {
-    /// Least recently used (exact; what libCacheSim's LRU does)
-    Lru,
 }
 
 fn size(s: &str) -> Result<u64, String> {
@@ -55,14 +52,16 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         }
         return Ok(());
     }
-    let Policy::Lru = a.policy;
     let path = a.trace.as_ref().expect("clap requires a trace").to_string_lossy().into_owned();
-    let mut trace = pagesim::tracefile::open(&path, a.format.as_deref()).map_err(|e| e.to_string())?;
-    let started = std::time::Instant::now();
     let mut sizes = a.sizes.clone();
     if let Some(r) = a.ram {
         sizes.insert(0, r);
     }
+    if a.policy != "lru" {
+        return kernel(&a, &path, &sizes, out);
+    }
+    let mut trace = pagesim::tracefile::open(&path, a.format.as_deref()).map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
     // (bytes, misses) per size, the references and (from the curve) the distinct pages.
     let (rows, refs, distinct): (Vec<(u64, u64)>, u64, Option<u64>) = if sizes.len() == 1 {
         let mut c = Lru::new((sizes[0] / 4096).min(u32::MAX as u64) as u32);
@@ -96,6 +95,58 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             write!(out, "  distinct pages {d}")?;
         }
         writeln!(out, "  in {secs:.2} s")?;
+        for &(b, m) in &rows {
+            writeln!(out, "ram {:>10}  misses {:>12}  miss ratio {:.4}", format_bytes(b), m, ratio(m))?;
+        }
+    }
+    Ok(())
+}
+
+/// `--policy linux-X.Y`: the trace through the whole model under that kernel profile, once per
+/// size: a memcg of the size, the trace's pages loaded through a shared mapping of one file
+/// on a RAM-speed device (`replay::TraceInfo::scan_refs`); a miss is a major fault.
+fn kernel(a: &Args, path: &str, sizes: &[u64], out: &mut Out) -> Result<(), Stop> {
+    if !pagesim::profile::PROFILES.iter().any(|p| p.name == a.policy) {
+        let names: Vec<&str> = pagesim::profile::PROFILES.iter().map(|p| p.name).collect();
+        return Err(format!("--policy {}: give lru or a kernel profile: {}", a.policy, names.join(", ")).into());
+    }
+    let format = match &a.format {
+        Some(f) => f.clone(),
+        None => pagesim::tracefile::format_of_name(path)
+            .map(|f| f.name.to_string())
+            .ok_or_else(|| format!("{path}: its name does not say its format: give --format"))?,
+    };
+    let abs = std::fs::canonicalize(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut rows = Vec::new();
+    let mut refs = 0;
+    let started = std::time::Instant::now();
+    for &size in sizes {
+        let ram = (4 * size).max(256 << 20);
+        let text = format!(
+            "[machine]\nram = {ram}\ncpus = 1\n[kernel]\nprofile = \"{}\"\n[device.d]\nmodel = \"ram\"\n\
+             [memcg.cache]\nmax = {size}\n[[task]]\nname = \"trace\"\nmemcg = \"cache\"\n\
+             program = {{ trace = {:?}, format = {:?} }}\n",
+            a.policy,
+            abs.to_string_lossy(),
+            format
+        );
+        let opts = pagesim::RunOptions::default();
+        let r = pagesim::run_toml(&text, path, opts).map_err(|e| e.to_string())?;
+        let misses = r.counters.get("pgmajfault").and_then(|v| v.as_u64()).unwrap_or(0);
+        refs = r.ops_total;
+        rows.push((size, misses));
+    }
+    let secs = started.elapsed().as_secs_f64();
+    let ratio = |m: u64| if refs == 0 { 0.0 } else { m as f64 / refs as f64 };
+    if a.json {
+        let cells: Vec<_> = rows
+            .iter()
+            .map(|&(b, m)| serde_json::json!({"ram_bytes": b, "misses": m, "miss_ratio": ratio(m)}))
+            .collect();
+        let doc = serde_json::json!({"trace": path, "policy": a.policy, "references": refs, "sizes": cells});
+        writeln!(out, "{doc}")?;
+    } else {
+        writeln!(out, "trace {path}  policy {}  references {refs} (4 KiB pages)  in {secs:.2} s", a.policy)?;
         for &(b, m) in &rows {
             writeln!(out, "ram {:>10}  misses {:>12}  miss ratio {:.4}", format_bytes(b), m, ratio(m))?;
         }

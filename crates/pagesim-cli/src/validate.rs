@@ -49,11 +49,12 @@ pub const WRITE_COUNTERS: &[&str] =
 pub fn writes_files(sc: &pagesim::Scenario) -> bool {
     use pagesim::scenario::AccessOp;
     let traces_write = sc.config.task.iter().filter_map(|t| t.trace.as_ref()).any(|tp| tp.info.writes);
-    traces_write || sc.file.task.iter().flat_map(|t| &t.step).any(|s| match s.op {
-        Some(AccessOp::Write) => s.file.is_some() || sc.file.region.get(&s.region).is_some_and(|r| r.writable),
-        Some(op) => op != AccessOp::Read && op != AccessOp::Pread,
-        None => false,
-    })
+    traces_write
+        || sc.file.task.iter().flat_map(|t| &t.step).any(|s| match s.op {
+            Some(AccessOp::Write) => s.file.is_some() || sc.file.region.get(&s.region).is_some_and(|r| r.writable),
+            Some(op) => op != AccessOp::Read && op != AccessOp::Pread,
+            None => false,
+        })
 }
 
 /// Printed for understanding, not part of the statistic.

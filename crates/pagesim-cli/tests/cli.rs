@@ -742,5 +742,13 @@ fn cache_gives_the_miss_ratio_of_a_trace_and_names_a_bad_record() {
     let (code, out, _) = pagesim(&["cache", txt.to_str().unwrap(), "--ram", "1MB", "--format", "plain"]);
     assert_eq!(code, 0);
     assert!(out.contains("misses            4"), "{out}");
+    // The kernel's policy: the whole model, where 4 pages fit in 1 MB: each read once.
+    let (code, out, err) = pagesim(&["cache", p, "--ram", "1MB", "--policy", "linux-6.6", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["references"].as_u64(), v["sizes"][0]["misses"].as_u64()), (Some(6), Some(4)), "{out}");
+    let (code, _, err) = pagesim(&["cache", p, "--ram", "1MB", "--policy", "linux-9.9"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("give lru or a kernel profile") && err.contains("linux-6.6"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

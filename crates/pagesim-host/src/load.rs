@@ -1223,6 +1223,9 @@ fn kill_and_reap(pids: &[i32]) {
 /// word per page it stores, and a shared descriptor on per-task copies of a file (what the
 /// lifecycle runner cannot follow it says when it meets it: lifecycle.rs).
 pub fn unsupported(sc: &Scenario) -> Option<String> {
+    if let Some(t) = sc.config.task.iter().find(|t| t.trace.as_ref().is_some_and(|tp| tp.format.is_some())) {
+        return Some(format!("task \"{}\" replays another tool's trace: it has no program to run on the host", t.name));
+    }
     let traces = sc.config.task.iter().filter(|t| t.trace.is_some()).count();
     if traces > 0 && traces < sc.config.task.len() {
         return Some(
@@ -1719,7 +1722,9 @@ fn execute_traces(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, Error
     for (i, (t, &pid)) in sc.config.task.iter().zip(&pids).enumerate() {
         let mut st = 0;
         // SAFETY: waits for our own child; st is live output storage.
-        while unsafe { libc::waitpid(pid, &mut st, 0) } < 0 && crate::last_os_error().kind() == std::io::ErrorKind::Interrupted {}
+        while unsafe { libc::waitpid(pid, &mut st, 0) } < 0
+            && crate::last_os_error().kind() == std::io::ErrorKind::Interrupted
+        {}
         let end = release.elapsed().as_nanos() as u64;
         let code = libc::WIFEXITED(st).then(|| libc::WEXITSTATUS(st));
         tasks.push(TaskRun {

@@ -3,6 +3,13 @@
 //! the engine runs through the same fault, page-cache, readahead, reclaim and writeback
 //! paths as the synthetic programs (engine/replay.rs).
 //!
+//! Another tool's trace (`program = { trace = "FILE", format = "oracleGeneral" }`: an object,
+//! block or page trace, [`crate::tracefile::FORMATS`]) replays as one process loading (or
+//! storing to) the pages its records name, through a shared mapping of one file that holds
+//! every distinct page of the trace, numbered in the order the trace first names them, with
+//! MADV_RANDOM (an object cache reads what is asked, without read-around): each page the
+//! page cache does not hold is a major fault reading it from the task's device.
+//!
 //! [`TraceInfo::scan`] reads the trace once when the scenario loads: its files (each becomes
 //! a scenario file on the task's device, as large as the trace ever made it), its mappings
 //! (each a region), its processes and the operations they make. [`Demux`] reads it again
@@ -30,9 +37,84 @@ pub struct TraceInfo {
     /// It writes to a file (write calls, or stores to a shared file mapping).
     pub writes: bool,
     pub insns: u64,
+    /// For another tool's trace: its format, and its references as file pages (each
+    /// distinct page of the trace numbered in the order of its first reference), a u32 each
+    /// with the store flag in the top bit, in a temporary file the scan wrote.
+    pub format: Option<String>,
+    pub refs: Option<std::sync::Arc<TempFile>>,
 }
 
+/// A file removed when the last reference to it goes.
+#[derive(Debug)]
+pub struct TempFile(pub std::path::PathBuf);
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Each distinct page a page-reference trace names, numbered in the order of its first
+/// reference.
+type PageMap = HashMap<(u64, u64), u32, std::hash::BuildHasherDefault<crate::cachesim::PageHasher>>;
+
+const STORE: u32 = 1 << 31;
+
 impl TraceInfo {
+    /// Reads another tool's trace `path` in format `format` through: its distinct pages
+    /// (the file that holds them) and its references.
+    pub fn scan_refs(path: &str, format: &str) -> Result<TraceInfo, TraceError> {
+        use std::io::Write;
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let mut r = crate::tracefile::open(path, Some(format))?;
+        let mut pages = PageMap::default();
+        let (mut ops, mut writes) = (0u64, false);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = TempFile(std::env::temp_dir().join(format!("pagesim-refs-{}-{n}.bin", std::process::id())));
+        let io_err =
+            |e: std::io::Error| TraceError { file: tmp.0.display().to_string(), record: 0, what: e.to_string() };
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp.0).map_err(io_err)?);
+        while let Some(x) = r.next_ref()? {
+            let write = x.op == crate::tracefile::Op::Write;
+            writes |= write;
+            for p in x.page..x.page + x.pages as u64 {
+                let n = pages.len() as u32;
+                let idx = *pages.entry((x.space, p)).or_insert(n);
+                out.write_all(&(idx | if write { STORE } else { 0 }).to_le_bytes()).map_err(io_err)?;
+                ops += 1;
+            }
+            if pages.len() >= STORE as usize {
+                return Err(TraceError { file: path.into(), record: 0, what: "more than 2^31 distinct pages".into() });
+            }
+        }
+        out.flush().map_err(io_err)?;
+        drop(out);
+        if ops == 0 {
+            return Err(TraceError { file: path.into(), record: 0, what: "the trace has no reference".into() });
+        }
+        let n = pages.len() as u64;
+        let name = std::path::Path::new(path).file_name().map_or("trace".into(), |f| f.to_string_lossy().into_owned());
+        Ok(TraceInfo {
+            path: path.into(),
+            header: Header { k: 0, command: Vec::new(), ns_per_insn: None, tool: format.into(), cwd: None },
+            files: vec![(name, n * 4096, n * 4096)],
+            instances: vec![pgt::Instance {
+                proc: 0,
+                start: 0,
+                pages: n,
+                backing: Backing::File { file: 0, pgoff: 0, shared: true },
+                writable: writes,
+                exec: false,
+            }],
+            procs: vec![(0, None)],
+            ops,
+            writes,
+            insns: 0,
+            format: Some(format.into()),
+            refs: Some(std::sync::Arc::new(tmp)),
+        })
+    }
+
     /// Reads trace `path` through, checking every record.
     pub fn scan(path: &str) -> Result<TraceInfo, TraceError> {
         let mut records = Records::new(crate::tracefile::open_input(path)?);
@@ -94,6 +176,8 @@ impl TraceInfo {
             ops,
             writes,
             insns,
+            format: None,
+            refs: None,
         })
     }
 }
@@ -133,12 +217,33 @@ pub struct Demux {
     /// Per stream, whether it is its process's main thread (tid = pid).
     main: Vec<bool>,
     done: bool,
+    /// Another tool's trace: its references as the scan numbered them ([`TraceInfo::refs`]).
+    refs: Option<std::io::BufReader<std::fs::File>>,
 }
 
 const CLONE_THREAD: u64 = 0x10000;
 
 impl Demux {
     pub fn open(info: &TraceInfo) -> Result<Demux, TraceError> {
+        if let Some(t) = &info.refs {
+            let f = std::fs::File::open(&t.0).map_err(|e| TraceError {
+                file: t.0.display().to_string(),
+                record: 0,
+                what: e.to_string(),
+            })?;
+            let records = Records::new(crate::tracefile::open_input(&info.path)?);
+            return Ok(Demux {
+                records,
+                procs: Procs::default(),
+                queues: vec![VecDeque::new()],
+                by_pid: HashMap::new(),
+                slot_of: Vec::new(),
+                main: Vec::new(),
+                done: false,
+                refs: Some(std::io::BufReader::with_capacity(1 << 16, f)),
+            });
+        }
+        let refs = None;
         let records = Records::new(crate::tracefile::open_input(&info.path)?);
         let by_pid = info.procs.iter().enumerate().map(|(i, &(pid, _))| (pid, i as u32)).collect();
         Ok(Demux {
@@ -149,6 +254,7 @@ impl Demux {
             slot_of: Vec::new(),
             main: Vec::new(),
             done: false,
+            refs,
         })
     }
 
@@ -167,6 +273,23 @@ impl Demux {
 
     /// Reads one record and queues the event it makes, if any.
     fn read_one(&mut self) -> Result<(), TraceError> {
+        if let Some(refs) = &mut self.refs {
+            use std::io::BufRead;
+            let buf =
+                refs.fill_buf().map_err(|e| TraceError { file: String::new(), record: 0, what: e.to_string() })?;
+            if buf.len() < 4 {
+                self.done = true;
+                return Ok(());
+            }
+            // A buffer's worth at once.
+            let n = buf.len() / 4;
+            for c in buf[..n * 4].chunks_exact(4) {
+                let v = u32::from_le_bytes(c.try_into().expect("4 bytes"));
+                self.queues[0].push_back(Ev::Access { insns: 0, inst: 0, idx: v & !STORE, write: v & STORE != 0 });
+            }
+            refs.consume(n * 4);
+            return Ok(());
+        }
         let Some(r) = self.records.next_record()? else {
             self.done = true;
             return Ok(());

@@ -263,7 +263,8 @@ mod tests {
     /// trace, a count, a device the scenario does not have.
     #[test]
     fn a_trace_task_is_checked() {
-        let load = |text: &str| crate::scenario::Scenario::from_toml(text, "test.toml", &[]).err().map(|e| e.to_string());
+        let load =
+            |text: &str| crate::scenario::Scenario::from_toml(text, "test.toml", &[]).err().map(|e| e.to_string());
         let e = load(&scenario("/nonexistent/t.pgt")).unwrap();
         assert!(e.contains("task[0].program.trace") && e.contains("/nonexistent/t.pgt"), "{e}");
         let trace = fork_trace();
@@ -280,7 +281,39 @@ mod tests {
         let v = serde_json::to_value(&sc.config).unwrap();
         let again = crate::scenario::Scenario::from_json(&v, "again.json", &[]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(serde_json::to_value(&again.config).unwrap(), v);
-        assert_eq!((again.config.file.len(), again.config.region.len()), (sc.config.file.len(), sc.config.region.len()));
+        assert_eq!(
+            (again.config.file.len(), again.config.region.len()),
+            (sc.config.file.len(), sc.config.region.len())
+        );
         let _ = std::fs::remove_dir_all(std::path::Path::new(&trace).parent().unwrap());
+    }
+
+    /// Another tool's trace replays as loads of its pages through one file's mapping: each
+    /// distinct page is read from the device once while the memory holds them all (a major
+    /// fault each, no read-around), and stores dirty the file.
+    #[test]
+    fn a_page_trace_loads_each_distinct_page_once_when_it_fits() {
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-refs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        // Pages 100..110 of space "a" (a CSV page number), twice, the second pass storing.
+        let mut text = String::new();
+        for pass in 0..2 {
+            for p in 100..110 {
+                text += &format!("{},{},{p}\n", pass * 10 + p, if pass == 0 { "r" } else { "w" });
+            }
+        }
+        std::fs::write(&path, text).unwrap();
+        let sc = format!(
+            "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n\
+             [[task]]\nname = \"t\"\nprogram = {{ trace = \"{}\", format = \"plain\" }}\n",
+            path.display()
+        );
+        let mut s = crate::testutil::sim_from(&sc, &[]);
+        assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 10, "one read per distinct page");
+        assert_eq!((s.sched.ops_done, s.sched.ops_total), (20, 20));
+        assert!(s.mm.vmstat.get(Counter::NrDirtied) >= 10, "the stores dirtied the file's pages");
     }
 }

@@ -399,6 +399,9 @@ pub struct TraceProgram {
     /// The device its files are on.
     pub device: String,
     pub ns_per_insn: f64,
+    /// Another tool's trace format; `None`: pagesim's own.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<String>,
     /// `Config::file[file_base + i]` is the trace's file `i`.
     #[serde(skip)]
     pub file_base: u32,
@@ -797,8 +800,14 @@ impl Config {
                     _ => p.to_path_buf(),
                 }
             };
-            let info = crate::replay::TraceInfo::scan(&path.to_string_lossy())
-                .map_err(|e| err(&format!("{key}.trace"), e.to_string()))?;
+            let info = match spec.format.as_deref() {
+                None | Some("pgt") => crate::replay::TraceInfo::scan(&path.to_string_lossy()),
+                Some(f) => {
+                    crate::tracefile::format(f).map_err(|m| err(&format!("{key}.format"), m))?;
+                    crate::replay::TraceInfo::scan_refs(&path.to_string_lossy(), f)
+                }
+            }
+            .map_err(|e| err(&format!("{key}.trace"), e.to_string()))?;
             let d = match &spec.device {
                 Some(name) => index_of(&file.device, name)
                     .ok_or_else(|| err(&format!("{key}.device"), format!("no device named \"{name}\"")))?,
@@ -846,6 +855,7 @@ impl Config {
             traces.push(Some(TraceProgram {
                 trace: found.to_string_lossy().into_owned(),
                 device: device[d].name.clone(),
+                format: spec.format.clone().filter(|f| f != "pgt"),
                 ns_per_insn,
                 file_base,
                 region_base: 0,
@@ -868,7 +878,11 @@ impl Config {
                     size: pages * 4096,
                     file: mapped.map(|f| f.name.clone()),
                     extent: mapped.and_then(|f| f.extent),
-                    madvise: mapped.map(|_| crate::scenario::Madvise::Normal),
+                    // Another tool's trace asks for pages, not for what is around them.
+                    madvise: mapped.map(|_| match tp.info.format {
+                        Some(_) => crate::scenario::Madvise::Random,
+                        None => crate::scenario::Madvise::Normal,
+                    }),
                     writable: mapped.is_some() && inst.writable,
                     exec: inst.exec,
                     compress_ratio: None,

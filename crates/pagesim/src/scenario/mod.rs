@@ -571,6 +571,10 @@ pub struct ProgramSpec {
     /// by `pagesim capture --native`), else [`defaults::NS_PER_INSN`].
     #[serde(default)]
     pub ns_per_insn: Option<f64>,
+    /// Another tool's trace format (`pagesim cache --list-formats`): its pages are loaded
+    /// (stored to) through a mapping of one file. Default: pagesim's own (`pgt`).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 fn default_task_count() -> u32 {
@@ -1363,6 +1367,12 @@ pub fn describe() -> Vec<Tunable> {
             "name",
             "the one device without swap".into(),
             "device the trace's files are on (each a file of the size the trace gave it)",
+        ),
+        t(
+            "task[].program.format",
+            "trace format",
+            "pgt".into(),
+            "another tool's trace (oracleGeneral, msr...): its pages loaded through one file's mapping",
         ),
         t(
             "task[].program.ns_per_insn",
