@@ -34,6 +34,8 @@ pub struct TraceInfo {
     pub procs: Vec<(u32, Option<u32>)>,
     /// Accesses and file calls: the run's operations.
     pub ops: u64,
+    /// For a sampled trace, the references of the whole trace (`ops` are the sample's).
+    pub ops_unsampled: u64,
     /// It writes to a file (write calls, or stores to a shared file mapping).
     pub writes: bool,
     pub insns: u64,
@@ -54,6 +56,28 @@ impl Drop for TempFile {
     }
 }
 
+/// A hash whose values spread over the whole 64 bits (SHARDS compares them with a
+/// threshold): splitmix64's finalizer over the page's two numbers.
+#[derive(Default)]
+struct SampleHasher(u64);
+
+impl std::hash::Hasher for SampleHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        let mut z = (self.0 ^ x).wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = z ^ (z >> 31);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// Each distinct page a page-reference trace names, numbered in the order of its first
 /// reference.
 type PageMap = HashMap<(u64, u64), u32, std::hash::BuildHasherDefault<crate::cachesim::PageHasher>>;
@@ -63,21 +87,39 @@ const STORE: u32 = 1 << 31;
 impl TraceInfo {
     /// Reads another tool's trace `path` in format `format` through: its distinct pages
     /// (the file that holds them) and its references.
-    pub fn scan_refs(path: &str, format: &str) -> Result<TraceInfo, TraceError> {
+    ///
+    /// With `sample` below 1, only the pages whose hash falls below that fraction of the hash
+    /// space are kept (SHARDS' spatial sampling: a page is in or out for the whole trace, so
+    /// its reuse is kept whole); a memory of `sample` times the size then sees what the
+    /// whole memory would, at that rate.
+    pub fn scan_refs(path: &str, format: &str, sample: f64) -> Result<TraceInfo, TraceError> {
+        use std::hash::{BuildHasher, Hasher};
         use std::io::Write;
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let mut r = crate::tracefile::open(path, Some(format))?;
         let mut pages = PageMap::default();
-        let (mut ops, mut writes) = (0u64, false);
+        let (mut ops, mut writes, mut all) = (0u64, false, 0u64);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = TempFile(std::env::temp_dir().join(format!("pagesim-refs-{}-{n}.bin", std::process::id())));
         let io_err =
             |e: std::io::Error| TraceError { file: tmp.0.display().to_string(), record: 0, what: e.to_string() };
         let mut out = std::io::BufWriter::with_capacity(1 << 16, std::fs::File::create(&tmp.0).map_err(io_err)?);
+        // Kept: hash below the threshold (all of them at 1).
+        let threshold = if sample >= 1.0 { u64::MAX } else { (sample.max(0.0) * u64::MAX as f64) as u64 };
+        let hasher = std::hash::BuildHasherDefault::<SampleHasher>::default();
         while let Some(x) = r.next_ref()? {
             let write = x.op == crate::tracefile::Op::Write;
             writes |= write;
             for p in x.page..x.page + x.pages as u64 {
+                all += 1;
+                if threshold != u64::MAX {
+                    let mut h = hasher.build_hasher();
+                    h.write_u64(x.space);
+                    h.write_u64(p);
+                    if h.finish() > threshold {
+                        continue;
+                    }
+                }
                 let n = pages.len() as u32;
                 let idx = *pages.entry((x.space, p)).or_insert(n);
                 out.write_all(&(idx | if write { STORE } else { 0 }).to_le_bytes()).map_err(io_err)?;
@@ -90,7 +132,9 @@ impl TraceInfo {
         out.flush().map_err(io_err)?;
         drop(out);
         if ops == 0 {
-            return Err(TraceError { file: path.into(), record: 0, what: "the trace has no reference".into() });
+            let what =
+                if threshold == u64::MAX { "the trace has no reference" } else { "no reference is in the sample" };
+            return Err(TraceError { file: path.into(), record: 0, what: what.into() });
         }
         let n = pages.len() as u64;
         let name = std::path::Path::new(path).file_name().map_or("trace".into(), |f| f.to_string_lossy().into_owned());
@@ -108,6 +152,7 @@ impl TraceInfo {
             }],
             procs: vec![(0, None)],
             ops,
+            ops_unsampled: all,
             writes,
             insns: 0,
             format: Some(format.into()),
@@ -174,6 +219,7 @@ impl TraceInfo {
             instances: procs.instances,
             procs: order,
             ops,
+            ops_unsampled: ops,
             writes,
             insns,
             format: None,

@@ -402,6 +402,9 @@ pub struct TraceProgram {
     /// Another tool's trace format; `None`: pagesim's own.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<String>,
+    /// The fraction of another tool's trace's pages replayed (SHARDS); `None`: all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample: Option<f64>,
     /// `Config::file[file_base + i]` is the trace's file `i`.
     #[serde(skip)]
     pub file_base: u32,
@@ -801,10 +804,23 @@ impl Config {
                 }
             };
             let info = match spec.format.as_deref() {
+                None | Some("pgt") if spec.sample.is_some() => {
+                    return Err(err(
+                        &format!("{key}.sample"),
+                        "sampling applies to another tool's trace (give format); a capture replays whole".into(),
+                    ))
+                }
                 None | Some("pgt") => crate::replay::TraceInfo::scan(&path.to_string_lossy()),
                 Some(f) => {
                     crate::tracefile::format(f).map_err(|m| err(&format!("{key}.format"), m))?;
-                    crate::replay::TraceInfo::scan_refs(&path.to_string_lossy(), f)
+                    let sample = spec.sample.unwrap_or(1.0);
+                    if !(sample > 0.0 && sample <= 1.0) {
+                        return Err(err(
+                            &format!("{key}.sample"),
+                            format!("expected a fraction in (0, 1], got {sample}"),
+                        ));
+                    }
+                    crate::replay::TraceInfo::scan_refs(&path.to_string_lossy(), f, sample)
                 }
             }
             .map_err(|e| err(&format!("{key}.trace"), e.to_string()))?;
@@ -856,6 +872,7 @@ impl Config {
                 trace: found.to_string_lossy().into_owned(),
                 device: device[d].name.clone(),
                 format: spec.format.clone().filter(|f| f != "pgt"),
+                sample: spec.sample.filter(|&x| x < 1.0),
                 ns_per_insn,
                 file_base,
                 region_base: 0,

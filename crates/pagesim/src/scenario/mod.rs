@@ -575,6 +575,10 @@ pub struct ProgramSpec {
     /// (stored to) through a mapping of one file. Default: pagesim's own (`pgt`).
     #[serde(default)]
     pub format: Option<String>,
+    /// For another tool's trace: the fraction of its pages replayed (SHARDS' spatial
+    /// sampling: a page is in or out by its hash, for the whole trace). Default 1.
+    #[serde(default)]
+    pub sample: Option<f64>,
 }
 
 fn default_task_count() -> u32 {
@@ -1373,6 +1377,12 @@ pub fn describe() -> Vec<Tunable> {
             "trace format",
             "pgt".into(),
             "another tool's trace (oracleGeneral, msr...): its pages loaded through one file's mapping",
+        ),
+        t(
+            "task[].program.sample",
+            "0..1",
+            "1".into(),
+            "another tool's trace: the fraction of its pages replayed (SHARDS: by the page's hash)",
         ),
         t(
             "task[].program.ns_per_insn",
