@@ -84,6 +84,15 @@ impl Sim {
     /// bit) or where it would pass the window's end. A folio that would cover a page
     /// already cached (-EEXIST) or that cannot be allocated ends the large-folio loop; the
     /// rest of the window is read in single pages (`do_page_cache_ra`).
+    /// [`Sim::submit_file_readahead`] while the caller holds a reference on folio `held`:
+    /// the reclaim the window's allocations start keeps it ([`Mm::ra_pinned`]), so a window
+    /// as large as the memcg does not evict the page the reader is on.
+    fn readahead_holding(&mut self, held: Option<Pfn>, fi: FileId, dec: &Readahead, memcg: u16, cpu: u32) {
+        self.mm.ra_pinned = held;
+        self.submit_file_readahead(fi, dec, memcg, cpu);
+        self.mm.ra_pinned = None;
+    }
+
     fn submit_file_readahead(&mut self, fi: FileId, dec: &Readahead, memcg: u16, cpu: u32) {
         if dec.is_empty() {
             return;
@@ -258,7 +267,11 @@ impl Sim {
                         self.mm.frames.clear(f, pg::READAHEAD);
                     }
                 }
-                self.submit_file_readahead(fi, &dec, memcg, cpu);
+                // Async readahead from a flagged folio runs while the read's folio batch holds
+                // it (2.6.23+ `page_cache_async_readahead`, 6.x `filemap_readahead`); a sync
+                // window starts before there is a folio to hold.
+                let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
+                self.readahead_holding(held, fi, &dec, memcg, cpu);
                 found = self.pc.files[fi].lookup(&self.mm.frames, i);
             }
             self.sched.tasks[tid].read = Some(r);
@@ -524,7 +537,9 @@ impl Sim {
                     self.mm.frames.clear(f, pg::READAHEAD);
                 }
             }
-            self.submit_file_readahead(fi, &dec, memcg, cpu);
+            // filemap_fault holds the flagged folio it found (do_async_mmap_readahead).
+            let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
+            self.readahead_holding(held, fi, &dec, memcg, cpu);
             found = self.pc.files[fi].lookup(&self.mm.frames, i);
         } else if found == Lookup::Missing {
             // Evicted while the task waited for it: ask the policy again on the retry.

@@ -591,6 +591,7 @@ impl Sim {
                 next_stats_flush: profile.memcg_stats_flush_ns / 2,
                 lru_locks: Vec::new(),
                 lru_batch: Vec::new(),
+                ra_pinned: None,
             },
             swap: Swap::new(areas, swap_ra, zswap, content),
             pc: PageCache {

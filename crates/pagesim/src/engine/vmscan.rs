@@ -902,7 +902,11 @@ impl Sim {
                 return Verdict::Keep;
             }
         }
-        // Clean: __remove_mapping, leaving the shadow in each slot.
+        // Clean: __remove_mapping, leaving the shadow in each slot; it fails for a folio
+        // a reader holds while it starts readahead (the refcount freeze).
+        if self.mm.ra_pinned == Some(f) {
+            return Verdict::Keep;
+        }
         if self.mm.frames.test(f, pg::SWAPCACHE) {
             let shadow = self.profile.workingset.tracks(false).then(|| self.workingset_eviction(f));
             self.swap_cache_del_folio(f, shadow);
@@ -1294,6 +1298,44 @@ mod tests {
         assert_eq!(s.mm.nr_dirty, 8);
         assert_eq!(s.mm.memcgs[0].lru.size(LruList::InactiveFile), 8);
         s
+    }
+
+    /// A folio a reader holds while it starts readahead (`Mm::ra_pinned`) survives reclaim
+    /// (`__remove_mapping`'s refcount freeze fails: it is kept, counted as scanned); the
+    /// other clean pages go, and so does it once the reader lets go.
+    #[test]
+    fn a_folio_a_reader_holds_is_kept_by_reclaim() {
+        let mut s = crate::testutil::sim_from(
+            "[kernel]\nprofile = \"linux-6.6\"\nlarge_folios = false\n[machine]\nram = \"64MB\"\n\
+             [device.d]\nmodel = \"ram\"\n[file.f]\ndevice = \"d\"\nsize = \"32KB\"\n\
+             [[task]]\nname = \"r\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n",
+            &[],
+        );
+        let fi = crate::ids::FileId(0);
+        let ra = s.new_ra_state(fi);
+        s.file_read_begin(Tid(0), fi, ra, 0, 8);
+        for _ in 0..100 {
+            match s.file_read_step(Tid(0), 0, u64::MAX) {
+                crate::pagecache::ReadStep::Done => break,
+                _ => crate::testutil::complete_io(&mut s),
+            }
+        }
+        let cached = |s: &Sim| (0..8).filter(|&i| s.pc.files[fi].frame(i).is_some()).count();
+        assert_eq!(cached(&s), 8);
+        let held = s.pc.files[fi].frame(3).unwrap();
+        s.mm.ra_pinned = Some(held);
+        // Two passes: the first clears the PG_referenced the read set.
+        for _ in 0..2 {
+            let mut sc = ScanControl::new(u64::MAX, None, true);
+            s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        }
+        assert_eq!(cached(&s), 1);
+        assert_eq!(s.pc.files[fi].frame(3), Some(held), "the held folio stays");
+        s.mm.ra_pinned = None;
+        let mut sc = ScanControl::new(u64::MAX, None, true);
+        s.shrink_inactive_list(0, LruList::InactiveFile, 32, &mut sc, 0);
+        assert_eq!(cached(&s), 0, "let go, it is reclaimed");
+        s.verify().unwrap();
     }
 
     /// Seed 003's `nodirect`: direct reclaim puts dirty file pages back, kswapd writes them;

@@ -90,6 +90,10 @@ pub(crate) struct Mm {
     /// (`Profile::lru_lock_per_lruvec`); and per CPU, the pages in its LRU-add batch.
     pub(crate) lru_locks: Vec<crate::locking::LockId>,
     pub(crate) lru_batch: Vec<u32>,
+    /// The folio a read(2) or a fault holds a reference on while it starts readahead
+    /// (`filemap_get_pages`' folio batch, `filemap_fault`'s folio): reclaim that the
+    /// window's charges start cannot free it (`__remove_mapping`'s refcount freeze fails).
+    pub(crate) ra_pinned: Option<crate::ids::Pfn>,
 }
 /// "No frame / no link".
 pub const NIL: u32 = u32::MAX;
