@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows what a change moved: records the `--json` output of every scenario in scenarios/ and
-# validation/ (seed 1) and of `reproduce seed-000` and `reproduce seed-004`, and compares two
-# such records counter by counter.
+# validation/ (seed 1; not validation/traces/, whose traces are made on each machine) and of
+# `reproduce seed-000` and `reproduce seed-004`, and compares two such records counter by
+# counter.
 #
 #   scripts/golden.sh record NAME    build the release CLI and record into target/golden/NAME
 #   scripts/golden.sh compare NAME   record the working tree into target/golden/NAME.now and
@@ -32,7 +33,7 @@ record() { # DIR
         "$bin" run "$f" --seed 1 --json --quiet >"$out" 2>"$out.err" || echo "exit $?" >>"$out.err"
         [ -s "$out.err" ] || rm -f "$out.err"
         n=$((n + 1))
-    done < <(find scenarios validation -name '*.toml' ! -name reproduce.toml | LC_ALL=C sort)
+    done < <(find scenarios validation -name '*.toml' ! -name reproduce.toml ! -path 'validation/traces/*' | LC_ALL=C sort)
     for seed in seed-000 seed-004; do
         "$bin" reproduce "$seed" --json --quiet >"$dir/reproduce_$seed.json" 2>"$dir/reproduce_$seed.json.err" \
             || echo "exit $?" >>"$dir/reproduce_$seed.json.err"
