@@ -86,28 +86,55 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         (sizes.iter().map(|&b| (b, r.misses(b / 4096))).collect(), r.references(), Some(r.distinct()))
     };
     let secs = started.elapsed().as_secs_f64();
-    let ratio = |m: u64| if refs == 0 { 0.0 } else { m as f64 / refs as f64 };
-    if a.json {
-        let cells: Vec<_> = rows
-            .iter()
-            .map(|&(b, m)| serde_json::json!({"ram_bytes": b, "misses": m, "miss_ratio": ratio(m)}))
-            .collect();
-        let mut doc = serde_json::json!({"trace": path, "policy": "lru", "references": refs, "sizes": cells});
-        if let Some(d) = distinct {
-            doc["distinct_pages"] = d.into();
+    let o = Outcome { policy: "lru", sample: None, refs, distinct, rows, secs };
+    o.print(&path, a.json, out)
+}
+
+/// What a run of `pagesim cache` found: per size (bytes), the misses.
+struct Outcome<'a> {
+    policy: &'a str,
+    /// The sampling rate of a kernel policy's run (SHARDS); `None`: LRU.
+    sample: Option<f64>,
+    refs: u64,
+    distinct: Option<u64>,
+    rows: Vec<(u64, u64)>,
+    secs: f64,
+}
+
+impl Outcome<'_> {
+    fn print(&self, path: &str, json: bool, out: &mut Out) -> Result<(), Stop> {
+        let refs = self.refs;
+        let ratio = |m: u64| if refs == 0 { 0.0 } else { m as f64 / refs as f64 };
+        if json {
+            let cells: Vec<_> = self
+                .rows
+                .iter()
+                .map(|&(b, m)| serde_json::json!({"ram_bytes": b, "misses": m, "miss_ratio": ratio(m)}))
+                .collect();
+            let mut doc = serde_json::json!({"trace": path, "policy": self.policy, "references": refs, "sizes": cells});
+            if let Some(d) = self.distinct {
+                doc["distinct_pages"] = d.into();
+            }
+            if let Some(r) = self.sample {
+                doc["sample"] = r.into();
+            }
+            writeln!(out, "{doc}")?;
+            return Ok(());
         }
-        writeln!(out, "{doc}")?;
-    } else {
-        write!(out, "trace {path}  policy lru  references {refs} (4 KiB pages)")?;
-        if let Some(d) = distinct {
+        write!(out, "trace {path}  policy {}  references {refs}", self.policy)?;
+        if let Some(r) = self.sample.filter(|&r| r < 1.0) {
+            write!(out, " (sampled at {r})")?;
+        }
+        write!(out, " (4 KiB pages)")?;
+        if let Some(d) = self.distinct {
             write!(out, "  distinct pages {d}")?;
         }
-        writeln!(out, "  in {secs:.2} s")?;
-        for &(b, m) in &rows {
+        writeln!(out, "  in {:.2} s", self.secs)?;
+        for &(b, m) in &self.rows {
             writeln!(out, "ram {:>10}  misses {:>12}  miss ratio {:.4}", format_bytes(b), m, ratio(m))?;
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// `--policy linux-X.Y`: the trace through the whole model under that kernel profile, once per
@@ -163,20 +190,6 @@ fn kernel(a: &Args, path: &str, sizes: &[u64], out: &mut Out) -> Result<(), Stop
         }
     }
     let secs = started.elapsed().as_secs_f64();
-    let ratio = |m: u64| if refs == 0 { 0.0 } else { m as f64 / refs as f64 };
-    if a.json {
-        let cells: Vec<_> = rows
-            .iter()
-            .map(|&(b, m)| serde_json::json!({"ram_bytes": b, "misses": m, "miss_ratio": ratio(m)}))
-            .collect();
-        let doc = serde_json::json!({"trace": path, "policy": a.policy, "sample": a.sample, "references": refs, "sizes": cells});
-        writeln!(out, "{doc}")?;
-    } else {
-        let sampled = if a.sample < 1.0 { format!(" (sampled at {})", a.sample) } else { String::new() };
-        writeln!(out, "trace {path}  policy {}  references {refs}{sampled} (4 KiB pages)  in {secs:.2} s", a.policy)?;
-        for &(b, m) in &rows {
-            writeln!(out, "ram {:>10}  misses {:>12}  miss ratio {:.4}", format_bytes(b), m, ratio(m))?;
-        }
-    }
-    Ok(())
+    let o = Outcome { policy: &a.policy, sample: Some(a.sample), refs, distinct: None, rows, secs };
+    o.print(path, a.json, out)
 }

@@ -405,3 +405,29 @@ pub fn maps_file(i: &pgt::Instance) -> Option<u32> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// SHARDS' sampling keeps a page for the whole trace or not at all: sampled at a half,
+    /// about half of 2,000 pages stay, each with both of its references, and the unsampled
+    /// count stays the trace's.
+    #[test]
+    fn a_sample_keeps_whole_pages() {
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-sample-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let text: String =
+            (0..2).flat_map(|pass| (0..2000).map(move |p| format!("{},r,{p}\n", pass * 2000 + p))).collect();
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy();
+        let all = TraceInfo::scan_refs(&p, "plain", 1.0).unwrap();
+        let half = TraceInfo::scan_refs(&p, "plain", 0.5).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!((all.ops, all.ops_unsampled, all.instances[0].pages), (4000, 4000, 2000));
+        let kept = half.instances[0].pages;
+        assert!((900..1100).contains(&kept), "{kept} of 2000 pages kept");
+        assert_eq!((half.ops, half.ops_unsampled), (2 * kept, 4000), "each kept page with both references");
+    }
+}
