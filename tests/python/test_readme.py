@@ -11,6 +11,8 @@ Every fenced block is checked by its kind:
 * a block without a language (the command-line summary): every ``pagesim SUBCOMMAND`` line
   names a subcommand, and every ``--option`` it shows is one ``pagesim SUBCOMMAND --help``
   documents.
+* ``toml`` (a scenario fragment): it parses, and every key of its tasks is one
+  ``pagesim describe`` lists (``task[].KEY``, ``task[].program.KEY``).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ def _env() -> dict[str, str]:
 
 
 def test_the_readme_has_the_blocks_this_test_knows() -> None:
-    assert {lang for lang, _, _ in BLOCKS} <= {"sh", "text", "python", ""}, BLOCKS
+    assert {lang for lang, _, _ in BLOCKS} <= {"sh", "text", "python", "toml", ""}, BLOCKS
     assert _ids("sh") and _ids("text") and _ids("python") and _ids("")
 
 
@@ -120,3 +122,21 @@ def test_the_command_summary_names_real_commands_and_options(line: int, block: s
             helps[sub] = r.stdout
         for opt in re.findall(r"--[a-z][a-z-]*", rest):
             assert opt in helps[sub], f"README.md:{line}: `pagesim {sub} --help` has no {opt}"
+
+
+@pytest.mark.parametrize("line,block", _ids("toml"), ids=lambda v: str(v)[:40])
+def test_scenario_fragments_use_keys_pagesim_knows(line: int, block: str) -> None:
+    import tomllib
+
+    doc = tomllib.loads(block)
+    described = subprocess.run([PAGESIM, "describe"], capture_output=True, text=True, check=True).stdout
+    keys = set()
+    for task in doc.get("task", []):
+        for k, v in task.items():
+            if isinstance(v, dict):
+                keys |= {f"task[].{k}.{k2}" for k2 in v}
+            else:
+                keys.add(f"task[].{k}")
+    assert keys, f"README.md:{line}: a scenario fragment without tasks"
+    for k in sorted(keys):
+        assert k in described, f"README.md:{line}: `pagesim describe` has no {k}"
