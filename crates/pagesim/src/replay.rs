@@ -237,6 +237,9 @@ pub enum Ev {
     FileIo { insns: u64, file: u32, page: u64, pages: u32, write: bool },
     /// fsync(2), fdatasync(2) of file `file`.
     Fsync { insns: u64, file: u32 },
+    /// posix_fadvise(2) of file `file`: `advice` (POSIX_FADV_*) over pages
+    /// `[page, page + pages)` (`pages` 0: to the end).
+    Fadvise { insns: u64, file: u32, advice: u32, page: u64, pages: u64 },
     /// munmap(2) (or mremap) took mapping `inst` away whole.
     Unmap { insns: u64, inst: u32 },
     /// fork(2): process `child` (an index into [`TraceInfo::procs`]) starts.
@@ -378,6 +381,15 @@ impl Demux {
                             None => Ev::Other { insns }, // a child the capture did not see
                         }
                     }
+                    nr::FADVISE64 if ret == 0 => match self.procs.procs[proc as usize].fd_file(args[0]) {
+                        Some(file) => {
+                            let (off, len) = (args[1], args[2]);
+                            let page = off / crate::tracefile::PAGE;
+                            let pages = if len == 0 { 0 } else { (off + len).div_ceil(crate::tracefile::PAGE) - page };
+                            Ev::Fadvise { insns, file, advice: args[3] as u32, page, pages }
+                        }
+                        None => Ev::Other { insns },
+                    },
                     nr::WAIT4 => Ev::Wait { insns },
                     nr::EXECVE | nr::EXECVEAT if ret == 0 => Ev::Exec { insns },
                     nr::EXIT_GROUP => Ev::Exit { insns },

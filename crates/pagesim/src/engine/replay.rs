@@ -13,6 +13,7 @@ use crate::engine::sched::Next;
 use crate::engine::{Sim, TaskState};
 use crate::ids::{FileId, Tid};
 use crate::mm::pte;
+use crate::pagecache::readahead::Advice;
 use crate::pagecache::SyncOp;
 use crate::replay::Ev;
 use crate::scenario::config::TraceProgram;
@@ -70,6 +71,7 @@ impl Ev {
             Ev::Access { insns, .. }
             | Ev::FileIo { insns, .. }
             | Ev::Fsync { insns, .. }
+            | Ev::Fadvise { insns, .. }
             | Ev::Unmap { insns, .. }
             | Ev::Fork { insns, .. }
             | Ev::Wait { insns }
@@ -81,9 +83,21 @@ impl Ev {
 }
 
 impl Sim {
+    /// The readahead state of the replaying task `tid` for the trace's file `file` (page
+    /// cache `fi`): one per process and file (its descriptors of the file share it).
+    fn replay_ra(&mut self, tid: Tid, file: u32, fi: FileId) -> u32 {
+        let r = self.sched.tasks[tid].trace.as_ref().expect("a replaying task");
+        if let Some(&(_, ra)) = r.ra.iter().find(|&&(f, _)| f == file) {
+            return ra;
+        }
+        let ra = self.new_ra_state(fi);
+        self.sched.tasks[tid].trace.as_mut().expect("a replaying task").ra.push((file, ra));
+        ra
+    }
+
     /// The replaying task `tid`'s events until one faults, starts a file call, sleeps or
     /// ends the process, or the burst limit: the replay's [`Sim::hit_loop`].
-    pub(crate) fn replay_next(&mut self, tid: Tid, limit: u64) -> Next {
+    pub(crate) fn replay_next(&mut self, tid: Tid, cpu: u32, limit: u64) -> Next {
         loop {
             if self.sched.now >= limit {
                 return Next::Stop;
@@ -124,23 +138,31 @@ impl Sim {
                     self.sched.ops_done += 1;
                 }
                 Ev::FileIo { file, page, pages, write, .. } => {
-                    let r = self.sched.tasks[tid].trace.as_ref().expect("a replaying task");
-                    let fi = extent(r, file);
+                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
                     if write {
                         self.file_write_begin(tid, fi, page, pages as u64, false);
                     } else {
-                        let ra = match r.ra.iter().find(|&&(f, _)| f == file) {
-                            Some(&(_, ra)) => ra,
-                            None => {
-                                let ra = self.new_ra_state(fi);
-                                let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
-                                r.ra.push((file, ra));
-                                ra
-                            }
-                        };
+                        let ra = self.replay_ra(tid, file, fi);
                         self.file_read_begin(tid, fi, ra, page, pages as u64);
                     }
                     return Next::Again;
+                }
+                Ev::Fadvise { file, advice, page, pages, .. } => {
+                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let nr = if pages == 0 { self.pc.files[fi].i_size.saturating_sub(page) } else { pages };
+                    // POSIX_FADV_NORMAL, RANDOM, SEQUENTIAL, WILLNEED; DONTNEED and NOREUSE
+                    // are not modelled (docs/model.md, "Traces").
+                    let advice = match advice {
+                        0 => Some(Advice::Normal),
+                        1 => Some(Advice::Random),
+                        2 => Some(Advice::Sequential),
+                        3 => Some(Advice::WillNeed { index: page, nr }),
+                        _ => None,
+                    };
+                    if let Some(advice) = advice {
+                        let ra = self.replay_ra(tid, file, fi);
+                        self.file_fadvise(tid, cpu, fi, ra, advice);
+                    }
                 }
                 Ev::Fsync { file, .. } => {
                     let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
@@ -315,5 +337,40 @@ mod tests {
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 10, "one read per distinct page");
         assert_eq!((s.sched.ops_done, s.sched.ops_total), (20, 20));
         assert!(s.mm.vmstat.get(Counter::NrDirtied) >= 10, "the stores dirtied the file's pages");
+    }
+
+    /// A trace's posix_fadvise reaches the file's readahead state: after POSIX_FADV_RANDOM
+    /// a 64 KiB read(2) reads those 16 pages and no more; without it, readahead reads past
+    /// them.
+    #[test]
+    fn fadvise_random_turns_the_files_readahead_off() {
+        let pgpgin = |advise: bool| {
+            let sys = |nr, args, ret, file| Record::Syscall { stream: 0, nr, insns: 10, time_ns: 0, args, ret, file };
+            let mut recs = vec![
+                Record::Stream(Stream { pid: 5, tid: 5, parent: 1, image: 0, start_ns: 0 }),
+                Record::File(File { path: "/data/f".into(), size: 4 << 20, ino: 9 }),
+                sys(nr::OPENAT, [0; 6], 3, Some(0)),
+            ];
+            if advise {
+                recs.push(sys(nr::FADVISE64, [3, 0, 0, 1, 0, 0], 0, None));
+            }
+            recs.push(sys(nr::READ, [3, 0, 64 << 10, 0, 0, 0], 64 << 10, None));
+            recs.push(sys(nr::EXIT_GROUP, [0; 6], 0, None));
+            let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
+            let mut w = Writer::new(Vec::new(), &header).unwrap();
+            for r in &recs {
+                w.record(r).unwrap();
+            }
+            let dir = std::env::temp_dir().join(format!("pagesim-replay-fadv-{}-{advise}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("f.pgt");
+            std::fs::write(&path, w.finish().unwrap()).unwrap();
+            let mut s = crate::testutil::sim_from(&scenario(&path.to_string_lossy()), &[]);
+            assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+            let _ = std::fs::remove_dir_all(&dir);
+            s.mm.vmstat.get(Counter::PgpgIn)
+        };
+        assert_eq!(pgpgin(true), 64, "POSIX_FADV_RANDOM: the read's own pages (KiB)");
+        assert!(pgpgin(false) > 64, "readahead past the read without the advice");
     }
 }

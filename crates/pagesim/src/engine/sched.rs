@@ -418,7 +418,7 @@ impl Sim {
                     // The hit loop: no event, no allocation per access (a replayed
                     // trace's events, for a task that replays one).
                     let next = if self.sched.tasks[tid].trace.is_some() {
-                        self.replay_next(tid, limit)
+                        self.replay_next(tid, cpu, limit)
                     } else {
                         self.hit_loop(tid, limit)
                     };
