@@ -186,9 +186,8 @@ pub fn run(a: Args, _out: &mut Out) -> Result<(), Stop> {
         return Err(format!("the capture plugin failed under {} (its message is above)", qemu.display()).into());
     }
 
-    let ns_per_insn = None;
     let cwd = std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned());
-    let header = Header { k: a.k, command, ns_per_insn, tool: qemu_line, cwd };
+    let header = Header { k: a.k, command, ns_per_insn: None, tool: qemu_line, cwd };
     let summary = convert(&raw, &trace, header, native.map(|n| n.0))?;
     let size = std::fs::metadata(&trace).map(|m| m.len()).unwrap_or(0);
     eprintln!("trace: {} ({} bytes)", trace.display(), size);
@@ -413,7 +412,20 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
         }
         let mut waiting: Vec<usize> = (0..files.len()).filter(|i| !released.contains(i)).collect();
         let mut insns = 0u64;
+        // A line on stderr every two seconds of a long conversion.
+        let started = std::time::Instant::now();
+        let mut report_at = 2.0;
         loop {
+            // Checked once a piece (at most 65,536 records).
+            if started.elapsed().as_secs_f64() >= report_at {
+                eprintln!(
+                    "pagesim capture: merging the raw files: {} accesses, {} system calls written ({:.0} s)",
+                    summary.accesses,
+                    summary.syscalls,
+                    started.elapsed().as_secs_f64()
+                );
+                report_at += 2.0;
+            }
             let Some(std::cmp::Reverse((_, i))) = heap.pop() else {
                 // Nothing runs: a stream whose creating call was not seen starts now.
                 if waiting.is_empty() {
