@@ -38,6 +38,9 @@ pub const FORMAT: Format = Format {
 /// The first line of a trace.
 pub const MAGIC: &str = "pagesim-trace 1";
 
+/// The longest file path a trace may hold (Linux's PATH_MAX is 4096).
+const PATH_MAX: usize = 1 << 16;
+
 /// Spaces of files' pages start here ([`Pages`]); a process's own pages are its number.
 pub const FILE_SPACE: u64 = 1 << 40;
 
@@ -360,6 +363,11 @@ impl Records {
                 b'F' => {
                     let (size, ino) = (self.varint()?, self.varint()?);
                     let len = self.small("path length")? as usize;
+                    if len > PATH_MAX {
+                        return Err(self
+                            .input
+                            .error(self.record, format!("a path of {len} bytes (at most {PATH_MAX})")));
+                    }
                     let mut path = vec![0u8; len];
                     std::io::Read::read_exact(&mut self.input.stream, &mut path).map_err(|_| self.truncated())?;
                     self.files += 1;
@@ -983,6 +991,12 @@ mod tests {
         assert_eq!((e.record, e.what.as_str()), (2, "unknown record tag 'Q'"));
         let e = read_back(&write(&[Record::File(File { path: "x".into(), size: 0, ino: 0 })])[..]);
         assert!(e.is_ok());
+        // A corrupt path length is an error, not a 4 GiB allocation.
+        let mut huge = write(&[]);
+        let at = huge.len() - 1;
+        huge.splice(at..at, [b'F', 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+        let e = read_back(&huge).unwrap_err();
+        assert!(e.what.contains("a path of 4294967295 bytes"), "{e}");
         let mut no_stream = write(&[]);
         no_stream.insert(no_stream.len() - 1, b'R');
         assert!(read_back(&no_stream).unwrap_err().what.contains("before any stream"));
