@@ -164,8 +164,8 @@ impl TraceInfo {
     pub fn scan(path: &str) -> Result<TraceInfo, TraceError> {
         let mut records = Records::new(crate::tracefile::open_input(path)?);
         let mut procs = Procs::default();
-        let mut sizes: Vec<u64> = Vec::new();
-        let mut first_sizes: Vec<u64> = Vec::new();
+        // Per file, its size when the trace first named it and the largest it grew to.
+        let mut sizes: Vec<(u64, u64)> = Vec::new();
         let (mut ops, mut insns, mut writes) = (0u64, 0u64, false);
         let mut by_pid: HashMap<u32, u32> = HashMap::new();
         let mut order: Vec<(u32, Option<u32>)> = Vec::new();
@@ -174,7 +174,7 @@ impl TraceInfo {
                 insns += n;
             }
             if let Record::File(f) = &r {
-                first_sizes.push(f.size);
+                sizes.push((f.size, f.size));
             }
             if let Record::Stream(s) = &r {
                 if !by_pid.contains_key(&s.pid) {
@@ -188,30 +188,27 @@ impl TraceInfo {
                     ops += 1;
                     writes |= write && maps_file(&procs.instances[inst as usize]).is_some();
                 }
-                Some(Touch::FileIo { write, .. }) => {
+                Some(Touch::FileIo { file, write, .. }) => {
                     ops += 1;
                     writes |= write;
+                    // Only a write grows a file.
+                    let max = &mut sizes[file as usize].1;
+                    *max = (*max).max(procs.files[file as usize].size);
+                }
+                // An fsync of a regular file is a call the replay makes (`Ev::Fsync`).
+                Some(Touch::Call { proc, .. }) => {
+                    if let Record::Syscall { nr: nr::FSYNC | nr::FDATASYNC, ret: 0, args, .. } = r {
+                        ops += procs.procs[proc as usize].fd_file(args[0]).is_some() as u64;
+                    }
                 }
                 _ => {}
-            }
-            if let Record::Syscall { nr: nr::FSYNC | nr::FDATASYNC, ret: 0, .. } = r {
-                ops += 1;
-            }
-            sizes.resize(procs.files.len(), 0);
-            for (s, f) in sizes.iter_mut().zip(&procs.files) {
-                *s = (*s).max(f.size);
             }
         }
         if order.is_empty() {
             return Err(TraceError { file: path.into(), record: 0, what: "the trace has no process".into() });
         }
         // A file's first size is what it had when the trace named it.
-        let files = first_sizes
-            .into_iter()
-            .zip(&procs.files)
-            .zip(&sizes)
-            .map(|((first, f), &max)| (f.path.clone(), first, max.max(first)))
-            .collect();
+        let files = procs.files.iter().zip(&sizes).map(|(f, &(first, max))| (f.path.clone(), first, max)).collect();
         Ok(TraceInfo {
             path: path.into(),
             header: records.header.clone(),
@@ -274,25 +271,17 @@ const CLONE_THREAD: u64 = 0x10000;
 
 impl Demux {
     pub fn open(info: &TraceInfo) -> Result<Demux, TraceError> {
-        if let Some(t) = &info.refs {
-            let f = std::fs::File::open(&t.0).map_err(|e| TraceError {
-                file: t.0.display().to_string(),
-                record: 0,
-                what: e.to_string(),
-            })?;
-            let records = Records::new(crate::tracefile::open_input(&info.path)?);
-            return Ok(Demux {
-                records,
-                procs: Procs::default(),
-                queues: vec![VecDeque::new()],
-                by_pid: HashMap::new(),
-                slot_of: Vec::new(),
-                main: Vec::new(),
-                done: false,
-                refs: Some(std::io::BufReader::with_capacity(1 << 16, f)),
-            });
-        }
-        let refs = None;
+        let refs = match &info.refs {
+            Some(t) => {
+                let f = std::fs::File::open(&t.0).map_err(|e| TraceError {
+                    file: t.0.display().to_string(),
+                    record: 0,
+                    what: e.to_string(),
+                })?;
+                Some(std::io::BufReader::with_capacity(1 << 16, f))
+            }
+            None => None,
+        };
         let records = Records::new(crate::tracefile::open_input(&info.path)?);
         let by_pid = info.procs.iter().enumerate().map(|(i, &(pid, _))| (pid, i as u32)).collect();
         Ok(Demux {

@@ -51,6 +51,12 @@ impl Replaying {
         })
     }
 
+    /// The replay of process `slot`, a child this one forked: the same trace and CPU
+    /// speed, its own clock and readahead states.
+    fn child(&self, slot: u32) -> Box<Replaying> {
+        Box::new(Replaying { slot, insns: 0, charged_ns: 0, extents: self.extents.clone(), ra: Vec::new(), ..*self })
+    }
+
     /// The CPU time `insns` more instructions take, ns (what is left of a nanosecond is
     /// carried to the next).
     fn cpu_ns(&mut self, insns: u64) -> u64 {
@@ -172,19 +178,8 @@ impl Sim {
                 Ev::Unmap { inst, .. } => self.munmap_region(tid, region_base + inst),
                 Ev::Fork { child, .. } => {
                     let c = self.new_process(tid, prog, true);
-                    let r = self.sched.tasks[tid].trace.as_ref().expect("a replaying task");
-                    let ps = r.ps_per_insn;
-                    let own = Replaying {
-                        prog,
-                        slot: child,
-                        ps_per_insn: ps,
-                        insns: 0,
-                        charged_ns: 0,
-                        region_base,
-                        extents: r.extents.clone(),
-                        ra: Vec::new(),
-                    };
-                    self.sched.tasks[c].trace = Some(Box::new(own));
+                    let own = self.sched.tasks[tid].trace.as_ref().expect("a replaying task").child(child);
+                    self.sched.tasks[c].trace = Some(own);
                 }
                 Ev::Wait { .. } => {
                     if self.sched.tasks[tid].children > 0 {
@@ -212,7 +207,8 @@ mod tests {
 
     /// A trace pagesim capture could have written of a program that maps 64 anonymous
     /// pages and writes each, forks a child that writes pages 5 and 6 and exits, waits for
-    /// it, then reads 256 KiB of a 1 MiB file and exits; written to a file of its own.
+    /// it, then reads 256 KiB of a 1 MiB file, fsyncs it (and stdout) and exits; written to
+    /// a file of its own.
     fn fork_trace() -> String {
         let base = 0x1000_0000u64 / 4096;
         let sys =
@@ -232,6 +228,9 @@ mod tests {
         recs.push(Record::File(File { path: "/data/in".into(), size: 1 << 20, ino: 7 }));
         recs.push(sys(0, nr::OPENAT, [0; 6], 3, Some(0)));
         recs.push(sys(0, nr::READ, [3, 0, 256 << 10, 0, 0, 0], 256 << 10, None));
+        // An fsync of the file is an operation; one of stdout (not a file here) is not.
+        recs.push(sys(0, nr::FSYNC, [3, 0, 0, 0, 0, 0], 0, None));
+        recs.push(sys(0, nr::FSYNC, [1, 0, 0, 0, 0, 0], 0, None));
         recs.push(sys(0, nr::EXIT_GROUP, [0; 6], 0, None));
         let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: Some(0.5), tool: "test".into(), cwd: None };
         let mut w = Writer::new(Vec::new(), &header).unwrap();
@@ -278,7 +277,7 @@ mod tests {
         // 256 KiB read with its readahead.
         assert!(s.mm.vmstat.get(Counter::PgpgIn) >= 256, "{}", s.mm.vmstat.get(Counter::PgpgIn));
         assert_eq!(s.sched.ops_done, s.sched.ops_total);
-        assert_eq!(s.sched.ops_total, 64 + 2 + 1);
+        assert_eq!(s.sched.ops_total, 64 + 2 + 1 + 1);
     }
 
     /// A trace task's errors name its key: a trace that is not there, steps besides the
