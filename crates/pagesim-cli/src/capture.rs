@@ -393,11 +393,10 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
         released.insert(0);
     }
     let epoch = files.iter().map(|f| f.stream.start_ns).min().unwrap_or(0);
-    let summary_insns: u64;
     let mut summary = Summary::default();
 
-    // First pass for the instructions (ns_per_insn needs them in the header): a native run's
-    // CPU time over the instructions the capture counted.
+    // Written uncompressed first: the header's ns_per_insn (a native run's CPU time over the
+    // instructions) is known once every record has been counted.
     let tmp = out.with_extension("pgt.part");
     {
         let w = io::BufWriter::with_capacity(
@@ -406,12 +405,22 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
         );
         let mut w = Writer::new(w, &header).map_err(|e| e.to_string())?;
         let mut file_ids: HashMap<(String, u64), u32> = HashMap::new();
+        // A file's number, the record that defines it written the first time it is named.
+        let mut file_of = |w: &mut Writer<_>, f: File| -> Result<u32, String> {
+            let key = (f.path.clone(), f.ino);
+            if let Some(&id) = file_ids.get(&key) {
+                return Ok(id);
+            }
+            let id = file_ids.len() as u32;
+            w.record(&Record::File(f)).map_err(|e| e.to_string())?;
+            file_ids.insert(key, id);
+            Ok(id)
+        };
         let mut heap = BinaryHeap::new();
         for &i in &released {
             heap.push(std::cmp::Reverse((files[i].key(), i)));
         }
         let mut waiting: Vec<usize> = (0..files.len()).filter(|i| !released.contains(i)).collect();
-        let mut insns = 0u64;
         // A line on stderr every two seconds of a long conversion.
         let started = std::time::Instant::now();
         let mut report_at = 2.0;
@@ -452,26 +461,16 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
                         id
                     }
                 };
-                let mut file_of = |w: &mut Writer<_>, f: File| -> Result<u32, String> {
-                    let key = (f.path.clone(), f.ino);
-                    if let Some(&id) = file_ids.get(&key) {
-                        return Ok(id);
-                    }
-                    let id = file_ids.len() as u32;
-                    w.record(&Record::File(f)).map_err(|e| e.to_string())?;
-                    file_ids.insert(key, id);
-                    Ok(id)
-                };
                 let mut ends_piece = false;
                 match r {
                     Raw::Access { vpn, write, insns: n } => {
                         files[i].insns_since += n;
-                        insns += n;
+                        summary.insns += n;
                         summary.accesses += 1;
                         w.record(&Record::Access { stream: id, vpn, write, insns: n }).map_err(|e| e.to_string())?;
                     }
                     Raw::Syscall { nr, insns: n, time_ns, args, ret, file } => {
-                        insns += n;
+                        summary.insns += n;
                         summary.syscalls += 1;
                         let file = file.map(|f| file_of(&mut w, f)).transpose()?;
                         let t = time_ns.saturating_sub(epoch);
@@ -528,11 +527,9 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
             }
         }
         w.finish().map_err(|e| e.to_string())?;
-        summary_insns = insns;
     }
-    summary.insns = summary_insns;
-    if let Some(cpu) = native_cpu_ns.filter(|_| summary_insns > 0) {
-        summary.ns_per_insn = Some(cpu as f64 / summary_insns as f64);
+    if let Some(cpu) = native_cpu_ns.filter(|_| summary.insns > 0) {
+        summary.ns_per_insn = Some(cpu as f64 / summary.insns as f64);
         header.ns_per_insn = summary.ns_per_insn;
     }
     // Compressed with the header as it is now (the instructions were counted on the way).

@@ -153,7 +153,6 @@ pub struct Writer<W: Write> {
     cur: Option<u32>,
     /// Per stream, its previous page.
     prev: Vec<u64>,
-    files: u32,
 }
 
 impl<W: Write> Writer<W> {
@@ -161,7 +160,7 @@ impl<W: Write> Writer<W> {
         writeln!(out, "{MAGIC}")?;
         serde_json::to_writer(&mut out, header)?;
         writeln!(out)?;
-        Ok(Writer { out, cur: None, prev: Vec::new(), files: 0 })
+        Ok(Writer { out, cur: None, prev: Vec::new() })
     }
 
     /// Streams started so far.
@@ -197,7 +196,6 @@ impl<W: Write> Writer<W> {
                 put_varint(o, f.ino)?;
                 put_varint(o, f.path.len() as u64)?;
                 o.write_all(f.path.as_bytes())?;
-                self.files += 1;
             }
             &Record::Access { stream, vpn, write, insns } => {
                 self.switch(stream)?;
