@@ -121,16 +121,11 @@ impl Drop for TempDir {
     }
 }
 
-/// User and system CPU time of the children waited for so far, ns.
-fn children_cpu_ns() -> u64 {
-    // getrusage(RUSAGE_CHILDREN) without libc: /proc/self/stat's cutime and cstime (fields
-    // 16 and 17) in clock ticks.
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<u64> = after.split_whitespace().map(|w| w.parse().unwrap_or(0)).collect();
-    // After the ')' field 3 (state) is f[0]; cutime is field 16, cstime 17.
-    let ticks = f.get(13).copied().unwrap_or(0) + f.get(14).copied().unwrap_or(0);
-    ticks * 10_000_000 // USER_HZ is 100 on Linux
+/// User-mode CPU time of the children waited for so far, ns: the program's own
+/// instructions. Its system time is left out: the kernel work of its calls and faults is
+/// what the model adds itself.
+fn children_user_ns() -> Result<u64, String> {
+    pagesim_host::cpu::children_user_ns().map_err(|e| e.to_string())
 }
 
 /// The summary goes to stderr: stdout is the program's.
@@ -154,12 +149,12 @@ pub fn run(a: Args, _out: &mut Out) -> Result<(), Stop> {
     let trace = a.out.clone().unwrap_or_else(|| PathBuf::from(format!("{base}.pgt")));
 
     let native = if a.native {
-        let (cpu0, t0) = (children_cpu_ns(), std::time::Instant::now());
+        let (cpu0, t0) = (children_user_ns()?, std::time::Instant::now());
         let st = Command::new(&path).args(&a.command[1..]).status().map_err(|e| format!("{program}: {e}"))?;
         if !st.success() {
             eprintln!("pagesim capture: the native run of {program} exited with {st}");
         }
-        Some((children_cpu_ns() - cpu0, t0.elapsed()))
+        Some((children_user_ns()? - cpu0, t0.elapsed()))
     } else {
         None
     };
@@ -201,7 +196,7 @@ pub fn run(a: Args, _out: &mut Out) -> Result<(), Stop> {
     eprintln!("capture took {:.2} s", captured.as_secs_f64());
     if let Some((cpu, wall)) = native {
         eprintln!(
-            "native run: {:.3} s ({:.3} s CPU): capture {:.1}x slower; {:.3} ns of CPU per instruction",
+            "native run: {:.3} s ({:.3} s of user CPU): capture {:.1}x slower; {:.3} ns of user CPU per instruction",
             wall.as_secs_f64(),
             cpu as f64 / 1e9,
             captured.as_secs_f64() / wall.as_secs_f64().max(1e-6),

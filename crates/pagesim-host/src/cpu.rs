@@ -9,12 +9,27 @@
 //!   /proc/irq/36/virtio1-req.0  effective_affinity_list = 1   ──► irq_cpu 1
 //! ```
 //!
+//! And the user-mode CPU time of the children a process waited for (`children_user_ns`).
+//!
 //! A disk with one I/O queue completes every request on that queue's interrupt CPU; a task
 //! sleeping on its I/O elsewhere is woken by an IPI. A disk with a queue per CPU (NVMe)
 //! completes each request where it was submitted: no single interrupt CPU.
 
 use crate::Error;
 use std::path::Path;
+
+/// User-mode CPU time of the children the caller waited for so far, ns
+/// (`getrusage(RUSAGE_CHILDREN)`'s `ru_utime`: the scheduler's precise run time split by the
+/// tick samples, where /proc's `cutime` counts whole 10 ms ticks).
+pub fn children_user_ns() -> Result<u64, Error> {
+    // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes the struct `ru` points to, live for the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut ru) } != 0 {
+        return Err(Error(format!("getrusage: {}", crate::last_os_error())));
+    }
+    Ok(ru.ru_utime.tv_sec as u64 * 1_000_000_000 + ru.ru_utime.tv_usec as u64 * 1000)
+}
 
 /// Pins process `pid` (0: the caller) to `cpus`.
 pub fn set_affinity(pid: i32, cpus: &[u32]) -> Result<(), Error> {
