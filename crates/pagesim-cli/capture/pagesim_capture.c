@@ -23,6 +23,10 @@
  *              clock (ns), the six arguments, the return value, and for a call that names
  *              a file (open, openat, creat, openat2, mmap of an fd) the file's size, its
  *              inode, and its path as bytes padded to whole words (length first);
+ *              an unlink(2) or unlinkat(2) of a regular file with one link names it
+ *              too (found at the call's entry); an open with O_TRUNC (or creat) of a
+ *              regular file that existed before the call is followed by the
+ *              ftruncate(fd, 0) it amounts to, a record of no instructions of its own;
  *     mapping: (3) with the length in bits 32-47, then start, end, offset, flags (1 read,
  *              2 write, 4 exec, 8 shared), path length and path: one of the mappings the
  *              loader made before the first instruction (the program, its interpreter,
@@ -38,6 +42,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -112,9 +117,12 @@ enum {
     NR_VFORK = 58,
     NR_EXECVE = 59,
     NR_EXIT = 60,
+    NR_FTRUNCATE = 77,
     NR_CREAT = 85,
+    NR_UNLINK = 87,
     NR_EXIT_GROUP = 231,
     NR_OPENAT = 257,
+    NR_UNLINKAT = 263,
     NR_EXECVEAT = 322,
     NR_CLONE3 = 435,
     NR_OPENAT2 = 437,
@@ -122,6 +130,9 @@ enum {
 #define CLONE_VM 0x100
 #define CLONE_THREAD 0x10000
 #define MAP_ANONYMOUS 0x20
+#define GUEST_O_TRUNC 01000
+#define GUEST_AT_FDCWD (-100)
+#define GUEST_AT_REMOVEDIR 0x200
 
 struct stream {
     int fd; /* -1: not open yet (opened by the thread's first record) */
@@ -142,6 +153,9 @@ struct stream {
     char path[4096];     /* the file an mmap names, found at its entry */
     uint64_t path_size, path_ino;
     int path_len;
+    /* An open with O_TRUNC: the existing regular file its path named at its entry
+     * (inode 0: none), so that its return can tell that it truncated that file. */
+    uint64_t trunc_ino, trunc_dev;
 };
 
 static struct stream *streams[MAX_VCPUS];
@@ -151,6 +165,10 @@ static int parent_pid;
 static uint32_t image; /* process images this process has had (exec starts a new one) */
 static uint32_t opened; /* streams this image opened */
 static bool maps_taken;
+/* Paths are read from the guest's memory at the guest's address: QEMU's x86-64 user mode
+ * on an x86-64 host runs the guest at guest_base 0. An open whose file does not have the
+ * name its path gave turns this off (see opened_as_named()). */
+static bool paths_readable = true;
 static char *maps_before; /* /proc/self/maps when the plugin was loaded */
 
 static void die(const char *what) {
@@ -445,6 +463,78 @@ static bool file_of(int fd, struct stream *s) {
     return true;
 }
 
+/* Reads the NUL-terminated string at guest address `addr` into `buf` (`len` bytes of room),
+ * a page at a time through process_vm_readv so that a bad address is an error, not a crash. */
+static bool guest_string(uint64_t addr, char *buf, size_t len) {
+    if (!paths_readable || addr == 0)
+        return false;
+    size_t got = 0;
+    while (got + 1 < len) {
+        size_t chunk = 4096 - (size_t)((addr + got) & 4095);
+        if (chunk > len - 1 - got)
+            chunk = len - 1 - got;
+        struct iovec local = {buf + got, chunk}, remote = {(void *)(uintptr_t)(addr + got), chunk};
+        ssize_t r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+        if (r <= 0)
+            return false;
+        char *nul = memchr(buf + got, 0, (size_t)r);
+        if (nul)
+            return true;
+        got += (size_t)r;
+    }
+    return false;
+}
+
+/* The regular file that path `addr` names relative to directory `dirfd` (at a system call's
+ * entry): its status, and for `want_path` its absolute path in s->path; false if it is no
+ * regular file (or the path cannot be read). */
+static bool named_file(struct stream *s, int64_t dirfd, uint64_t addr, struct stat *st, bool want_path) {
+    char rel[4096];
+    if (!guest_string(addr, rel, sizeof rel))
+        return false;
+    if (fstatat((int)dirfd, rel, st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st->st_mode))
+        return false;
+    if (!want_path)
+        return true;
+    char dir[4096];
+    const char *full = rel;
+    if (rel[0] != '/' && dirfd != GUEST_AT_FDCWD) {
+        char link[64];
+        snprintf(link, sizeof link, "/proc/self/fd/%d", (int)dirfd);
+        ssize_t l = readlink(link, dir, sizeof dir - 1);
+        if (l <= 0)
+            return false;
+        dir[l] = 0;
+        size_t n = strlen(dir);
+        if (n + 1 + strlen(rel) >= sizeof dir)
+            return false;
+        dir[n] = '/';
+        strcpy(dir + n + 1, rel);
+        full = dir;
+    }
+    if (!realpath(full, s->path))
+        return false;
+    s->path_len = (int)strlen(s->path);
+    s->path_size = (uint64_t)st->st_size;
+    s->path_ino = (uint64_t)st->st_ino;
+    return true;
+}
+
+/* Whether the file open descriptor `fd` names (s->path, from file_of()) has the last
+ * component of the path the open gave; a mismatch means paths are not where the plugin
+ * reads them, and it stops reading them. */
+static void opened_as_named(struct stream *s, uint64_t addr) {
+    char rel[4096];
+    if (!guest_string(addr, rel, sizeof rel))
+        return;
+    const char *base = strrchr(rel, '/');
+    base = base ? base + 1 : rel;
+    const char *have = strrchr(s->path, '/');
+    have = have ? have + 1 : s->path;
+    if (*base && strcmp(base, have) != 0)
+        paths_readable = false;
+}
+
 static void put_syscall(struct stream *s, int64_t nr, int64_t ret, bool with_file) {
     uint32_t words = 11 + (with_file ? 3 + (uint32_t)(s->path_len + 7) / 8 : 0);
     room(s, words);
@@ -471,8 +561,34 @@ static void vcpu_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, ui
     uint64_t a[6] = {a1, a2, a3, a4, a5, a6};
     memcpy(s->args, a, sizeof a);
     s->path_len = -1;
+    s->trunc_ino = 0;
     if (num == NR_MMAP && !(a4 & MAP_ANONYMOUS) && (int64_t)a5 >= 0)
         file_of((int)a5, s);
+    /* The file an open truncates or an unlink removes, before the call changes it. */
+    struct stat st;
+    switch (num) {
+    case NR_OPEN:
+    case NR_OPENAT:
+    case NR_CREAT: {
+        int64_t dirfd = num == NR_OPENAT ? (int64_t)a1 : GUEST_AT_FDCWD;
+        uint64_t path = num == NR_OPENAT ? a2 : a1;
+        uint64_t flags = num == NR_OPEN ? a2 : num == NR_OPENAT ? a3 : GUEST_O_TRUNC;
+        if ((flags & GUEST_O_TRUNC) && named_file(s, dirfd, path, &st, false)) {
+            s->trunc_ino = (uint64_t)st.st_ino;
+            s->trunc_dev = (uint64_t)st.st_dev;
+        }
+        break;
+    }
+    case NR_UNLINK:
+    case NR_UNLINKAT: {
+        int64_t dirfd = num == NR_UNLINKAT ? (int64_t)a1 : GUEST_AT_FDCWD;
+        uint64_t path = num == NR_UNLINKAT ? a2 : a1;
+        bool dir = num == NR_UNLINKAT && (a3 & GUEST_AT_REMOVEDIR);
+        if (!dir && (!named_file(s, dirfd, path, &st, true) || st.st_nlink != 1))
+            s->path_len = -1;
+        break;
+    }
+    }
     switch (num) {
     case NR_EXIT:
     case NR_EXIT_GROUP:
@@ -527,9 +643,24 @@ static void vcpu_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num
         return;
     }
     bool names_file = (num == NR_OPEN || num == NR_OPENAT || num == NR_CREAT || num == NR_OPENAT2) && ret >= 0;
-    if (names_file)
-        file_of((int)ret, s);
+    if (names_file && file_of((int)ret, s) && num != NR_OPENAT2)
+        opened_as_named(s, num == NR_OPENAT ? s->args[1] : s->args[0]);
+    bool truncated = false;
+    struct stat st;
+    if (names_file && s->trunc_ino != 0 && paths_readable && fstat((int)ret, &st) == 0)
+        truncated = (uint64_t)st.st_ino == s->trunc_ino && (uint64_t)st.st_dev == s->trunc_dev;
+    if ((num == NR_UNLINK || num == NR_UNLINKAT) && ret != 0)
+        s->path_len = -1;
     put_syscall(s, num, ret, s->path_len >= 0);
+    if (truncated) {
+        /* The ftruncate(fd, 0) the open amounts to, right after it. */
+        uint64_t saved[6];
+        memcpy(saved, s->args, sizeof saved);
+        memset(s->args, 0, sizeof s->args);
+        s->args[0] = (uint64_t)ret;
+        put_syscall(s, NR_FTRUNCATE, 0, false);
+        memcpy(s->args, saved, sizeof saved);
+    }
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p) {

@@ -1,6 +1,7 @@
 //! `pagesim capture` on a small C program whose accesses are known (tests/capture/
 //! touch_pages.c): with K=1 the trace has exactly its pages in its order, and the fork, exec
-//! and exits it makes, in a process tree of two.
+//! and exits it makes, in a process tree of two; an open that truncates a file that existed
+//! is followed by the ftruncate it amounts to, and an unlink names its file.
 //!
 //! Needs qemu-user and a C compiler (scripts/install.sh installs qemu-user as root, and
 //! scripts/test.sh installs before it tests). Without them the test says so and passes,
@@ -35,6 +36,7 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
         .arg(&trace)
         .arg("--")
         .arg(&exe)
+        .arg(dir.join("f"))
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -126,4 +128,28 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
     let want: Vec<(u64, bool)> = (0..64).map(|i| ((i * 37) % 64, true)).collect();
     assert_eq!(touched(0), want);
     assert_eq!(touched(1), [(5, true), (6, true), (5, true)]);
+
+    // The file: created, opened again with O_TRUNC (then followed by ftruncate(fd, 0), the
+    // creating open not), unlinked (the call names it).
+    let f = recs
+        .iter()
+        .filter_map(|x| if let Record::File(f) = x { Some(f) } else { None })
+        .position(|f| f.path.ends_with("/f"))
+        .expect("the file is named") as u32;
+    let file_calls: Vec<(u32, [u64; 6], i64)> = recs
+        .iter()
+        .filter_map(|x| match *x {
+            Record::Syscall { stream: 0, nr, args, ret, file, .. } if file == Some(f) || nr == nr::FTRUNCATE => {
+                Some((nr, args, ret))
+            }
+            _ => None,
+        })
+        .collect();
+    let opens: Vec<usize> = file_calls.iter().enumerate().filter(|c| c.1 .0 == nr::OPENAT || c.1 .0 == nr::OPEN).map(|c| c.0).collect();
+    assert_eq!(opens.len(), 2, "{file_calls:?}");
+    assert_eq!(file_calls.len(), 4, "two opens, one ftruncate, one unlink: {file_calls:?}");
+    let (tr, fd) = (file_calls[opens[1] + 1], file_calls[opens[1]].2);
+    assert_eq!((tr.0, tr.1[0], tr.1[1], tr.2), (nr::FTRUNCATE, fd as u64, 0, 0), "{file_calls:?}");
+    assert_ne!(file_calls[opens[0] + 1].0, nr::FTRUNCATE, "the creating open truncated nothing");
+    assert!(matches!(file_calls[3], (nr::UNLINK | nr::UNLINKAT, _, 0)), "{file_calls:?}");
 }

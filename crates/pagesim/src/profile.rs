@@ -210,6 +210,12 @@ pub struct Profile {
     /// (6.18). `None`: the kernel predates them (5.18), `kernel.large_folios` cannot turn
     /// them on; `Some(b)`: whether ext4, the filesystem the profile models, takes them.
     pub pagecache_large_folios: Option<bool>,
+    /// The filesystem is ext4 with delayed allocation and `auto_da_alloc` (2.6.30+, on by
+    /// default): a file truncated to size 0 has its dirty pages written when a descriptor
+    /// of it is next released (`ext4_release_file`'s `filemap_flush`), so that a file
+    /// rewritten in place reaches the disk soon after it is closed. The 2.6 profiles model
+    /// the ext3 of their seeds, which has no such flush.
+    pub ext4_auto_da_alloc: bool,
     /// A fault on a VM_EXEC file mapping reads forward from the fault to the end of the VMA,
     /// with no async part, even under MADV_RANDOM (6.17, `do_sync_mmap_readahead`'s
     /// `exec_folio_order` case); before, it reads around the fault as on any mapping.
@@ -439,6 +445,7 @@ const LINUX_3_14: Profile = Profile {
     fault_around: false,
     fault_around_skips_workingset: false,
     pagecache_large_folios: None,
+    ext4_auto_da_alloc: true,
     fault_around_whole_folio: false,
     exec_mmap_readahead: false,
     anon_mthp: None,
@@ -508,6 +515,7 @@ const LINUX_6_6: Profile = Profile {
     fault_around: true,
     fault_around_skips_workingset: false,
     pagecache_large_folios: Some(false),
+    ext4_auto_da_alloc: true,
     fault_around_whole_folio: false,
     exec_mmap_readahead: false,
     anon_mthp: None,
@@ -617,6 +625,7 @@ pub const PROFILES: &[Profile] = &[
                       swap as linux-3.6 (see docs/model.md: one LRU for anon and file in 2.6.23)",
         file_readahead: "ondemand-2.6.23",
         ra_read_copy: true,
+        ext4_auto_da_alloc: false,
         writeback: WritebackRules {
             dirty_ratio: 10,
             dirty_background_ratio: 5,
@@ -631,6 +640,7 @@ pub const PROFILES: &[Profile] = &[
                       linux-2.6.23",
         file_readahead: "legacy-2.6.20",
         ra_read_copy: true,
+        ext4_auto_da_alloc: false,
         writeback: WritebackRules {
             dirty_ratio: 40,
             dirty_background_ratio: 10,
@@ -718,6 +728,7 @@ const LINUX_2_6_35: Profile = Profile {
                   kswapd, swap and readahead as linux-3.6",
     file_readahead: "ondemand-2.6.23",
     writeback: WRITEBACK_2_6_35,
+    ext4_auto_da_alloc: false,
     ..LINUX_3_6
 };
 

@@ -16,7 +16,7 @@
 //! during the run and hands each process its own events in order; the processes' records
 //! interleave in the trace, so a process's events wait in a queue until it asks for them.
 
-use crate::tracefile::pgt::{self, nr, Backing, Header, Procs, Record, Records, Touch};
+use crate::tracefile::pgt::{self, nr, Backing, FileOp, Header, Procs, Record, Records, Touch};
 use crate::tracefile::TraceError;
 use std::collections::{HashMap, VecDeque};
 
@@ -237,6 +237,12 @@ pub enum Ev {
     /// posix_fadvise(2) of file `file`: `advice` (POSIX_FADV_*) over pages
     /// `[page, page + pages)` (`pages` 0: to the end).
     Fadvise { insns: u64, file: u32, advice: u32, page: u64, pages: u64 },
+    /// File `file` was truncated to size 0 (ftruncate, or an open with O_TRUNC).
+    Truncate { insns: u64, file: u32 },
+    /// An open file description of file `file` was released (its last descriptor closed).
+    Release { insns: u64, file: u32 },
+    /// File `file`, unlinked, is no longer open: its pages go.
+    Evict { insns: u64, file: u32 },
     /// munmap(2) (or mremap) took mapping `inst` away whole.
     Unmap { insns: u64, inst: u32 },
     /// fork(2): process `child` (an index into [`TraceInfo::procs`]) starts.
@@ -355,7 +361,8 @@ impl Demux {
             (Some(Touch::FileIo { file, page, pages, write, .. }), _) => {
                 q.push_back(Ev::FileIo { insns, file, page, pages, write });
             }
-            (Some(Touch::Call { unmapped, .. }), Record::Syscall { nr, args, ret, .. }) => {
+            (Some(Touch::Call { unmapped, files, .. }), Record::Syscall { nr, args, ret, .. }) => {
+                let files_empty = files.is_empty();
                 let main_thread = self.main[stream as usize];
                 let ev = match nr {
                     nr::FSYNC | nr::FDATASYNC if ret == 0 => match self.procs.procs[proc as usize].fd_file(args[0]) {
@@ -385,11 +392,24 @@ impl Demux {
                     nr::EXIT if main_thread => Ev::Exit { insns },
                     _ => Ev::Other { insns },
                 };
+                let ops = files.into_iter().map(|op| match op {
+                    FileOp::Truncated(file) => Ev::Truncate { insns: 0, file },
+                    FileOp::Released(file) => Ev::Release { insns: 0, file },
+                    FileOp::Evicted(file) => Ev::Evict { insns: 0, file },
+                });
                 let q = &mut self.queues[slot];
+                if let (Ev::Exit { insns }, false) = (&ev, files_empty) {
+                    // The process's descriptors close before it ends.
+                    q.push_back(Ev::Other { insns: *insns });
+                    q.extend(ops);
+                    q.push_back(Ev::Exit { insns: 0 });
+                    return Ok(());
+                }
                 q.push_back(ev);
                 for inst in unmapped {
                     q.push_back(Ev::Unmap { insns: 0, inst });
                 }
+                q.extend(ops);
             }
             _ => {}
         }

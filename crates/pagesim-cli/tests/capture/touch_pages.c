@@ -1,13 +1,25 @@
 /* A program whose page accesses tests/capture.rs knows: it stores to each of the 64 pages of
  * an anonymous mapping once, page (37 i) mod 64 for i = 0, 1, ... 63; then forks a child that
- * stores to pages 5, 6 and 5 again and execs /bin/true; the parent waits for it and exits. */
+ * stores to pages 5, 6 and 5 again and execs /bin/true; the parent waits for it, creates file
+ * argv[1] (8 KiB), opens it again with O_TRUNC and writes 4 KiB, unlinks it and exits. */
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define PAGES 64
 
-int main(void) {
+static int write_file(const char *path, int flags, size_t bytes) {
+    static char buf[8192];
+    int fd = open(path, flags, 0644);
+    if (fd < 0 || write(fd, buf, bytes) != (ssize_t)bytes)
+        return -1;
+    return close(fd);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2)
+        return 4;
     volatile char *p = mmap(NULL, PAGES * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return 1;
@@ -24,5 +36,8 @@ int main(void) {
     int st;
     if (waitpid(c, &st, 0) != c)
         return 2;
+    if (write_file(argv[1], O_CREAT | O_WRONLY | O_TRUNC, 8192) != 0 || write_file(argv[1], O_WRONLY | O_TRUNC, 4096) != 0 ||
+        unlink(argv[1]) != 0)
+        return 5;
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 2;
 }

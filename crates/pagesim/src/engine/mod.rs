@@ -45,6 +45,7 @@
 
 mod block;
 pub mod event;
+pub mod ext4;
 pub mod filemap;
 pub mod fork;
 pub mod fs_writeback;
@@ -530,6 +531,7 @@ impl Sim {
             sched: Sched {
                 now: 0,
                 latest: 0,
+                io_end_ns: 0,
                 events: EventQueue::default(),
                 cpu_free: vec![0; ncpus as usize],
                 last_cpu: vec![NO_CPU; nthreads],
@@ -764,9 +766,30 @@ impl Sim {
         };
         // The run ends at the latest time any CPU reached; reports read it as `now`.
         self.sched.now = self.sched.now.max(self.sched.latest);
+        if end == RunEnd::Completed {
+            self.complete_io_in_flight();
+        }
         self.sched.locks.settle();
         self.sched.end = end.clone();
         end
+    }
+
+    /// After the last task ended: the devices complete the requests already submitted or
+    /// queued (their completions counted: `nr_written`, the end of writeback), as they do
+    /// on the host in the milliseconds between a program's exit and the harness reading
+    /// the counters (docs/model.md, "The end of a run"); no thread runs any more (a wakeup
+    /// is dropped) and the run's time stays the last task's end.
+    fn complete_io_in_flight(&mut self) {
+        let (now, latest) = (self.sched.now, self.sched.latest);
+        self.sched.io_end_ns = now;
+        while let Some(entry) = self.sched.events.pop_entry() {
+            if !matches!(entry.2, Event::Run { .. }) {
+                self.dispatch(entry);
+                self.sched.io_end_ns = self.sched.io_end_ns.max(self.sched.now);
+            }
+        }
+        self.sched.now = now;
+        self.sched.latest = latest;
     }
 
     /// Starts recording the tracepoint events (before [`Sim::run`]).

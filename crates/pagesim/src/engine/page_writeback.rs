@@ -262,11 +262,12 @@ struct MemcgDomainState {
 }
 
 impl Sim {
-    /// Starts task `tid`'s whole-file call `op` on file `fi` (`after_writes`: the fsync of a
-    /// write step's `fsync_every`).
-    pub(crate) fn file_sync_begin(&mut self, tid: Tid, fi: FileId, op: SyncOp, after_writes: bool) {
+    /// Starts task `tid`'s whole-file call `op` on file `fi`; `counts`: it is an operation
+    /// of the task's own (an fsync step, a replayed fsync), not part of another (the fsync
+    /// of a write step's `fsync_every`, the writeback a replayed close starts).
+    pub(crate) fn file_sync_begin(&mut self, tid: Tid, fi: FileId, op: SyncOp, counts: bool) {
         self.charge(self.cost.write_syscall_ns);
-        let st = FileSync { file: fi, op, index: 0, waiting: false, after_writes, locked: false };
+        let st = FileSync { file: fi, op, index: 0, waiting: false, counts, locked: false };
         self.sched.tasks[tid].sync = Some(st);
     }
 
@@ -736,9 +737,13 @@ mod tests {
         let t = &s.sched.tasks[0];
         let disk = s.io.devices[0].stats();
         assert!(t.end_ns >= disk.write_service_ns / 32, "it waited for the writes");
+        assert!(s.sched.io_end_ns <= t.end_ns, "nothing left in flight");
         let s = file_task("8MB", &format!("{WRITE_ALL}[[task.step]]\nfile = \"f\"\nop = \"sync_file_range\"\n"));
         assert_eq!(s.mm.nr_dirty, 0, "every dirty page went under writeback");
-        assert!(s.mm.vmstat.get(Counter::NrWritten) < 2048, "the task did not wait for the writes");
+        // The writes complete after the task's end (the run's end lets the devices finish).
+        assert_eq!(s.mm.vmstat.get(Counter::NrWritten), 2048);
+        let end = s.sched.tasks[0].end_ns;
+        assert!(s.sched.io_end_ns > end, "the task did not wait for the writes");
     }
 
     /// `fsync_every`: 10 writes with an fsync after every 4 leave 2 pages dirty; the fsyncs

@@ -78,6 +78,9 @@ impl Ev {
             | Ev::FileIo { insns, .. }
             | Ev::Fsync { insns, .. }
             | Ev::Fadvise { insns, .. }
+            | Ev::Truncate { insns, .. }
+            | Ev::Release { insns, .. }
+            | Ev::Evict { insns, .. }
             | Ev::Unmap { insns, .. }
             | Ev::Fork { insns, .. }
             | Ev::Wait { insns }
@@ -172,7 +175,23 @@ impl Sim {
                 }
                 Ev::Fsync { file, .. } => {
                     let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
-                    self.file_sync_begin(tid, fi, SyncOp::Fsync, false);
+                    self.file_sync_begin(tid, fi, SyncOp::Fsync, true);
+                    return Next::Again;
+                }
+                Ev::Truncate { file, .. } => {
+                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    self.ext4_truncate(tid, fi);
+                    return Next::Again;
+                }
+                Ev::Release { file, .. } => {
+                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    if self.ext4_release_file(tid, fi) {
+                        return Next::Again;
+                    }
+                }
+                Ev::Evict { file, .. } => {
+                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    self.evict_inode(tid, fi);
                     return Next::Again;
                 }
                 Ev::Unmap { inst, .. } => self.munmap_region(tid, region_base + inst),
@@ -371,5 +390,82 @@ mod tests {
         };
         assert_eq!(pgpgin(true), 64, "POSIX_FADV_RANDOM: the read's own pages (KiB)");
         assert!(pgpgin(false) > 64, "readahead past the read without the advice");
+    }
+
+    /// Writes a trace of one process making the file calls `calls` (each a system call
+    /// record with its number, arguments, result and file) on file 0, `/data/out`, and
+    /// runs it to its end under `profile`; returns the simulation.
+    fn run_file_calls(tag: &str, profile: &str, calls: &[(u32, [u64; 6], i64, Option<u32>)]) -> crate::engine::Sim {
+        let mut recs = vec![
+            Record::Stream(Stream { pid: 5, tid: 5, parent: 1, image: 0, start_ns: 0 }),
+            Record::File(File { path: "/data/out".into(), size: 0, ino: 9 }),
+        ];
+        for &(nr, args, ret, file) in calls {
+            recs.push(Record::Syscall { stream: 0, nr, insns: 10, time_ns: 0, args, ret, file });
+        }
+        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        for r in &recs {
+            w.record(r).unwrap();
+        }
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.pgt");
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        let profile = format!("kernel.profile=\"{profile}\"");
+        let mut s = crate::testutil::sim_from(&scenario(&path.to_string_lossy()), &[&profile]);
+        assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+        let _ = std::fs::remove_dir_all(&dir);
+        s
+    }
+
+    const OPEN: (u32, [u64; 6], i64, Option<u32>) = (nr::OPENAT, [0, 0, 0o1101, 0, 0, 0], 3, Some(0));
+    const WRITE_1M: (u32, [u64; 6], i64, Option<u32>) = (nr::WRITE, [3, 0, 1 << 20, 0, 0, 0], 1 << 20, None);
+    const TRUNCATE: (u32, [u64; 6], i64, Option<u32>) = (nr::FTRUNCATE, [3, 0, 0, 0, 0, 0], 0, None);
+    const CLOSE: (u32, [u64; 6], i64, Option<u32>) = (nr::CLOSE, [3, 0, 0, 0, 0, 0], 0, None);
+    const EXIT: (u32, [u64; 6], i64, Option<u32>) = (nr::EXIT_GROUP, [0; 6], 0, None);
+
+    /// ext4's auto_da_alloc: a file rewritten from size 0 (an open with O_TRUNC of a file
+    /// that existed, written as open + ftruncate(fd, 0)) has its 256 dirty pages submitted
+    /// for writeback when its descriptor closes, explicitly or at the exit; a file only
+    /// created, or the 2.6 profiles' ext3, leaves them dirty for the flusher (far below its
+    /// thresholds in this 64 MB machine, within the 30 s expiry).
+    #[test]
+    fn a_file_truncated_then_written_is_flushed_when_its_last_descriptor_closes() {
+        let dirty = |s: &crate::engine::Sim| s.pc.files.iter().map(|f| f.nr_dirty).sum::<u64>();
+        let s = run_file_calls("da1", "linux-6.18", &[OPEN, TRUNCATE, WRITE_1M, CLOSE, EXIT]);
+        assert_eq!((dirty(&s), s.mm.vmstat.get(Counter::PgpgOut)), (0, 1024), "written at the close (KiB)");
+        let s = run_file_calls("da2", "linux-6.18", &[OPEN, TRUNCATE, WRITE_1M, EXIT]);
+        assert_eq!((dirty(&s), s.mm.vmstat.get(Counter::PgpgOut)), (0, 1024), "written at the exit's close");
+        let s = run_file_calls("da3", "linux-6.18", &[OPEN, WRITE_1M, CLOSE, EXIT]);
+        assert_eq!((dirty(&s), s.mm.vmstat.get(Counter::PgpgOut)), (256, 0), "never truncated: left dirty");
+        let s = run_file_calls("da4", "linux-2.6.35", &[OPEN, TRUNCATE, WRITE_1M, CLOSE, EXIT]);
+        assert_eq!((dirty(&s), s.mm.vmstat.get(Counter::PgpgOut)), (256, 0), "ext3: no flush on close");
+        // A second descriptor (dup) keeps the description open: closing the first releases
+        // nothing (the mark stays for the pages written after it), the exit does.
+        let dup = (nr::DUP, [3, 0, 0, 0, 0, 0], 4, None);
+        let write4 = (nr::WRITE, [4, 0, 1 << 20, 0, 0, 0], 1 << 20, None);
+        let s = run_file_calls("da5", "linux-6.18", &[OPEN, TRUNCATE, dup, CLOSE, write4, EXIT]);
+        assert_eq!(dirty(&s), 0, "written when the dup closed at the exit");
+    }
+
+    /// An unlinked file's pages go when nothing has it open any more, dirty ones unwritten
+    /// (the kernel's eviction of the inode): at the unlink if it is closed, else at the
+    /// last close.
+    #[test]
+    fn an_unlinked_file_loses_its_pages_at_its_last_close() {
+        let cached = |s: &crate::engine::Sim| s.pc.files.iter().map(|f| f.nrpages).sum::<u64>();
+        let unlink = (nr::UNLINK, [0; 6], 0, Some(0));
+        let s = run_file_calls("ul1", "linux-6.18", &[OPEN, WRITE_1M, CLOSE, EXIT]);
+        assert_eq!(cached(&s), 256, "kept: not unlinked");
+        let s = run_file_calls("ul2", "linux-6.18", &[OPEN, WRITE_1M, CLOSE, unlink, EXIT]);
+        assert_eq!((cached(&s), s.mm.vmstat.get(Counter::PgpgOut)), (0, 0), "dropped at the unlink, unwritten");
+        assert_eq!(s.mm.vmstat.get(Counter::NrDirtied), 256);
+        // Unlinked while open, its pages stay until the close; a read then still hits.
+        let read = (nr::PREAD64, [3, 0, 1 << 20, 0, 0, 0], 1 << 20, None);
+        let s = run_file_calls("ul3", "linux-6.18", &[OPEN, WRITE_1M, unlink, read, EXIT]);
+        assert_eq!((cached(&s), s.mm.vmstat.get(Counter::PgpgIn)), (0, 0), "read from the cache, dropped at the exit");
+        let s = run_file_calls("ul4", "linux-6.18", &[OPEN, WRITE_1M, unlink, CLOSE]);
+        assert_eq!(cached(&s), 0, "dropped at the close");
     }
 }

@@ -42,6 +42,9 @@ pub(crate) struct Sched {
     /// The latest time any code reached (monotonic): what the run as a whole has
     /// simulated, for the watchdog, progress and the end of the run.
     pub(crate) latest: u64,
+    /// When the devices completed the last request of a completed run: later than the
+    /// tasks' end when they left I/O in flight (`Sim::complete_io_in_flight`).
+    pub(crate) io_end_ns: u64,
     pub(crate) events: EventQueue,
     /// Per-CPU time at which the CPU is free.
     pub(crate) cpu_free: Vec<u64>,
@@ -388,7 +391,7 @@ impl Sim {
             // A file call in progress: a whole-file call, a write(2), a read(2).
             let t = &self.sched.tasks[tid];
             let call = if let Some(st) = t.sync {
-                Some((self.file_sync_step(tid, limit), !st.after_writes))
+                Some((self.file_sync_step(tid, limit), st.counts))
             } else if t.write.is_some() {
                 Some((self.file_write_step(tid, cpu, limit), true))
             } else if t.read.is_some() {
@@ -432,7 +435,7 @@ impl Sim {
                         }
                         Next::Msync(v) => {
                             let fi = self.mm.vmas[v].file.expect("msync maps a file");
-                            self.file_sync_begin(tid, fi, SyncOp::Fsync, false);
+                            self.file_sync_begin(tid, fi, SyncOp::Fsync, true);
                             continue;
                         }
                         Next::Remap(r) => {
@@ -516,9 +519,9 @@ impl Sim {
             }
         }
         match op {
-            AccessOp::Fsync | AccessOp::Fdatasync => self.file_sync_begin(tid, fi, SyncOp::Fsync, false),
-            AccessOp::SyncFileRange => self.file_sync_begin(tid, fi, SyncOp::StartWrite, false),
-            AccessOp::Truncate => self.file_sync_begin(tid, fi, SyncOp::Truncate, false),
+            AccessOp::Fsync | AccessOp::Fdatasync => self.file_sync_begin(tid, fi, SyncOp::Fsync, true),
+            AccessOp::SyncFileRange => self.file_sync_begin(tid, fi, SyncOp::StartWrite, true),
+            AccessOp::Truncate => self.file_sync_begin(tid, fi, SyncOp::Truncate, true),
             AccessOp::Write | AccessOp::Pwrite => self.file_write_begin(tid, fi, unit as u64 * nr, nr, false),
             // O_APPEND: the position is the end of the file when the write holds i_rwsem.
             AccessOp::Append => self.file_write_begin(tid, fi, 0, nr, true),
@@ -610,7 +613,7 @@ impl Sim {
         self.sched.now += self.cost.access_ns + think;
         if fsync_every > 0 && t.cur.done.is_multiple_of(fsync_every) {
             if let StepTarget::File { file, .. } = t.targets[t.cur.step] {
-                self.file_sync_begin(tid, file, SyncOp::Fsync, true);
+                self.file_sync_begin(tid, file, SyncOp::Fsync, false);
             }
         }
         let t = &mut self.sched.tasks[tid];

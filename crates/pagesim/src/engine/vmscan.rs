@@ -1419,7 +1419,7 @@ mod tests {
         for (profile, rotated) in [("linux-2.6.35", 0), ("linux-3.14", 8)] {
             let mut s = dirty_file(profile);
             // Start the writes (SYNC_FILE_RANGE_WRITE): all eight go under writeback.
-            s.file_sync_begin(Tid(0), crate::ids::FileId(0), crate::pagecache::SyncOp::StartWrite, false);
+            s.file_sync_begin(Tid(0), crate::ids::FileId(0), crate::pagecache::SyncOp::StartWrite, true);
             s.file_sync_step(Tid(0), u64::MAX);
             assert_eq!(s.mm.nr_writeback, 8, "{profile}");
             let mut sc = ScanControl::new(u64::MAX, None, true);

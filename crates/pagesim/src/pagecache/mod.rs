@@ -90,6 +90,9 @@ pub struct AddressSpace {
     pub nr_dirty: u64,
     /// Where cyclic writeback resumes (`mapping->writeback_index`).
     pub writeback_index: u64,
+    /// ext4's EXT4_STATE_DA_ALLOC_CLOSE: truncated to 0, its dirty pages are to be written
+    /// when a descriptor of it is released (engine/ext4.rs).
+    pub da_alloc_close: bool,
 }
 
 impl AddressSpace {
@@ -109,6 +112,7 @@ impl AddressSpace {
             tags: [vec![0; (nr_pages as usize).div_ceil(64)], vec![0; (nr_pages as usize).div_ceil(64)]],
             nr_dirty: 0,
             writeback_index: 0,
+            da_alloc_close: false,
         }
     }
 
@@ -284,9 +288,10 @@ pub struct FileSync {
     pub index: u64,
     /// fsync: its writes are submitted; it waits for them.
     pub waiting: bool,
-    /// The fsync a write step makes after every `fsync_every` writes: not an operation of
-    /// its own.
-    pub after_writes: bool,
+    /// An operation of the task's own, counted when it ends; not for the fsync a write
+    /// step makes after every `fsync_every` writes or the writeback a replayed close
+    /// starts (`Sim::file_sync_begin`).
+    pub counts: bool,
     /// Truncate: it holds the inode's `i_rwsem` (`do_truncate`'s `inode_lock`).
     pub locked: bool,
 }

@@ -15,9 +15,12 @@
 //! | `F` | a file later records name, numbered 0, 1... | size, inode, path length, path bytes |
 //! | `T` | the records that follow are stream n's | n |
 //! | `R`, `W` | a load, a store | the page's distance from the stream's previous page (zigzag), instructions before it |
-//! | `S` | a system call (x86_64 numbers) | nr, instructions before it, time (ns), six arguments, result (zigzag), file + 1 (0: none) |
+//! | `S` | a system call (x86_64 numbers) | nr, instructions before it, time (ns), six arguments, result (zigzag), file + 1 (0: none): the file it opened, mapped or unlinked |
 //! | `M` | a mapping the loader made before the first instruction | start, end, file offset, flags (1 read, 2 write, 4 exec, 8 shared), file + 1 |
 //! | `E` | the end of the trace | |
+//!
+//! An open with O_TRUNC of a file that existed is followed by an `S` record of the
+//! `ftruncate(fd, 0)` it amounts to (no instructions of its own).
 //!
 //! Read as a page trace (`pagesim cache`), a process's anonymous pages are a space of their
 //! own (the process's number), a file's pages another (`FILE_SPACE` + the file's number),
@@ -51,7 +54,7 @@ pub struct Header {
     pub k: u32,
     /// The program and its arguments.
     pub command: Vec<String>,
-    /// Nanoseconds of CPU time per instruction executed, measured when the program ran
+    /// Nanoseconds of user-mode CPU time per instruction executed, measured when the program ran
     /// natively (`pagesim capture --native`), if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ns_per_insn: Option<f64>,
@@ -95,7 +98,7 @@ pub enum Record {
         insns: u64,
     },
     /// System call `nr` with its arguments and result; `file` is the file it named (opened,
-    /// created, mapped).
+    /// created, mapped, unlinked).
     Syscall {
         stream: u32,
         nr: u32,
@@ -454,9 +457,11 @@ pub mod nr {
     pub const FDATASYNC: u32 = 75;
     pub const FTRUNCATE: u32 = 77;
     pub const CREAT: u32 = 85;
+    pub const UNLINK: u32 = 87;
     pub const FADVISE64: u32 = 221;
     pub const EXIT_GROUP: u32 = 231;
     pub const OPENAT: u32 = 257;
+    pub const UNLINKAT: u32 = 263;
     pub const DUP3: u32 = 292;
     pub const PREADV: u32 = 295;
     pub const PWRITEV: u32 = 296;
@@ -503,12 +508,14 @@ struct Map {
     inst: u32,
 }
 
-/// An open file description: its file, offset and whether it appends.
+/// A descriptor's open file description: its file, offset, whether it appends, and its
+/// number (descriptors that dup(2) or fork made from one share it: [`Procs::ofd_refs`]).
 #[derive(Clone, Copy, Debug)]
 struct Open {
     file: u32,
     pos: u64,
     append: bool,
+    ofd: u32,
 }
 
 /// A process's address space and descriptors, as its system calls left them.
@@ -571,6 +578,20 @@ impl Proc {
     }
 }
 
+/// What a call did to a file besides reading or writing it ([`Touch::Call`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileOp {
+    /// It was truncated to size 0 (ftruncate(fd, 0), or an open with O_TRUNC of a file that
+    /// existed: the capture writes the ftruncate such an open amounts to).
+    Truncated(u32),
+    /// The last descriptor of one of its open file descriptions was closed (close, dup2
+    /// over it, the exit of the last process holding it): the filesystem's `release`.
+    Released(u32),
+    /// Unlinked and no longer open: the kernel drops its pages (`evict`). A file still
+    /// mapped is not dropped (its mappings are not counted as references).
+    Evicted(u32),
+}
+
 /// What a record does to memory or files, in pages ([`Procs::apply`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Touch {
@@ -579,9 +600,9 @@ pub enum Touch {
     Access { proc: u32, inst: u32, idx: u64, file: Option<(u32, u64)>, write: bool },
     /// Pages `[page, page + pages)` of file `file`, through a read or write call.
     FileIo { proc: u32, file: u32, page: u64, pages: u32, write: bool },
-    /// A call that changes nothing pagesim follows in memory or files; `unmapped`: the
-    /// mappings it unmapped whole.
-    Call { proc: u32, unmapped: Vec<u32> },
+    /// Another call; `unmapped`: the mappings it unmapped whole; `files`: what it did to
+    /// files, in order.
+    Call { proc: u32, unmapped: Vec<u32>, files: Vec<FileOp> },
 }
 
 /// 2 MiB: the area of its own that memory no call mapped gets.
@@ -598,6 +619,12 @@ pub struct Procs {
     /// Each pid's current image.
     by_pid: HashMap<u32, (u32, u32)>,
     pub files: Vec<File>,
+    /// Per open file description, the descriptors that refer to it (in every process).
+    ofd_refs: Vec<u32>,
+    /// Per file, its open file descriptions, and whether it was unlinked since it was last
+    /// opened.
+    file_opens: Vec<u32>,
+    unlinked: Vec<bool>,
     pub instances: Vec<Instance>,
     /// System calls seen that [`Procs::apply`] does not follow, and how often (for a
     /// summary).
@@ -616,6 +643,8 @@ impl Procs {
             }
             Record::File(f) => {
                 self.files.push(f.clone());
+                self.file_opens.push(0);
+                self.unlinked.push(false);
                 None
             }
             &Record::Access { stream, vpn, write, .. } => {
@@ -701,6 +730,9 @@ impl Procs {
             (None, Some(parent)) => {
                 let mut p = self.procs[parent as usize].clone();
                 p.parent = Some(parent);
+                for o in p.fds.values() {
+                    self.ofd_refs[o.ofd as usize] += 1;
+                }
                 p
             }
             (None, None) => Proc::default(),
@@ -714,7 +746,7 @@ impl Procs {
     /// `n` bytes read or written through descriptor `fd` at `off` (`None`: at its offset,
     /// which moves; at the end of the file for a write in append mode).
     fn file_io(&mut self, proc: u32, fd: u64, off: Option<u64>, n: i64, write: bool) -> Touch {
-        let nothing = Touch::Call { proc, unmapped: Vec::new() };
+        let nothing = Touch::Call { proc, unmapped: Vec::new(), files: Vec::new() };
         let Some(o) = self.procs[proc as usize].fds.get_mut(&fd) else { return nothing };
         if n <= 0 {
             return nothing;
@@ -733,13 +765,46 @@ impl Procs {
         Touch::FileIo { proc, file: o.file, page: r.page, pages: r.pages, write }
     }
 
+    /// Drops descriptor `fd` of process `proc`, if it has one; the last descriptor of an
+    /// open file description releases it.
+    fn close_fd(&mut self, proc: u32, fd: u64, ops: &mut Vec<FileOp>) {
+        if let Some(o) = self.procs[proc as usize].fds.remove(&fd) {
+            self.put_ofd(o, ops);
+        }
+    }
+
+    fn put_ofd(&mut self, o: Open, ops: &mut Vec<FileOp>) {
+        let refs = &mut self.ofd_refs[o.ofd as usize];
+        *refs -= 1;
+        if *refs > 0 {
+            return;
+        }
+        ops.push(FileOp::Released(o.file));
+        let f = o.file as usize;
+        self.file_opens[f] -= 1;
+        if self.file_opens[f] == 0 && self.unlinked[f] {
+            self.evict(o.file, ops);
+        }
+    }
+
+    /// File `file`, unlinked, is no longer open: its pages go, unless a mapping holds it.
+    fn evict(&mut self, file: u32, ops: &mut Vec<FileOp>) {
+        let mapped = self.procs.iter().filter(|p| !p.exited).any(|p| {
+            p.maps.values().any(|m| matches!(self.instances[m.inst as usize].backing, Backing::File { file: f, .. } if f == file))
+        });
+        if !mapped {
+            ops.push(FileOp::Evicted(file));
+        }
+    }
+
     fn syscall(&mut self, proc: u32, nr: u32, a: [u64; 6], ret: i64, file: Option<u32>) -> Touch {
         use nr::*;
         let offset = |off: u64| (off as i64 >= 0).then_some(off);
         let mut unmapped = Vec::new();
+        let mut files = Vec::new();
         if ret < 0 {
             // A failed call changes nothing pagesim follows.
-            return Touch::Call { proc, unmapped };
+            return Touch::Call { proc, unmapped, files };
         }
         match nr {
             READ | READV => return self.file_io(proc, a[0], None, ret, false),
@@ -756,11 +821,11 @@ impl Procs {
                 };
                 // PROT_WRITE, PROT_EXEC.
                 self.map(proc, start, end, backing, a[2] & 2 != 0, a[2] & 4 != 0);
-                return Touch::Call { proc, unmapped };
+                return Touch::Call { proc, unmapped, files };
             }
             MUNMAP => {
                 let t = self.procs[proc as usize].unmap(a[0] / PAGE, a[0].saturating_add(a[1]).div_ceil(PAGE));
-                return Touch::Call { proc, unmapped: self.gone(proc, t) };
+                return Touch::Call { proc, unmapped: self.gone(proc, t), files };
             }
             MREMAP => {
                 let old = a[0] / PAGE;
@@ -781,7 +846,7 @@ impl Procs {
                 unmapped = self.gone(proc, t);
                 let new = ret as u64 / PAGE;
                 self.map(proc, new, (ret as u64).saturating_add(a[2]).div_ceil(PAGE), backing, writable, exec);
-                return Touch::Call { proc, unmapped };
+                return Touch::Call { proc, unmapped, files };
             }
             BRK => {
                 let end = (ret as u64).div_ceil(PAGE);
@@ -805,13 +870,14 @@ impl Procs {
                     // A heap that shrinks keeps its pages here (glibc trims rarely).
                     _ => {}
                 }
-                return Touch::Call { proc, unmapped };
+                return Touch::Call { proc, unmapped, files };
             }
             _ => {}
         }
-        let p = &mut self.procs[proc as usize];
         match nr {
             OPEN | OPENAT | CREAT | OPENAT2 => {
+                // The descriptor number is free: whatever it was is closed.
+                self.close_fd(proc, ret as u64, &mut files);
                 if let Some(file) = file {
                     let flags = match nr {
                         OPEN => a[1],
@@ -822,45 +888,65 @@ impl Procs {
                     if flags & 0o1000 != 0 {
                         self.files[file as usize].size = 0; // O_TRUNC
                     }
-                    p.fds.insert(ret as u64, Open { file, pos: 0, append: flags & 0o2000 != 0 });
-                } else {
-                    p.fds.remove(&(ret as u64)); // not a regular file (a pipe, a device)
+                    let ofd = self.ofd_refs.len() as u32;
+                    self.ofd_refs.push(1);
+                    self.file_opens[file as usize] += 1;
+                    self.unlinked[file as usize] = false;
+                    let o = Open { file, pos: 0, append: flags & 0o2000 != 0, ofd };
+                    self.procs[proc as usize].fds.insert(ret as u64, o);
                 }
             }
-            CLOSE => {
-                p.fds.remove(&a[0]);
-            }
+            CLOSE => self.close_fd(proc, a[0], &mut files),
             LSEEK => {
-                if let Some(o) = p.fds.get_mut(&a[0]) {
+                if let Some(o) = self.procs[proc as usize].fds.get_mut(&a[0]) {
                     o.pos = ret as u64;
                 }
             }
-            DUP | DUP2 | DUP3 => match p.fds.get(&a[0]).copied() {
-                Some(o) => {
-                    p.fds.insert(ret as u64, o);
-                }
-                None => {
-                    p.fds.remove(&(ret as u64));
-                }
-            },
-            // F_DUPFD, F_DUPFD_CLOEXEC.
-            FCNTL if a[1] == 0 || a[1] == 1030 => {
-                if let Some(o) = p.fds.get(&a[0]).copied() {
-                    p.fds.insert(ret as u64, o);
+            // dup(2) and dup2/dup3 (which close what the new number referred to);
+            // fcntl's F_DUPFD, F_DUPFD_CLOEXEC.
+            DUP | DUP2 | DUP3 | FCNTL if nr != FCNTL || a[1] == 0 || a[1] == 1030 => {
+                if ret as u64 != a[0] {
+                    self.close_fd(proc, ret as u64, &mut files);
+                    if let Some(o) = self.procs[proc as usize].fds.get(&a[0]).copied() {
+                        self.ofd_refs[o.ofd as usize] += 1;
+                        self.procs[proc as usize].fds.insert(ret as u64, o);
+                    }
                 }
             }
             FTRUNCATE => {
-                if let Some(o) = p.fds.get(&a[0]) {
+                if let Some(o) = self.procs[proc as usize].fds.get(&a[0]) {
                     self.files[o.file as usize].size = a[1];
+                    if a[1] == 0 {
+                        files.push(FileOp::Truncated(o.file));
+                    }
                 }
             }
-            EXIT_GROUP => p.exited = true,
+            UNLINK | UNLINKAT => {
+                // The capture names the file when it was a regular file of one link.
+                if let Some(file) = file {
+                    self.unlinked[file as usize] = true;
+                    if self.file_opens[file as usize] == 0 {
+                        self.evict(file, &mut files);
+                    }
+                }
+            }
+            EXIT_GROUP => {
+                // The process's descriptors close (those of the same description in
+                // another process stay open).
+                let p = &mut self.procs[proc as usize];
+                p.exited = true;
+                let mut fds: Vec<(u64, Open)> = p.fds.drain().collect();
+                fds.sort_unstable_by_key(|&(fd, _)| fd);
+                for (_, o) in fds {
+                    self.put_ofd(o, &mut files);
+                }
+            }
             // Followed by the streams they start or end, or by what replays them.
             FCNTL | EXIT | CLONE | FORK | VFORK | CLONE3 | EXECVE | EXECVEAT | WAIT4 | MSYNC | MADVISE | FSYNC
             | FDATASYNC | FADVISE64 => {}
             _ => *self.unknown_syscalls.entry(nr).or_default() += 1,
         }
-        Touch::Call { proc, unmapped }
+        Touch::Call { proc, unmapped, files }
     }
 }
 
@@ -1038,5 +1124,37 @@ mod tests {
                 (f, 16, 1, Op::Read),
             ]
         );
+    }
+
+    /// An open file description is released when its last descriptor closes, in whichever
+    /// process: a fork's copy and a dup hold it too; an unlinked file is evicted once no
+    /// description of it is open; ftruncate to 0 is a truncate.
+    #[test]
+    fn descriptions_are_released_by_their_last_descriptor() {
+        let mut p = Procs::default();
+        let mut ops = |r: Record| match p.apply(&r) {
+            Some(Touch::Call { files, .. }) => files,
+            _ => Vec::new(),
+        };
+        ops(stream(10));
+        ops(Record::File(File { path: "/f".into(), size: 0, ino: 1 }));
+        assert!(ops(sys(0, nr::OPENAT, [0; 6], 3, Some(0))).is_empty());
+        assert_eq!(ops(sys(0, nr::FTRUNCATE, [3, 0, 0, 0, 0, 0], 0, None)), [FileOp::Truncated(0)]);
+        assert!(ops(sys(0, nr::FTRUNCATE, [3, 4096, 0, 0, 0, 0], 0, None)).is_empty(), "only to 0");
+        ops(sys(0, nr::FORK, [0; 6], 11, None));
+        ops(Record::Stream(Stream { pid: 11, tid: 11, parent: 10, image: 0, start_ns: 9 }));
+        ops(sys(1, nr::DUP, [3, 0, 0, 0, 0, 0], 5, None));
+        assert!(ops(sys(0, nr::CLOSE, [3, 0, 0, 0, 0, 0], 0, None)).is_empty(), "the child has it");
+        assert!(ops(sys(0, nr::UNLINK, [0; 6], 0, Some(0))).is_empty(), "open: not evicted yet");
+        assert!(ops(sys(1, nr::CLOSE, [3, 0, 0, 0, 0, 0], 0, None)).is_empty(), "its dup has it");
+        assert_eq!(
+            ops(sys(1, nr::EXIT_GROUP, [0; 6], 0, None)),
+            [FileOp::Released(0), FileOp::Evicted(0)],
+            "the child's exit closes the last descriptor"
+        );
+        // Opened again (a new file of the same name and inode): not unlinked any more.
+        ops(sys(0, nr::OPENAT, [0; 6], 4, Some(0)));
+        assert_eq!(ops(sys(0, nr::DUP2, [4, 4, 0, 0, 0, 0], 4, None)), [], "dup2 onto itself");
+        assert_eq!(ops(sys(0, nr::CLOSE, [4, 0, 0, 0, 0, 0], 0, None)), [FileOp::Released(0)]);
     }
 }
