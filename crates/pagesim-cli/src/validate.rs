@@ -479,6 +479,46 @@ pub struct Row {
 }
 
 /// The comparison rows of one scenario.
+/// The phase of the kernel's periodic memcg stats flush in each host run, ns, where the
+/// scenario's profile reads flushed statistics and every run measured it: a run in which no
+/// flush came had it after its end (any such phase is the same to the model), clamped below
+/// the profile's period.
+fn flush_phases(sc: &pagesim::Scenario, host: &HostRuns) -> Option<Vec<u64>> {
+    let period = sc.config.kernel.profile.memcg_stats_flush_ns;
+    if period == 0 || sc.file.memcg.is_empty() || host.runs.is_empty() {
+        return None;
+    }
+    Some(host.runs.iter().map(|r| flush_phase(r.memcg_flush_phase_ns, r.wall_ns, period)).collect())
+}
+
+/// A run's flush phase for the model: as measured, or just after the run's end (`wall_ns`)
+/// if none came while it ran; below `period`.
+fn flush_phase(measured: Option<u64>, wall_ns: u64, period: u64) -> u64 {
+    measured.unwrap_or(wall_ns + 1_000_000).min(period - 1)
+}
+
+/// One report of several pagesim runs: each counter (and the elapsed time) their median,
+/// the rest the first run's.
+fn median_report(runs: &[Value]) -> Value {
+    let mut out = runs[0].clone();
+    let med = |get: &dyn Fn(&Value) -> Option<u64>| -> Option<u64> {
+        let mut v: Vec<u64> = runs.iter().filter_map(get).collect();
+        v.sort_unstable();
+        (v.len() == runs.len()).then(|| v[v.len() / 2])
+    };
+    if let Some(counters) = runs[0]["counters"].as_object() {
+        for k in counters.keys() {
+            if let Some(m) = med(&|r: &Value| r["counters"][k].as_u64()) {
+                out["counters"][k] = json!(m);
+            }
+        }
+    }
+    if let Some(m) = med(&|r: &Value| r["elapsed_ns"].as_u64()) {
+        out["elapsed_ns"] = json!(m);
+    }
+    out
+}
+
 pub fn compare(sc: &pagesim::Scenario, host: &HostRuns, sim: &Value) -> Vec<Row> {
     let all_in_memcgs = sc.file.task.iter().all(|t| t.memcg.is_some());
     let sim_counters = &sim["counters"];
@@ -841,20 +881,47 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         // The user's --sets come last and win (they were applied to the host run too).
         let mut sets: Vec<String> = overrides.iter().map(|o| o.set.clone()).collect();
         sets.extend(a.sets.iter().cloned());
-        let report = pagesim::run_file(
-            path,
-            pagesim::RunOptions {
-                seed: Some(host.seed),
-                sets: sets.clone(),
-                progress: None,
-                max_memory: pagesim::host_memory_available(),
-                trace_events: false,
-            },
-        )
-        .map_err(|e| format!("{}: simulator: {e}", path.display()))?;
-        let sim = report.to_json();
+        let run_sim = |extra: Option<String>| {
+            let mut sets = sets.clone();
+            sets.extend(extra);
+            pagesim::run_file(
+                path,
+                pagesim::RunOptions {
+                    seed: Some(host.seed),
+                    sets,
+                    progress: None,
+                    max_memory: pagesim::host_memory_available(),
+                    trace_events: false,
+                },
+            )
+            .map(|r| r.to_json())
+            .map_err(|e| format!("{}: simulator: {e}", path.display()))
+        };
+        // Where reclaim reads flushed memcg statistics, each host run had the kernel's
+        // periodic flush at its own phase: pagesim runs once per host run, at that run's
+        // phase, and its counters are the medians (as the kernel's are).
+        let phases = flush_phases(sc, &host);
+        let sim = match &phases {
+            Some(ph) => {
+                let runs: Vec<Value> = ph
+                    .iter()
+                    .map(|&p| run_sim(Some(format!("kernel.memcg_stats_flush_phase={p}"))))
+                    .collect::<Result<_, _>>()?;
+                median_report(&runs)
+            }
+            None => run_sim(None)?,
+        };
         for o in &overrides {
             writeln!(out, "  pagesim --set {}   ({})", o.set, o.why)?;
+        }
+        if let Some(ph) = &phases {
+            let ms: Vec<String> = ph.iter().map(|p| format!("{:.0} ms", *p as f64 / 1e6)).collect();
+            writeln!(
+                out,
+                "  pagesim --set kernel.memcg_stats_flush_phase=[{}]   (measured: the kernel's first periodic memcg \
+                 stats flush after each run's start, memcg:memcg_flush_stats; one pagesim run per host run, medians)",
+                ms.join(", ")
+            )?;
         }
         for n in &notes {
             writeln!(out, "  note: {n}")?;
@@ -1296,6 +1363,24 @@ mod tests {
         assert!(e.to_string().contains("--frob"), "{e}");
         let a = parse(&["--set", "vm.swappiness=10", "--set=machine.ram=1GB", "a.toml"]).unwrap();
         assert_eq!(a.sets, ["vm.swappiness=10", "machine.ram=1GB"]);
+    }
+
+    /// A measured flush phase is kept, a run without one gets a phase after its end, and
+    /// either stays below the period; pagesim's counters over several runs are the medians.
+    #[test]
+    fn flush_phases_and_median_reports() {
+        assert_eq!(flush_phase(Some(300_000_000), 900_000_000, 2_000_000_000), 300_000_000);
+        assert_eq!(flush_phase(None, 900_000_000, 2_000_000_000), 901_000_000);
+        assert_eq!(flush_phase(None, 5_000_000_000, 2_000_000_000), 1_999_999_999);
+        assert_eq!(flush_phase(Some(2_150_000_000), 900_000_000, 2_000_000_000), 1_999_999_999);
+        let runs = [
+            json!({ "counters": { "pgpgin": 72, "pgfault": 5 }, "elapsed_ns": 3, "name": "a" }),
+            json!({ "counters": { "pgpgin": 113, "pgfault": 5 }, "elapsed_ns": 1, "name": "b" }),
+            json!({ "counters": { "pgpgin": 100, "pgfault": 6 }, "elapsed_ns": 2, "name": "c" }),
+        ];
+        let m = median_report(&runs);
+        assert_eq!((m["counters"]["pgpgin"].as_u64(), m["counters"]["pgfault"].as_u64()), (Some(100), Some(5)));
+        assert_eq!((m["elapsed_ns"].as_u64(), m["name"].as_str()), (Some(2), Some("a")));
     }
 
     #[test]

@@ -145,7 +145,8 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
             _ => None,
         })
         .collect();
-    let opens: Vec<usize> = file_calls.iter().enumerate().filter(|c| c.1 .0 == nr::OPENAT || c.1 .0 == nr::OPEN).map(|c| c.0).collect();
+    let opens: Vec<usize> =
+        file_calls.iter().enumerate().filter(|c| c.1 .0 == nr::OPENAT || c.1 .0 == nr::OPEN).map(|c| c.0).collect();
     assert_eq!(opens.len(), 2, "{file_calls:?}");
     assert_eq!(file_calls.len(), 4, "two opens, one ftruncate, one unlink: {file_calls:?}");
     let (tr, fd) = (file_calls[opens[1] + 1], file_calls[opens[1]].2);

@@ -94,6 +94,8 @@ pub enum Undo {
     KillProcess { pid: i32, start_time: u64 },
     /// Delete a directory and what is in it.
     RemoveDir { path: PathBuf },
+    /// Remove a tracefs instance (rmdir: the kernel frees its buffer and events).
+    RemoveTraceInstance { dir: PathBuf },
 }
 
 impl Undo {
@@ -108,6 +110,7 @@ impl Undo {
             Undo::RemoveCgroup { dir, .. } => format!("remove memory cgroup {}", dir.display()),
             Undo::KillProcess { pid, .. } => format!("kill pagesim-load (pid {pid})"),
             Undo::RemoveDir { path } => format!("remove {}", path.display()),
+            Undo::RemoveTraceInstance { dir } => format!("remove tracing instance {}", dir.display()),
         }
     }
 
@@ -148,6 +151,10 @@ impl Undo {
             }
             Undo::RemoveDir { path } => match std::fs::remove_dir_all(path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e.to_string()),
+                _ => Ok(()),
+            },
+            Undo::RemoveTraceInstance { dir } => match std::fs::remove_dir(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("rmdir {}: {e}", dir.display())),
                 _ => Ok(()),
             },
         }

@@ -29,6 +29,7 @@
 
 pub mod cleanup;
 pub mod cpu;
+pub mod flushtrace;
 pub mod journal;
 pub mod load;
 pub mod measure;

@@ -139,6 +139,9 @@ pub struct HostRun {
     /// The same per scheme (`kdamond/context/scheme`).
     pub damon: BTreeMap<String, u64>,
     pub damon_refresh_errors: Vec<String>,
+    /// Nanoseconds from the run's start to the kernel's first periodic memcg stats flush
+    /// after it (`flushtrace`), where the tracepoint exists and one came during the run.
+    pub memcg_flush_phase_ns: Option<u64>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -237,6 +240,9 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
     let text = serde_json::to_string_pretty(&replay_json(sc)).expect("scenario JSON serializes");
     std::fs::write(&replay, text).map_err(|e| Error(format!("{}: {e}", replay.display())))?;
 
+    // When the kernel's periodic memcg stats flush comes in each run (it decides what a
+    // short run's memcg reclaim reads).
+    let flush_trace = if mount.is_some() { crate::flushtrace::FlushTrace::start() } else { None };
     let mut runs = Vec::new();
     for r in 0..opts.repeats {
         for s in &mut swaps {
@@ -282,6 +288,9 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
                 cgs.push(cg);
             }
         }
+        if let Some(ft) = &flush_trace {
+            ft.mark()?;
+        }
         let vm0 = Vmstat::read()?;
         let damon0 = DamonStats::read();
         let t0 = Instant::now();
@@ -317,6 +326,7 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
             damon_sz_applied_after: damon1.sz_applied(),
             damon: damon0.sz_applied_delta(&damon1),
             damon_refresh_errors,
+            memcg_flush_phase_ns: flush_trace.as_ref().and_then(|ft| ft.first_periodic_flush()),
         });
     }
 

@@ -590,7 +590,7 @@ impl Sim {
                 pages_scanned: 0,
                 pgdat_writeback: false,
                 pgdat_dirty: false,
-                next_stats_flush: profile.memcg_stats_flush_ns / 2,
+                next_stats_flush: c.kernel.memcg_stats_flush_phase_ns,
                 lru_locks: Vec::new(),
                 lru_batch: Vec::new(),
                 ra_pinned: None,
@@ -727,6 +727,8 @@ impl Sim {
                     self.sched.sample_every = every;
                 }
             }
+            // The periodic memcg stats flush takes the values of its time.
+            self.mm.mem_cgroup_flush_stats(t, self.profile.memcg_stats_flush_ns);
             self.dispatch(entry);
             if let Some(e) = self.replay_error.take() {
                 break RunEnd::TraceError(e);

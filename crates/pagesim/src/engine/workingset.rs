@@ -116,4 +116,27 @@ mod tests {
         assert_eq!(WorkingsetMode::AnonAndFile.workingset_size(lists, false, true), 1110);
         assert_eq!(WorkingsetMode::AnonAndFile.workingset_size(lists, false, false), 1100);
     }
+
+    /// linux-6.18's refault test reads the memcg's active file list as the last periodic
+    /// stats flush left it: a memcg made at the start reads 0 until the first flush, so a
+    /// 0.7 s zipf reader over a file four times its memcg activates no refault when the
+    /// flush comes at the start or after the run, and some once a flush inside the run
+    /// (taken at its time: more the later it comes) shows the active list it has grown.
+    #[test]
+    fn refaults_are_tested_against_the_active_list_of_the_last_stats_flush() {
+        let scenario = "[kernel]\nprofile = \"linux-6.18\"\n[machine]\nram = \"256MB\"\ncpus = 1\n\
+                        [device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\nsize = \"64MB\"\n\
+                        [memcg.box]\nmax = \"16MB\"\n[[task]]\nname = \"r\"\nmemcg = \"box\"\n\
+                        [[task.step]]\nfile = \"f\"\nop = \"pread\"\npattern = \"zipf\"\npasses = 2\n";
+        let activations = |phase: &str| {
+            let set = format!("kernel.memcg_stats_flush_phase=\"{phase}\"");
+            let r = crate::testutil::run(scenario, &[&set]);
+            assert!(r.elapsed_ns > 600_000_000 && r.elapsed_ns < 1_000_000_000, "{}", r.elapsed_ns);
+            r.counters["workingset_activate_file"].as_u64().unwrap()
+        };
+        assert_eq!(activations("0ms"), 0, "flushed at the start: an empty active list");
+        assert_eq!(activations("1999ms"), 0, "no flush during the run");
+        let (early, later) = (activations("50ms"), activations("200ms"));
+        assert!(early > 0 && later > early, "{early} {later}");
+    }
 }

@@ -14,18 +14,19 @@ impl Mm {
     /// The periodic memcg stats flush (mm/memcontrol.c `flush_memcg_stats_dwork`): every
     /// `memcg_stats_flush_ns` the values reclaim reads are brought up to date. The flusher
     /// runs on its own clock, so its phase relative to a workload's start is arbitrary: the
-    /// first flush comes at half a period, its expected time. Run lazily by the readers:
-    /// the first read after a flush time takes the values of that moment (reads happen at
-    /// every reclaim step, so that is soon after it). Before the first flush they read zero,
-    /// as for a memcg created just before the workload.
+    /// first flush comes at `kernel.memcg_stats_flush_phase` (default half a period). The
+    /// run loop calls this before each event (`Sim::run`), so a flush takes the values of
+    /// the first event at or after its time; the readers call it too (a burst may pass a
+    /// flush time). Before the first flush they read zero, as for a memcg created just
+    /// before the workload.
     /// `period` is the profile's `memcg_stats_flush_ns` (0: reclaim reads exact values,
     /// nothing to flush), `now` the time of the read.
     pub fn mem_cgroup_flush_stats(&mut self, now: u64, period: u64) {
         if period == 0 || now < self.next_stats_flush {
             return;
         }
-        let phase = period / 2;
-        self.next_stats_flush = phase + ((now - phase) / period + 1) * period;
+        let last = self.next_stats_flush;
+        self.next_stats_flush = last + ((now - last) / period + 1) * period;
         for m in 0..self.memcgs.len() {
             let lru = self.lru_exact(m as u16);
             let (a, f) = self.ws_activate_exact(m);

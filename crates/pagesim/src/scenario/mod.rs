@@ -193,6 +193,14 @@ pub struct Kernel {
     /// `linux-6.18`, which models ext4). Refused as true on a profile older than 5.18.
     #[serde(default)]
     pub large_folios: Option<bool>,
+    /// When the periodic memcg stats flush (`flush_memcg_stats_dwork`, every 2 s on the
+    /// profiles whose reclaim reads flushed statistics: `linux-6.18`) first runs after the
+    /// scenario starts: the flusher runs on its own clock, so this phase is arbitrary on a
+    /// real machine; it decides what a short run's reclaim sees (docs/model.md, "Memcg
+    /// statistics in reclaim"). Default: half the period, 1 s. Refused on a profile whose
+    /// reclaim reads exact values, and at a whole period or more.
+    #[serde(default, deserialize_with = "de_opt_duration")]
+    pub memcg_stats_flush_phase: Option<u64>,
     /// Anonymous mTHP sizes turned on (`/sys/kernel/mm/transparent_hugepage/hugepages-<size>kB/enabled
     /// = always`; every other size `never`): a write fault on untouched anon memory takes a
     /// folio of the largest of them that fits (6.8+). Sizes from 16KB to 1MB, powers of two.
@@ -1169,6 +1177,12 @@ pub fn describe() -> Vec<Tunable> {
             "bool",
             "profile's".into(),
             "the files' page cache takes large folios (readahead orders, whole-folio reclaim and fault-around)",
+        ),
+        t(
+            "kernel.memcg_stats_flush_phase",
+            "duration",
+            "half the profile's flush period".into(),
+            "when the periodic memcg stats flush first runs after the start (linux-6.18: reclaim reads flushed values)",
         ),
         t(
             "kernel.anon_mthp",

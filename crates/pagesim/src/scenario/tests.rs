@@ -125,6 +125,25 @@ fn large_folios_follow_the_profile_and_are_refused_before_5_18() {
     assert!(e.contains("kernel.large_folios") && e.contains("linux-3.14") && e.contains("5.18"), "{e}");
 }
 
+/// `kernel.memcg_stats_flush_phase` places the first periodic memcg stats flush: half the
+/// period by default on linux-6.18, refused where reclaim reads exact statistics and at a
+/// whole period or more.
+#[test]
+fn the_memcg_stats_flush_phase_is_checked() {
+    let resolve = |sets: &[&str]| {
+        let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        Scenario::from_toml(GOOD, "s.toml", &sets).map(|s| s.config.kernel.memcg_stats_flush_phase_ns)
+    };
+    assert_eq!(resolve(&["kernel.profile=\"linux-6.18\""]).unwrap(), 1_000_000_000);
+    let phase = resolve(&["kernel.profile=\"linux-6.18\"", "kernel.memcg_stats_flush_phase=\"150ms\""]);
+    assert_eq!(phase.unwrap(), 150_000_000);
+    assert_eq!(resolve(&["kernel.profile=\"linux-6.6\""]).unwrap(), 0);
+    let e = resolve(&["kernel.profile=\"linux-6.6\"", "kernel.memcg_stats_flush_phase=\"1s\""]).unwrap_err().0;
+    assert!(e.contains("kernel.memcg_stats_flush_phase") && e.contains("linux-6.6") && e.contains("exact"), "{e}");
+    let e = resolve(&["kernel.profile=\"linux-6.18\"", "kernel.memcg_stats_flush_phase=\"2s\""]).unwrap_err().0;
+    assert!(e.contains("kernel.memcg_stats_flush_phase") && e.contains("less than the flush period"), "{e}");
+}
+
 #[test]
 fn json_scenarios_match_toml_and_name_bad_paths() {
     let t: toml::Value = toml::from_str(GOOD).unwrap();

@@ -790,7 +790,9 @@ impl Procs {
     /// File `file`, unlinked, is no longer open: its pages go, unless a mapping holds it.
     fn evict(&mut self, file: u32, ops: &mut Vec<FileOp>) {
         let mapped = self.procs.iter().filter(|p| !p.exited).any(|p| {
-            p.maps.values().any(|m| matches!(self.instances[m.inst as usize].backing, Backing::File { file: f, .. } if f == file))
+            p.maps
+                .values()
+                .any(|m| matches!(self.instances[m.inst as usize].backing, Backing::File { file: f, .. } if f == file))
         });
         if !mapped {
             ops.push(FileOp::Evicted(file));
