@@ -112,10 +112,10 @@ pub struct Kernel {
     pub cgroup_version: u32,
     /// The files' page cache takes large folios.
     pub large_folios: bool,
-    /// When the periodic memcg stats flush first runs, ns (`kernel.memcg_stats_flush_phase`;
-    /// 0 where the profile's reclaim reads exact values).
-    #[serde(rename = "memcg_stats_flush_phase")]
-    pub memcg_stats_flush_phase_ns: u64,
+    /// When the periodic memcg stats flush first runs, ns (`kernel.memcg_stats_flush_phase`);
+    /// `None` where the profile's reclaim reads exact values (no flush to place).
+    #[serde(rename = "memcg_stats_flush_phase", skip_serializing_if = "Option::is_none")]
+    pub memcg_stats_flush_phase_ns: Option<u64>,
     /// Anon mTHP sizes turned on, in KiB, ascending (`kernel.anon_mthp`).
     #[serde(rename = "anon_mthp", serialize_with = "kib_sizes")]
     pub anon_mthp_kb: Vec<u64>,
@@ -659,7 +659,8 @@ impl Config {
             vma_ra_enabled: k.vma_ra_enabled.unwrap_or(defaults::VMA_RA_ENABLED),
             cgroup_version: k.cgroup_version.unwrap_or(defaults::CGROUP_VERSION),
             large_folios: k.large_folios.unwrap_or(profile.pagecache_large_folios == Some(true)),
-            memcg_stats_flush_phase_ns: k.memcg_stats_flush_phase.unwrap_or(profile.memcg_stats_flush_ns / 2),
+            memcg_stats_flush_phase_ns: (profile.memcg_stats_flush_ns > 0)
+                .then(|| k.memcg_stats_flush_phase.unwrap_or(profile.memcg_stats_flush_ns / 2)),
             anon_mthp_kb: resolve_anon_mthp(k.anon_mthp.as_deref().unwrap_or_default(), profile)
                 .map_err(|m| err("kernel.anon_mthp", m))?,
         };
@@ -669,13 +670,13 @@ impl Config {
                 format!("profile {}'s reclaim reads exact memcg statistics: there is no flush to place", profile.name),
             ));
         }
-        if profile.memcg_stats_flush_ns > 0 && kernel.memcg_stats_flush_phase_ns >= profile.memcg_stats_flush_ns {
+        if kernel.memcg_stats_flush_phase_ns.is_some_and(|p| p >= profile.memcg_stats_flush_ns) {
             return Err(err(
                 "kernel.memcg_stats_flush_phase",
                 format!(
                     "expected less than the flush period, {} ms, got {} ms",
                     profile.memcg_stats_flush_ns / 1_000_000,
-                    kernel.memcg_stats_flush_phase_ns / 1_000_000
+                    kernel.memcg_stats_flush_phase_ns.unwrap_or(0) / 1_000_000
                 ),
             ));
         }

@@ -134,10 +134,10 @@ fn the_memcg_stats_flush_phase_is_checked() {
         let sets: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
         Scenario::from_toml(GOOD, "s.toml", &sets).map(|s| s.config.kernel.memcg_stats_flush_phase_ns)
     };
-    assert_eq!(resolve(&["kernel.profile=\"linux-6.18\""]).unwrap(), 1_000_000_000);
+    assert_eq!(resolve(&["kernel.profile=\"linux-6.18\""]).unwrap(), Some(1_000_000_000));
     let phase = resolve(&["kernel.profile=\"linux-6.18\"", "kernel.memcg_stats_flush_phase=\"150ms\""]);
-    assert_eq!(phase.unwrap(), 150_000_000);
-    assert_eq!(resolve(&["kernel.profile=\"linux-6.6\""]).unwrap(), 0);
+    assert_eq!(phase.unwrap(), Some(150_000_000));
+    assert_eq!(resolve(&["kernel.profile=\"linux-6.6\""]).unwrap(), None);
     let e = resolve(&["kernel.profile=\"linux-6.6\"", "kernel.memcg_stats_flush_phase=\"1s\""]).unwrap_err().0;
     assert!(e.contains("kernel.memcg_stats_flush_phase") && e.contains("linux-6.6") && e.contains("exact"), "{e}");
     let e = resolve(&["kernel.profile=\"linux-6.18\"", "kernel.memcg_stats_flush_phase=\"2s\""]).unwrap_err().0;
