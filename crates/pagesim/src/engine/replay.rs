@@ -374,27 +374,32 @@ mod tests {
             }
             recs.push(sys(nr::READ, [3, 0, 64 << 10, 0, 0, 0], 64 << 10, None));
             recs.push(sys(nr::EXIT_GROUP, [0; 6], 0, None));
-            let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
-            let mut w = Writer::new(Vec::new(), &header).unwrap();
-            for r in &recs {
-                w.record(r).unwrap();
-            }
-            let dir = std::env::temp_dir().join(format!("pagesim-replay-fadv-{}-{advise}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            let path = dir.join("f.pgt");
-            std::fs::write(&path, w.finish().unwrap()).unwrap();
-            let mut s = crate::testutil::sim_from(&scenario(&path.to_string_lossy()), &[]);
-            assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
-            let _ = std::fs::remove_dir_all(&dir);
-            s.mm.vmstat.get(Counter::PgpgIn)
+            run_records(&format!("fadv-{advise}"), &recs, &[]).mm.vmstat.get(Counter::PgpgIn)
         };
         assert_eq!(pgpgin(true), 64, "POSIX_FADV_RANDOM: the read's own pages (KiB)");
         assert!(pgpgin(false) > 64, "readahead past the read without the advice");
     }
 
-    /// Writes a trace of one process making the file calls `calls` (each a system call
-    /// record with its number, arguments, result and file) on file 0, `/data/out`, and
-    /// runs it to its end under `profile`; returns the simulation.
+    /// Writes records `recs` as a trace (in a directory of its own, named by `tag`), runs a
+    /// one-task scenario replaying it with `sets` to its end and returns the simulation.
+    fn run_records(tag: &str, recs: &[Record], sets: &[&str]) -> crate::engine::Sim {
+        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        for r in recs {
+            w.record(r).unwrap();
+        }
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("f.pgt");
+        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        let mut s = crate::testutil::sim_from(&scenario(&path.to_string_lossy()), sets);
+        assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+        let _ = std::fs::remove_dir_all(&dir);
+        s
+    }
+
+    /// Runs a trace of one process making the file calls `calls` (each a system call record
+    /// with its number, arguments, result and file) on file 0, `/data/out`, under `profile`.
     fn run_file_calls(tag: &str, profile: &str, calls: &[(u32, [u64; 6], i64, Option<u32>)]) -> crate::engine::Sim {
         let mut recs = vec![
             Record::Stream(Stream { pid: 5, tid: 5, parent: 1, image: 0, start_ns: 0 }),
@@ -403,20 +408,7 @@ mod tests {
         for &(nr, args, ret, file) in calls {
             recs.push(Record::Syscall { stream: 0, nr, insns: 10, time_ns: 0, args, ret, file });
         }
-        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
-        let mut w = Writer::new(Vec::new(), &header).unwrap();
-        for r in &recs {
-            w.record(r).unwrap();
-        }
-        let dir = std::env::temp_dir().join(format!("pagesim-replay-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f.pgt");
-        std::fs::write(&path, w.finish().unwrap()).unwrap();
-        let profile = format!("kernel.profile=\"{profile}\"");
-        let mut s = crate::testutil::sim_from(&scenario(&path.to_string_lossy()), &[&profile]);
-        assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
-        let _ = std::fs::remove_dir_all(&dir);
-        s
+        run_records(tag, &recs, &[&format!("kernel.profile=\"{profile}\"")])
     }
 
     const OPEN: (u32, [u64; 6], i64, Option<u32>) = (nr::OPENAT, [0, 0, 0o1101, 0, 0, 0], 3, Some(0));
