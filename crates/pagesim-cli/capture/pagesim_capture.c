@@ -131,6 +131,7 @@ enum {
 #define CLONE_THREAD 0x10000
 #define MAP_ANONYMOUS 0x20
 #define GUEST_O_TRUNC 01000
+#define GUEST_O_TMPFILE 020200000
 #define GUEST_AT_FDCWD (-100)
 #define GUEST_AT_REMOVEDIR 0x200
 
@@ -166,8 +167,8 @@ static uint32_t image; /* process images this process has had (exec starts a new
 static uint32_t opened; /* streams this image opened */
 static bool maps_taken;
 /* Paths are read from the guest's memory at the guest's address: QEMU's x86-64 user mode
- * on an x86-64 host runs the guest at guest_base 0. An open whose file does not have the
- * name its path gave turns this off (see opened_as_named()). */
+ * on an x86-64 host runs the guest at guest_base 0. An open whose path, read there, does not
+ * name the file it opened turns this off (see opened_as_named()). */
 static bool paths_readable = true;
 static char *maps_before; /* /proc/self/maps when the plugin was loaded */
 
@@ -520,18 +521,16 @@ static bool named_file(struct stream *s, int64_t dirfd, uint64_t addr, struct st
     return true;
 }
 
-/* Whether the file open descriptor `fd` names (s->path, from file_of()) has the last
- * component of the path the open gave; a mismatch means paths are not where the plugin
- * reads them, and it stops reading them. */
-static void opened_as_named(struct stream *s, uint64_t addr) {
+/* Checks, after an open that returned descriptor `fd`, that the path read at guest address
+ * `addr` (relative to `dirfd`) names the file opened: a mismatch means paths are not where
+ * the plugin reads them, and it stops reading them. An O_TMPFILE open names a directory, not
+ * its file, and is not checked. */
+static void opened_as_named(int64_t dirfd, uint64_t addr, uint64_t flags, int fd) {
     char rel[4096];
-    if (!guest_string(addr, rel, sizeof rel))
+    struct stat named, opened;
+    if ((flags & GUEST_O_TMPFILE) == GUEST_O_TMPFILE || !guest_string(addr, rel, sizeof rel) || fstat(fd, &opened) != 0)
         return;
-    const char *base = strrchr(rel, '/');
-    base = base ? base + 1 : rel;
-    const char *have = strrchr(s->path, '/');
-    have = have ? have + 1 : s->path;
-    if (*base && strcmp(base, have) != 0)
+    if (fstatat((int)dirfd, rel, &named, 0) != 0 || named.st_ino != opened.st_ino || named.st_dev != opened.st_dev)
         paths_readable = false;
 }
 
@@ -643,8 +642,12 @@ static void vcpu_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num
         return;
     }
     bool names_file = (num == NR_OPEN || num == NR_OPENAT || num == NR_CREAT || num == NR_OPENAT2) && ret >= 0;
-    if (names_file && file_of((int)ret, s) && num != NR_OPENAT2)
-        opened_as_named(s, num == NR_OPENAT ? s->args[1] : s->args[0]);
+    if (names_file && file_of((int)ret, s) && num != NR_OPENAT2) {
+        int64_t dirfd = num == NR_OPENAT ? (int64_t)s->args[0] : GUEST_AT_FDCWD;
+        uint64_t path = num == NR_OPENAT ? s->args[1] : s->args[0];
+        uint64_t flags = num == NR_OPEN ? s->args[1] : num == NR_OPENAT ? s->args[2] : 0;
+        opened_as_named(dirfd, path, flags, (int)ret);
+    }
     bool truncated = false;
     struct stat st;
     if (names_file && s->trunc_ino != 0 && paths_readable && fstat((int)ret, &st) == 0)
