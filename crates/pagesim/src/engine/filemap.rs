@@ -617,6 +617,34 @@ impl Sim {
 mod tests {
     use crate::mm::vmstat::Counter;
 
+    /// A readahead folio's charge at a memcg limit whose pages are all active, with the
+    /// statistics reclaim reads not flushed yet (linux-6.18: no deactivation, the lists
+    /// look balanced): reclaim at every priority frees nothing, so `do_try_to_free_pages`
+    /// retries with deactivation forced; the folio is had and active pages were moved.
+    #[test]
+    fn a_readahead_charge_retries_with_deactivation_forced() {
+        let mut s = crate::testutil::sim_from(
+            "[kernel]\nprofile = \"linux-6.18\"\nlarge_folios = false\ncgroup_version = 1\n\
+             memcg_stats_flush_phase = \"1999ms\"\n[machine]\nram = \"64MB\"\n\
+             [device.d]\nmodel = \"ram\"\n[file.f]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+             [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n",
+            &[],
+        );
+        let (fi, box_) = (crate::ids::FileId(0), 1u16);
+        let mut index = 0;
+        // Fill the memcg with read, active page-cache folios.
+        while let Some(f) = s.alloc_folio_atomic(box_, 0) {
+            s.mm.frames.set(f, crate::mm::pg::ACTIVE);
+            s.add_to_page_cache(f, fi, index);
+            s.mm.frames.clear(f, crate::mm::pg::LOCKED);
+            index += 1;
+        }
+        assert!(index >= 250, "{index} pages fill the 1 MB memcg");
+        let f = s.alloc_folio_noretry(box_, 0, 0);
+        assert!(f.is_some(), "reclaim freed room by deactivating");
+        assert!(s.mm.vmstat.get(Counter::PgDeactivate) > 0);
+    }
+
     /// Writer `a` makes one 16 MB write(2) of a file with 4 MB of dirty pages allowed, on
     /// a disk: balance_dirty_pages throttles it, and it holds the inode's i_rwsem all the
     /// while. Writer `b`, from 1 ms, writes 4 KB of `b_file`: of the same file, it sleeps

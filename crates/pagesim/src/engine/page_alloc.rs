@@ -73,9 +73,10 @@ impl Sim {
 
     /// Allocates a page-cache readahead folio of `1 << order` pages (`readahead_gfp_mask`:
     /// __GFP_NORETRY). Below the min watermark or at the memcg limit it reclaims once,
-    /// synchronously (one `try_to_free_pages` pass down the priorities until
-    /// SWAP_CLUSTER_MAX pages are freed), and tries again; then it gives up, and the
-    /// readahead window ends there. The caller's own page is allocated with
+    /// synchronously (one `do_try_to_free_pages` pass down the priorities until
+    /// SWAP_CLUSTER_MAX pages are freed; on 5.5+ again with deactivation forced if the
+    /// pass freed nothing while the lists looked balanced), and tries again; then it gives
+    /// up, and the readahead window ends there. The caller's own page is allocated with
     /// [`Sim::alloc_page`], which may block in reclaim.
     pub fn alloc_folio_noretry(&mut self, memcg: u16, cpu: u32, order: u8) -> Option<Pfn> {
         if let Some(f) = self.alloc_folio_atomic(memcg, order) {
@@ -94,10 +95,23 @@ impl Sim {
         loop {
             sc.nr_scanned = 0;
             self.shrink_node(&mut sc, cpu);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+            if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
-            sc.priority -= 1;
+            if sc.priority > 0 {
+                sc.priority -= 1;
+                continue;
+            }
+            // do_try_to_free_pages (5.5+, where the deactivation decision is made at the
+            // reclaim root: `sc.prepared`): nothing freed at any priority because the
+            // inactive lists looked balanced (deactivation skipped): once more with it forced.
+            if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.prepared.is_some() {
+                sc.priority = crate::reclaim::DEF_PRIORITY;
+                sc.force_deactivate = true;
+                sc.skipped_deactivate = false;
+                continue;
+            }
+            break;
         }
         self.snapshot_refaults(sc.target_memcg);
         self.alloc_folio_atomic(memcg, order)
