@@ -105,10 +105,7 @@ impl Sim {
             // do_try_to_free_pages (5.5+, where the deactivation decision is made at the
             // reclaim root: `sc.prepared`): nothing freed at any priority because the
             // inactive lists looked balanced (deactivation skipped): once more with it forced.
-            if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate && sc.prepared.is_some() {
-                sc.priority = crate::reclaim::DEF_PRIORITY;
-                sc.force_deactivate = true;
-                sc.skipped_deactivate = false;
+            if sc.prepared.is_some() && sc.retry_forcing_deactivation() {
                 continue;
             }
             break;

@@ -92,6 +92,11 @@ impl Ev {
 }
 
 impl Sim {
+    /// The page cache of the trace's file `file` in the replaying task `tid`'s scenario.
+    fn replay_file(&self, tid: Tid, file: u32) -> FileId {
+        FileId(self.sched.tasks[tid].trace.as_ref().expect("a replaying task").extents[file as usize])
+    }
+
     /// The readahead state of the replaying task `tid` for the trace's file `file` (page
     /// cache `fi`): one per process and file (its descriptors of the file share it).
     fn replay_ra(&mut self, tid: Tid, file: u32, fi: FileId) -> u32 {
@@ -124,7 +129,6 @@ impl Sim {
             let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
             let ns = r.cpu_ns(ev.insns());
             let region_base = r.region_base;
-            let extent = |r: &Replaying, file: u32| FileId(r.extents[file as usize]);
             self.sched.now += ns;
             match ev {
                 Ev::Access { inst, idx, write, .. } => {
@@ -147,7 +151,7 @@ impl Sim {
                     self.sched.ops_done += 1;
                 }
                 Ev::FileIo { file, page, pages, write, .. } => {
-                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let fi = self.replay_file(tid, file);
                     if write {
                         self.file_write_begin(tid, fi, page, pages as u64, false);
                     } else {
@@ -157,7 +161,7 @@ impl Sim {
                     return Next::Again;
                 }
                 Ev::Fadvise { file, advice, page, pages, .. } => {
-                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let fi = self.replay_file(tid, file);
                     let nr = if pages == 0 { self.pc.files[fi].i_size.saturating_sub(page) } else { pages };
                     // POSIX_FADV_NORMAL, RANDOM, SEQUENTIAL, WILLNEED; DONTNEED and NOREUSE
                     // are not modelled (docs/model.md, "Traces").
@@ -174,23 +178,23 @@ impl Sim {
                     }
                 }
                 Ev::Fsync { file, .. } => {
-                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let fi = self.replay_file(tid, file);
                     self.file_sync_begin(tid, fi, SyncOp::Fsync, true);
                     return Next::Again;
                 }
                 Ev::Truncate { file, .. } => {
-                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let fi = self.replay_file(tid, file);
                     self.ext4_truncate(tid, fi);
                     return Next::Again;
                 }
                 Ev::Release { file, .. } => {
-                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let fi = self.replay_file(tid, file);
                     if self.ext4_release_file(tid, fi) {
                         return Next::Again;
                     }
                 }
                 Ev::Evict { file, .. } => {
-                    let fi = extent(self.sched.tasks[tid].trace.as_ref().expect("a replaying task"), file);
+                    let fi = self.replay_file(tid, file);
                     self.evict_inode(tid, fi);
                     return Next::Again;
                 }
@@ -251,20 +255,23 @@ mod tests {
         recs.push(sys(0, nr::FSYNC, [3, 0, 0, 0, 0, 0], 0, None));
         recs.push(sys(0, nr::FSYNC, [1, 0, 0, 0, 0, 0], 0, None));
         recs.push(sys(0, nr::EXIT_GROUP, [0; 6], 0, None));
-        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: Some(0.5), tool: "test".into(), cwd: None };
+        let tag = format!("fork-{:?}", std::thread::current().id());
+        write_trace(&tag, Some(0.5), &recs).to_string_lossy().into_owned()
+    }
+
+    /// Writes records `recs` as a trace with `ns_per_insn` in its header, in a directory of
+    /// its own named by `tag` (the caller removes it); returns the trace's path.
+    fn write_trace(tag: &str, ns_per_insn: Option<f64>, recs: &[Record]) -> std::path::PathBuf {
+        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn, tool: "test".into(), cwd: None };
         let mut w = Writer::new(Vec::new(), &header).unwrap();
-        for r in &recs {
+        for r in recs {
             w.record(r).unwrap();
         }
-        let dir = std::env::temp_dir().join(format!(
-            "pagesim-replay-{}-{:?}",
-            std::process::id(),
-            std::thread::current().id()
-        ));
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("fork.pgt");
+        let path = dir.join("t.pgt");
         std::fs::write(&path, w.finish().unwrap()).unwrap();
-        path.to_string_lossy().into_owned()
+        path
     }
 
     fn scenario(trace: &str) -> String {
@@ -380,21 +387,13 @@ mod tests {
         assert!(pgpgin(false) > 64, "readahead past the read without the advice");
     }
 
-    /// Writes records `recs` as a trace (in a directory of its own, named by `tag`), runs a
-    /// one-task scenario replaying it with `sets` to its end and returns the simulation.
+    /// Writes records `recs` as a trace ([`write_trace`]), runs a one-task scenario
+    /// replaying it with `sets` to its end and returns the simulation.
     fn run_records(tag: &str, recs: &[Record], sets: &[&str]) -> crate::engine::Sim {
-        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
-        let mut w = Writer::new(Vec::new(), &header).unwrap();
-        for r in recs {
-            w.record(r).unwrap();
-        }
-        let dir = std::env::temp_dir().join(format!("pagesim-replay-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("f.pgt");
-        std::fs::write(&path, w.finish().unwrap()).unwrap();
+        let path = write_trace(tag, None, recs);
         let mut s = crate::testutil::sim_from(&scenario(&path.to_string_lossy()), sets);
         assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
-        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(path.parent().unwrap());
         s
     }
 

@@ -174,12 +174,9 @@ impl Sim {
             self.sched.tasks[tid].reclaim = Some(sc);
             return Step::Continue;
         }
-        if sc.nr_reclaimed == 0 && sc.skipped_deactivate && !sc.force_deactivate {
-            // The inactive:active decision was made at the root; a cgroup may have all its
-            // pages active. Retry with deactivation forced.
-            sc.priority = DEF_PRIORITY;
-            sc.force_deactivate = true;
-            sc.skipped_deactivate = false;
+        // The inactive:active decision was made at the root; a cgroup may have all its
+        // pages active. Retry with deactivation forced.
+        if sc.retry_forcing_deactivation() {
             self.sched.tasks[tid].reclaim = Some(sc);
             return Step::Continue;
         }

@@ -125,6 +125,19 @@ impl ScanControl {
             memcg_full_walk: false,
         }
     }
+    /// `do_try_to_free_pages`' retry: a pass that freed nothing while it skipped
+    /// deactivation (the lists looked balanced) starts again from the first priority with
+    /// deactivation forced. Returns whether it does.
+    pub(crate) fn retry_forcing_deactivation(&mut self) -> bool {
+        if self.nr_reclaimed > 0 || !self.skipped_deactivate || self.force_deactivate {
+            return false;
+        }
+        self.priority = DEF_PRIORITY;
+        self.force_deactivate = true;
+        self.skipped_deactivate = false;
+        true
+    }
+
     /// `try_to_free_pages`: global direct reclaim of 32 pages.
     pub fn direct() -> Self {
         Self::new(SWAP_CLUSTER_MAX, None, false)
