@@ -157,6 +157,8 @@ struct stream {
     /* An open with O_TRUNC: the existing regular file its path named at its entry
      * (inode 0: none), so that its return can tell that it truncated that file. */
     uint64_t trunc_ino, trunc_dev;
+    /* clone3's flags, read from its struct clone_args at its entry (0: unread). */
+    uint64_t clone3_flags;
 };
 
 static struct stream *streams[MAX_VCPUS];
@@ -486,6 +488,12 @@ static bool guest_string(uint64_t addr, char *buf, size_t len) {
     return false;
 }
 
+/* The 8 bytes at guest address `addr` (guest_base is 0: the guest's addresses are ours). */
+static bool guest_u64(uint64_t addr, uint64_t *v) {
+    struct iovec local = {v, sizeof *v}, remote = {(void *)(uintptr_t)addr, sizeof *v};
+    return addr != 0 && process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof *v;
+}
+
 /* The regular file that path `addr` names relative to directory `dirfd` (at a system call's
  * entry): its status, and for `want_path` its absolute path in s->path; false if it is no
  * regular file (or the path cannot be read). */
@@ -561,6 +569,10 @@ static void vcpu_syscall(qemu_plugin_id_t id, unsigned int vcpu, int64_t num, ui
     memcpy(s->args, a, sizeof a);
     s->path_len = -1;
     s->trunc_ino = 0;
+    /* clone3 starts a thread or a process as its flags say (glibc's pthread_create tries
+     * it first; QEMU 7.2 refuses it, later versions may not). */
+    if (num == NR_CLONE3 && !guest_u64(a1, &s->clone3_flags))
+        s->clone3_flags = 0;
     if (num == NR_MMAP && !(a4 & MAP_ANONYMOUS) && (int64_t)a5 >= 0)
         file_of((int)a5, s);
     /* The file an open truncates or an unlink removes, before the call changes it. */
@@ -617,7 +629,8 @@ static void vcpu_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num
         put_syscall(s, num, ret, false);
         return;
     }
-    bool fork = num == NR_FORK || num == NR_VFORK || num == NR_CLONE3 ||
+    bool fork = num == NR_FORK || num == NR_VFORK ||
+                (num == NR_CLONE3 && !(s->clone3_flags & (CLONE_VM | CLONE_THREAD))) ||
                 (num == NR_CLONE && !(s->args[0] & (CLONE_VM | CLONE_THREAD)));
     if (fork && ret == 0) {
         /* The child process: the parent's buffers are the parent's to write. Only this

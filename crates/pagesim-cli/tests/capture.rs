@@ -1,7 +1,8 @@
 //! `pagesim capture` on a small C program whose accesses are known (tests/capture/
 //! touch_pages.c): with K=1 the trace has exactly its pages in its order, and the fork, exec
 //! and exits it makes, in a process tree of two; an open that truncates a file that existed
-//! is followed by the ftruncate it amounts to, and an unlink names its file.
+//! is followed by the ftruncate it amounts to, and an unlink names its file. A threaded
+//! program (tests/capture/threads.c) has a stream per thread and replays each in a task.
 //!
 //! Needs qemu-user and a C compiler (scripts/install.sh installs qemu-user as root, and
 //! scripts/test.sh installs before it tests). Without them the test says so and passes,
@@ -156,4 +157,106 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
     assert_eq!((tr.0, tr.1[0], tr.1[1], tr.2), (nr::FTRUNCATE, fd as u64, 0, 0), "{file_calls:?}");
     assert_ne!(file_calls[opens[0] + 1].0, nr::FTRUNCATE, "the creating open truncated nothing");
     assert!(matches!(file_calls[4], (nr::UNLINK | nr::UNLINKAT, _, 0)), "{file_calls:?}");
+}
+
+/// A multi-threaded program (tests/capture/threads.c): each thread is a stream of its own
+/// (one process, three tids, each clone returning its thread's tid), each thread's stores
+/// are its half of the buffer in order, and the replay runs each thread in a task of its own
+/// in the process's address space, every access replayed.
+#[test]
+fn a_captured_threaded_program_has_a_stream_per_thread_and_replays_them() {
+    if !on_path("qemu-x86_64") || !on_path("cc") {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "qemu-x86_64 or cc missing under CI: scripts/install.sh installs qemu-user"
+        );
+        eprintln!("skipped: qemu-x86_64 or cc not on $PATH (scripts/install.sh installs qemu-user as root)");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("pagesim-capture-threads-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("threads");
+    let src = format!("{}/tests/capture/threads.c", env!("CARGO_MANIFEST_DIR"));
+    let cc = Command::new("cc").args(["-O1", "-pthread", "-o"]).arg(&exe).arg(&src).status().unwrap();
+    assert!(cc.success());
+    let trace = dir.join("t.pgt");
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .args(["capture", "-k", "1", "-o"])
+        .arg(&trace)
+        .arg("--")
+        .arg(&exe)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 process image(s), 3 thread stream(s)"), "{err}");
+
+    let mut r = Records::new(pagesim::tracefile::open_input(trace.to_str().unwrap()).unwrap());
+    let mut recs = Vec::new();
+    while let Some(x) = r.next_record().unwrap() {
+        recs.push(x);
+    }
+    let streams: Vec<_> =
+        recs.iter().filter_map(|x| if let Record::Stream(s) = x { Some(s.clone()) } else { None }).collect();
+    assert_eq!(streams.len(), 3);
+    assert!(streams.iter().all(|s| s.pid == streams[0].pid), "{streams:?}");
+    assert_eq!(streams[0].tid, streams[0].pid);
+    for (k, s) in streams.iter().enumerate().skip(1) {
+        let clone_at = recs.iter().position(
+            |x| matches!(*x, Record::Syscall { stream: 0, nr: nr::CLONE | nr::CLONE3, ret, .. } if ret == s.tid as i64),
+        );
+        let start_at = recs.iter().position(|x| matches!(x, Record::Stream(t) if t.tid == s.tid));
+        assert!(clone_at.is_some() && clone_at < start_at, "thread {k}: {clone_at:?} {start_at:?}");
+    }
+    let base = recs
+        .iter()
+        .find_map(|x| match *x {
+            Record::Syscall { stream: 0, nr: nr::MMAP, args, ret, .. } if args[1] == 64 * 4096 => {
+                Some(ret as u64 / 4096)
+            }
+            _ => None,
+        })
+        .expect("the program's mmap");
+    let touched = |s: u32| -> Vec<(u64, bool)> {
+        recs.iter()
+            .filter_map(|x| match *x {
+                Record::Access { stream, vpn, write, .. } if stream == s && (base..base + 64).contains(&vpn) => {
+                    Some((vpn - base, write))
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    // Which thread got which half depends on the order they started in.
+    let halves: Vec<Vec<(u64, bool)>> = (0..2u64).map(|k| (32 * k..32 * k + 32).map(|i| (i, true)).collect()).collect();
+    let (a, b) = (touched(1), touched(2));
+    assert!((a == halves[0] && b == halves[1]) || (a == halves[1] && b == halves[0]), "{a:?} {b:?}");
+    assert_eq!(touched(0), (0..64).map(|i| (i, false)).collect::<Vec<_>>());
+
+    let sc = dir.join("replay.toml");
+    std::fs::write(
+        &sc,
+        format!(
+            "[machine]\nram = \"64MB\"\ncpus = 2\n[device.d]\nmodel = \"nvme\"\n\
+             [[task]]\nname = \"thr\"\nprogram = {{ trace = \"{}\" }}\n",
+            trace.display()
+        ),
+    )
+    .unwrap();
+    let run = Command::new(env!("CARGO_BIN_EXE_pagesim")).args(["run", "--json", "-q"]).arg(&sc).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let tasks: Vec<(String, bool, u64)> = report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap().into(), t["completed"].as_bool().unwrap(), t["faults"].as_u64().unwrap()))
+        .collect();
+    let names: Vec<&str> = tasks.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(names, ["thr", "thr.0", "thr.1"]);
+    assert!(tasks.iter().all(|t| t.1), "{tasks:?}");
+    // Each thread's first stores to its half fault in the one address space.
+    assert!(tasks[1].2 >= 32 && tasks[2].2 >= 32, "{tasks:?}");
+    assert_eq!(report["ops_done"], report["ops_total"]);
 }

@@ -29,9 +29,10 @@ pub struct TraceInfo {
     pub files: Vec<(String, u64, u64)>,
     /// Its mappings ([`pgt::Instance`]): each a region of the replay.
     pub instances: Vec<pgt::Instance>,
-    /// Its processes, in the order they start: pid, and the process (index) that forked it.
-    /// A process that execs keeps its slot (the new image's events follow in its queue).
-    pub procs: Vec<(u32, Option<u32>)>,
+    /// Its threads, in the order they start (each replays in a task of its own): a
+    /// process's first thread, then the threads it clones, and the processes it forks. A
+    /// process that execs keeps its slot (the new image's events follow in its queue).
+    pub tasks: Vec<TraceTask>,
     /// Accesses and file calls: the run's operations.
     pub ops: u64,
     /// For a sampled trace, the references of the whole trace (`ops` are the sample's).
@@ -44,6 +45,56 @@ pub struct TraceInfo {
     /// with the store flag in the top bit, in a temporary file the scan wrote.
     pub format: Option<String>,
     pub refs: Option<std::sync::Arc<TempFile>>,
+}
+
+/// A thread of a trace's process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TraceTask {
+    pub pid: u32,
+    pub tid: u32,
+    /// The number of the last record of the trace that is its own (records count from 0:
+    /// streams, files and mappings too).
+    pub last: u64,
+}
+
+impl TraceTask {
+    /// Another thread of a process: it shares its process's address space.
+    pub fn is_thread(&self) -> bool {
+        self.tid != self.pid
+    }
+}
+
+/// The slot (an index into [`TraceInfo::tasks`]) of the thread a stream is, in a trace
+/// read in order: a stream of a tid seen before is that thread's; a new tid is a new slot.
+/// An exec by a thread other than the main one gives it the process's pid (the kernel's
+/// `de_thread`): the new image's stream, of tid = pid, goes on in the exec'ing thread's slot.
+#[derive(Debug, Default)]
+struct Slots {
+    by_tid: HashMap<u32, u32>,
+    /// Per stream, its slot.
+    stream_slot: Vec<u32>,
+    slots: u32,
+}
+
+impl Slots {
+    /// The slot of a new stream `s`, and whether it is a new slot.
+    fn stream(&mut self, s: &pgt::Stream) -> (u32, bool) {
+        let (slot, new) = match self.by_tid.get(&s.tid) {
+            Some(&slot) => (slot, false),
+            None => {
+                self.by_tid.insert(s.tid, self.slots);
+                self.slots += 1;
+                (self.slots - 1, true)
+            }
+        };
+        self.stream_slot.push(slot);
+        (slot, new)
+    }
+
+    /// A successful execve of the thread in `slot`, of process `pid`.
+    fn exec(&mut self, slot: u32, pid: u32) {
+        self.by_tid.insert(pid, slot);
+    }
 }
 
 /// A file removed when the last reference to it goes.
@@ -150,7 +201,7 @@ impl TraceInfo {
                 writable: writes,
                 exec: false,
             }],
-            procs: vec![(0, None)],
+            tasks: vec![TraceTask { pid: 0, tid: 0, last: u64::MAX }],
             ops,
             ops_unsampled: all,
             writes,
@@ -167,22 +218,27 @@ impl TraceInfo {
         // Per file, its size when the trace first named it and the largest it grew to.
         let mut sizes: Vec<(u64, u64)> = Vec::new();
         let (mut ops, mut insns, mut writes) = (0u64, 0u64, false);
-        let mut by_pid: HashMap<u32, u32> = HashMap::new();
-        let mut order: Vec<(u32, Option<u32>)> = Vec::new();
+        let mut slots = Slots::default();
+        let mut tasks: Vec<TraceTask> = Vec::new();
+        let mut n = 0u64;
         while let Some(r) = records.next_record()? {
-            if let Record::Access { insns: n, .. } | Record::Syscall { insns: n, .. } = r {
-                insns += n;
+            if let Record::Access { insns: i, stream, .. } | Record::Syscall { insns: i, stream, .. } = r {
+                insns += i;
+                tasks[slots.stream_slot[stream as usize] as usize].last = n;
+            }
+            if let Record::Syscall { stream, nr: nr::EXECVE | nr::EXECVEAT, ret: 0, .. } = r {
+                let slot = slots.stream_slot[stream as usize];
+                slots.exec(slot, tasks[slot as usize].pid);
             }
             if let Record::File(f) = &r {
                 sizes.push((f.size, f.size));
             }
             if let Record::Stream(s) = &r {
-                if !by_pid.contains_key(&s.pid) {
-                    let parent = by_pid.get(&s.parent).copied();
-                    by_pid.insert(s.pid, order.len() as u32);
-                    order.push((s.pid, parent));
+                if slots.stream(s).1 {
+                    tasks.push(TraceTask { pid: s.pid, tid: s.tid, last: n });
                 }
             }
+            n += 1;
             match procs.apply(&r) {
                 Some(Touch::Access { inst, write, .. }) => {
                     ops += 1;
@@ -204,7 +260,7 @@ impl TraceInfo {
                 _ => {}
             }
         }
-        if order.is_empty() {
+        if tasks.is_empty() {
             return Err(TraceError { file: path.into(), record: 0, what: "the trace has no process".into() });
         }
         // A file's first size is what it had when the trace named it.
@@ -214,7 +270,7 @@ impl TraceInfo {
             header: records.header.clone(),
             files,
             instances: procs.instances,
-            procs: order,
+            tasks,
             ops,
             ops_unsampled: ops,
             writes,
@@ -245,35 +301,68 @@ pub enum Ev {
     Evict { insns: u64, file: u32 },
     /// munmap(2) (or mremap) took mapping `inst` away whole.
     Unmap { insns: u64, inst: u32 },
-    /// fork(2): process `child` (an index into [`TraceInfo::procs`]) starts.
+    /// fork(2): process `child` (an index into [`TraceInfo::tasks`]) starts.
     Fork { insns: u64, child: u32 },
+    /// clone(2) of a thread: thread `child` (an index into [`TraceInfo::tasks`]) starts in
+    /// this one's process.
+    Clone { insns: u64, child: u32 },
+    /// A futex wait that returned woken (or found the futex changed) came before this: the
+    /// thread goes on once the trace's other threads have replayed what the trace has
+    /// before its next event (record `seq`).
+    Sync { seq: u64 },
     /// wait4(2).
     Wait { insns: u64 },
     /// execve(2): the address space goes; the new image's events follow.
     Exec { insns: u64 },
-    /// The process ends.
+    /// The thread ends (exit(2)).
     Exit { insns: u64 },
+    /// The process ends, all its threads (exit_group(2)).
+    ExitGroup { insns: u64 },
     /// Another call: its instructions only.
     Other { insns: u64 },
 }
 
-/// The trace read during the run: each process's events in order ([`Demux::next`]).
+/// The trace read during the run: each thread's events in order ([`Demux::next`]).
+///
+/// The threads' records interleave in the trace in the order they ran (capture merges its
+/// per-thread streams by the time of their system calls), so a thread's events wait in a
+/// queue, each with its record's number, until its thread asks for them. A thread whose
+/// futex wait returned waits ([`Ev::Sync`]) until the other threads have taken every event
+/// the trace has before its next one: what it waited for has happened.
 pub struct Demux {
     records: Records,
     procs: Procs,
-    /// Per process (index in [`TraceInfo::procs`]), events read but not taken yet.
-    queues: Vec<VecDeque<Ev>>,
-    by_pid: HashMap<u32, u32>,
-    /// Per pgt process (image), its process index here.
-    slot_of: Vec<u32>,
-    /// Per stream, whether it is its process's main thread (tid = pid).
-    main: Vec<bool>,
+    /// Per thread (index in [`TraceInfo::tasks`]), events read but not taken yet, with the
+    /// number of the record each comes from.
+    queues: Vec<VecDeque<(u64, Ev)>>,
+    tasks: Vec<TraceTask>,
+    /// Each tid's slot, from the scan (a fork's or clone's record comes before its child's
+    /// first).
+    tid_slot: HashMap<u32, u32>,
+    slots: Slots,
+    /// Per thread, its next event is preceded by an [`Ev::Sync`]: its futex wait returned,
+    /// or another thread of its process exited (a join that found it ended did not wait).
+    sync_next: Vec<bool>,
+    /// Records read so far (the next one's number).
+    read: u64,
     done: bool,
+    /// Per thread, the task that replays it, once started.
+    pub tids: Vec<Option<crate::ids::Tid>>,
+    /// Threads waiting in an [`Ev::Sync`]: its record number, and the thread.
+    pub waiting: Vec<(u64, u32)>,
+    /// The smallest record number in `waiting` (`u64::MAX`: none).
+    min_wait: u64,
+    /// A thread took the event that made it pass `min_wait`: the waiters may go on.
+    pub recheck: bool,
     /// Another tool's trace: its references as the scan numbered them ([`TraceInfo::refs`]).
     refs: Option<std::io::BufReader<std::fs::File>>,
 }
 
-const CLONE_THREAD: u64 = 0x10000;
+/// `futex(2)` operations that wait (FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET,
+/// FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2), under `FUTEX_CMD_MASK`.
+const FUTEX_WAITS: [u64; 5] = [0, 6, 9, 11, 13];
+const FUTEX_CMD_MASK: u64 = 0x7f;
+const EAGAIN: i64 = -11;
 
 impl Demux {
     pub fn open(info: &TraceInfo) -> Result<Demux, TraceError> {
@@ -289,30 +378,57 @@ impl Demux {
             None => None,
         };
         let records = Records::new(crate::tracefile::open_input(&info.path)?);
-        let by_pid = info.procs.iter().enumerate().map(|(i, &(pid, _))| (pid, i as u32)).collect();
         Ok(Demux {
             records,
             procs: Procs::default(),
-            queues: vec![VecDeque::new(); info.procs.len()],
-            by_pid,
-            slot_of: Vec::new(),
-            main: Vec::new(),
+            queues: vec![VecDeque::new(); info.tasks.len()],
+            tasks: info.tasks.clone(),
+            tid_slot: info.tasks.iter().enumerate().rev().map(|(i, t)| (t.tid, i as u32)).collect(),
+            slots: Slots::default(),
+            sync_next: vec![false; info.tasks.len()],
+            read: 0,
             done: false,
+            tids: vec![None; info.tasks.len()],
+            waiting: Vec::new(),
+            min_wait: u64::MAX,
+            recheck: false,
             refs,
         })
     }
 
-    /// Process `proc`'s next event; `None` when the trace has no more for it.
-    pub fn next(&mut self, proc: u32) -> Result<Option<Ev>, TraceError> {
+    /// Thread `slot`'s next event; `None` when the trace has no more for it.
+    pub fn next(&mut self, slot: u32) -> Result<Option<Ev>, TraceError> {
         loop {
-            if let Some(ev) = self.queues[proc as usize].pop_front() {
+            if let Some((seq, ev)) = self.queues[slot as usize].pop_front() {
+                if seq <= self.min_wait && self.head(slot) > self.min_wait {
+                    self.recheck = true;
+                }
                 return Ok(Some(ev));
             }
-            if self.done {
+            // Past its last record, it has no more (the rest of the trace is not read for it).
+            if self.done || self.read > self.tasks[slot as usize].last {
                 return Ok(None);
             }
             self.read_one()?;
         }
+    }
+
+    /// The number of the record of thread `slot`'s next event: everything the trace has of
+    /// it before that record has been taken.
+    pub fn head(&self, slot: u32) -> u64 {
+        self.queues[slot as usize].front().map_or(self.read, |&(seq, _)| seq)
+    }
+
+    /// Thread `slot` waits in an [`Ev::Sync`] of record `seq`.
+    pub fn wait(&mut self, seq: u64, slot: u32) {
+        self.waiting.push((seq, slot));
+        self.min_wait = self.min_wait.min(seq);
+    }
+
+    /// The waiter `k` of `waiting` goes on.
+    pub fn unwait(&mut self, k: usize) {
+        self.waiting.swap_remove(k);
+        self.min_wait = self.waiting.iter().map(|&(seq, _)| seq).min().unwrap_or(u64::MAX);
     }
 
     /// Reads one record and queues the event it makes, if any.
@@ -329,7 +445,9 @@ impl Demux {
             let n = buf.len() / 4;
             for c in buf[..n * 4].chunks_exact(4) {
                 let v = u32::from_le_bytes(c.try_into().expect("4 bytes"));
-                self.queues[0].push_back(Ev::Access { insns: 0, inst: 0, idx: v & !STORE, write: v & STORE != 0 });
+                let ev = Ev::Access { insns: 0, inst: 0, idx: v & !STORE, write: v & STORE != 0 };
+                self.queues[0].push_back((self.read, ev));
+                self.read += 1;
             }
             refs.consume(n * 4);
             return Ok(());
@@ -338,43 +456,41 @@ impl Demux {
             self.done = true;
             return Ok(());
         };
+        let seq = self.read;
+        self.read += 1;
         let touch = self.procs.apply(&r);
         if let Record::Stream(st) = &r {
-            self.main.push(st.tid == st.pid);
-        }
-        while self.slot_of.len() < self.procs.procs.len() {
-            let p = &self.procs.procs[self.slot_of.len()];
-            let slot = self.by_pid.get(&p.pid).copied().unwrap_or(0);
-            self.slot_of.push(slot);
+            self.slots.stream(st);
         }
         let (insns, stream) = match r {
             Record::Access { insns, stream, .. } | Record::Syscall { insns, stream, .. } => (insns, stream),
             _ => return Ok(()),
         };
-        let proc = self.procs.stream_proc[stream as usize];
-        let slot = self.slot_of[proc as usize] as usize;
-        let q = &mut self.queues[slot];
+        let slot = self.slots.stream_slot[stream as usize];
+        let q = &mut self.queues[slot as usize];
+        if std::mem::take(&mut self.sync_next[slot as usize]) {
+            q.push_back((seq, Ev::Sync { seq }));
+        }
         match (touch, r) {
             (Some(Touch::Access { inst, idx, write, .. }), _) => {
-                q.push_back(Ev::Access { insns, inst, idx: idx as u32, write });
+                q.push_back((seq, Ev::Access { insns, inst, idx: idx as u32, write }));
             }
             (Some(Touch::FileIo { file, page, pages, write, .. }), _) => {
-                q.push_back(Ev::FileIo { insns, file, page, pages, write });
+                q.push_back((seq, Ev::FileIo { insns, file, page, pages, write }));
             }
-            (Some(Touch::Call { unmapped, files, .. }), Record::Syscall { nr, args, ret, .. }) => {
+            (Some(Touch::Call { proc, unmapped, files }), Record::Syscall { nr, args, ret, .. }) => {
                 let files_empty = files.is_empty();
-                let main_thread = self.main[stream as usize];
                 let ev = match nr {
                     nr::FSYNC | nr::FDATASYNC if ret == 0 => match self.procs.procs[proc as usize].fd_file(args[0]) {
                         Some(file) => Ev::Fsync { insns, file },
                         None => Ev::Other { insns },
                     },
-                    nr::FORK | nr::VFORK | nr::CLONE3 | nr::CLONE
-                        if ret > 0 && !(nr == nr::CLONE && args[0] & CLONE_THREAD != 0) =>
-                    {
-                        match self.by_pid.get(&(ret as u32)) {
-                            Some(&child) => Ev::Fork { insns, child },
-                            None => Ev::Other { insns }, // a child the capture did not see
+                    nr::FORK | nr::VFORK | nr::CLONE3 | nr::CLONE if ret > 0 => {
+                        match self.tid_slot.get(&(ret as u32)).copied() {
+                            Some(child) if self.tasks[child as usize].is_thread() => Ev::Clone { insns, child },
+                            Some(child) => Ev::Fork { insns, child },
+                            // A thread or process the capture did not see.
+                            None => Ev::Other { insns },
                         }
                     }
                     nr::FADVISE64 if ret == 0 => match self.procs.procs[proc as usize].fd_file(args[0]) {
@@ -386,10 +502,28 @@ impl Demux {
                         }
                         None => Ev::Other { insns },
                     },
+                    nr::FUTEX | nr::FUTEX_WAITV => {
+                        let waits = nr == nr::FUTEX_WAITV || FUTEX_WAITS.contains(&(args[1] & FUTEX_CMD_MASK));
+                        if waits && (ret >= 0 || ret == EAGAIN) {
+                            self.sync_next[slot as usize] = true;
+                        }
+                        Ev::Other { insns }
+                    }
                     nr::WAIT4 => Ev::Wait { insns },
-                    nr::EXECVE | nr::EXECVEAT if ret == 0 => Ev::Exec { insns },
-                    nr::EXIT_GROUP => Ev::Exit { insns },
-                    nr::EXIT if main_thread => Ev::Exit { insns },
+                    nr::EXECVE | nr::EXECVEAT if ret == 0 => {
+                        self.slots.exec(slot, self.tasks[slot as usize].pid);
+                        Ev::Exec { insns }
+                    }
+                    nr::EXIT_GROUP => Ev::ExitGroup { insns },
+                    nr::EXIT => {
+                        let pid = self.tasks[slot as usize].pid;
+                        for (k, t) in self.tasks.iter().enumerate() {
+                            if t.pid == pid && k != slot as usize {
+                                self.sync_next[k] = true;
+                            }
+                        }
+                        Ev::Exit { insns }
+                    }
                     _ => Ev::Other { insns },
                 };
                 let ops = files.into_iter().map(|op| match op {
@@ -397,19 +531,19 @@ impl Demux {
                     FileOp::Released(file) => Ev::Release { insns: 0, file },
                     FileOp::Evicted(file) => Ev::Evict { insns: 0, file },
                 });
-                let q = &mut self.queues[slot];
-                if let (Ev::Exit { insns }, false) = (&ev, files_empty) {
+                let q = &mut self.queues[slot as usize];
+                if let (Ev::ExitGroup { insns }, false) = (&ev, files_empty) {
                     // The process's descriptors close before it ends.
-                    q.push_back(Ev::Other { insns: *insns });
-                    q.extend(ops);
-                    q.push_back(Ev::Exit { insns: 0 });
+                    q.push_back((seq, Ev::Other { insns: *insns }));
+                    q.extend(ops.map(|e| (seq, e)));
+                    q.push_back((seq, Ev::ExitGroup { insns: 0 }));
                     return Ok(());
                 }
-                q.push_back(ev);
+                q.push_back((seq, ev));
                 for inst in unmapped {
-                    q.push_back(Ev::Unmap { insns: 0, inst });
+                    q.push_back((seq, Ev::Unmap { insns: 0, inst }));
                 }
-                q.extend(ops);
+                q.extend(ops.map(|e| (seq, e)));
             }
             _ => {}
         }

@@ -253,6 +253,49 @@ impl Sim {
         tid
     }
 
+    /// `copy_process` with CLONE_VM | CLONE_THREAD: a new thread of task `tid`'s process,
+    /// running program `prog` (a replayed trace's thread). It shares the process's address
+    /// space (no `dup_mmap`), memcg and CPUs; its clone, exit and join cost `cpu.clone_ns`.
+    pub(crate) fn new_thread(&mut self, tid: Tid, prog: u32) -> Tid {
+        let leader = self.mm_task(tid);
+        let th = Tid(self.procs.next_slot);
+        self.procs.next_slot += 1;
+        debug_assert_eq!(self.sched.tasks[th].state, TaskState::Unborn, "the trace's scan counted every thread");
+        let p = &mut self.procs.progs[prog as usize];
+        let name = format!("{}.{}", p.name, p.children_begun);
+        p.children_begun += 1;
+        let (memcg, rng) = (self.sched.tasks[tid].memcg, self.sched.tasks[tid].rng.split());
+        self.sched.tasks[th] = Task::new(name, memcg, self.sched.now, rng, None);
+        self.sched.tasks[th].cpus = self.sched.tasks[tid].cpus.clone();
+        self.sched.tasks[th].leader = Some(leader);
+        self.sched.tasks[leader].threads += 1;
+        self.sched.live += 1;
+        self.charge(self.cost.clone_ns);
+        self.start_program(th, prog);
+        self.wake_up(th);
+        th
+    }
+
+    /// The task whose address space task `tid` uses: its own, or its process leader's.
+    #[inline]
+    pub(crate) fn mm_task(&self, tid: Tid) -> Tid {
+        self.sched.tasks[tid].leader.unwrap_or(tid)
+    }
+
+    /// The other live threads of task `tid`'s process (its leader included if it is not
+    /// `tid`).
+    pub(crate) fn other_threads(&self, tid: Tid) -> Vec<Tid> {
+        let leader = self.mm_task(tid);
+        if self.sched.tasks[leader].threads == 0 {
+            return Vec::new();
+        }
+        (0..self.sched.tasks.len() as u32)
+            .map(Tid)
+            .filter(|&t| t != tid && self.mm_task(t) == leader)
+            .filter(|&t| !matches!(self.sched.tasks[t].state, TaskState::Done | TaskState::Unborn))
+            .collect()
+    }
+
     /// `dup_mmap`: the child gets a VMA for each of the parent's; `copy_page_range` copies
     /// the PTEs of private anon VMAs only (the child's VMA joins the parent's anon_vma):
     /// present pages are write-protected in both and the child's PTE is old, swap entries
@@ -294,10 +337,13 @@ impl Sim {
         self.charge(copied * self.cost.fork_pte_ns);
     }
 
-    /// `do_exit` of task `tid` (its program ended, or it was killed): its address space
-    /// goes (`exit_mmap`) and its parent, if it waits for a child, runs again.
+    /// `do_exit` of task `tid` (its program ended, or it was killed). For the last thread
+    /// of its process, the address space goes (`exit_mmap`) and the parent, if it waits for
+    /// a child, runs again. (A thread's exit is in `cpu.clone_ns`.)
     pub(crate) fn do_exit(&mut self, tid: Tid) {
-        self.charge(self.cost.exit_ns);
+        if self.sched.tasks[tid].leader.is_none() {
+            self.charge(self.cost.exit_ns);
+        }
         let t = &mut self.sched.tasks[tid];
         if t.state == TaskState::Paused {
             self.sched.paused -= 1;
@@ -307,19 +353,39 @@ impl Sim {
         t.state = TaskState::Done;
         t.reclaim = None;
         t.pending = None;
-        let parent = t.parent;
+        t.end_ns = self.sched.now;
         self.block(tid);
+        self.sched.live -= 1;
+        let leader = self.mm_task(tid);
+        if leader != tid {
+            self.sched.tasks[leader].threads -= 1;
+        }
+        if self.sched.tasks[tid].trace.is_some() {
+            self.trace_thread_exited(tid);
+        }
+        // A process ends with its last thread (the leader stays a zombie until then).
+        let l = &self.sched.tasks[leader];
+        if l.state == TaskState::Done && l.threads == 0 {
+            self.release_task(leader);
+        }
+    }
+
+    /// `release_task` of a process whose threads have all exited: its address space goes
+    /// (`mmput` of the last user), and its parent learns of its end.
+    fn release_task(&mut self, tid: Tid) {
         self.exit_mmap(tid);
         // The process has ended when its address space is gone (a parent's wait4 returns
         // then): the time exit_mmap takes is its own.
         self.sched.tasks[tid].end_ns = self.sched.now;
-        self.sched.live -= 1;
-        if let Some(p) = parent {
-            let pt = &mut self.sched.tasks[p];
-            pt.children -= 1;
-            if pt.state == TaskState::WaitChild {
-                pt.state = TaskState::Runnable;
-                self.wake_up(p);
+        if let Some(p) = self.sched.tasks[tid].parent {
+            self.sched.tasks[p].children -= 1;
+            // A wait4 in any thread of the parent's process returns.
+            let waiter = std::iter::once(p)
+                .chain(self.other_threads(p))
+                .find(|&t| self.sched.tasks[t].state == TaskState::WaitChild);
+            if let Some(w) = waiter {
+                self.sched.tasks[w].state = TaskState::Runnable;
+                self.wake_up(w);
             }
         }
     }

@@ -123,6 +123,9 @@ pub enum TaskState {
     /// Asleep waiting for a sleeping lock (a mutex, an rw_semaphore): until its holder
     /// hands it over (`Sim::mutex_unlock`).
     WaitLock(crate::locking::SleepLockId),
+    /// A replayed thread whose futex wait returned: until the trace's other threads have
+    /// replayed what the trace has before its next event (`Demux::waiting`).
+    WaitThreads,
     /// In pause(2) until the run ends: its program has ended, its memory is kept.
     Paused,
     Done,
@@ -247,8 +250,15 @@ pub struct Task {
     pub cpus: Option<Box<[u32]>>,
     /// The program it runs (`Config::task` index).
     pub prog: u32,
-    /// Its address space: the VMA of each region it maps, by region index.
+    /// Its address space: the VMA of each region it maps, by region index (empty for a
+    /// thread: its process's is its leader's).
     pub mm: Vec<(u32, VmaId)>,
+    /// For a thread of another task's process (a replayed clone with CLONE_THREAD): that
+    /// process's first task, whose address space it shares (`current->group_leader`).
+    pub leader: Option<Tid>,
+    /// For a process's first task: its other threads that have not exited. Its address
+    /// space goes, and its parent learns of its end, when the last of them exits.
+    pub threads: u32,
     /// The process that started it (spawn, fork); `None` for those the run starts with.
     pub parent: Option<Tid>,
     /// Its children that have not exited.
@@ -300,6 +310,8 @@ impl Task {
             cpus: None,
             prog: 0,
             mm: Vec::new(),
+            leader: None,
+            threads: 0,
             parent,
             children: 0,
             spawned: 0,
@@ -484,7 +496,7 @@ impl Sim {
                 _ => None,
             })
             .sum();
-        // A trace's processes after its first are its children.
+        // A trace's threads and processes after its first are its children.
         let children = children + c.task.iter().filter(|t| t.trace.is_some()).map(|t| t.runs as u64 - 1).sum::<u64>();
         let nslots = first as usize + children as usize;
         let tasks: Vec<Task> = (0..nslots).map(|_| Task::unborn()).collect();
@@ -648,6 +660,9 @@ impl Sim {
                 sim.start_program(tid, p as u32);
                 if let Some(tp) = &t.trace {
                     sim.sched.tasks[tid].trace = Some(crate::engine::replay::Replaying::new(p as u32, 0, tp));
+                    if let Some(d) = sim.replays[p].as_mut() {
+                        d.tids[0] = Some(tid);
+                    }
                 }
                 sim.sched.tasks[tid].cur.step_start_ns = start;
                 tid.0 += 1;

@@ -6,8 +6,11 @@
 //! events is the instructions the process executed between them, at the task's time per
 //! instruction.
 //!
-//! What the kernel does that the trace does not show is not replayed: a thread of a
-//! multi-threaded process runs in its process's one task (docs/model.md, "Replay").
+//! Each thread of the trace replays in a task of its own: a clone with CLONE_THREAD
+//! starts a task that shares its process's address space (`Sim::new_thread`), and a thread
+//! whose futex wait returned waits until the others have replayed what came before its
+//! next event in the trace (`Ev::Sync`). What the kernel does that the trace does not show
+//! is not replayed (docs/model.md, "Replay").
 
 use crate::engine::sched::Next;
 use crate::engine::{Sim, TaskState};
@@ -23,7 +26,7 @@ use crate::scenario::config::TraceProgram;
 pub struct Replaying {
     /// Its program (the task that replays the trace).
     pub prog: u32,
-    /// Its process in the trace ([`crate::replay::TraceInfo::procs`]).
+    /// Its thread in the trace ([`crate::replay::TraceInfo::tasks`]).
     pub slot: u32,
     /// CPU time per instruction, ps.
     ps_per_insn: u64,
@@ -33,7 +36,8 @@ pub struct Replaying {
     region_base: u32,
     /// The trace's files' extents.
     extents: std::sync::Arc<[u32]>,
-    /// Per file it read, its readahead state (a process's descriptors of one file share it).
+    /// Per file it read, its readahead state (a process's descriptors of one file share
+    /// it; a thread's are its leader's).
     ra: Vec<(u32, u32)>,
 }
 
@@ -51,8 +55,8 @@ impl Replaying {
         })
     }
 
-    /// The replay of process `slot`, a child this one forked: the same trace and CPU
-    /// speed, its own clock and readahead states.
+    /// The replay of thread `slot`, a child process this one forked or a thread it cloned:
+    /// the same trace and CPU speed, its own clock and readahead states.
     fn child(&self, slot: u32) -> Box<Replaying> {
         Box::new(Replaying { slot, insns: 0, charged_ns: 0, extents: self.extents.clone(), ra: Vec::new(), ..*self })
     }
@@ -83,10 +87,13 @@ impl Ev {
             | Ev::Evict { insns, .. }
             | Ev::Unmap { insns, .. }
             | Ev::Fork { insns, .. }
+            | Ev::Clone { insns, .. }
             | Ev::Wait { insns }
             | Ev::Exec { insns }
             | Ev::Exit { insns }
+            | Ev::ExitGroup { insns }
             | Ev::Other { insns } => insns,
+            Ev::Sync { .. } => 0,
         }
     }
 }
@@ -98,15 +105,95 @@ impl Sim {
     }
 
     /// The readahead state of the replaying task `tid` for the trace's file `file` (page
-    /// cache `fi`): one per process and file (its descriptors of the file share it).
+    /// cache `fi`): one per process and file (its descriptors of the file, in all its
+    /// threads, share it).
     fn replay_ra(&mut self, tid: Tid, file: u32, fi: FileId) -> u32 {
-        let r = self.sched.tasks[tid].trace.as_ref().expect("a replaying task");
+        let leader = self.mm_task(tid);
+        let r = self.sched.tasks[leader].trace.as_ref().expect("a replaying task");
         if let Some(&(_, ra)) = r.ra.iter().find(|&&(f, _)| f == file) {
             return ra;
         }
         let ra = self.new_ra_state(fi);
-        self.sched.tasks[tid].trace.as_mut().expect("a replaying task").ra.push((file, ra));
+        self.sched.tasks[leader].trace.as_mut().expect("a replaying task").ra.push((file, ra));
         ra
+    }
+
+    /// Whether the threads of trace `prog` other than `slot` have taken every event the
+    /// trace has before record `seq` (or ended).
+    fn trace_passed(&self, prog: u32, slot: u32, seq: u64) -> bool {
+        let d = self.replays[prog as usize].as_ref().expect("a replayed trace");
+        d.tids.iter().enumerate().all(|(s, t)| {
+            s as u32 == slot || t.is_none_or(|t| self.sched.tasks[t].state == TaskState::Done || d.head(s as u32) > seq)
+        })
+    }
+
+    /// Wakes the threads of trace `prog` waiting in an [`Ev::Sync`] that may go on.
+    fn trace_wake_waiters(&mut self, prog: u32) {
+        loop {
+            let d = self.replays[prog as usize].as_mut().expect("a replayed trace");
+            d.recheck = false;
+            let d = self.replays[prog as usize].as_ref().expect("a replayed trace");
+            let ready = d.waiting.iter().position(|&(seq, slot)| {
+                let t = d.tids[slot as usize].expect("a waiting thread has a task");
+                self.sched.tasks[t].state != TaskState::WaitThreads || self.trace_passed(prog, slot, seq)
+            });
+            let Some(k) = ready else { return };
+            let d = self.replays[prog as usize].as_mut().expect("a replayed trace");
+            let t = d.tids[d.waiting[k].1 as usize].expect("a waiting thread has a task");
+            d.unwait(k);
+            // One that was killed while it waited only leaves the list.
+            if self.sched.tasks[t].state == TaskState::WaitThreads {
+                self.sched.tasks[t].state = TaskState::Runnable;
+                self.wake_up(t);
+            }
+        }
+    }
+
+    /// Replaying task `tid` exited: threads waiting for it may go on.
+    pub(crate) fn trace_thread_exited(&mut self, tid: Tid) {
+        let prog = self.sched.tasks[tid].trace.as_ref().expect("a replaying task").prog;
+        if self.replays[prog as usize].as_ref().is_some_and(|d| !d.waiting.is_empty()) {
+            self.trace_wake_waiters(prog);
+        }
+    }
+
+    /// `de_thread` at an exec, and `zap_other_threads` at exit_group: every other thread of
+    /// task `tid`'s process ends. At an exec by a thread other than the leader, that thread
+    /// takes the leader's place (its pid, its parent, its address space).
+    fn zap_other_threads(&mut self, tid: Tid, exec: bool) {
+        let leader = self.mm_task(tid);
+        for t in self.other_threads(tid) {
+            if t == leader {
+                continue;
+            }
+            self.kill_task(t);
+        }
+        if leader == tid || self.sched.tasks[leader].state == TaskState::Done {
+            return;
+        }
+        if !exec {
+            // exit_group: the leader too (the process ends when the caller has).
+            self.kill_task(leader);
+        } else {
+            // The leader ends without its process ending: the exec'ing thread goes on as it.
+            let mm = std::mem::take(&mut self.sched.tasks[leader].mm);
+            for &(_, v) in &mm {
+                self.mm.vmas[v].task = tid;
+            }
+            let l = &mut self.sched.tasks[leader];
+            let (parent, threads, children) = (l.parent.take(), l.threads, std::mem::take(&mut l.children));
+            let t = &mut self.sched.tasks[tid];
+            t.mm = mm;
+            t.parent = parent;
+            t.children += children;
+            t.leader = None;
+            t.threads = threads - 1;
+            self.sched.tasks[leader].threads = 0;
+            // Its task ends with nothing left to release.
+            self.sched.tasks[leader].leader = Some(tid);
+            self.sched.tasks[tid].threads += 1;
+            self.kill_task(leader);
+        }
     }
 
     /// The replaying task `tid`'s events until one faults, starts a file call, sleeps or
@@ -126,6 +213,9 @@ impl Sim {
                     return Next::Exit;
                 }
             };
+            if self.replays[prog as usize].as_ref().is_some_and(|d| d.recheck) {
+                self.trace_wake_waiters(prog);
+            }
             let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
             let ns = r.cpu_ns(ev.insns());
             let region_base = r.region_base;
@@ -133,11 +223,12 @@ impl Sim {
             match ev {
                 Ev::Access { inst, idx, write, .. } => {
                     let region = region_base + inst;
-                    let vma = match self.sched.tasks[tid].vma_of(region) {
+                    let mm = self.mm_task(tid);
+                    let vma = match self.sched.tasks[mm].vma_of(region) {
                         Some(v) => v,
                         None => {
                             let pages = self.procs.regions[region as usize].size.div_ceil(4096) as u32;
-                            self.map_region(tid, region, pages)
+                            self.map_region(mm, region, pages)
                         }
                     };
                     let e = self.mm.vmas[vma].pte[idx as usize];
@@ -198,24 +289,49 @@ impl Sim {
                     self.evict_inode(tid, fi);
                     return Next::Again;
                 }
-                Ev::Unmap { inst, .. } => self.munmap_region(tid, region_base + inst),
-                Ev::Fork { child, .. } => {
-                    let c = self.new_process(tid, prog, true);
+                Ev::Unmap { inst, .. } => self.munmap_region(self.mm_task(tid), region_base + inst),
+                Ev::Fork { child, .. } | Ev::Clone { child, .. } => {
+                    // A process's children are its leader's, whichever thread forked them.
+                    let c = match ev {
+                        Ev::Fork { .. } => self.new_process(self.mm_task(tid), prog, true),
+                        _ => self.new_thread(tid, prog),
+                    };
                     let own = self.sched.tasks[tid].trace.as_ref().expect("a replaying task").child(child);
                     self.sched.tasks[c].trace = Some(own);
+                    self.replays[prog as usize].as_mut().expect("a replayed trace").tids[child as usize] = Some(c);
+                    // The burst ends here so that the child runs beside its parent on
+                    // another CPU from now on rather than after the parent's slice
+                    // (`wake_up_new_task` puts it on an idle CPU); on a busy machine the
+                    // parent goes on first (the child's wakeup is queued behind it).
+                    self.wake(tid, self.sched.now);
+                    self.wake_up(c);
+                    return Next::Sleeps;
                 }
                 Ev::Wait { .. } => {
-                    if self.sched.tasks[tid].children > 0 {
+                    if self.sched.tasks[self.mm_task(tid)].children > 0 {
                         self.sched.tasks[tid].state = TaskState::WaitChild;
                         self.block(tid);
                         return Next::Sleeps;
                     }
                 }
+                Ev::Sync { seq } => {
+                    if !self.trace_passed(prog, slot, seq) {
+                        self.replays[prog as usize].as_mut().expect("a replayed trace").wait(seq, slot);
+                        self.sched.tasks[tid].state = TaskState::WaitThreads;
+                        self.block(tid);
+                        return Next::Sleeps;
+                    }
+                }
                 Ev::Exec { .. } => {
+                    self.zap_other_threads(tid, true);
                     self.charge(self.cost.exec_ns);
-                    self.exit_mmap(tid);
+                    self.exit_mmap(self.mm_task(tid));
                 }
                 Ev::Exit { .. } => return Next::Exit,
+                Ev::ExitGroup { .. } => {
+                    self.zap_other_threads(tid, false);
+                    return Next::Exit;
+                }
                 Ev::Other { .. } => {}
             }
         }
@@ -304,6 +420,90 @@ mod tests {
         assert!(s.mm.vmstat.get(Counter::PgpgIn) >= 256, "{}", s.mm.vmstat.get(Counter::PgpgIn));
         assert_eq!(s.sched.ops_done, s.sched.ops_total);
         assert_eq!(s.sched.ops_total, 64 + 2 + 1 + 1);
+    }
+
+    /// A trace of a process of two threads: the main one maps 64 anonymous pages and clones
+    /// a thread (tid 101) that writes each of them, slowly, and exits; the main thread then
+    /// (after a futex wait that returned, its join) reads each page and the process exits.
+    /// With `reads_first`, the main thread's reads come first in the trace instead (it ran
+    /// before the thread did), without a wait.
+    fn thread_records(reads_first: bool) -> Vec<Record> {
+        let base = 0x1000_0000u64 / 4096;
+        let sys =
+            |stream, nr, args, ret, file| Record::Syscall { stream, nr, insns: 1000, time_ns: 0, args, ret, file };
+        let mut recs = vec![Record::Stream(Stream { pid: 100, tid: 100, parent: 1, image: 0, start_ns: 0 })];
+        recs.push(sys(0, nr::MMAP, [0, 64 * 4096, 3, 0x22, u64::MAX, 0], 0x1000_0000, None));
+        // CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM...
+        recs.push(sys(0, nr::CLONE, [0x3d0f00, 0, 0, 0, 0, 0], 101, None));
+        let reads: Vec<Record> =
+            (0..64).map(|i| Record::Access { stream: 0, vpn: base + i, write: false, insns: 10 }).collect();
+        if reads_first {
+            recs.extend(reads.iter().cloned());
+        }
+        recs.push(Record::Stream(Stream { pid: 100, tid: 101, parent: 1, image: 0, start_ns: 5 }));
+        for i in 0..64 {
+            recs.push(Record::Access { stream: 1, vpn: base + i, write: true, insns: 100_000 });
+        }
+        recs.push(sys(1, nr::EXIT, [0; 6], 0, None));
+        if !reads_first {
+            // FUTEX_WAIT | FUTEX_PRIVATE_FLAG on the thread's tid word, woken.
+            recs.push(sys(0, nr::FUTEX, [0x7000, 128, 101, 0, 0, 0], 0, None));
+            recs.extend(reads);
+        }
+        recs.push(sys(0, nr::EXIT_GROUP, [0; 6], 0, None));
+        recs
+    }
+
+    /// A cloned thread replays in a task of its own that shares its process's address
+    /// space: the pages it writes are the main thread's, which reads them after its join
+    /// without a fault of its own. Where the trace has the main thread's reads before the
+    /// thread's writes, it reads them first (faults of its own), and its exit still waits
+    /// for the thread's (the trace has it after).
+    #[test]
+    fn a_replayed_thread_shares_the_address_space_and_a_join_waits_for_it() {
+        let s = run_records("threads-join", &thread_records(false), &[]);
+        let (m, t) = (&s.sched.tasks[Tid(0)], &s.sched.tasks[Tid(1)]);
+        assert_eq!((m.name.as_str(), t.name.as_str()), ("prog", "prog.0"));
+        assert_eq!((t.leader, t.parent, m.threads), (Some(Tid(0)), None, 0));
+        assert_eq!((m.state, t.state), (crate::engine::TaskState::Done, crate::engine::TaskState::Done));
+        assert_eq!((m.faults, t.faults), (0, 64), "one address space: the main thread's reads hit");
+        assert!(t.end_ns <= m.end_ns, "the main thread joined the thread");
+        assert!(t.mm.is_empty() && m.mm.is_empty(), "the address space was the leader's, and went at the end");
+        assert_eq!(s.sched.ops_done, s.sched.ops_total);
+        assert_eq!(s.sched.ops_total, 128);
+
+        let s = run_records("threads-reads-first", &thread_records(true), &[]);
+        let (m, t) = (&s.sched.tasks[Tid(0)], &s.sched.tasks[Tid(1)]);
+        assert_eq!(m.faults, 64, "the main thread read first");
+        assert_eq!(s.sched.ops_done, s.sched.ops_total, "its exit_group waited for the thread's exit");
+        assert!(t.end_ns <= m.end_ns);
+    }
+
+    /// exit_group ends the process's other threads (`zap_other_threads`): a thread still
+    /// reading a file when the main thread exits ends there, the rest of its events not
+    /// replayed, and the process's address space goes once both have ended.
+    #[test]
+    fn exit_group_ends_the_other_threads() {
+        let sys = |stream, nr, args, ret, file| Record::Syscall { stream, nr, insns: 10, time_ns: 0, args, ret, file };
+        let recs = vec![
+            Record::Stream(Stream { pid: 100, tid: 100, parent: 1, image: 0, start_ns: 0 }),
+            Record::File(File { path: "/data/f".into(), size: 8 << 20, ino: 9 }),
+            sys(0, nr::OPENAT, [0; 6], 3, Some(0)),
+            sys(0, nr::CLONE, [0x3d0f00, 0, 0, 0, 0, 0], 101, None),
+            Record::Stream(Stream { pid: 100, tid: 101, parent: 1, image: 0, start_ns: 5 }),
+            // 8 MiB in 1 MiB reads: the thread waits for the device.
+            sys(1, nr::PREAD64, [3, 0, 1 << 20, 0, 0, 0], 1 << 20, None),
+            sys(1, nr::PREAD64, [3, 0, 1 << 20, 1 << 20, 0, 0], 1 << 20, None),
+            sys(1, nr::PREAD64, [3, 0, 1 << 20, 2 << 20, 0, 0], 1 << 20, None),
+            sys(1, nr::PREAD64, [3, 0, 1 << 20, 3 << 20, 0, 0], 1 << 20, None),
+            sys(0, nr::EXIT_GROUP, [0; 6], 0, None),
+        ];
+        let s = run_records("threads-exit-group", &recs, &["device.d.read_latency=\"5ms\""]);
+        let (m, t) = (&s.sched.tasks[Tid(0)], &s.sched.tasks[Tid(1)]);
+        assert_eq!((m.state, t.state), (crate::engine::TaskState::Done, crate::engine::TaskState::Done));
+        assert!(s.sched.ops_done < s.sched.ops_total, "{} of {}", s.sched.ops_done, s.sched.ops_total);
+        assert!(t.end_ns <= m.end_ns + 1, "{} {}", t.end_ns, m.end_ns);
+        assert_eq!(s.sched.live, 0);
     }
 
     /// A trace task's errors name its key: a trace that is not there, steps besides the

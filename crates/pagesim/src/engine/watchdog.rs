@@ -184,6 +184,7 @@ impl Sim {
                     owner.and_then(|o| self.sched.tasks.get(o as usize)).map_or("no one", |t| t.name.as_str())
                 )
             }
+            TaskState::WaitThreads => "waiting for the other threads of its trace (a futex wait)".into(),
             TaskState::Paused => "paused until the run ends".into(),
             TaskState::Unborn => "not started by its parent yet".into(),
             TaskState::Done => "finished".into(),

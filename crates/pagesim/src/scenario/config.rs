@@ -1074,10 +1074,10 @@ impl Config {
             });
         }
         program_runs(&mut task).map_err(|(key, m)| err(&key, m))?;
-        // A trace's processes are all its task's runs.
+        // A trace's threads and processes are all its task's runs.
         for t in &mut task {
             if let Some(tp) = &t.trace {
-                t.runs = tp.info.procs.len() as u32;
+                t.runs = tp.info.tasks.len() as u32;
                 t.at_once = t.runs;
             }
         }

@@ -313,6 +313,10 @@ pub struct CpuCosts {
     /// first schedule (with `exit_ns`, the measured fork, exit and wait).
     #[serde(deserialize_with = "de_duration_ns")]
     pub fork_ns: u64,
+    /// clone(2) of a thread (CLONE_VM | CLONE_THREAD: `copy_process` without `dup_mm`), its
+    /// first run, its exit and the join that waits for it, on one CPU.
+    #[serde(deserialize_with = "de_duration_ns")]
+    pub clone_ns: u64,
     /// Per page a fork copies (`copy_page_range`: the PTE, the rmap and swap references)
     /// and the child later tears down.
     #[serde(deserialize_with = "de_duration_ns")]
@@ -379,6 +383,7 @@ impl Default for CpuCosts {
             writepage_ns: 1_500,
             remote_wakeup_ns: 0,
             fork_ns: 100_000,
+            clone_ns: 12_000,
             fork_pte_ns: 70,
             exec_ns: 650_000,
             exit_ns: 20_000,
@@ -1257,6 +1262,7 @@ pub fn describe() -> Vec<Tunable> {
             "I/O completion on device.NAME.irq_cpu waking a task on another, idle CPU (IPI, idle exit)",
         ),
         t("cpu.fork_ns", "ns", c.fork_ns.to_string(), "fork(2) of an empty process (with exit_ns: fork, exit, wait)"),
+        t("cpu.clone_ns", "ns", c.clone_ns.to_string(), "clone(2) of a thread, its exit and its join (one CPU)"),
         t("cpu.fork_pte_ns", "ns", c.fork_pte_ns.to_string(), "fork: per page mapped (copy_page_range, and its unmap)"),
         t("cpu.exec_ns", "ns", c.exec_ns.to_string(), "execve(2) of a dynamically linked program up to main"),
         t("cpu.exit_ns", "ns", c.exit_ns.to_string(), "exit(2) and the parent's wait, without the address space"),

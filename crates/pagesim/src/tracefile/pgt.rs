@@ -459,6 +459,7 @@ pub mod nr {
     pub const CREAT: u32 = 85;
     pub const UNLINK: u32 = 87;
     pub const FADVISE64: u32 = 221;
+    pub const FUTEX: u32 = 202;
     pub const EXIT_GROUP: u32 = 231;
     pub const OPENAT: u32 = 257;
     pub const UNLINKAT: u32 = 263;
@@ -470,6 +471,7 @@ pub mod nr {
     pub const PWRITEV2: u32 = 328;
     pub const CLONE3: u32 = 435;
     pub const OPENAT2: u32 = 437;
+    pub const FUTEX_WAITV: u32 = 449;
 }
 
 /// What a mapping maps.
@@ -945,7 +947,7 @@ impl Procs {
             }
             // Followed by the streams they start or end, or by what replays them.
             FCNTL | EXIT | CLONE | FORK | VFORK | CLONE3 | EXECVE | EXECVEAT | WAIT4 | MSYNC | MADVISE | FSYNC
-            | FDATASYNC | FADVISE64 => {}
+            | FDATASYNC | FADVISE64 | FUTEX | FUTEX_WAITV => {}
             _ => *self.unknown_syscalls.entry(nr).or_default() += 1,
         }
         Touch::Call { proc, unmapped, files }
