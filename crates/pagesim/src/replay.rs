@@ -33,6 +33,10 @@ pub struct TraceInfo {
     /// process's first thread, then the threads it clones, and the processes it forks. A
     /// process that execs keeps its slot (the new image's events follow in its queue).
     pub tasks: Vec<TraceTask>,
+    /// Per thread, its gaps of more than [`GAP`] records of the others (it was idle
+    /// meanwhile): its record before the gap, and the one after. [`Demux::next`] does not
+    /// read ahead across them.
+    pub resumes: Vec<Vec<(u64, u64)>>,
     /// Accesses and file calls: the run's operations.
     pub ops: u64,
     /// For a sampled trace, the references of the whole trace (`ops` are the sample's).
@@ -46,6 +50,10 @@ pub struct TraceInfo {
     pub format: Option<String>,
     pub refs: Option<std::sync::Arc<TempFile>>,
 }
+
+/// Records of other threads after which a thread's next event counts as a pause of its own
+/// (about 40 MB of queued events; 1,024 in the tests, which make such gaps).
+pub const GAP: u64 = if cfg!(test) { 1 << 10 } else { 1 << 20 };
 
 /// A thread of a trace's process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -202,6 +210,7 @@ impl TraceInfo {
                 exec: false,
             }],
             tasks: vec![TraceTask { pid: 0, tid: 0, last: u64::MAX }],
+            resumes: vec![Vec::new()],
             ops,
             ops_unsampled: all,
             writes,
@@ -220,11 +229,16 @@ impl TraceInfo {
         let (mut ops, mut insns, mut writes) = (0u64, 0u64, false);
         let mut slots = Slots::default();
         let mut tasks: Vec<TraceTask> = Vec::new();
+        let mut resumes: Vec<Vec<(u64, u64)>> = Vec::new();
         let mut n = 0u64;
         while let Some(r) = records.next_record()? {
             if let Record::Access { insns: i, stream, .. } | Record::Syscall { insns: i, stream, .. } = r {
                 insns += i;
-                tasks[slots.stream_slot[stream as usize] as usize].last = n;
+                let slot = slots.stream_slot[stream as usize] as usize;
+                if n - tasks[slot].last > GAP {
+                    resumes[slot].push((tasks[slot].last, n));
+                }
+                tasks[slot].last = n;
             }
             if let Record::Syscall { stream, nr: nr::EXECVE | nr::EXECVEAT, ret: 0, .. } = r {
                 let slot = slots.stream_slot[stream as usize];
@@ -236,6 +250,7 @@ impl TraceInfo {
             if let Record::Stream(s) = &r {
                 if slots.stream(s).1 {
                     tasks.push(TraceTask { pid: s.pid, tid: s.tid, last: n });
+                    resumes.push(Vec::new());
                 }
             }
             n += 1;
@@ -271,6 +286,7 @@ impl TraceInfo {
             files,
             instances: procs.instances,
             tasks,
+            resumes,
             ops,
             ops_unsampled: ops,
             writes,
@@ -336,6 +352,12 @@ pub struct Demux {
     /// number of the record each comes from.
     queues: Vec<VecDeque<(u64, Ev)>>,
     tasks: Vec<TraceTask>,
+    /// Per thread, [`TraceInfo::resumes`], and how many of them it has passed.
+    resumes: Vec<Vec<(u64, u64)>>,
+    resumed: Vec<usize>,
+    /// Per thread, the record before which it has no event (the one it waits for after a
+    /// gap).
+    floor: Vec<u64>,
     /// Each tid's slot, from the scan (a fork's or clone's record comes before its child's
     /// first).
     tid_slot: HashMap<u32, u32>,
@@ -354,6 +376,8 @@ pub struct Demux {
     min_wait: u64,
     /// A thread took the event that made it pass `min_wait`: the waiters may go on.
     pub recheck: bool,
+    /// The most events queued at once (looked at every `GAP / 4` records read).
+    pub peak_queued: usize,
     /// Another tool's trace: its references as the scan numbered them ([`TraceInfo::refs`]).
     refs: Option<std::io::BufReader<std::fs::File>>,
 }
@@ -383,6 +407,9 @@ impl Demux {
             procs: Procs::default(),
             queues: vec![VecDeque::new(); info.tasks.len()],
             tasks: info.tasks.clone(),
+            resumes: info.resumes.clone(),
+            resumed: vec![0; info.tasks.len()],
+            floor: vec![0; info.tasks.len()],
             tid_slot: info.tasks.iter().enumerate().rev().map(|(i, t)| (t.tid, i as u32)).collect(),
             slots: Slots::default(),
             sync_next: vec![false; info.tasks.len()],
@@ -392,6 +419,7 @@ impl Demux {
             waiting: Vec::new(),
             min_wait: u64::MAX,
             recheck: false,
+            peak_queued: 0,
             refs,
         })
     }
@@ -409,14 +437,31 @@ impl Demux {
             if self.done || self.read > self.tasks[slot as usize].last {
                 return Ok(None);
             }
+            // Its next event is far ahead (it was idle while the others ran): it waits for
+            // the others to get there rather than have their events read ahead and queued.
+            let (resumes, k) = (&self.resumes[slot as usize], &mut self.resumed[slot as usize]);
+            while *k < resumes.len() && resumes[*k].1 < self.read {
+                *k += 1;
+            }
+            // (Its record before the gap has been read and taken: its next is the one after.)
+            if let Some(&(before, seq)) = resumes.get(*k).filter(|g| g.0 < self.read && g.1 > self.read + GAP) {
+                debug_assert!(before < self.read);
+                *k += 1;
+                self.floor[slot as usize] = seq;
+                return Ok(Some(Ev::Sync { seq }));
+            }
             self.read_one()?;
+            if self.read.is_multiple_of(GAP / 4) {
+                let queued = self.queues.iter().map(|q| q.len()).sum::<usize>();
+                self.peak_queued = self.peak_queued.max(queued);
+            }
         }
     }
 
-    /// The number of the record of thread `slot`'s next event: everything the trace has of
-    /// it before that record has been taken.
+    /// The number of the record of thread `slot`'s next event (at least): everything the
+    /// trace has of it before that record has been taken.
     pub fn head(&self, slot: u32) -> u64 {
-        self.queues[slot as usize].front().map_or(self.read, |&(seq, _)| seq)
+        self.queues[slot as usize].front().map_or(self.read.max(self.floor[slot as usize]), |&(seq, _)| seq)
     }
 
     /// Thread `slot` waits in an [`Ev::Sync`] of record `seq`.
@@ -458,6 +503,10 @@ impl Demux {
         };
         let seq = self.read;
         self.read += 1;
+        // Threads whose queues are empty have passed this record.
+        if seq == self.min_wait {
+            self.recheck = true;
+        }
         let touch = self.procs.apply(&r);
         if let Record::Stream(st) = &r {
             self.slots.stream(st);

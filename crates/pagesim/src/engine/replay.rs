@@ -319,6 +319,9 @@ impl Sim {
                         self.replays[prog as usize].as_mut().expect("a replayed trace").wait(seq, slot);
                         self.sched.tasks[tid].state = TaskState::WaitThreads;
                         self.block(tid);
+                        // Its own next event is at `seq` now: an earlier waiter may go on
+                        // (or itself, when every other thread waits for a later record).
+                        self.trace_wake_waiters(prog);
                         return Next::Sleeps;
                     }
                 }
@@ -477,6 +480,33 @@ mod tests {
         assert_eq!(m.faults, 64, "the main thread read first");
         assert_eq!(s.sched.ops_done, s.sched.ops_total, "its exit_group waited for the thread's exit");
         assert!(t.end_ns <= m.end_ns);
+    }
+
+    /// A thread idle for more than `GAP` records of the others (here the main thread's
+    /// 4 x GAP loads between the thread's two stores) does not have them read ahead and
+    /// queued when it asks for its next event: it waits for the main thread to get there,
+    /// so the queues stay under the gap, and every event is still replayed.
+    #[test]
+    fn a_thread_idle_for_a_long_gap_waits_instead_of_queueing_the_others_events() {
+        let base = 0x1000_0000u64 / 4096;
+        let gap = crate::replay::GAP;
+        let sys = |stream, nr, args, ret| Record::Syscall { stream, nr, insns: 10, time_ns: 0, args, ret, file: None };
+        let mut recs = vec![Record::Stream(Stream { pid: 100, tid: 100, parent: 1, image: 0, start_ns: 0 })];
+        recs.push(sys(0, nr::MMAP, [0, 64 * 4096, 3, 0x22, u64::MAX, 0], 0x1000_0000));
+        recs.push(sys(0, nr::CLONE, [0x3d0f00, 0, 0, 0, 0, 0], 101));
+        recs.push(Record::Stream(Stream { pid: 100, tid: 101, parent: 1, image: 0, start_ns: 5 }));
+        recs.push(Record::Access { stream: 1, vpn: base, write: true, insns: 10 });
+        for i in 0..4 * gap {
+            recs.push(Record::Access { stream: 0, vpn: base + 1 + i % 8, write: false, insns: 10 });
+        }
+        recs.push(Record::Access { stream: 1, vpn: base + 20, write: true, insns: 10 });
+        recs.push(sys(1, nr::EXIT, [0; 6], 0));
+        recs.push(sys(0, nr::EXIT_GROUP, [0; 6], 0));
+        let s = run_records("threads-gap", &recs, &["machine.cpus=2"]);
+        assert_eq!(s.sched.ops_done, s.sched.ops_total);
+        assert_eq!(s.sched.ops_total, 2 + 4 * gap);
+        let peak = s.replays[0].as_ref().unwrap().peak_queued as u64;
+        assert!(peak < 2 * gap, "{peak} events queued at once");
     }
 
     /// exit_group ends the process's other threads (`zap_other_threads`): a thread still
