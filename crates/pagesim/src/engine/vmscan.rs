@@ -930,7 +930,7 @@ impl Sim {
         }
         match self.profile.writeback.flusher_kick {
             FlusherKick::UnqueuedDirtyBatch if all_unqueued => {
-                self.wakeup_flusher_threads(WorkKind::Vmscan, self.mm.nr_dirty + self.wb.nr_dirty_inodes(), true);
+                self.wakeup_flusher_threads_all();
                 if !sc.global() && self.tun.memcg_v1 {
                     sc.throttle_writeback = true;
                 }
@@ -1372,8 +1372,7 @@ mod tests {
         assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 0);
         assert_eq!(s.mm.vmstat.get(Counter::NrVmscanImmediateReclaim), 8);
         assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveFile), 8, "activated (4.11+)");
-        let w = &s.wb.wbs[0];
-        assert!(w.work_list.iter().any(|w| w.kind == WorkKind::Vmscan), "the flusher was asked to write");
+        assert!(s.wb.wbs[0].start_all, "the flusher was asked to write everything (WB_start_all)");
     }
 
     /// A page written by reclaim's pageout carries PG_reclaim; when its write ends it goes
