@@ -307,6 +307,7 @@ impl Sim {
         t.state = TaskState::Done;
         t.reclaim = None;
         t.pending = None;
+        t.ra_resume = None;
         let parent = t.parent;
         self.block(tid);
         self.exit_mmap(tid);
