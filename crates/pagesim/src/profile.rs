@@ -154,6 +154,21 @@ pub struct WritebackRules {
     pub reclaim_writes: ReclaimFileWrites,
     pub throttle: DirtyThrottle,
     pub flusher_kick: FlusherKick,
+    /// 4.15 (Jens Axboe, "fs-writeback: only allow one inflight and pending full flush"): a
+    /// request to write everything (`wakeup_flusher_threads`, reclaim's unqueued dirty
+    /// batch) only sets the wb's WB_start_all bit and wakes the flusher, which makes one
+    /// writeback of all dirty pages after its queued works (`wb_check_start_all`) and
+    /// clears the bit when that is done; requests meanwhile are dropped. Before, each
+    /// request queued a work of its own.
+    pub start_all_once: bool,
+    /// 6.1 (Aneesh Kumar, "mm/cgroup/reclaim: fix dirty pages throttling on cgroup v1"):
+    /// cgroup v1 limit reclaim (no `writeback_throttling_sane`) sleeps in
+    /// `reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK)` in `shrink_inactive_list`, right after
+    /// a batch of only unqueued dirty pages woke the flushers, whatever the allocation: the
+    /// __GFP_NORETRY charge of a readahead folio too. The reclaim job throttles there on
+    /// every profile that wakes the flushers so (4.11's too, which did neither for legacy
+    /// memcgs: kept as it was); the readahead charge's pass only where this is set.
+    pub v1_dirty_throttle: bool,
 }
 
 /// 3.14-4.10's rules.
@@ -173,6 +188,8 @@ const WRITEBACK_3_14: WritebackRules = WritebackRules {
     reclaim_writes: ReclaimFileWrites::KswapdTailDirty,
     throttle: DirtyThrottle::IoLess,
     flusher_kick: FlusherKick::ScannedOverTarget,
+    start_all_once: false,
+    v1_dirty_throttle: false,
 };
 
 /// 2.6.35's rules (the seed 003 baseline, `traceonly`).
@@ -562,6 +579,8 @@ const LINUX_6_6: Profile = Profile {
     writeback: WritebackRules {
         reclaim_writes: ReclaimFileWrites::KswapdSeenTwice,
         flusher_kick: FlusherKick::UnqueuedDirtyBatch,
+        start_all_once: true,
+        v1_dirty_throttle: true,
         ratio_per_page: true,
         cyclic_wraps: false,
         write_marks_accessed: false,

@@ -26,6 +26,7 @@
 
 use crate::device::IoDir;
 use crate::engine::memory::Fault;
+use crate::engine::page_alloc::NoRetry;
 use crate::engine::page_writeback::Throttled;
 use crate::engine::Sim;
 use crate::ids::Pfn;
@@ -35,7 +36,7 @@ use crate::mm::vmstat::Counter;
 use crate::mm::{pg, LruList, Mm, Owner};
 use crate::pagecache::readahead::{Advice, Lookup, Readahead, VmHint};
 use crate::pagecache::PageCache;
-use crate::pagecache::{file_pte, CacheView, FileRead, FileWrite, ReadStep, FAULT_AROUND_PAGES};
+use crate::pagecache::{file_pte, CacheView, FileRead, FileWrite, RaResume, ReadStep, FAULT_AROUND_PAGES};
 use crate::profile::WorkingsetMode;
 
 impl Sim {
@@ -72,6 +73,31 @@ impl Sim {
         self.charge(self.cost.pagecache_read_ns.saturating_sub(self.cost.lru_page_ns));
     }
 
+    /// [`Sim::submit_file_readahead`] while the caller holds a reference on folio `held`:
+    /// the reclaim the window's allocations start keeps it ([`Mm::ra_pinned`]), so a window
+    /// as large as the memcg does not evict the page the reader is on. Returns whether task
+    /// `tid` sleeps in its charge's `reclaim_throttle` (the window goes on after it).
+    fn readahead_holding(&mut self, tid: Tid, held: Option<Pfn>, fi: FileId, dec: &Readahead, cpu: u32) -> bool {
+        self.mm.ra_pinned = held;
+        let throttled = self.submit_file_readahead(tid, fi, dec, cpu, false);
+        self.mm.ra_pinned = None;
+        throttled
+    }
+
+    /// The rest of task `tid`'s readahead window that its charge's `reclaim_throttle`
+    /// stopped ([`crate::pagecache::RaResume`]), once the task has slept and the rest of
+    /// the charge's reclaim pass (its reclaim job) has run: the charge is tried again, and
+    /// the window goes on from that folio as `page_cache_ra_unbounded` goes on after
+    /// `filemap_add_folio`; a failed charge ends it. Returns whether the task sleeps again.
+    pub(crate) fn readahead_resume(&mut self, tid: Tid, cpu: u32) -> bool {
+        let Some(ra) = self.sched.tasks[tid].ra_resume.take() else { return false };
+        let held = ra.held.and_then(|i| self.pc.files[ra.file].frame(i));
+        self.mm.ra_pinned = held;
+        let throttled = self.submit_file_readahead(tid, ra.file, &ra.rest, cpu, true);
+        self.mm.ra_pinned = None;
+        throttled
+    }
+
     /// `read_pages` for a policy's decision: allocates and reads every missing page of
     /// the windows under one plug and sets the PG_readahead marker on the folio holding
     /// the marked page. Readahead folios are allocated with __GFP_NORETRY
@@ -84,25 +110,26 @@ impl Sim {
     /// bit) or where it would pass the window's end. A folio that would cover a page
     /// already cached (-EEXIST) or that cannot be allocated ends the large-folio loop; the
     /// rest of the window is read in single pages (`do_page_cache_ra`).
-    /// [`Sim::submit_file_readahead`] while the caller holds a reference on folio `held`:
-    /// the reclaim the window's allocations start keeps it ([`Mm::ra_pinned`]), so a window
-    /// as large as the memcg does not evict the page the reader is on.
-    fn readahead_holding(&mut self, held: Option<Pfn>, fi: FileId, dec: &Readahead, memcg: u16, cpu: u32) {
-        self.mm.ra_pinned = held;
-        self.submit_file_readahead(fi, dec, memcg, cpu);
-        self.mm.ra_pinned = None;
-    }
-
-    fn submit_file_readahead(&mut self, fi: FileId, dec: &Readahead, memcg: u16, cpu: u32) {
+    ///
+    /// For task `tid`; `partial`: the first range is the rest of a window already counted.
+    /// Returns whether a charge's reclaim put the task to sleep in `reclaim_throttle`
+    /// (cgroup v1): the window stops at that folio (the folios before it are read now; the
+    /// kernel submits them with the rest of the window) and its rest waits in the task's
+    /// `ra_resume` ([`Sim::readahead_resume`]).
+    fn submit_file_readahead(&mut self, tid: Tid, fi: FileId, dec: &Readahead, cpu: u32, partial: bool) -> bool {
         if dec.is_empty() {
-            return;
+            return false;
         }
+        let memcg = self.sched.tasks[tid].memcg;
         let dev = self.pc.files[fi].dev;
-        'windows: for r in dec.ranges() {
-            self.mm.count(Counter::FileRaWindows, memcg, 1);
-            // The window as the policy sized it, cached pages included.
-            let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
-            self.pc.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
+        let mut throttled = false;
+        'windows: for (n, r) in dec.ranges().iter().enumerate() {
+            if !(partial && n == 0) {
+                self.mm.count(Counter::FileRaWindows, memcg, 1);
+                // The window as the policy sized it, cached pages included.
+                let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
+                self.pc.ra_window_hist[k.min(crate::pagecache::RA_WINDOW_BUCKETS - 1)] += 1;
+            }
             let end = r.end();
             let mut order = dec.order;
             let mut i = r.start;
@@ -122,12 +149,20 @@ impl Sim {
                     i += 1;
                     continue;
                 }
-                let Some(f) = self.alloc_folio_noretry(memcg, cpu, o) else {
-                    if o > 0 {
+                let f = match self.alloc_folio_noretry(tid, memcg, cpu, o) {
+                    NoRetry::Folio(f) => f,
+                    NoRetry::Failed if o > 0 => {
                         order = 0;
                         continue;
                     }
-                    break 'windows;
+                    NoRetry::Failed => break 'windows,
+                    NoRetry::Throttled => {
+                        let held = self.mm.ra_pinned.map(|h| self.mm.frames.index[h] as u64);
+                        let rest = dec.rest_from(i, order);
+                        self.sched.tasks[tid].ra_resume = Some(RaResume { file: fi, rest, held });
+                        throttled = true;
+                        break 'windows;
+                    }
                 };
                 let nr = 1u64 << o;
                 self.add_to_page_cache(f, fi, i);
@@ -141,6 +176,7 @@ impl Sim {
             }
         }
         self.unplug(dev);
+        throttled
     }
 
     /// Allocates page `index` of file `fi` for task `tid` and reads it alone (the read
@@ -271,7 +307,11 @@ impl Sim {
                 // it (2.6.23+ `page_cache_async_readahead`, 6.x `filemap_readahead`); a sync
                 // window starts before there is a folio to hold.
                 let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
-                self.readahead_holding(held, fi, &dec, memcg, cpu);
+                if self.readahead_holding(tid, held, fi, &dec, cpu) {
+                    // Asleep in the window's charge: the window goes on when it wakes.
+                    self.sched.tasks[tid].read = Some(r);
+                    return ReadStep::Blocked;
+                }
                 found = self.pc.files[fi].lookup(&self.mm.frames, i);
             }
             self.sched.tasks[tid].read = Some(r);
@@ -436,15 +476,16 @@ impl Sim {
         }
     }
 
-    /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`.
-    pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: FileId, ra: u32, advice: Advice) {
-        let memcg = self.sched.tasks[tid].memcg;
+    /// `posix_fadvise(fd, 0, 0, advice)` on readahead state `ra` of file `fi`. Returns
+    /// whether task `tid` sleeps in the charge of a WILLNEED window (`reclaim_throttle`);
+    /// the window goes on before the task's next read or fault.
+    pub fn file_fadvise(&mut self, tid: Tid, cpu: u32, fi: FileId, ra: u32, advice: Advice) -> bool {
         let dec = {
             let PageCache { ra: file_ra, ra_states, files, .. } = &mut self.pc;
             let view = CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
-        self.submit_file_readahead(fi, &dec, memcg, cpu);
+        self.submit_file_readahead(tid, fi, &dec, cpu, false)
     }
 
     /// `filemap_map_pages` (fault-around): maps the cached, uptodate pages of the aligned
@@ -497,13 +538,20 @@ impl Sim {
 
     /// `filemap_fault` for task `tid` on page `idx` of file VMA `vma` (read-only).
     pub fn filemap_fault(&mut self, tid: Tid, cpu: u32, vma: VmaId, fi: FileId, idx: u32) -> Fault {
-        let memcg = self.sched.tasks[tid].memcg;
+        // A window of this fault whose charge slept in reclaim_throttle goes on first; then
+        // the fault takes its page, without asking the policy again.
+        let resumed = self.sched.tasks[tid].ra_resume.is_some();
+        if self.readahead_resume(tid, cpu) {
+            return Fault::Blocked;
+        }
         if std::mem::take(&mut self.mm.vmas[vma].willneed) {
             // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
             // this first fault, so this is where it takes effect.
             let nr = self.mm.vmas[vma].pages as u64;
             let ra = self.mm.vmas[vma].ra;
-            self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr });
+            if self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr }) {
+                return Fault::Blocked;
+            }
         }
         if self.profile.fault_around && !self.pending_fault(tid).around_done {
             self.pending_fault(tid).around_done = true;
@@ -539,9 +587,11 @@ impl Sim {
             }
             // filemap_fault holds the flagged folio it found (do_async_mmap_readahead).
             let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
-            self.readahead_holding(held, fi, &dec, memcg, cpu);
+            if self.readahead_holding(tid, held, fi, &dec, cpu) {
+                return Fault::Blocked;
+            }
             found = self.pc.files[fi].lookup(&self.mm.frames, i);
-        } else if found == Lookup::Missing {
+        } else if found == Lookup::Missing && !resumed {
             // Evicted while the task waited for it: ask the policy again on the retry.
             self.pending_fault(tid).ra_done = false;
             return self.filemap_fault(tid, cpu, vma, fi, idx);
@@ -615,6 +665,9 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
+    use crate::engine::page_alloc::NoRetry;
+    use crate::engine::TaskState;
+    use crate::ids::{FileId, Tid};
     use crate::mm::vmstat::Counter;
 
     /// A readahead folio's charge at a memcg limit whose pages are all active, with the
@@ -640,9 +693,93 @@ mod tests {
             index += 1;
         }
         assert!(index >= 250, "{index} pages fill the 1 MB memcg");
-        let f = s.alloc_folio_noretry(box_, 0, 0);
-        assert!(f.is_some(), "reclaim freed room by deactivating");
+        let f = s.alloc_folio_noretry(Tid(0), box_, 0, 0);
+        assert!(matches!(f, NoRetry::Folio(_)), "reclaim freed room by deactivating");
         assert!(s.mm.vmstat.get(Counter::PgDeactivate) > 0);
+    }
+
+    /// A readahead folio's charge at the limit of a 1 MB memcg full of dirty page-cache
+    /// pages not yet queued for writeback, on linux-6.18. Every batch reclaim takes is such
+    /// pages: each wakes the flushers, whose one start-all writeback stays pending
+    /// (WB_start_all). On cgroup v1 the first batch also throttles: the pass stops there,
+    /// the task sleeps in `reclaim_throttle` and the rest of the pass is its reclaim job.
+    /// On cgroup v2 (`writeback_throttling_sane`) the pass goes on through every priority,
+    /// meets the dirty pages again and fails.
+    #[test]
+    fn a_v1_readahead_charge_over_dirty_pages_sleeps_in_reclaim_throttle() {
+        for v in [1, 2] {
+            let mut s = crate::testutil::sim_from(
+                &format!(
+                    "[kernel]\nprofile = \"linux-6.18\"\nlarge_folios = false\ncgroup_version = {v}\n\
+                     [machine]\nram = \"64MB\"\n[vm]\ndirty_bytes = \"32MB\"\n\
+                     [device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\nsize = \"4MB\"\n\
+                     [file.g]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+                     [[task]]\nname = \"r\"\nmemcg = \"box\"\n\
+                     [[task.step]]\nfile = \"g\"\nop = \"read\"\npattern = \"seq\"\n"
+                ),
+                &[],
+            );
+            let (fi, box_) = (FileId(0), 1u16);
+            let mut index = 0;
+            while let Some(f) = s.alloc_folio_atomic(box_, 0) {
+                s.add_to_page_cache(f, fi, index);
+                s.mm.frames.clear(f, crate::mm::pg::LOCKED);
+                s.folio_mark_dirty(f, fi, None);
+                index += 1;
+            }
+            assert!(index >= 250, "{index} dirty pages fill the 1 MB memcg");
+            let got = s.alloc_folio_noretry(Tid(0), box_, 0, 0);
+            let immediate = s.mm.vmstat.get(Counter::NrVmscanImmediateReclaim);
+            // The inodes are on the root wb (v1), or on the memcg's (v2: cgroup writeback).
+            let pending = s.wb.wbs.iter().filter(|w| w.start_all).count();
+            assert!(s.wb.wbs.iter().all(|w| w.work_list.is_empty()), "v{v}: no work queued");
+            assert_eq!(pending, 1, "v{v}: one start-all writeback pending");
+            let t = &s.sched.tasks[0];
+            if v == 1 {
+                assert_eq!(got, NoRetry::Throttled, "v1");
+                assert_eq!(t.state, TaskState::Throttled, "v1: the task sleeps in reclaim_throttle");
+                let job = t.reclaim.as_ref().expect("v1: the rest of the pass is the task's job");
+                assert!(job.noretry && job.nr_reclaimed == 0);
+                assert!((1..=32).contains(&immediate), "v1: the pass stopped after one batch ({immediate} pages)");
+            } else {
+                assert_eq!(got, NoRetry::Failed, "v2");
+                assert!(t.state != TaskState::Throttled && t.reclaim.is_none(), "v2: no throttle");
+                assert!(immediate > 32, "v2: the pass met {immediate} dirty pages");
+            }
+        }
+    }
+
+    /// A task writes 8 MB of file f through a 4 MB memcg (dirty limits far above: f stays
+    /// dirty), then reads 8 MB of file g, in 64 KB read(2) calls or through a mapping, on
+    /// linux-6.18. The readahead charges of the reads meet f's dirty pages. On cgroup v1 the
+    /// first such batch puts the reader to sleep in `reclaim_throttle` while the flusher
+    /// writes f; the rest of the pass, then the window (the fault's, in its retry), go on
+    /// after it and meet pages under writeback or clean ones: a batch or two of dirty pages
+    /// met in all (`nr_vmscan_immediate_reclaim`; 1,788 when the readahead pass did not
+    /// throttle), fewer than on v2, which never throttles. Every page of g is read once
+    /// either way.
+    #[test]
+    fn a_v1_reader_sleeps_while_the_flusher_cleans_the_pages_its_readahead_meets() {
+        let read = "[[task.step]]\nfile = \"g\"\nop = \"read\"\npattern = \"seq\"\nrecord = \"64KB\"\n";
+        let load = "[[task.step]]\nregion = \"map\"\nop = \"read\"\npattern = \"seq\"\n";
+        for reader in [read, load] {
+            let text = format!(
+                "[kernel]\nprofile = \"linux-6.18\"\n[machine]\nram = \"256MB\"\n\
+                 [vm]\ndirty_bytes = \"64MB\"\ndirty_background_bytes = \"32MB\"\n\
+                 [device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\nsize = \"8MB\"\n\
+                 [file.g]\ndevice = \"d\"\nsize = \"8MB\"\n[memcg.box]\nmax = \"4MB\"\n\
+                 [region.map]\nkind = \"file\"\nfile = \"g\"\n\
+                 [[task]]\nname = \"t\"\nmemcg = \"box\"\n\
+                 [[task.step]]\nfile = \"f\"\nop = \"write\"\npattern = \"seq\"\nrecord = \"64KB\"\n{reader}"
+            );
+            let immediate = |v: u32| {
+                let r = crate::testutil::run(&text, &[&format!("kernel.cgroup_version={v}")]);
+                assert_eq!(r.counter(Counter::PgpgIn), 4 * 2048, "v{v}: each page of g read once\n{reader}");
+                r.counter(Counter::NrVmscanImmediateReclaim)
+            };
+            let (v1, v2) = (immediate(1), immediate(2));
+            assert!(v1 <= 64 && v1 < v2, "dirty pages met: v1 {v1}, v2 {v2}\n{reader}");
+        }
     }
 
     /// Writer `a` makes one 16 MB write(2) of a file with 4 MB of dirty pages allowed, on

@@ -353,6 +353,7 @@ impl Sim {
         t.state = TaskState::Done;
         t.reclaim = None;
         t.pending = None;
+        t.ra_resume = None;
         t.end_ns = self.sched.now;
         self.block(tid);
         self.sched.live -= 1;

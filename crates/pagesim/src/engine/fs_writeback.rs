@@ -1,8 +1,9 @@
 //! The flusher: one simulated kernel thread per backing device that writes dirty inodes.
 //!
-//! Models fs/fs-writeback.c: `wb_wakeup`, `wb_wakeup_delayed`, `wakeup_flusher_threads`,
-//! `wb_start_background_writeback`, the worker `wb_workfn` → `wb_do_writeback` (queued works
-//! first, then `wb_check_old_data_flush` (kupdate) and `wb_check_background_flush`),
+//! Models fs/fs-writeback.c: `wb_wakeup`, `wb_wakeup_delayed`, `wakeup_flusher_threads`
+//! with `wb_start_writeback`, `wb_start_background_writeback`, the worker `wb_workfn` →
+//! `wb_do_writeback` (queued works first, then `wb_check_start_all` (4.15+),
+//! `wb_check_old_data_flush` (kupdate) and `wb_check_background_flush`),
 //! `wb_writeback` one round at a time, and `writeback_sb_inodes` with `requeue_inode`. The
 //! inode lists and the order policy are writeback/; the page walk and the writes are
 //! engine/page_writeback.rs.
@@ -80,6 +81,29 @@ impl Sim {
         }
     }
 
+    /// `wakeup_flusher_threads(WB_REASON_VMSCAN)` asking every wb with dirty inodes to
+    /// write all dirty pages. From 4.15 (`WritebackRules::start_all_once`) that is
+    /// `wb_start_writeback`: it sets the wb's WB_start_all bit and wakes the flusher, or
+    /// does nothing while the bit is set (a start-all writeback pending or under way), so
+    /// that reclaim calling it after every batch of dirty pages does not pile up works;
+    /// the flusher sizes the writeback when it starts it (`wb_check_start_all`). Before,
+    /// each call queues a work of the dirty pages and inodes counted now
+    /// (`get_nr_dirty_pages`).
+    pub(crate) fn wakeup_flusher_threads_all(&mut self) {
+        if !self.wb.rules.start_all_once {
+            let nr_pages = self.mm.nr_dirty + self.wb.nr_dirty_inodes();
+            self.wakeup_flusher_threads(WorkKind::Vmscan, nr_pages, true);
+            return;
+        }
+        for w in 0..self.wb.wbs.len() {
+            let wb = &mut self.wb.wbs[w];
+            if wb.has_dirty_io() && !wb.start_all {
+                wb.start_all = true;
+                self.wb_wakeup(WbId(w as u32));
+            }
+        }
+    }
+
     /// `wb_queue_work`: `work` joins the flusher's work list and the flusher wakes.
     fn wb_queue_work(&mut self, wb: WbId, work: WbWork) {
         let (nr_pages, reason) = (work.nr_pages, work.kind.reason());
@@ -134,6 +158,10 @@ impl Sim {
             match self.wb_writeback_round(wb, &mut work) {
                 Round::Progress => self.wb.wbs[wb.idx()].cur = Some(work),
                 Round::Done => {
+                    if work.kind == WorkKind::StartAll {
+                        // wb_check_start_all: the next request may set WB_start_all again.
+                        self.wb.wbs[wb.idx()].start_all = false;
+                    }
                     let w = &self.wb.wbs[wb.idx()];
                     let nr_pages = w.nr_submitted - w.work_start_written;
                     self.trace(Kind::WritebackWritten {
@@ -159,10 +187,12 @@ impl Sim {
         }
     }
 
-    /// `wb_do_writeback`'s choice of the next work: a queued one, else kupdate when
-    /// `dirty_writeback_interval` has passed since the last (`wb_check_old_data_flush`),
-    /// else background writeback when dirty pages are over the background threshold
-    /// (`wb_check_background_flush`); each check once per pass (`Wb::periodic_checked`).
+    /// `wb_do_writeback`'s choice of the next work: a queued one, else the pending
+    /// start-all writeback (`wb_check_start_all`: all dirty pages and inodes counted now),
+    /// else kupdate when `dirty_writeback_interval` has passed since the last
+    /// (`wb_check_old_data_flush`), else background writeback when dirty pages are over the
+    /// background threshold (`wb_check_background_flush`); each periodic check once per
+    /// pass (`Wb::periodic_checked`).
     fn wb_next_work(&mut self, wb: WbId) -> Option<WbWork> {
         let now = self.sched.now;
         let w = &mut self.wb.wbs[wb.idx()];
@@ -171,6 +201,11 @@ impl Sim {
             // background checks follow this work again.
             w.periodic_checked = 0;
             return Some(work);
+        }
+        if w.start_all {
+            // get_nr_dirty_pages, not split between the wbs (as kupdate's).
+            let nr_pages = self.mm.nr_dirty + self.wb.nr_dirty_inodes();
+            return Some(WbWork { kind: WorkKind::StartAll, nr_pages, start_ns: now, range_cyclic: true });
         }
         let interval = self.wb.sysctl.writeback_interval_ns;
         if w.periodic_checked & 1 == 0 {
@@ -325,9 +360,11 @@ impl Sim {
 
 #[cfg(test)]
 mod tests {
-    use crate::ids::FileId;
+    use crate::ids::{FileId, Tid};
     use crate::mm::vmstat::Counter;
+    use crate::pagecache::ReadStep;
     use crate::testutil::sim_from;
+    use crate::trace::Kind;
 
     /// A machine with an NVMe disk `d`, file `f` of `size` written by task `w`, which then
     /// lives on (one access a second to a one-page region) for a minute; `extra` adds keys.
@@ -372,6 +409,35 @@ mod tests {
             // 40 MB dirtied (10240 pages), 8 MB (2048) may stay: about 32 MB written, give or
             // take a 1024-page round (2.6.35 stops below the limit, at 1024 left).
             assert!((7_168..=9_216).contains(&w), "{profile}: {w} pages written");
+        }
+    }
+
+    /// Reclaim asks the flushers to write everything after each batch of unqueued dirty
+    /// pages. From 4.15 a wb keeps one such request (WB_start_all) until its writeback of
+    /// everything ends, and drops the others: five requests make one writeback (reason
+    /// vmscan), which clears the bit when done. 4.11 queues a work per request, four of
+    /// which find nothing left to write.
+    #[test]
+    fn requests_to_write_everything_leave_one_start_all_writeback_pending() {
+        for (profile, start_all) in [("linux-6.6", true), ("linux-6.18", true), ("linux-4.11", false)] {
+            let (queued, works) = if start_all { (0, 1) } else { (5, 5) };
+            let mut s = sim_from(&writer(profile, "64KB", ""), &[]);
+            s.enable_trace();
+            s.file_write_begin(Tid(0), FileId(0), 0, 16, false);
+            assert!(matches!(s.file_write_step(Tid(0), 0, u64::MAX), ReadStep::Done));
+            for _ in 0..5 {
+                s.wakeup_flusher_threads_all();
+            }
+            let w = &s.wb.wbs[0];
+            assert_eq!((w.start_all, w.work_list.len()), (start_all, queued), "{profile}: pending");
+            s.run(&mut None);
+            let events = &s.trace.as_ref().expect("traced").events;
+            let vmscan = |e: &&crate::trace::Event| {
+                matches!(e.kind, Kind::WritebackStart { reason: crate::trace::WbReason::Vmscan, .. })
+            };
+            assert_eq!(events.iter().filter(vmscan).count(), works, "{profile}: writebacks for reclaim");
+            assert!(!s.wb.wbs[0].start_all, "{profile}: the bit is cleared when the writeback ends");
+            assert_eq!(s.pc.files[FileId(0)].nr_dirty, 0, "{profile}");
         }
     }
 

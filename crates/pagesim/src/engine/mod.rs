@@ -229,6 +229,8 @@ pub struct Task {
     pub no_progress: u32,
     /// The read(2) in progress, if any.
     pub read: Option<FileRead>,
+    /// A readahead window stopped by its charge's `reclaim_throttle`, to go on next.
+    pub ra_resume: Option<crate::pagecache::RaResume>,
     /// The write(2) in progress, if any.
     pub write: Option<crate::pagecache::FileWrite>,
     /// The whole-file call in progress (fsync, sync_file_range, truncate), if any.
@@ -299,6 +301,7 @@ impl Task {
             reclaim: None,
             no_progress: 0,
             read: None,
+            ra_resume: None,
             write: None,
             sync: None,
             bdp: None,

@@ -6,8 +6,8 @@
 //!   the memcg limit, it starts a reclaim job in the task (`__alloc_pages_direct_reclaim`,
 //!   `try_charge_memcg`), which `engine/vmscan.rs` runs one priority level per step.
 //! - [`Sim::alloc_page_atomic`]: an allocation that never reclaims (swap readahead pages).
-//! - [`Sim::alloc_folio_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one synchronous
-//!   reclaim pass, then give up.
+//! - [`Sim::alloc_folio_noretry`]: `readahead_gfp_mask` (`__GFP_NORETRY`): one reclaim
+//!   pass, then give up; on cgroup v1 (6.1+) the pass may sleep in `reclaim_throttle`.
 //! - `Sim::alloc_folio_light`: `GFP_TRANSHUGE_LIGHT` for anon mTHP: no reclaim, no kswapd,
 //!   a charge that does not reclaim; says which of the two failed.
 //! - `Mm::free_frame`: `free_unref_folios` and the memcg uncharge.
@@ -24,6 +24,7 @@ use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::Mm;
 use crate::reclaim::ScanControl;
+use crate::units::JIFFY_NS;
 
 impl Sim {
     /// Allocates a page for task `tid` (`alloc_pages` + `mem_cgroup_charge`). When memory
@@ -71,16 +72,23 @@ impl Sim {
         (free > self.tun.wmark.min + (nr - 1)).then(|| self.mm.take_folio(memcg, order))
     }
 
-    /// Allocates a page-cache readahead folio of `1 << order` pages (`readahead_gfp_mask`:
-    /// __GFP_NORETRY). Below the min watermark or at the memcg limit it reclaims once,
-    /// synchronously (one `do_try_to_free_pages` pass down the priorities until
+    /// Allocates a page-cache readahead folio of `1 << order` pages for task `tid`
+    /// (`readahead_gfp_mask`: __GFP_NORETRY). Below the min watermark or at the memcg limit
+    /// it reclaims once (one `do_try_to_free_pages` pass down the priorities until
     /// SWAP_CLUSTER_MAX pages are freed; on 5.5+ again with deactivation forced if the
     /// pass freed nothing while the lists looked balanced), and tries again; then it gives
     /// up, and the readahead window ends there. The caller's own page is allocated with
     /// [`Sim::alloc_page`], which may block in reclaim.
-    pub fn alloc_folio_noretry(&mut self, memcg: u16, cpu: u32, order: u8) -> Option<Pfn> {
+    ///
+    /// The pass runs synchronously, unless, in cgroup v1 limit reclaim on 6.1+
+    /// (`WritebackRules::v1_dirty_throttle`), a batch of only unqueued dirty pages woke the
+    /// flushers: `shrink_inactive_list` then sleeps in `reclaim_throttle` (until 32 pages
+    /// are written or HZ/10), and after it the pass goes on where it was. Here the pass
+    /// stops at that batch, the task sleeps, and the rest of the pass is its reclaim job
+    /// ([`NoRetry::Throttled`]); the caller tries the charge again after it.
+    pub(crate) fn alloc_folio_noretry(&mut self, tid: Tid, memcg: u16, cpu: u32, order: u8) -> NoRetry {
         if let Some(f) = self.alloc_folio_atomic(memcg, order) {
-            return Some(f);
+            return NoRetry::Folio(f);
         }
         let nr = 1u64 << order;
         let over = self.mm.mem_over_limit(memcg, nr);
@@ -92,9 +100,21 @@ impl Sim {
             self.mm.count(Counter::AllocStall, 0, 1);
         }
         sc.nr_to_reclaim = sc.nr_to_reclaim.max(nr);
+        sc.noretry = true;
         loop {
             sc.nr_scanned = 0;
             self.shrink_node(&mut sc, cpu);
+            if std::mem::take(&mut sc.throttle_writeback) {
+                debug_assert!(self.sched.tasks[tid].reclaim.is_none(), "a readahead charge is made outside reclaim");
+                self.reclaim.job_reclaimed = sc.nr_reclaimed;
+                if sc.nr_reclaimed < sc.nr_to_reclaim {
+                    self.sched.tasks[tid].reclaim = Some(sc);
+                } else {
+                    self.snapshot_refaults(sc.target_memcg);
+                }
+                self.reclaim_throttle(tid, 25 * JIFFY_NS);
+                return NoRetry::Throttled;
+            }
             if sc.nr_reclaimed >= sc.nr_to_reclaim {
                 break;
             }
@@ -111,8 +131,22 @@ impl Sim {
             break;
         }
         self.snapshot_refaults(sc.target_memcg);
-        self.alloc_folio_atomic(memcg, order)
+        match self.alloc_folio_atomic(memcg, order) {
+            Some(f) => NoRetry::Folio(f),
+            None => NoRetry::Failed,
+        }
     }
+}
+
+/// How a readahead folio's __GFP_NORETRY allocation ([`Sim::alloc_folio_noretry`]) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NoRetry {
+    Folio(Pfn),
+    /// No folio, even after reclaim: the readahead window ends here.
+    Failed,
+    /// Its reclaim sleeps in `reclaim_throttle` (cgroup v1, 6.1+): the task is blocked, the
+    /// rest of the pass is its reclaim job, and the charge is to be tried again after it.
+    Throttled,
 }
 
 /// Why a `GFP_TRANSHUGE_LIGHT` folio could not be had.

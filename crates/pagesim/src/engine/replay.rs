@@ -265,7 +265,9 @@ impl Sim {
                     };
                     if let Some(advice) = advice {
                         let ra = self.replay_ra(tid, file, fi);
-                        self.file_fadvise(tid, cpu, fi, ra, advice);
+                        if self.file_fadvise(tid, cpu, fi, ra, advice) {
+                            return Next::Sleeps;
+                        }
                     }
                 }
                 Ev::Fsync { file, .. } => {

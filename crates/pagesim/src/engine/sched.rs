@@ -380,6 +380,11 @@ impl Sim {
                     crate::reclaim::Step::Finished => {}
                 }
             }
+            // A readahead window stopped by its charge's reclaim_throttle goes on (a fault's
+            // own, in the fault's retry).
+            if self.sched.tasks[tid].pending.is_none() && self.readahead_resume(tid, cpu) {
+                return;
+            }
             if self.sched.tasks[tid].bdp.is_some() {
                 // A balance_dirty_pages call it slept in goes on (2.6.35: it writes and
                 // sleeps again; 3.2+: over the limit it looks again).
@@ -430,7 +435,9 @@ impl Sim {
                         Next::Sleeps => return,
                         Next::Fault(vma, idx, write) => (vma, idx, write),
                         Next::Read(unit) => {
-                            self.start_read(tid, cpu, unit);
+                            if self.start_read(tid, cpu, unit) {
+                                return;
+                            }
                             continue;
                         }
                         Next::Msync(v) => {
@@ -498,14 +505,16 @@ impl Sim {
     }
 
     /// Starts the read(2) or write(2) of record `unit` of the task's current file step; the
-    /// step's first call opens the file (its `posix_fadvise` is given then).
-    fn start_read(&mut self, tid: Tid, cpu: u32, unit: u32) {
+    /// step's first call opens the file (its `posix_fadvise` is given then). Returns whether
+    /// the task sleeps (in the charge of the WILLNEED window; the call starts after it).
+    fn start_read(&mut self, tid: Tid, cpu: u32, unit: u32) -> bool {
         let t = &self.sched.tasks[tid];
         let si = t.cur.step;
         let step = &t.steps[si];
         let StepTarget::File { file: fi, ra } = t.targets[si] else { unreachable!("a read is started by a file step") };
         let nr = step.record_pages as u64;
         let op = step.op;
+        let mut sleeps = false;
         if t.cur.done == 0 {
             if let Some(a) = step.fadvise {
                 let nr_pages = self.pc.files[fi].i_size;
@@ -515,7 +524,7 @@ impl Sim {
                     Fadvise::Random => Advice::Random,
                     Fadvise::Willneed => Advice::WillNeed { index: 0, nr: nr_pages },
                 };
-                self.file_fadvise(tid, cpu, fi, ra, advice);
+                sleeps = self.file_fadvise(tid, cpu, fi, ra, advice);
             }
         }
         match op {
@@ -536,6 +545,7 @@ impl Sim {
             | AccessOp::Brk
             | AccessOp::Pause => unreachable!("a lifecycle call is a control step"),
         }
+        sleeps
     }
 
     /// Executes accesses that hit until one faults, a file step needs a read call, the

@@ -130,11 +130,15 @@ impl Sim {
         if std::mem::take(&mut sc.throttle_writeback) {
             // reclaim_throttle(VMSCAN_THROTTLE_WRITEBACK) of cgroup v1 limit reclaim that
             // met only unqueued dirty pages; after it, the reclaim goes on at the next
-            // priority, or ends if it freed enough.
-            if sc.nr_reclaimed < sc.nr_to_reclaim && sc.priority > 0 {
+            // priority (a readahead charge's pass, which stopped at that batch: at this
+            // one), or ends if it freed enough.
+            let more = sc.nr_reclaimed < sc.nr_to_reclaim;
+            if more && sc.noretry {
+                self.sched.tasks[tid].reclaim = Some(sc);
+            } else if more && sc.priority > 0 {
                 sc.priority -= 1;
                 self.sched.tasks[tid].reclaim = Some(sc);
-            } else {
+            } else if !sc.noretry {
                 self.sched.tasks[tid].no_progress = 0;
             }
             self.reclaim_throttle(tid, 25 * JIFFY_NS);
@@ -166,6 +170,15 @@ impl Sim {
             return Step::Continue;
         }
         self.snapshot_refaults(sc.target_memcg);
+        if sc.noretry {
+            // The rest of a readahead charge's pass ends as [`Sim::alloc_folio_noretry`]'s
+            // does; the charge is tried again after it (`Sim::readahead_resume`).
+            if sc.prepared.is_some() && sc.retry_forcing_deactivation() {
+                self.sched.tasks[tid].reclaim = Some(sc);
+                return Step::Continue;
+            }
+            return Step::Finished;
+        }
         if sc.nr_reclaimed == 0 && self.profile.memcg_walk == MemcgWalk::RoundRobinPerRoot && !sc.memcg_full_walk {
             // 6.12: the shared round-robin position may have shown this reclaimer too few
             // memcgs; before failing, walk the whole tree.
@@ -377,7 +390,7 @@ impl Sim {
                         continue;
                     }
                     self.shrink_lruvec(m, sc, cpu);
-                    if sc.wait_request.is_some() {
+                    if sc.stops() {
                         break;
                     }
                 }
@@ -486,7 +499,7 @@ impl Sim {
             if !self.memcg_protected(root, m, sc) {
                 self.shrink_lruvec(m, sc, cpu);
             }
-            if sc.wait_request.is_some() {
+            if sc.stops() {
                 break;
             }
             if walk != MemcgWalk::Full {
@@ -560,7 +573,7 @@ impl Sim {
                     let k = nr[li].min(SWAP_CLUSTER_MAX);
                     nr[li] -= k;
                     reclaimed += self.shrink_list(m, *l, k, sc, cpu);
-                    if sc.wait_request.is_some() {
+                    if sc.stops() {
                         break 'scan;
                     }
                     // Completions of the writes so far interrupt the scan: a page written
@@ -930,8 +943,8 @@ impl Sim {
         }
         match self.profile.writeback.flusher_kick {
             FlusherKick::UnqueuedDirtyBatch if all_unqueued => {
-                self.wakeup_flusher_threads(WorkKind::Vmscan, self.mm.nr_dirty + self.wb.nr_dirty_inodes(), true);
-                if !sc.global() && self.tun.memcg_v1 {
+                self.wakeup_flusher_threads_all();
+                if !sc.global() && self.tun.memcg_v1 && (!sc.noretry || self.wb.rules.v1_dirty_throttle) {
                     sc.throttle_writeback = true;
                 }
             }
@@ -1372,8 +1385,7 @@ mod tests {
         assert_eq!(s.mm.vmstat.get(Counter::NrVmscanWrite), 0);
         assert_eq!(s.mm.vmstat.get(Counter::NrVmscanImmediateReclaim), 8);
         assert_eq!(s.mm.memcgs[0].lru.size(LruList::ActiveFile), 8, "activated (4.11+)");
-        let w = &s.wb.wbs[0];
-        assert!(w.work_list.iter().any(|w| w.kind == WorkKind::Vmscan), "the flusher was asked to write");
+        assert!(s.wb.wbs[0].start_all, "the flusher was asked to write everything (WB_start_all)");
     }
 
     /// A page written by reclaim's pageout carries PG_reclaim; when its write ends it goes

@@ -379,6 +379,18 @@ pub struct FileRead {
     pub prev_last: u64,
 }
 
+/// A readahead whose folio charge sleeps in `reclaim_throttle` (cgroup v1,
+/// [`crate::engine::Sim::alloc_folio_noretry`]): the rest of its decision, read once the
+/// task has slept and its reclaim job has ended (`Sim::readahead_resume`).
+#[derive(Clone, Copy, Debug)]
+pub struct RaResume {
+    pub file: FileId,
+    /// The decision from the folio whose charge slept on.
+    pub rest: crate::pagecache::readahead::Readahead,
+    /// The page whose folio the reader holds meanwhile (async readahead), if any.
+    pub held: Option<u64>,
+}
+
 /// A write(2) in progress: pages `[start, end)` of file `file`; `index` is the next page
 /// to copy into. It copies once it holds the inode's `i_rwsem` (`locked`); an append
 /// (`append`, `nr` pages) learns its place, the end of the file, then.

@@ -69,6 +69,11 @@ pub struct ScanControl {
     pub own_bdi: Option<crate::ids::DevId>,
     /// A batch asked this reclaimer to throttle on writeback (`reclaim_throttle`, cgroup v1).
     pub throttle_writeback: bool,
+    /// The reclaim of a readahead folio's charge (`readahead_gfp_mask`: __GFP_NORETRY). Its
+    /// pass stops at the batch that asks it to throttle; once it has throttled, the rest of
+    /// the pass is the task's reclaim job, which goes on at the same priority and ends as
+    /// the pass does (no retry after it, no OOM: [`crate::engine::Sim::alloc_folio_noretry`]).
+    pub noretry: bool,
     /// Its `mm_vmscan_direct_reclaim_begin` was traced.
     pub begun: bool,
     /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
@@ -115,6 +120,7 @@ impl ScanControl {
             total_scanned: 0,
             own_bdi: None,
             throttle_writeback: false,
+            noretry: false,
             begun: false,
             waited: Vec::new(),
             wait_request: None,
@@ -148,6 +154,12 @@ impl ScanControl {
     }
     pub(crate) fn global(&self) -> bool {
         self.target_memcg.is_none()
+    }
+
+    /// The pass stops after this batch: a write found its device's queue full, or the
+    /// readahead charge's pass is to sleep in `reclaim_throttle`.
+    pub(crate) fn stops(&self) -> bool {
+        self.wait_request.is_some() || (self.noretry && self.throttle_writeback)
     }
 }
 

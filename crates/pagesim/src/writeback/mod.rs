@@ -73,6 +73,10 @@ pub enum WorkKind {
     /// `wakeup_flusher_threads` from reclaim (`WB_REASON_VMSCAN`, and the seed's
     /// flushforward kick), for `nr_pages`.
     Vmscan,
+    /// 4.15+ `wb_check_start_all`: the one writeback of all dirty pages that a request to
+    /// write everything (reclaim's, `WB_REASON_VMSCAN`) left pending in the wb's
+    /// WB_start_all bit ([`Wb::start_all`]); the bit is cleared when it ends.
+    StartAll,
     /// sync(2) or a dirtier's explicit request (`WB_SYNC_NONE` over all inodes).
     Sync,
     /// 2.6.35 `balance_dirty_pages`: a throttled dirtier writes its device's inodes itself
@@ -99,7 +103,7 @@ impl WorkKind {
         match self {
             WorkKind::Kupdate => crate::trace::WbReason::Periodic,
             WorkKind::Background => crate::trace::WbReason::Background,
-            WorkKind::Vmscan => crate::trace::WbReason::Vmscan,
+            WorkKind::Vmscan | WorkKind::StartAll => crate::trace::WbReason::Vmscan,
             WorkKind::Sync => crate::trace::WbReason::Sync,
             WorkKind::Throttle => crate::trace::WbReason::Throttle,
         }
@@ -134,6 +138,9 @@ pub struct Wb {
     pub work_list: VecDeque<WbWork>,
     /// The work the flusher is in the middle of.
     pub cur: Option<WbWork>,
+    /// WB_start_all (4.15+): a writeback of everything is pending or under way; further
+    /// requests for one are dropped until it ends.
+    pub start_all: bool,
     /// When the last kupdate round ran (`wb->last_old_flush`), ns.
     pub last_old_flush: u64,
     pub state: WbState,
@@ -178,6 +185,7 @@ impl Wb {
             b_more_io: VecDeque::new(),
             work_list: VecDeque::new(),
             cur: None,
+            start_all: false,
             last_old_flush: 0,
             state: WbState::Idle,
             periodic_checked: 0,
@@ -195,9 +203,10 @@ impl Wb {
         }
     }
 
-    /// `writeback_in_progress`: the flusher has work under way or queued.
+    /// `writeback_in_progress`: the flusher has work under way or queued (a pending
+    /// start-all writeback included).
     pub fn writeback_in_progress(&self) -> bool {
-        self.cur.is_some() || !self.work_list.is_empty()
+        self.cur.is_some() || !self.work_list.is_empty() || self.start_all
     }
 
     /// The device's dirty and writeback pages (`wb_dirty` of the throttle).

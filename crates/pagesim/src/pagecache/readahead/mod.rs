@@ -175,6 +175,19 @@ impl Readahead {
         self.ranges().iter().any(|r| r.start <= index && index < r.end())
     }
 
+    /// What is left of this decision from page `index` on, read in folios of order `order`
+    /// at most: the part of a window whose reading stopped at `index` and goes on later.
+    pub fn rest_from(&self, index: u64, order: u8) -> Readahead {
+        let mut rest = Readahead { order, ..Readahead::NONE };
+        for r in self.ranges().iter().filter(|r| r.end() > index) {
+            let start = r.start.max(index);
+            rest.ranges[rest.nr_ranges as usize] = RaRange { start, len: r.end() - start };
+            rest.nr_ranges += 1;
+        }
+        rest.mark = self.mark.filter(|&m| m >= index);
+        rest
+    }
+
     /// Queues a readahead of `size` pages from `start` whose PG_readahead marker goes
     /// `async_size` pages before its end (`ra_submit` → `__do_page_cache_readahead`: pages
     /// beyond EOF are not read; the marker is set only on a page this readahead allocates,

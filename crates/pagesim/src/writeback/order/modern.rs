@@ -20,7 +20,7 @@ impl WritebackOrder for Modern {
         Some(match work.kind {
             WorkKind::Kupdate => now.saturating_sub(expire_ns),
             WorkKind::Background => now,
-            WorkKind::Vmscan | WorkKind::Sync | WorkKind::Throttle => work.start_ns,
+            WorkKind::Vmscan | WorkKind::StartAll | WorkKind::Sync | WorkKind::Throttle => work.start_ns,
         })
     }
 
