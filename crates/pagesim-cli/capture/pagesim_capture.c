@@ -27,6 +27,7 @@
  *              too (found at the call's entry); an open with O_TRUNC (or creat) of a
  *              regular file that existed before the call is followed by the
  *              ftruncate(fd, 0) it amounts to, a record of no instructions of its own;
+ *              A system call of number MARK_NR is a time mark (see MARK_INSNS), not a call.
  *     mapping: (3) with the length in bits 32-47, then start, end, offset, flags (1 read,
  *              2 write, 4 exec, 8 shared), path length and path: one of the mappings the
  *              loader made before the first instruction (the program, its interpreter,
@@ -99,7 +100,13 @@ EXPORT int qemu_plugin_version = PAGESIM_PLUGIN_API;
 
 /* ---- State. ---- */
 #define MAGIC 0x7061676573696d31ull /* "pagesim1" */
-#define RAW_VERSION 1
+#define RAW_VERSION 2
+/* A time mark: a record in the form of a system call of this number, written every
+ * MARK_INSNS instructions a thread runs without a system call, so that `pagesim capture`
+ * orders the threads' records by the time they ran (a thread that computes for long
+ * stretches without a call would otherwise be ordered by its instruction count alone). */
+#define MARK_NR 0x3ffffffe
+#define MARK_INSNS (1u << 20)
 #define MAX_VCPUS 4096
 #define MAX_K 1024
 #define BUF_WORDS (1 << 16)
@@ -141,6 +148,7 @@ struct stream {
     uint64_t *buf;
     uint64_t insns;      /* instructions this thread executed */
     uint64_t last_insns; /* at its previous record */
+    uint64_t mark_insns; /* at its previous system call or time mark */
     /* The K most recent pages (stack deletion, touch()): page, its low 32 bits, the
      * count of accesses at its last touch, whether a kept access stored to it. */
     uint64_t stack[MAX_K];
@@ -360,6 +368,17 @@ static void record_loader_mappings(struct stream *s) {
     maps_before = NULL;
 }
 
+static void put_syscall(struct stream *s, int64_t nr, int64_t ret, bool with_file);
+
+/* A time mark (MARK_NR): the thread's clock now, its arguments and result 0. */
+static void put_mark(struct stream *s) {
+    uint64_t saved[6];
+    memcpy(saved, s->args, sizeof saved);
+    memset(s->args, 0, sizeof s->args);
+    put_syscall(s, MARK_NR, 0, false);
+    memcpy(s->args, saved, sizeof saved);
+}
+
 /* ---- Callbacks. ---- */
 static void vcpu_insns(unsigned int vcpu, void *n) {
     struct stream *s = stream_of(vcpu);
@@ -368,6 +387,8 @@ static void vcpu_insns(unsigned int vcpu, void *n) {
         record_loader_mappings(s);
     }
     s->insns += (uintptr_t)n;
+    if (__builtin_expect(s->insns - s->mark_insns >= MARK_INSNS, 0))
+        put_mark(s);
 }
 
 /*
@@ -548,6 +569,7 @@ static void put_syscall(struct stream *s, int64_t nr, int64_t ret, bool with_fil
     put(s, (uint64_t)words << 32 | (uint64_t)nr << 2 | TAG_SYSCALL);
     put(s, s->insns - s->last_insns);
     s->last_insns = s->insns;
+    s->mark_insns = s->insns;
     put(s, now_ns());
     for (int i = 0; i < 6; i++)
         put(s, s->args[i]);

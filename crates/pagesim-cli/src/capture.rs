@@ -13,7 +13,10 @@ const PLUGIN_SOURCE: &str = include_str!("../capture/pagesim_capture.c");
 
 /// The plugin's raw files (see the comment at the top of the plugin's source).
 const RAW_MAGIC: u64 = 0x7061676573696d31;
-const RAW_VERSION: u64 = 1;
+const RAW_VERSION: u64 = 2;
+/// A raw record in the form of a system call of this number is a time mark of the plugin
+/// (`MARK_NR`): the thread's clock after a stretch of instructions without a call.
+const MARK_NR: u32 = 0x3fff_fffe;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -235,10 +238,12 @@ struct RawFile {
     /// Its number in the trace once started.
     id: Option<u32>,
     next: Option<Raw>,
-    /// When it last made a system call (its start at first), and instructions since: what
-    /// orders the streams' pieces in the trace.
+    /// When it last made a system call or a time mark (its start at first), and
+    /// instructions since: what orders the streams' pieces in the trace.
     last_ns: u64,
     insns_since: u64,
+    /// Instructions of the time marks since its last record written, for the next.
+    carry: u64,
     /// Word offset of the record being read (for errors).
     word: u64,
 }
@@ -257,6 +262,7 @@ impl RawFile {
             next: None,
             last_ns: 0,
             insns_since: 0,
+            carry: 0,
             word: 0,
         };
         let mut h = [0u64; 8];
@@ -458,14 +464,25 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
                 };
                 let mut ends_piece = false;
                 match r {
-                    Raw::Access { vpn, write, insns: n } => {
-                        files[i].insns_since += n;
+                    Raw::Syscall { nr: MARK_NR, insns: n, time_ns, .. } => {
+                        // Not a record of the trace: its instructions go with the next one,
+                        // and its time orders the stream's next piece.
+                        files[i].carry += n;
                         summary.insns += n;
+                        files[i].last_ns = time_ns;
+                        files[i].insns_since = 0;
+                        ends_piece = true;
+                    }
+                    Raw::Access { vpn, write, insns: n } => {
+                        summary.insns += n;
+                        files[i].insns_since += n;
+                        let n = n + std::mem::take(&mut files[i].carry);
                         summary.accesses += 1;
                         w.record(&Record::Access { stream: id, vpn, write, insns: n }).map_err(|e| e.to_string())?;
                     }
                     Raw::Syscall { nr, insns: n, time_ns, args, ret, file } => {
                         summary.insns += n;
+                        let n = n + std::mem::take(&mut files[i].carry);
                         summary.syscalls += 1;
                         let file = file.map(|f| file_of(&mut w, f)).transpose()?;
                         let t = time_ns.saturating_sub(epoch);
@@ -547,4 +564,64 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
     io::Write::flush(&mut dst).map_err(|e| format!("{}: {e}", out.display()))?;
     let _ = std::fs::remove_file(&tmp);
     Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A raw file as the plugin writes it: the header, then `words`.
+    fn raw_file(dir: &Path, pid: u64, words: &[u64]) {
+        let mut b = Vec::new();
+        for w in [RAW_MAGIC, RAW_VERSION, pid, pid, 1, 16, 0, 0].iter().chain(words) {
+            b.extend_from_slice(&w.to_le_bytes());
+        }
+        std::fs::write(dir.join(format!("{pid}.0.{pid}.0.raw")), b).unwrap();
+    }
+
+    /// A raw system call record: number, instructions before it, time, no arguments.
+    fn call(nr: u32, insns: u64, time_ns: u64) -> Vec<u64> {
+        let mut w = vec![11u64 << 32 | (nr as u64) << 2 | 1, insns, time_ns];
+        w.extend([0; 6]);
+        w.extend([0, 0]);
+        w
+    }
+
+    /// A time mark orders its stream's next records by the time it gives, and is not a
+    /// record of the trace: its instructions go with the next one. Process 10 makes an
+    /// access, computes 2 M instructions without a call (slowly, under QEMU: its mark says
+    /// 10 ms), and makes another; process 20 makes a call at 1 ms, then an access. Without
+    /// the mark, process 10's records up to its exit would be one piece, all before process
+    /// 20's access; by the mark, that access comes between them.
+    #[test]
+    fn a_time_mark_orders_the_streams_and_carries_its_instructions() {
+        let dir = std::env::temp_dir().join(format!("pagesim-convert-mark-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let access = |vpn: u64, insns: u64| [vpn << 2, insns];
+        let mut a: Vec<u64> = access(100, 10).to_vec();
+        a.extend(call(MARK_NR, 2_000_000, 10_000_000));
+        a.extend(access(101, 10));
+        a.extend(call(pgt::nr::EXIT_GROUP, 5, 10_100_000));
+        raw_file(&dir, 10, &a);
+        let mut b = call(39, 10, 1_000_000);
+        b.extend(access(200, 10));
+        b.extend(call(pgt::nr::EXIT_GROUP, 5, 2_000_000));
+        raw_file(&dir, 20, &b);
+        let out = dir.join("t.pgt");
+        let header = Header { k: 16, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
+        let summary = convert(&dir, &out, header, None).unwrap();
+        let mut r = pgt::Records::new(pagesim::tracefile::open_input(out.to_str().unwrap()).unwrap());
+        let mut seen = Vec::new();
+        while let Some(x) = r.next_record().unwrap() {
+            match x {
+                Record::Access { vpn, insns, .. } => seen.push((vpn, insns)),
+                Record::Syscall { nr, .. } => assert_ne!(nr, MARK_NR, "a mark is not written"),
+                _ => {}
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(seen, [(100, 10), (200, 10), (101, 2_000_010)]);
+        assert_eq!(summary.insns, 10 + 2_000_000 + 10 + 5 + 10 + 10 + 5);
+        assert_eq!(summary.syscalls, 3, "the mark is not a call");
+    }
 }
