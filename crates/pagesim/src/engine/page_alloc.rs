@@ -125,7 +125,7 @@ impl Sim {
             // do_try_to_free_pages (5.5+, where the deactivation decision is made at the
             // reclaim root: `sc.prepared`): nothing freed at any priority because the
             // inactive lists looked balanced (deactivation skipped): once more with it forced.
-            if sc.prepared.is_some() && sc.retry_forcing_deactivation() {
+            if sc.retry_forcing_deactivation() {
                 continue;
             }
             break;

@@ -173,7 +173,7 @@ impl Sim {
         if sc.noretry {
             // The rest of a readahead charge's pass ends as [`Sim::alloc_folio_noretry`]'s
             // does; the charge is tried again after it (`Sim::readahead_resume`).
-            if sc.prepared.is_some() && sc.retry_forcing_deactivation() {
+            if sc.retry_forcing_deactivation() {
                 self.sched.tasks[tid].reclaim = Some(sc);
                 return Step::Continue;
             }

@@ -131,11 +131,13 @@ impl ScanControl {
             memcg_full_walk: false,
         }
     }
-    /// `do_try_to_free_pages`' retry: a pass that freed nothing while it skipped
-    /// deactivation (the lists looked balanced) starts again from the first priority with
-    /// deactivation forced. Returns whether it does.
+    /// `do_try_to_free_pages`' retry (5.5+, with the inactive:active decision made at the
+    /// reclaim root: `prepared`): a pass that freed nothing while it skipped deactivation
+    /// (the lists looked balanced) starts again from the first priority with deactivation
+    /// forced. Returns whether it does. Before 5.5 each lruvec decided for itself, and a
+    /// pass that freed nothing was not retried.
     pub(crate) fn retry_forcing_deactivation(&mut self) -> bool {
-        if self.nr_reclaimed > 0 || !self.skipped_deactivate || self.force_deactivate {
+        if self.prepared.is_none() || self.nr_reclaimed > 0 || !self.skipped_deactivate || self.force_deactivate {
             return false;
         }
         self.priority = DEF_PRIORITY;
