@@ -15,14 +15,44 @@ fn on_path(name: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(name).is_file()))
 }
 
+/// Whether qemu-x86_64 and cc are there; without them the test is skipped, except under CI.
+fn tools() -> bool {
+    if on_path("qemu-x86_64") && on_path("cc") {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "qemu-x86_64 or cc missing under CI: scripts/install.sh installs qemu-user"
+    );
+    eprintln!("skipped: qemu-x86_64 or cc not on $PATH (scripts/install.sh installs qemu-user as root)");
+    false
+}
+
+/// The pages of the test program's 64-page mapping (its first mmap of that size, by stream
+/// 0) that stream `s` touched, in order, each with whether it was a store.
+fn touched(recs: &[Record], s: u32) -> Vec<(u64, bool)> {
+    let base = recs
+        .iter()
+        .find_map(|x| match *x {
+            Record::Syscall { stream: 0, nr: nr::MMAP, args, ret, .. } if args[1] == 64 * 4096 => {
+                Some(ret as u64 / 4096)
+            }
+            _ => None,
+        })
+        .expect("the program's mmap");
+    recs.iter()
+        .filter_map(|x| match *x {
+            Record::Access { stream, vpn, write, .. } if stream == s && (base..base + 64).contains(&vpn) => {
+                Some((vpn - base, write))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 #[test]
 fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
-    if !on_path("qemu-x86_64") || !on_path("cc") {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "qemu-x86_64 or cc missing under CI: scripts/install.sh installs qemu-user"
-        );
-        eprintln!("skipped: qemu-x86_64 or cc not on $PATH (scripts/install.sh installs qemu-user as root)");
+    if !tools() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("pagesim-capture-test-{}", std::process::id()));
@@ -107,25 +137,7 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
     assert!(fork_at < child_at, "{fork_at:?} {child_at:?}");
 
     // The mapping the program made, and the pages of it each process touched, in order.
-    let base = recs
-        .iter()
-        .find_map(|x| match *x {
-            Record::Syscall { stream: 0, nr: nr::MMAP, args, ret, .. } if args[1] == 64 * 4096 => {
-                Some(ret as u64 / 4096)
-            }
-            _ => None,
-        })
-        .expect("the program's mmap");
-    let touched = |s: u32| -> Vec<(u64, bool)> {
-        recs.iter()
-            .filter_map(|x| match *x {
-                Record::Access { stream, vpn, write, .. } if stream == s && (base..base + 64).contains(&vpn) => {
-                    Some((vpn - base, write))
-                }
-                _ => None,
-            })
-            .collect()
-    };
+    let touched = |s: u32| touched(&recs, s);
     let want: Vec<(u64, bool)> = (0..64).map(|i| ((i * 37) % 64, true)).collect();
     assert_eq!(touched(0), want);
     assert_eq!(touched(1), [(5, true), (6, true), (5, true)]);
@@ -165,12 +177,7 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
 /// in the process's address space, every access replayed.
 #[test]
 fn a_captured_threaded_program_has_a_stream_per_thread_and_replays_them() {
-    if !on_path("qemu-x86_64") || !on_path("cc") {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "qemu-x86_64 or cc missing under CI: scripts/install.sh installs qemu-user"
-        );
-        eprintln!("skipped: qemu-x86_64 or cc not on $PATH (scripts/install.sh installs qemu-user as root)");
+    if !tools() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("pagesim-capture-threads-{}", std::process::id()));
@@ -208,25 +215,7 @@ fn a_captured_threaded_program_has_a_stream_per_thread_and_replays_them() {
         let start_at = recs.iter().position(|x| matches!(x, Record::Stream(t) if t.tid == s.tid));
         assert!(clone_at.is_some() && clone_at < start_at, "thread {k}: {clone_at:?} {start_at:?}");
     }
-    let base = recs
-        .iter()
-        .find_map(|x| match *x {
-            Record::Syscall { stream: 0, nr: nr::MMAP, args, ret, .. } if args[1] == 64 * 4096 => {
-                Some(ret as u64 / 4096)
-            }
-            _ => None,
-        })
-        .expect("the program's mmap");
-    let touched = |s: u32| -> Vec<(u64, bool)> {
-        recs.iter()
-            .filter_map(|x| match *x {
-                Record::Access { stream, vpn, write, .. } if stream == s && (base..base + 64).contains(&vpn) => {
-                    Some((vpn - base, write))
-                }
-                _ => None,
-            })
-            .collect()
-    };
+    let touched = |s: u32| touched(&recs, s);
     // Which thread got which half depends on the order they started in.
     let halves: Vec<Vec<(u64, bool)>> = (0..2u64).map(|k| (32 * k..32 * k + 32).map(|i| (i, true)).collect()).collect();
     let (a, b) = (touched(1), touched(2));
