@@ -8,13 +8,15 @@
 #   gzip    gzip -6 of 16 MB of text (a file twice the scenario's 8 MB memcg)
 #   sort    sort of 16 MB of lines with a 4 MB buffer: an external merge sort through
 #           temporary files in traces/data/tmp
+#   zstd    zstd -T2 -6 of the same 16 MB of text as gzip: a multi-threaded program (the main
+#           thread reads, two workers compress, each in a task of its own in the replay)
 #   sqlite  sqlite3 on a 35 MB database: 20,000 point reads and 2,000 updates of rows
 #           scattered over it (ids from a multiplicative sequence: the same on every run,
 #           so that the host runs the accesses the trace has; the new values random, so that
 #           every run changes the rows: SQLite does not write a row that stays the same), in
 #           one transaction
 #
-# Usage: scripts/capture-traces.sh [gzip|sort|sqlite]...   (default: all three)
+# Usage: scripts/capture-traces.sh [gzip|sort|zstd|sqlite]...   (default: all four)
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
 cd "$ROOT"
@@ -46,7 +48,7 @@ capture() { # NAME CMD...
     "$PAGESIM" capture --native -o "traces/$name.pgt" -- "$@" >/dev/null
 }
 
-for what in "${@:-gzip sort sqlite}"; do
+for what in "${@:-gzip sort zstd sqlite}"; do
     for w in $what; do
         case "$w" in
             gzip)
@@ -56,6 +58,11 @@ for what in "${@:-gzip sort sqlite}"; do
             sort)
                 [ -f traces/data/sort-in.txt ] || text $((16 << 20)) traces/data/sort-in.txt
                 capture sort sort --parallel=1 -S 4M -T traces/data/tmp -o traces/data/sorted.txt traces/data/sort-in.txt
+                ;;
+            zstd)
+                command -v zstd >/dev/null || { echo "capture-traces.sh: zstd missing (apt-get install zstd)" >&2; exit 1; }
+                [ -f traces/data/gzip-in.txt ] || text $((16 << 20)) traces/data/gzip-in.txt
+                capture zstd zstd -q -T2 -6 -c traces/data/gzip-in.txt
                 ;;
             sqlite)
                 command -v sqlite3 >/dev/null || { echo "capture-traces.sh: sqlite3 missing (apt-get install sqlite3)" >&2; exit 1; }
@@ -78,7 +85,7 @@ COMMIT;
 SQL
                 capture sqlite sqlite3 traces/data/sqlite.db ".read traces/data/sqlite-work.sql"
                 ;;
-            *) echo "capture-traces.sh: unknown program $w (gzip, sort, sqlite)" >&2; exit 2 ;;
+            *) echo "capture-traces.sh: unknown program $w (gzip, sort, zstd, sqlite)" >&2; exit 2 ;;
         esac
     done
 done
