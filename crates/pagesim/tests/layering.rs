@@ -5,6 +5,9 @@
 //! ```text
 //!   units rng histogram registry ids profile trace   leaves (profile: what each kernel
 //!                                      version does; trace: the tracepoint event log)
+//!   tracefile                          trace files read, in every format
+//!   cachesim                           the cache-only LRU of `pagesim cache`
+//!   replay                             a captured program's events, per thread
 //!   mm                                 frames, memcgs, LRU lists, VMAs, PTEs, swap entries
 //!   device                             block devices and their queues
 //!   pagecache swap writeback           address spaces and file readahead; swap areas, swap
@@ -29,6 +32,9 @@ use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
     &["units", "rng", "histogram", "registry", "ids", "locking", "profile", "trace"],
+    &["tracefile"],
+    &["cachesim"],
+    &["replay"],
     &["mm"],
     &["device"],
     &["pagecache", "swap", "writeback"],
