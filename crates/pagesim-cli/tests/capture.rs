@@ -50,37 +50,48 @@ fn touched(recs: &[Record], s: u32) -> Vec<(u64, bool)> {
         .collect()
 }
 
+/// Builds tests/capture/`name`.c (with `cflags`) in a directory of its own, captures it with
+/// K=1 (given the path `DIR/f` as its argument if `file_arg`), checks that it ran and that
+/// capture reports `streams`; returns the directory (the caller removes it), the trace,
+/// its records and its header's K.
+fn capture(
+    name: &str,
+    cflags: &[&str],
+    file_arg: bool,
+    streams: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, Vec<Record>, u32) {
+    let dir = std::env::temp_dir().join(format!("pagesim-capture-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join(name);
+    let src = format!("{}/tests/capture/{name}.c", env!("CARGO_MANIFEST_DIR"));
+    let cc = Command::new("cc").arg("-O1").args(cflags).arg("-o").arg(&exe).arg(&src).status().unwrap();
+    assert!(cc.success());
+    let trace = dir.join("t.pgt");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pagesim"));
+    cmd.args(["capture", "-k", "1", "-o"]).arg(&trace).arg("--").arg(&exe);
+    if file_arg {
+        cmd.arg(dir.join("f"));
+    }
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(streams), "{err}");
+    let mut r = Records::new(pagesim::tracefile::open_input(trace.to_str().unwrap()).unwrap());
+    let mut recs = Vec::new();
+    while let Some(x) = r.next_record().unwrap() {
+        recs.push(x);
+    }
+    let k = r.header.k;
+    (dir, trace, recs, k)
+}
+
 #[test]
 fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
     if !tools() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("pagesim-capture-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("touch_pages");
-    let src = format!("{}/tests/capture/touch_pages.c", env!("CARGO_MANIFEST_DIR"));
-    let cc = Command::new("cc").args(["-O1", "-o"]).arg(&exe).arg(&src).status().unwrap();
-    assert!(cc.success());
-    let trace = dir.join("t.pgt");
-    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
-        .args(["capture", "-k", "1", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&exe)
-        .arg(dir.join("f"))
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(err.contains("2 process image(s), 2 thread stream(s)"), "{err}");
-
-    let input = pagesim::tracefile::open_input(trace.to_str().unwrap()).unwrap();
-    let mut r = Records::new(input);
-    let mut recs = Vec::new();
-    while let Some(x) = r.next_record().unwrap() {
-        recs.push(x);
-    }
-    assert_eq!(r.header.k, 1);
+    let (dir, trace, recs, k) = capture("touch_pages", &[], true, "2 process image(s), 2 thread stream(s)");
+    assert_eq!(k, 1);
 
     // Replayed, the trace makes the same process tree: the program and the child its fork
     // started, both run to their end (the child's ends at its exec).
@@ -180,29 +191,7 @@ fn a_captured_threaded_program_has_a_stream_per_thread_and_replays_them() {
     if !tools() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("pagesim-capture-threads-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let exe = dir.join("threads");
-    let src = format!("{}/tests/capture/threads.c", env!("CARGO_MANIFEST_DIR"));
-    let cc = Command::new("cc").args(["-O1", "-pthread", "-o"]).arg(&exe).arg(&src).status().unwrap();
-    assert!(cc.success());
-    let trace = dir.join("t.pgt");
-    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
-        .args(["capture", "-k", "1", "-o"])
-        .arg(&trace)
-        .arg("--")
-        .arg(&exe)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(err.contains("1 process image(s), 3 thread stream(s)"), "{err}");
-
-    let mut r = Records::new(pagesim::tracefile::open_input(trace.to_str().unwrap()).unwrap());
-    let mut recs = Vec::new();
-    while let Some(x) = r.next_record().unwrap() {
-        recs.push(x);
-    }
+    let (dir, trace, recs, _) = capture("threads", &["-pthread"], false, "1 process image(s), 3 thread stream(s)");
     let streams: Vec<_> =
         recs.iter().filter_map(|x| if let Record::Stream(s) = x { Some(s.clone()) } else { None }).collect();
     assert_eq!(streams.len(), 3);
