@@ -187,11 +187,12 @@ impl Sim {
             t.parent = parent;
             t.children += children;
             t.leader = None;
-            t.threads = threads - 1;
-            self.sched.tasks[leader].threads = 0;
-            // Its task ends with nothing left to release.
-            self.sched.tasks[leader].leader = Some(tid);
-            self.sched.tasks[tid].threads += 1;
+            // The old leader ends as one of its threads (the count it had, `tid` among them),
+            // with nothing left to release.
+            t.threads = threads;
+            let l = &mut self.sched.tasks[leader];
+            l.threads = 0;
+            l.leader = Some(tid);
             self.kill_task(leader);
         }
     }
@@ -509,6 +510,38 @@ mod tests {
         assert_eq!(s.sched.ops_total, 2 + 4 * gap);
         let peak = s.replays[0].as_ref().unwrap().peak_queued as u64;
         assert!(peak < 2 * gap, "{peak} events queued at once");
+    }
+
+    /// An exec by a thread that is not the leader (`de_thread`) while the leader still runs:
+    /// the leader ends there (the rest of its events not replayed), and the thread goes on as
+    /// the process with its address space (the exec tears it down) until its own exit; the
+    /// run ends with both done and nothing mapped.
+    #[test]
+    fn an_exec_by_another_thread_takes_the_leaders_place() {
+        let base = 0x1000_0000u64 / 4096;
+        let sys = |stream, nr, args, ret| Record::Syscall { stream, nr, insns: 10, time_ns: 0, args, ret, file: None };
+        let mut recs = vec![
+            Record::Stream(Stream { pid: 100, tid: 100, parent: 1, image: 0, start_ns: 0 }),
+            sys(0, nr::MMAP, [0, 64 * 4096, 3, 0x22, u64::MAX, 0], 0x1000_0000),
+            sys(0, nr::CLONE, [0x3d0f00, 0, 0, 0, 0, 0], 101),
+        ];
+        // The leader computes on while the thread runs beside it on the other CPU.
+        recs.extend((1..33).map(|i| Record::Access { stream: 0, vpn: base + i, write: true, insns: 1_000_000 }));
+        recs.extend([
+            Record::Stream(Stream { pid: 100, tid: 101, parent: 1, image: 0, start_ns: 5 }),
+            Record::Access { stream: 1, vpn: base, write: true, insns: 10 },
+            sys(1, nr::EXECVE, [0; 6], 0),
+            sys(1, nr::EXIT_GROUP, [0; 6], 0),
+        ]);
+        let s = run_records("threads-exec", &recs, &["machine.cpus=2"]);
+        let (m, t) = (&s.sched.tasks[Tid(0)], &s.sched.tasks[Tid(1)]);
+        assert_eq!((m.state, t.state), (crate::engine::TaskState::Done, crate::engine::TaskState::Done));
+        assert_eq!((t.leader, m.leader), (None, Some(Tid(1))), "the thread took the leader's place");
+        assert_eq!((m.threads, t.threads), (0, 0));
+        assert!(m.mm.is_empty() && t.mm.is_empty());
+        assert_eq!(t.faults, 1);
+        assert!(s.sched.ops_done < s.sched.ops_total, "the leader ended before its last accesses");
+        assert_eq!(s.sched.live, 0);
     }
 
     /// exit_group ends the process's other threads (`zap_other_threads`): a thread still
