@@ -74,15 +74,15 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     let (rows, refs, distinct): (Vec<(u64, u64)>, u64, Option<u64>) = if sizes.len() == 1 {
         let mut c = Lru::new((sizes[0] / 4096).min(u32::MAX as u64) as u32);
         let mut seen = 0u64;
-        each_page(&mut *trace, |k| {
-            c.access(k);
-            seen += 1;
+        each_page(&mut *trace, |ks| {
+            c.access_all(ks);
+            seen += ks.len() as u64;
         })
         .map_err(|e| e.to_string())?;
         (vec![(sizes[0], c.misses)], seen, None)
     } else {
         let mut r = ReuseDistances::default();
-        each_page(&mut *trace, |k| r.access(k)).map_err(|e| e.to_string())?;
+        each_page(&mut *trace, |ks| ks.iter().for_each(|&k| r.access(k))).map_err(|e| e.to_string())?;
         (sizes.iter().map(|&b| (b, r.misses(b / 4096))).collect(), r.references(), Some(r.distinct()))
     };
     let secs = started.elapsed().as_secs_f64();

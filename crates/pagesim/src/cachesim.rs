@@ -42,6 +42,24 @@ impl Hasher for PageHasher {
 
 type PageMap<V> = HashMap<Key, V, BuildHasherDefault<PageHasher>>;
 
+/// A page's hash: [`PageHasher`] over its two numbers, the product's upper half (the bits
+/// every input bit reaches).
+#[inline]
+fn hash(k: Key) -> u32 {
+    let mut h = PageHasher::default();
+    h.write_u64(k.0);
+    h.write_u64(k.1);
+    (h.finish() >> 32) as u32
+}
+
+/// Asks the CPU to bring `x`'s cache line in: the loop works on one page while the lines of
+/// pages a few references ahead are on their way (a miss costs far more than a reference's
+/// work when the cache's arrays outgrow the CPU's caches).
+#[inline(always)]
+fn prefetch<T>(x: &T) {
+    mem_prefetch::prefetch_read_data::<T, 3>(x);
+}
+
 /// A slot of the LRU list: the page it holds and its neighbours (one cache line a hit).
 #[derive(Clone, Copy)]
 struct Slot {
@@ -50,78 +68,89 @@ struct Slot {
     next: u32,
 }
 
-/// The slot of each cached page: open addressing with linear probing over slot numbers
-/// (4 bytes a bucket, half full at most), the keys compared in the slots themselves, which a
-/// hit reads anyway; a removal shifts the entries after it back (no tombstones).
+/// A bucket of the index: a slot number and its page's hash (compared before the slot's key
+/// is read, and the home of an entry moved at a removal, without reading its slot).
+#[derive(Clone, Copy)]
+struct Bucket {
+    hash: u32,
+    slot: u32,
+}
+
+const EMPTY: Bucket = Bucket { hash: 0, slot: NONE };
+
+/// The slot of each cached page: open addressing with linear probing (8 bytes a bucket,
+/// half full at most); a removal shifts the entries after it back (no tombstones).
 struct Index {
-    buckets: Vec<u32>,
+    buckets: Vec<Bucket>,
     len: usize,
 }
 
 impl Index {
     fn new(expected: usize) -> Self {
-        Index { buckets: vec![NONE; (2 * expected).next_power_of_two().max(16)], len: 0 }
+        Index { buckets: vec![EMPTY; (2 * expected).next_power_of_two().max(16)], len: 0 }
     }
 
     #[inline]
-    fn home(&self, k: Key) -> usize {
-        let mut h = PageHasher::default();
-        h.write_u64(k.0);
-        h.write_u64(k.1);
-        let h = h.finish();
-        (h ^ (h >> 29)) as usize & (self.buckets.len() - 1)
+    fn home(&self, h: u32) -> usize {
+        h as usize & (self.buckets.len() - 1)
     }
 
-    /// The bucket holding `k`'s slot, or the empty bucket where it would go.
+    /// The bucket holding `k`'s slot (`h` its hash), or the empty bucket where it would go.
     #[inline]
-    fn find(&self, k: Key, slots: &[Slot]) -> Result<usize, usize> {
+    fn find(&self, k: Key, h: u32, slots: &[Slot]) -> Result<usize, usize> {
         let mask = self.buckets.len() - 1;
-        let mut b = self.home(k);
+        let mut b = self.home(h);
         loop {
-            match self.buckets[b] {
-                NONE => return Err(b),
-                s if slots[s as usize].key == k => return Ok(b),
-                _ => b = (b + 1) & mask,
+            let e = self.buckets[b];
+            if e.slot == NONE {
+                return Err(b);
             }
+            if e.hash == h && slots[e.slot as usize].key == k {
+                return Ok(b);
+            }
+            b = (b + 1) & mask;
         }
     }
 
-    fn insert(&mut self, k: Key, s: u32, slots: &[Slot]) {
+    /// Indexes slot `s` as page `k`'s (`h` its hash; `k` is not indexed yet).
+    fn insert(&mut self, k: Key, h: u32, s: u32, slots: &[Slot]) {
         if 2 * (self.len + 1) > self.buckets.len() {
-            let twice = vec![NONE; self.buckets.len() * 2];
+            let twice = vec![EMPTY; self.buckets.len() * 2];
             let old = std::mem::replace(&mut self.buckets, twice);
-            self.len = 0;
-            for t in old.into_iter().filter(|&t| t != NONE) {
-                let kt = slots[t as usize].key;
-                self.insert(kt, t, slots);
+            let mask = self.buckets.len() - 1;
+            for e in old.into_iter().filter(|e| e.slot != NONE) {
+                let mut b = self.home(e.hash);
+                while self.buckets[b].slot != NONE {
+                    b = (b + 1) & mask;
+                }
+                self.buckets[b] = e;
             }
         }
-        if let Err(b) = self.find(k, slots) {
-            self.buckets[b] = s;
+        if let Err(b) = self.find(k, h, slots) {
+            self.buckets[b] = Bucket { hash: h, slot: s };
             self.len += 1;
         }
     }
 
-    /// Removes `k` (whose slot still holds it).
-    fn remove(&mut self, k: Key, slots: &[Slot]) {
-        let Ok(mut hole) = self.find(k, slots) else { return };
+    /// Empties bucket `hole`.
+    fn remove_at(&mut self, mut hole: usize) {
         let mask = self.buckets.len() - 1;
         self.len -= 1;
         let mut j = hole;
         loop {
-            self.buckets[hole] = NONE;
+            self.buckets[hole] = EMPTY;
             loop {
                 j = (j + 1) & mask;
-                let s = self.buckets[j];
-                if s == NONE {
+                let e = self.buckets[j];
+                if e.slot == NONE {
                     return;
                 }
                 // An entry whose home lies cyclically in (hole, j] stays; another moves
                 // into the hole, which moves to where it was.
-                let home = self.home(slots[s as usize].key);
+                let home = self.home(e.hash);
                 let stays = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
                 if !stays {
-                    self.buckets[hole] = s;
+                    self.buckets[hole] = e;
                     hole = j;
                     break;
                 }
@@ -138,19 +167,27 @@ pub struct Lru {
     slots: Vec<Slot>,
     head: u32,
     tail: u32,
+    /// The hashes of the batch [`Lru::access_all`] works on (kept: no allocation a batch).
+    hashes: Vec<u32>,
     pub hits: u64,
     pub misses: u64,
 }
 
+/// How many references ahead [`Lru::access_all`] asks for a page's bucket; half as many
+/// ahead, for its slot (its bucket has come by then).
+const AHEAD: usize = 16;
+
 impl Lru {
     pub fn new(capacity: u32) -> Self {
         let capacity = capacity.max(1);
+        let expected = (capacity as usize).min(1 << 24);
         Lru {
             capacity,
-            index: Index::new((capacity as usize).min(1 << 20)),
-            slots: Vec::new(),
+            index: Index::new(expected),
+            slots: Vec::with_capacity(expected),
             head: NONE,
             tail: NONE,
+            hashes: Vec::new(),
             hits: 0,
             misses: 0,
         }
@@ -189,28 +226,66 @@ impl Lru {
     /// page when the cache is full and caches `k` at the head.
     #[inline]
     pub fn access(&mut self, k: Key) -> bool {
-        if let Ok(b) = self.index.find(k, &self.slots) {
-            self.hits += 1;
-            let s = self.index.buckets[b];
-            if self.head != s {
-                self.unlink(s);
-                self.push_head(s);
+        self.access_hashed(k, hash(k))
+    }
+
+    /// References the pages `keys` in order, as [`Lru::access`] each, with the cache lines
+    /// of the pages a few references ahead asked for meanwhile.
+    pub fn access_all(&mut self, keys: &[Key]) {
+        let mut hashes = std::mem::take(&mut self.hashes);
+        hashes.clear();
+        hashes.extend(keys.iter().map(|&k| hash(k)));
+        for (i, &k) in keys.iter().enumerate() {
+            if let Some(&h) = hashes.get(i + AHEAD) {
+                prefetch(&self.index.buckets[self.index.home(h)]);
             }
-            return true;
+            if let Some(&h) = hashes.get(i + AHEAD / 2) {
+                let e = self.index.buckets[self.index.home(h)];
+                if e.slot != NONE && e.hash == h {
+                    prefetch(&self.slots[e.slot as usize]);
+                }
+            }
+            self.access_hashed(k, hashes[i]);
         }
-        self.misses += 1;
-        let s = if (self.slots.len() as u32) < self.capacity {
-            self.slots.push(Slot { key: k, prev: NONE, next: NONE });
-            (self.slots.len() - 1) as u32
-        } else {
-            let s = self.tail;
-            self.unlink(s);
-            let old = self.slots[s as usize].key;
-            self.index.remove(old, &self.slots);
-            self.slots[s as usize].key = k;
-            s
+        self.hashes = hashes;
+    }
+
+    #[inline]
+    fn access_hashed(&mut self, k: Key, h: u32) -> bool {
+        let free = match self.index.find(k, h, &self.slots) {
+            Ok(b) => {
+                self.hits += 1;
+                let s = self.index.buckets[b].slot;
+                if self.head != s {
+                    self.unlink(s);
+                    self.push_head(s);
+                }
+                return true;
+            }
+            Err(b) => b,
         };
-        self.index.insert(k, s, &self.slots);
+        self.misses += 1;
+        if (self.slots.len() as u32) < self.capacity {
+            let s = self.slots.len() as u32;
+            self.slots.push(Slot { key: k, prev: NONE, next: NONE });
+            self.index.insert(k, h, s, &self.slots);
+            self.push_head(s);
+            return false;
+        }
+        // Full: the tail's slot takes `k`. The tail's page's bucket is the one on its probe
+        // path that holds its slot; `k` goes in the free bucket the lookup found (nothing
+        // moved since), then the tail's page leaves (which may move `k`'s entry back).
+        let s = self.tail;
+        self.unlink(s);
+        let old = std::mem::replace(&mut self.slots[s as usize].key, k);
+        let mask = self.index.buckets.len() - 1;
+        let mut b = self.index.home(hash(old));
+        while self.index.buckets[b].slot != s {
+            b = (b + 1) & mask;
+        }
+        self.index.buckets[free] = Bucket { hash: h, slot: s };
+        self.index.len += 1;
+        self.index.remove_at(b);
         self.push_head(s);
         false
     }
@@ -298,14 +373,22 @@ impl ReuseDistances {
     }
 }
 
-/// Feeds every page of every record of `trace` to `f`.
-pub fn each_page(trace: &mut dyn Reader, mut f: impl FnMut(Key)) -> Result<(), TraceError> {
-    while let Some(r) = trace.next_ref()? {
-        for p in r.page..r.page + r.pages as u64 {
-            f((r.space, p));
+/// Feeds the pages of the records of `trace` to `f`, in order, a batch of a few hundred at
+/// a time.
+pub fn each_page(trace: &mut dyn Reader, mut f: impl FnMut(&[Key])) -> Result<(), TraceError> {
+    let (mut refs, mut keys) = (Vec::new(), Vec::new());
+    loop {
+        refs.clear();
+        trace.next_refs(&mut refs)?;
+        if refs.is_empty() {
+            return Ok(());
         }
+        keys.clear();
+        for r in &refs {
+            keys.extend((r.page..r.page + r.pages as u64).map(|p| (r.space, p)));
+        }
+        f(&keys);
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -350,6 +433,18 @@ mod tests {
                     c.access((0, p));
                 }
                 prop_assert_eq!(r.misses(size as u64), c.misses, "size {}", size);
+            }
+        }
+
+        /// References given in batches (looked up ahead) hit and miss as one by one.
+        #[test]
+        fn batches_hit_and_miss_as_one_by_one(trace in proptest::collection::vec(0u64..300, 1..3000), size in 1u32..400) {
+            let keys: Vec<Key> = trace.iter().map(|&p| (p % 3, p)).collect();
+            let (mut one, mut batched) = (Lru::new(size), Lru::new(size));
+            for chunk in keys.chunks(37) {
+                chunk.iter().for_each(|&k| { one.access(k); });
+                batched.access_all(chunk);
+                prop_assert_eq!((one.hits, one.misses), (batched.hits, batched.misses));
             }
         }
     }

@@ -75,7 +75,23 @@ impl std::error::Error for TraceError {}
 pub trait Reader {
     /// The next record, or `None` at the end of the trace.
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError>;
+
+    /// Appends the next records to `out` (a few hundred at most; none at the end of the
+    /// trace): the same records as [`Reader::next_ref`] gives, fewer calls a record. A
+    /// binary format overrides it to decode what its stream's buffer holds in one go.
+    fn next_refs(&mut self, out: &mut Vec<Ref>) -> Result<(), TraceError> {
+        for _ in 0..BATCH {
+            match self.next_ref()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(())
+    }
 }
+
+/// How many records [`Reader::next_refs`] reads by default.
+const BATCH: usize = 256;
 
 /// What a reader is made from: the (decompressed) stream and the file's name for errors;
 /// for a text format, the line last read and its number.
@@ -208,8 +224,10 @@ pub(crate) mod tests {
 
     /// Every record of trace `path` in format `fmt`, or the first error; removes the file's
     /// directory.
+    /// The records of trace `path` (its directory is removed after), read record by record;
+    /// reading it in batches (`next_refs`) must give the same records, or the same error.
     pub(crate) fn all(path: &str, fmt: &str) -> Result<Vec<Ref>, TraceError> {
-        let read = || {
+        let one_by_one = || {
             let mut r = open(path, Some(fmt))?;
             let mut v = Vec::new();
             while let Some(x) = r.next_ref()? {
@@ -217,8 +235,20 @@ pub(crate) mod tests {
             }
             Ok(v)
         };
-        let v = read();
+        let batches = || {
+            let mut r = open(path, Some(fmt))?;
+            let mut v = Vec::new();
+            loop {
+                let n = v.len();
+                r.next_refs(&mut v)?;
+                if v.len() == n {
+                    return Ok(v);
+                }
+            }
+        };
+        let (v, b) = (one_by_one(), batches());
         let _ = std::fs::remove_dir_all(std::path::Path::new(path).parent().unwrap());
+        assert_eq!(v, b, "{path}: next_ref and next_refs read different records");
         v
     }
 
