@@ -14,6 +14,7 @@ pub mod ids;
 pub mod locking;
 pub mod mm;
 pub mod pagecache;
+pub mod prefetch;
 pub mod profile;
 pub mod reclaim;
 pub mod registry;

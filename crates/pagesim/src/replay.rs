@@ -137,10 +137,6 @@ impl std::hash::Hasher for SampleHasher {
     }
 }
 
-/// Each distinct page a page-reference trace names, numbered in the order of its first
-/// reference.
-type PageMap = HashMap<(u64, u64), u32, std::hash::BuildHasherDefault<crate::cachesim::PageHasher>>;
-
 const STORE: u32 = 1 << 31;
 
 impl TraceInfo {
@@ -156,7 +152,7 @@ impl TraceInfo {
         use std::io::Write;
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let mut r = crate::tracefile::open(path, Some(format))?;
-        let mut pages = PageMap::default();
+        let mut pages = crate::cachesim::Numbering::default();
         let (mut ops, mut writes, mut all) = (0u64, false, 0u64);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = TempFile(std::env::temp_dir().join(format!("pagesim-refs-{}-{n}.bin", std::process::id())));
@@ -166,24 +162,39 @@ impl TraceInfo {
         // Kept: hash below the threshold (all of them at 1).
         let threshold = if sample >= 1.0 { u64::MAX } else { (sample.max(0.0) * u64::MAX as f64) as u64 };
         let hasher = std::hash::BuildHasherDefault::<SampleHasher>::default();
-        while let Some(x) = r.next_ref()? {
-            let write = x.op == crate::tracefile::Op::Write;
-            writes |= write;
-            for p in x.page..x.page + x.pages as u64 {
-                all += 1;
-                if threshold != u64::MAX {
-                    let mut h = hasher.build_hasher();
-                    h.write_u64(x.space);
-                    h.write_u64(p);
-                    if h.finish() > threshold {
-                        continue;
-                    }
-                }
-                let n = pages.len() as u32;
-                let idx = *pages.entry((x.space, p)).or_insert(n);
-                out.write_all(&(idx | if write { STORE } else { 0 }).to_le_bytes()).map_err(io_err)?;
-                ops += 1;
+        // A batch of records: their kept pages, whether each is stored to, their numbers.
+        let (mut refs, mut keys, mut stores, mut numbers, mut bytes) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        loop {
+            refs.clear();
+            r.next_refs(&mut refs)?;
+            if refs.is_empty() {
+                break;
             }
+            (keys.clear(), stores.clear(), numbers.clear(), bytes.clear());
+            for x in &refs {
+                let write = x.op == crate::tracefile::Op::Write;
+                writes |= write;
+                for p in x.page..x.page + x.pages as u64 {
+                    all += 1;
+                    if threshold != u64::MAX {
+                        let mut h = hasher.build_hasher();
+                        h.write_u64(x.space);
+                        h.write_u64(p);
+                        if h.finish() > threshold {
+                            continue;
+                        }
+                    }
+                    keys.push((x.space, p));
+                    stores.push(write);
+                }
+            }
+            pages.number_all(&keys, &mut numbers);
+            for (&idx, &write) in numbers.iter().zip(&stores) {
+                bytes.extend_from_slice(&(idx | if write { STORE } else { 0 }).to_le_bytes());
+            }
+            out.write_all(&bytes).map_err(io_err)?;
+            ops += keys.len() as u64;
             if pages.len() >= STORE as usize {
                 return Err(TraceError { file: path.into(), record: 0, what: "more than 2^31 distinct pages".into() });
             }
@@ -455,6 +466,11 @@ impl Demux {
                 self.peak_queued = self.peak_queued.max(queued);
             }
         }
+    }
+
+    /// Thread `slot`'s event `ahead` events after its next, if it is read already.
+    pub fn peek(&self, slot: u32, ahead: usize) -> Option<&Ev> {
+        self.queues[slot as usize].get(ahead).map(|(_, ev)| ev)
     }
 
     /// The number of the record of thread `slot`'s next event (at least): everything the

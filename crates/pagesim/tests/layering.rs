@@ -3,8 +3,8 @@
 //! The layers, bottom up:
 //!
 //! ```text
-//!   units rng histogram registry ids profile trace   leaves (profile: what each kernel
-//!                                      version does; trace: the tracepoint event log)
+//!   units rng histogram registry ids profile trace prefetch   leaves (profile: what each
+//!                                      kernel version does; trace: the tracepoint event log)
 //!   tracefile                          trace files read, in every format
 //!   cachesim                           the cache-only LRU of `pagesim cache`
 //!   replay                             a captured program's events, per thread
@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const LAYERS: &[&[&str]] = &[
-    &["units", "rng", "histogram", "registry", "ids", "locking", "profile", "trace"],
+    &["units", "rng", "histogram", "registry", "ids", "locking", "profile", "trace", "prefetch"],
     &["tracefile"],
     &["cachesim"],
     &["replay"],

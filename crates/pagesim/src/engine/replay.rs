@@ -98,6 +98,10 @@ impl Ev {
     }
 }
 
+/// How many events ahead of the one it runs a replaying task asks for the cache lines of an
+/// access (`Sim::prefetch_access`).
+const PREFETCH_AHEAD: usize = 4;
+
 impl Sim {
     /// The page cache of the trace's file `file` in the replaying task `tid`'s scenario.
     fn replay_file(&self, tid: Tid, file: u32) -> FileId {
@@ -197,6 +201,21 @@ impl Sim {
         }
     }
 
+    /// Asks for the cache lines an access to page `idx` of region `region` by task `tid` will
+    /// read: its PTE and, in a file mapping, the page's page-cache slot and shadow entry.
+    /// Those are random lines of large arrays when the trace's pages are; asked for a few
+    /// accesses ahead, they come while the task's accesses before run. A hint only.
+    fn prefetch_access(&self, tid: Tid, region: u32, idx: u32) {
+        let Some(v) = self.sched.tasks[self.mm_task(tid)].vma_of(region) else { return };
+        let vma = &self.mm.vmas[v];
+        if let Some(e) = vma.pte.get(idx as usize) {
+            crate::prefetch::prefetch(e);
+        }
+        if let Some(fi) = vma.file {
+            self.pc.files[fi].prefetch(idx as u64);
+        }
+    }
+
     /// The replaying task `tid`'s events until one faults, starts a file call, sleeps or
     /// ends the process, or the burst limit: the replay's [`Sim::hit_loop`].
     pub(crate) fn replay_next(&mut self, tid: Tid, cpu: u32, limit: u64) -> Next {
@@ -217,9 +236,14 @@ impl Sim {
             if self.replays[prog as usize].as_ref().is_some_and(|d| d.recheck) {
                 self.trace_wake_waiters(prog);
             }
+            let region_base = self.sched.tasks[tid].trace.as_ref().expect("a replaying task").region_base;
+            if let Some(&Ev::Access { inst, idx, .. }) =
+                self.replays[prog as usize].as_ref().and_then(|d| d.peek(slot, PREFETCH_AHEAD))
+            {
+                self.prefetch_access(tid, region_base + inst, idx);
+            }
             let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
             let ns = r.cpu_ns(ev.insns());
-            let region_base = r.region_base;
             self.sched.now += ns;
             match ev {
                 Ev::Access { inst, idx, write, .. } => {

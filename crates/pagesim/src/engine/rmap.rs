@@ -76,6 +76,29 @@ impl Sim {
         (n, exec)
     }
 
+    /// Asks for the cache lines reclaim will read of folio `f`: the PTE of its first page in
+    /// each VMA that may map it and, for a page-cache folio, its page-cache slot and shadow
+    /// entry. Reclaim decides the folios it isolated one after the other; asked for a
+    /// couple of folios ahead, these lines (random ones of large arrays: the folios at the
+    /// LRU's tail were faulted in long ago) come while it decides the folios before. A hint.
+    pub(crate) fn prefetch_folio_rmap(&self, f: Pfn) {
+        let idx = self.mm.frames.index[f] as usize;
+        let mappers: &[VmaId] = match self.mm.frames.owner(f) {
+            Owner::None => &[],
+            Owner::Anon(a) => &self.mm.anon_vmas[a].mappers,
+            Owner::Shmem(o) => &self.mm.shmem[o as usize].mappers,
+            Owner::File(a) => {
+                self.pc.files[a.idx()].prefetch(idx as u64);
+                &self.pc.files[a.idx()].mappers
+            }
+        };
+        for &v in mappers {
+            if let Some(e) = self.mm.vmas[v].pte.get(idx) {
+                crate::prefetch::prefetch(e);
+            }
+        }
+    }
+
     pub(crate) fn folio_mapped(&self, f: Pfn) -> bool {
         let idx = self.mm.frames.index[f] as usize;
         let nr = self.mm.frames.nr_pages(f) as usize;

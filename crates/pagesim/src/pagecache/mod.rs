@@ -200,6 +200,16 @@ impl AddressSpace {
         Pfn::from_slot(self.slots[index as usize])
     }
 
+    /// Asks for the cache lines of page `index`'s slot and shadow entry (a replay does, a
+    /// few accesses before it may fault on that page).
+    #[inline]
+    pub fn prefetch(&self, index: u64) {
+        if let (Some(slot), Some(shadow)) = (self.slots.get(index as usize), self.shadow.get(index as usize)) {
+            crate::prefetch::prefetch(slot);
+            crate::prefetch::prefetch(shadow);
+        }
+    }
+
     /// Byte offset of page `index` on the device.
     #[inline]
     pub fn offset_of(&self, index: u64) -> u64 {
