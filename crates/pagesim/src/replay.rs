@@ -171,7 +171,10 @@ impl TraceInfo {
             if refs.is_empty() {
                 break;
             }
-            (keys.clear(), stores.clear(), numbers.clear(), bytes.clear());
+            keys.clear();
+            stores.clear();
+            numbers.clear();
+            bytes.clear();
             for x in &refs {
                 let write = x.op == crate::tracefile::Op::Write;
                 writes |= write;
