@@ -513,11 +513,8 @@ impl Sim {
         let mut mapped_target = false;
         let mut hits = 0u32;
         let mut i = start;
-        while i < end {
-            let Some(f) = self.pc.files[fi].frame(i) else {
-                i += 1;
-                continue;
-            };
+        while let Some((at, f)) = self.pc.files[fi].next_cached(i, end) {
+            i = at;
             let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
             let (lo, hi) = if whole && first + nr <= pages { (first, first + nr) } else { (i, (first + nr).min(end)) };
             i = (first + nr).max(i + 1);

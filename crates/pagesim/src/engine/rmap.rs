@@ -78,9 +78,10 @@ impl Sim {
 
     /// Asks for the cache lines reclaim will read of folio `f`: the PTE of its first page in
     /// each VMA that may map it and, for a page-cache folio, its page-cache slot and shadow
-    /// entry. Reclaim decides the folios it isolated one after the other; asked for a
-    /// couple of folios ahead, these lines (random ones of large arrays: the folios at the
-    /// LRU's tail were faulted in long ago) come while it decides the folios before. A hint.
+    /// entry. Reclaim asks for them for every folio it has just isolated, then decides the
+    /// folios one after the other: these lines (random ones of large arrays, as the folios
+    /// at the LRU's tail were faulted in long ago) come in parallel rather than one miss
+    /// per folio (asked for two folios ahead instead, they came too late to help). A hint.
     pub(crate) fn prefetch_folio_rmap(&self, f: Pfn) {
         let idx = self.mm.frames.index[f] as usize;
         let mappers: &[VmaId] = match self.mm.frames.owner(f) {

@@ -744,16 +744,13 @@ impl Sim {
         }
         // A folio split by shrink_folio appends its other pages to `isolated`, which this
         // loop goes on to decide as the kernel's loop does its `folio_list`.
-        let mut i = 0;
-        if let Some(&f) = isolated.get(1) {
+        for &f in &isolated {
             self.prefetch_folio_rmap(f);
         }
+        let mut i = 0;
         while i < isolated.len() {
             let f = isolated[i];
             i += 1;
-            if let Some(&ahead) = isolated.get(i + 1) {
-                self.prefetch_folio_rmap(ahead);
-            }
             let before = isolated.len();
             let verdict = self.shrink_folio(f, sc, cpu, &mut pageout, &mut isolated);
             if isolated.len() > before {

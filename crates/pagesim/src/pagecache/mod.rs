@@ -200,6 +200,15 @@ impl AddressSpace {
         Pfn::from_slot(self.slots[index as usize])
     }
 
+    /// The first cached page in `[from, end)` and its frame (fault-around's walk over the
+    /// page cache's entries, which skips the empty ones).
+    #[inline]
+    pub fn next_cached(&self, from: u64, end: u64) -> Option<(u64, Pfn)> {
+        let slots = self.slots.get(from as usize..end.min(self.slots.len() as u64) as usize)?;
+        let at = slots.iter().position(|&s| s != 0)?;
+        Some((from + at as u64, Pfn::from_slot(slots[at])?))
+    }
+
     /// Asks for the cache lines of page `index`'s slot and shadow entry (a replay does, a
     /// few accesses before it may fault on that page).
     #[inline]
