@@ -195,7 +195,9 @@ const CACHED_BYTES: usize = 1 << 20;
 impl Lru {
     pub fn new(capacity: u32) -> Self {
         let capacity = capacity.max(1);
-        let expected = (capacity as usize).min(1 << 24);
+        // Sized for the capacity up to 2^20 pages, grown past that as pages come (a large
+        // cache over a trace of few pages writes no large index).
+        let expected = (capacity as usize).min(1 << 20);
         Lru {
             capacity,
             index: Index::new(expected),
@@ -446,8 +448,8 @@ impl ReuseDistances {
     }
 }
 
-/// Feeds the pages of the records of `trace` to `f`, in order, a batch of a few hundred at
-/// a time.
+/// Feeds the pages of the records of `trace` to `f`, in order, a batch
+/// ([`Reader::next_refs`]'s records) at a time.
 pub fn each_page(trace: &mut dyn Reader, mut f: impl FnMut(&[Key])) -> Result<(), TraceError> {
     let (mut refs, mut keys) = (Vec::new(), Vec::new());
     loop {

@@ -76,9 +76,10 @@ pub trait Reader {
     /// The next record, or `None` at the end of the trace.
     fn next_ref(&mut self) -> Result<Option<Ref>, TraceError>;
 
-    /// Appends the next records to `out` (a few hundred at most; none at the end of the
-    /// trace): the same records as [`Reader::next_ref`] gives, fewer calls a record. A
-    /// binary format overrides it to decode what its stream's buffer holds in one go.
+    /// Appends the next records to `out` (none at the end of the trace): the same records
+    /// as [`Reader::next_ref`] gives, fewer calls a record. By default up to 256; a
+    /// binary format overrides it to decode the whole records its stream's buffer holds
+    /// (2,730 of oracleGeneral's in 64 KiB).
     fn next_refs(&mut self, out: &mut Vec<Ref>) -> Result<(), TraceError> {
         for _ in 0..BATCH {
             match self.next_ref()? {
