@@ -202,9 +202,11 @@ impl Sim {
     }
 
     /// Asks for the cache lines an access to page `idx` of region `region` by task `tid` will
-    /// read: its PTE and, in a file mapping, the page's page-cache slot and shadow entry.
-    /// Those are random lines of large arrays when the trace's pages are; asked for a few
-    /// accesses ahead, they come while the task's accesses before run. A hint only.
+    /// read: its PTE and, in a file mapping, the page's page-cache slot and shadow entry and
+    /// the slots of its fault-around window. Those are random lines of large arrays when the
+    /// trace's pages are; asked for a few accesses ahead, they come while the task's
+    /// accesses before run. A hint only. (Asking for the page cache's lines only when the
+    /// PTE, asked for earlier, says the access will fault was no faster.)
     fn prefetch_access(&self, tid: Tid, region: u32, idx: u32) {
         let Some(v) = self.sched.tasks[self.mm_task(tid)].vma_of(region) else { return };
         let vma = &self.mm.vmas[v];
@@ -212,7 +214,12 @@ impl Sim {
             crate::prefetch::prefetch(e);
         }
         if let Some(fi) = vma.file {
-            self.pc.files[fi].prefetch(idx as u64);
+            let file = &self.pc.files[fi];
+            file.prefetch(idx as u64);
+            if self.profile.fault_around {
+                let start = idx as u64 & !(crate::pagecache::FAULT_AROUND_PAGES - 1);
+                file.prefetch_slots(start, start + crate::pagecache::FAULT_AROUND_PAGES);
+            }
         }
     }
 

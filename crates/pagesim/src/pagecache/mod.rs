@@ -219,6 +219,18 @@ impl AddressSpace {
         }
     }
 
+    /// Asks for the cache lines of the slots of pages `[lo, hi)`, a fault-around window
+    /// (16 slots: one or two lines).
+    #[inline]
+    pub fn prefetch_slots(&self, lo: u64, hi: u64) {
+        if let Some(w) = self.slots.get(lo as usize..(hi as usize).min(self.slots.len())) {
+            if let (Some(first), Some(last)) = (w.first(), w.last()) {
+                crate::prefetch::prefetch(first);
+                crate::prefetch::prefetch(last);
+            }
+        }
+    }
+
     /// Byte offset of page `index` on the device.
     #[inline]
     pub fn offset_of(&self, index: u64) -> u64 {
