@@ -251,7 +251,8 @@ impl Lru {
     pub fn access_all(&mut self, keys: &[Key]) {
         // A cache whose arrays fit in a core's L2 cache gains nothing from asking for lines
         // ahead, only the asking's cost.
-        let bytes = self.slots.len() * std::mem::size_of::<Slot>() + self.index.buckets.len() * 8;
+        let bytes = (self.slots.len() * std::mem::size_of::<Slot>())
+            + (self.index.buckets.len() * std::mem::size_of::<Bucket>());
         if bytes < CACHED_BYTES {
             for &k in keys {
                 self.access(k);
