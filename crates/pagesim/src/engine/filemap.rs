@@ -75,11 +75,20 @@ impl Sim {
 
     /// [`Sim::submit_file_readahead`] while the caller holds a reference on folio `held`:
     /// the reclaim the window's allocations start keeps it ([`Mm::ra_pinned`]), so a window
-    /// as large as the memcg does not evict the page the reader is on. Returns whether task
-    /// `tid` sleeps in its charge's `reclaim_throttle` (the window goes on after it).
-    fn readahead_holding(&mut self, tid: Tid, held: Option<Pfn>, fi: FileId, dec: &Readahead, cpu: u32) -> bool {
+    /// as large as the memcg does not evict the page the reader is on. `partial`: `dec` is
+    /// the rest of a window already counted. Returns whether task `tid` sleeps in its
+    /// charge's `reclaim_throttle` (the window goes on after it).
+    fn readahead_holding(
+        &mut self,
+        tid: Tid,
+        held: Option<Pfn>,
+        fi: FileId,
+        dec: &Readahead,
+        cpu: u32,
+        partial: bool,
+    ) -> bool {
         self.mm.ra_pinned = held;
-        let throttled = self.submit_file_readahead(tid, fi, dec, cpu, false);
+        let throttled = self.submit_file_readahead(tid, fi, dec, cpu, partial);
         self.mm.ra_pinned = None;
         throttled
     }
@@ -92,10 +101,7 @@ impl Sim {
     pub(crate) fn readahead_resume(&mut self, tid: Tid, cpu: u32) -> bool {
         let Some(ra) = self.sched.tasks[tid].ra_resume.take() else { return false };
         let held = ra.held.and_then(|i| self.pc.files[ra.file].frame(i));
-        self.mm.ra_pinned = held;
-        let throttled = self.submit_file_readahead(tid, ra.file, &ra.rest, cpu, true);
-        self.mm.ra_pinned = None;
-        throttled
+        self.readahead_holding(tid, held, ra.file, &ra.rest, cpu, true)
     }
 
     /// `read_pages` for a policy's decision: allocates and reads every missing page of
@@ -307,7 +313,7 @@ impl Sim {
                 // it (2.6.23+ `page_cache_async_readahead`, 6.x `filemap_readahead`); a sync
                 // window starts before there is a folio to hold.
                 let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
-                if self.readahead_holding(tid, held, fi, &dec, cpu) {
+                if self.readahead_holding(tid, held, fi, &dec, cpu, false) {
                     // Asleep in the window's charge: the window goes on when it wakes.
                     self.sched.tasks[tid].read = Some(r);
                     return ReadStep::Blocked;
@@ -584,7 +590,7 @@ impl Sim {
             }
             // filemap_fault holds the flagged folio it found (do_async_mmap_readahead).
             let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
-            if self.readahead_holding(tid, held, fi, &dec, cpu) {
+            if self.readahead_holding(tid, held, fi, &dec, cpu, false) {
                 return Fault::Blocked;
             }
             found = self.pc.files[fi].lookup(&self.mm.frames, i);

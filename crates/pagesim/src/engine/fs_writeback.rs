@@ -91,8 +91,7 @@ impl Sim {
     /// (`get_nr_dirty_pages`).
     pub(crate) fn wakeup_flusher_threads_all(&mut self) {
         if !self.wb.rules.start_all_once {
-            let nr_pages = self.mm.nr_dirty + self.wb.nr_dirty_inodes();
-            self.wakeup_flusher_threads(WorkKind::Vmscan, nr_pages, true);
+            self.wakeup_flusher_threads(WorkKind::Vmscan, self.get_nr_dirty_pages(), true);
             return;
         }
         for w in 0..self.wb.wbs.len() {
@@ -102,6 +101,12 @@ impl Sim {
                 self.wb_wakeup(WbId(w as u32));
             }
         }
+    }
+
+    /// `get_nr_dirty_pages`: the dirty pages and the dirty inodes, the size of a writeback
+    /// of everything (kupdate's, a start-all's, reclaim's request before 4.15).
+    fn get_nr_dirty_pages(&self) -> u64 {
+        self.mm.nr_dirty + self.wb.nr_dirty_inodes()
     }
 
     /// `wb_queue_work`: `work` joins the flusher's work list and the flusher wakes.
@@ -203,8 +208,8 @@ impl Sim {
             return Some(work);
         }
         if w.start_all {
-            // get_nr_dirty_pages, not split between the wbs (as kupdate's).
-            let nr_pages = self.mm.nr_dirty + self.wb.nr_dirty_inodes();
+            // Not split between the wbs (as kupdate's).
+            let nr_pages = self.get_nr_dirty_pages();
             return Some(WbWork { kind: WorkKind::StartAll, nr_pages, start_ns: now, range_cyclic: true });
         }
         let interval = self.wb.sysctl.writeback_interval_ns;
@@ -212,8 +217,7 @@ impl Sim {
             w.periodic_checked |= 1;
             if interval > 0 && w.has_dirty_io() && now >= w.last_old_flush + interval {
                 w.last_old_flush = now;
-                // get_nr_dirty_pages: dirty pages and dirty inodes.
-                let nr_pages = self.mm.nr_dirty + self.wb.nr_dirty_inodes();
+                let nr_pages = self.get_nr_dirty_pages();
                 return Some(WbWork { kind: WorkKind::Kupdate, nr_pages, start_ns: now, range_cyclic: true });
             }
         }
