@@ -259,6 +259,11 @@ impl Holds {
 
     fn insert(&mut self, key: Key, hold: Hold) {
         if let Holds::Deque(d) = self {
+            // Most acquisitions arrive after every hold kept: appended without a search.
+            if d.back().is_none_or(|(k, _)| *k < key) {
+                d.push_back((key, hold));
+                return;
+            }
             let at = d.partition_point(|(k, _)| *k < key);
             if d.len() - at <= Self::DEQUE_SHIFT_MAX {
                 d.insert(at, (key, hold));
