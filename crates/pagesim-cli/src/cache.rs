@@ -25,7 +25,7 @@ pub struct Args {
     sizes: Vec<u64>,
     /// The replacement policy: `lru`, or a kernel profile (`linux-6.6`, ... `pagesim
     /// profiles` lists them): the whole model, each page a load through a mapping of one
-    /// file (MADV_RANDOM) in a memcg of --ram bytes on a RAM-speed device; a miss is a
+    /// file (MADV_RANDOM) in a memcg of --ram bytes on a RAM device (brd); a miss is a
     /// major fault. One run per size.
     #[arg(long, default_value = "lru", value_name = "POLICY")]
     policy: String,
@@ -139,7 +139,8 @@ impl Outcome<'_> {
 
 /// `--policy linux-X.Y`: the trace through the whole model under that kernel profile, once per
 /// size: a memcg of the size, the trace's pages loaded through a shared mapping of one file
-/// on a RAM-speed device (`replay::TraceInfo::scan_refs`); a miss is a major fault.
+/// on a RAM device, brd, which reads in the faulting thread (`replay::TraceInfo::scan_refs`);
+/// a miss is a major fault.
 fn kernel(a: &Args, path: &str, sizes: &[u64], out: &mut Out) -> Result<(), Stop> {
     if !pagesim::profile::PROFILES.iter().any(|p| p.name == a.policy) {
         let names: Vec<&str> = pagesim::profile::PROFILES.iter().map(|p| p.name).collect();

@@ -88,6 +88,20 @@ pub(crate) struct Io {
     pub(crate) req_waiters: Vec<(crate::ids::Tid, DevId)>,
     /// The thread running now: the submitting context of its I/O.
     pub(crate) ctx: crate::ids::Tid,
+    /// Folio I/O to synchronous (bio-based) devices in the running thread's plug, in the
+    /// order submitted: the filesystem's bios under construction, done by that thread when
+    /// it releases the plug (`Sim::unplug`).
+    pub(crate) sync_plug: Vec<SyncIo>,
+}
+
+/// A folio's I/O to a synchronous device, held until the submitter's plug is released.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SyncIo {
+    pub dev: DevId,
+    pub frame: Pfn,
+    pub dir: IoDir,
+    pub offset: u64,
+    pub len: u64,
 }
 /// Direction of a request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@
 //! completed writeback releases threads in `reclaim_throttle`, engine/vmscan.rs).
 
 use crate::device::PageIo;
-use crate::device::{Dispatched, IoDir};
+use crate::device::{Dispatched, IoDir, SyncIo};
 use crate::engine::event::Event;
 use crate::engine::{Sim, TaskState};
 use crate::ids::Pfn;
@@ -25,8 +25,14 @@ impl Sim {
 
     /// Queues the I/O of a whole folio, `len` bytes at `offset`, split into requests no
     /// larger than the device takes (`bio_split` to `max_sectors_kb`); the folio's I/O ends
-    /// when the last of them completes.
+    /// when the last of them completes. On a synchronous device (brd, pmem, zram: bio-based,
+    /// no request queue) the folio joins the bio the submitter is building and is done when
+    /// its plug is released ([`Sim::sync_submit_bios`]).
     pub fn submit_folio_bio(&mut self, dev: DevId, offset: u64, frame: Pfn, dir: IoDir, len: u64) {
+        if self.io.devices[dev].model().synchronous_io() {
+            self.io.sync_plug.push(SyncIo { dev, frame, dir, offset, len });
+            return;
+        }
         let max = self.io.devices[dev].max_bytes().max(4096);
         // Most I/O is one page: no division for it.
         let parts = if len <= max { 1 } else { len.div_ceil(max) as u32 };
@@ -60,10 +66,64 @@ impl Sim {
 
     /// Releases the plug of device `dev` (`blk_finish_plug`).
     pub fn unplug(&mut self, dev: DevId) {
+        if !self.io.sync_plug.is_empty() {
+            self.sync_submit_bios(dev);
+        }
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
         self.io.devices[dev].unplug(self.sched.now, &mut out);
         self.device_ran(dev, &mut out);
         self.io.scratch_dispatch = out;
+    }
+
+    /// The folio I/O held for synchronous device `dev` in the running thread's plug, done
+    /// now by that thread. The filesystem builds one bio of consecutive folios in the same
+    /// direction (`mpage_readahead`, `mpage_writepages`: a bio goes out when the next block
+    /// is not contiguous, at `max_sectors_kb`, or at the end), and a bio-based driver has
+    /// no request queue: `submit_bio` calls its `->submit_bio` (`brd_submit_bio`,
+    /// `pmem_submit_bio`, `zram_submit_bio`), which copies each segment in the submitter
+    /// and ends the bio there (`bio_endio`). So each bio costs the thread the device's
+    /// service time as CPU time, and its folios end their read (unlocked, their waiters
+    /// woken) or their writeback before the next bio goes. Until then they stay locked or
+    /// under writeback, as in the kernel, where a readahead window's folios are all added
+    /// to the page cache before `read_pages` submits them.
+    pub(crate) fn sync_submit_bios(&mut self, dev: DevId) {
+        let mut held = std::mem::take(&mut self.io.sync_plug);
+        let mut others = Vec::new();
+        let max = self.io.devices[dev].max_bytes().max(4096);
+        let mut i = 0;
+        while i < held.len() {
+            let first = held[i];
+            if first.dev != dev {
+                others.push(first);
+                i += 1;
+                continue;
+            }
+            let (mut len, mut j) = (first.len, i + 1);
+            while let Some(n) = held.get(j) {
+                if n.dev != dev || n.dir != first.dir || n.offset != first.offset + len || len + n.len > max {
+                    break;
+                }
+                len += n.len;
+                j += 1;
+            }
+            let now = self.sched.now;
+            let ns = self.io.devices[dev].model_mut().service_ns(first.dir, first.offset, len, now);
+            self.io.devices[dev].account_sync(first.dir, len, ns);
+            self.charge(ns);
+            self.note_device_ns(ns);
+            for io in &held[i..j] {
+                match io.dir {
+                    IoDir::Read => self.folio_end_read(io.frame),
+                    IoDir::Write => self.folio_end_writeback(io.frame),
+                }
+            }
+            i = j;
+        }
+        // A completion submits no I/O: nothing joined the plug meanwhile.
+        debug_assert!(self.io.sync_plug.is_empty(), "I/O submitted while a synchronous bio ended");
+        held.clear();
+        // The other devices' I/O stays held, in order.
+        self.io.sync_plug = if others.is_empty() { held } else { others };
     }
 
     /// After device `dev` ran its queue: completion events for what it dispatched, an

@@ -673,6 +673,51 @@ mod tests {
     use crate::ids::{FileId, Tid};
     use crate::mm::vmstat::Counter;
 
+    /// On a synchronous, bio-based device (brd: `ram`) the folios read and written inside a
+    /// plug stay locked (or under writeback) until the plug is released; then the thread
+    /// does the I/O itself: consecutive folios in one direction make one bio, a gap or the
+    /// other direction starts another, each bio's service time (1 us + 512 ns a page) is the
+    /// thread's CPU time, and the folios end at once, with no completion event.
+    #[test]
+    fn a_synchronous_device_does_the_io_in_the_submitter_at_the_plugs_release() {
+        use crate::mm::pg;
+        let mut s = crate::testutil::sim_from(
+            "[kernel]\nlarge_folios = false\n[machine]\nram = \"64MB\"\n\
+             [device.d]\nmodel = \"ram\"\n[file.f]\ndevice = \"d\"\nsize = \"1MB\"\n\
+             [[task]]\nname = \"r\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n",
+            &[],
+        );
+        let (fi, dev) = (FileId(0), crate::ids::DevId(0));
+        let mut frames = Vec::new();
+        for index in [0, 1, 2, 7] {
+            let f = s.alloc_folio_atomic(0, 0).expect("free memory");
+            s.add_to_page_cache(f, fi, index);
+            s.read_file_page(fi, index, f, 0);
+            frames.push(f);
+        }
+        let events = s.sched.events.len();
+        assert!(frames.iter().all(|&f| s.mm.frames.test(f, pg::LOCKED)), "held in the plug, not read yet");
+        assert_eq!(s.io.devices[dev].stats().reads, 0);
+        let before = s.sched.now;
+        s.unplug(dev);
+        assert!(frames.iter().all(|&f| !s.mm.frames.test(f, pg::LOCKED)), "read by the submitter");
+        let st = s.io.devices[dev].stats();
+        assert_eq!((st.reads, st.read_bytes), (2, 4 * 4096), "pages 0-2 in one bio, page 7 in another");
+        assert_eq!(s.sched.now - before, 2 * 1_000 + 4 * 512, "the two bios' copies are the thread's time");
+        assert_eq!(s.sched.events.len(), events, "no completion to wait for");
+        // Writeback too: the written folios are clean and out of writeback at the release.
+        for &f in &frames[..2] {
+            assert!(s.folio_mark_dirty(f, fi, None));
+            s.file_writepage(f, fi, false);
+            assert!(s.mm.frames.test(f, pg::WRITEBACK));
+        }
+        s.unplug(dev);
+        assert!(frames[..2].iter().all(|&f| !s.mm.frames.test(f, pg::WRITEBACK)));
+        assert_eq!(s.io.devices[dev].stats().writes, 1, "one bio for the two pages");
+        assert_eq!(s.mm.vmstat.get(Counter::NrWritten), 2);
+        s.verify().unwrap();
+    }
+
     /// A readahead folio's charge at a memcg limit whose pages are all active, with the
     /// statistics reclaim reads not flushed yet (linux-6.18: no deactivation, the lists
     /// look balanced): reclaim at every priority frees nothing, so `do_try_to_free_pages`

@@ -630,6 +630,7 @@ impl Sim {
                 dev_timer: vec![None; ndevices],
                 req_waiters: Vec::new(),
                 ctx: Tid(0),
+                sync_plug: Vec::new(),
             },
             reclaim: Reclaim {
                 kswapd: Kswapd { sleeping: true, ..Default::default() },

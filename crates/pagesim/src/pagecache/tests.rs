@@ -369,7 +369,8 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
         "",
         "count = 2\n[[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\nrecord = \"16KB\"\nshared_fd = true\n",
     )
-    .replace("model = \"nvme\"", "model = \"ram\"\nrequest_ns = \"1s\"");
+    // A slow read (a synchronous device such as brd would read in the submitter: no sleep).
+    .replace("model = \"nvme\"", "model = \"nvme\"\nread_latency = \"1s\"");
     for (profile, copy) in [("linux-2.6.20", true), ("linux-2.6.23", true), ("linux-6.6", false)] {
         let sc = Scenario::from_toml(&text, "t.toml", &[format!("kernel.profile={profile}")]).unwrap();
         let mut sim = Sim::new(&sc, 1);
