@@ -80,6 +80,8 @@ const INFO_COUNTERS: &[&str] = &[
     "mthp_swpout",
     "mthp_swpout_fallback",
     "mthp_swpin",
+    "mthp_swpin_fallback",
+    "mthp_swpin_fallback_charge",
     "mthp_split",
 ];
 

@@ -171,13 +171,15 @@ pub fn mthp_size_dirs(thp_dir: &Path) -> Vec<(u64, std::path::PathBuf)> {
 /// size (those the simulator models), under the simulator's counter names (`mthp_` and the
 /// stat's name). PMD size is left out: its folios are PMD-mapped THPs.
 pub fn read_mthp_stats(thp_dir: &Path) -> BTreeMap<String, u64> {
-    const STATS: [&str; 7] = [
+    const STATS: [&str; 9] = [
         "anon_fault_alloc",
         "anon_fault_fallback",
         "anon_fault_fallback_charge",
         "swpout",
         "swpout_fallback",
         "swpin",
+        "swpin_fallback",
+        "swpin_fallback_charge",
         "split",
     ];
     let mut out = BTreeMap::new();

@@ -212,6 +212,42 @@ mod tests {
         s.verify().unwrap();
     }
 
+    /// A zram swap-in at a full memcg: the 64 KB folio is tried first and its charge, which
+    /// may not reclaim, fails (`swpin_fallback`, `swpin_fallback_charge`); the single
+    /// page's charge then reclaims, and the fault retried after that reclaim reads the
+    /// single page, not the large folio that would now fit.
+    #[test]
+    fn a_zram_swap_in_at_a_full_memcg_falls_back_to_a_page_before_it_reclaims() {
+        let text = format!(
+            "[machine]\nram = \"64MB\"\nkernel_reserved = \"4MB\"\n[kernel]\nprofile = \"linux-6.18\"\n\
+             anon_mthp = [\"64KB\"]\n{ZRAM}[memcg.box]\nmax = \"64KB\"\n\
+             [region.buf]\nkind = \"anon\"\nsize = \"4MB\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\nregion = \"buf\"\npattern = \"seq\"\n"
+        );
+        let mut s = sim_from(&text, &[]);
+        assert!(matches!(fault(&mut s, 0, true), Fault::Done));
+        for e in s.mm.vmas[0].pte.iter_mut() {
+            *e &= !pte::YOUNG;
+        }
+        let mut sc = ScanControl::direct();
+        s.shrink_inactive_list(1, LruList::InactiveAnon, 16, &mut sc, 0);
+        assert!((0..16).all(|i| s.mm.vmas[0].pte[i] & pte::SWAP != 0), "written to zram whole and freed");
+        assert!(matches!(fault(&mut s, 16, true), Fault::Done), "the next 64 KB fill the memcg again");
+        assert_eq!(s.mm.memcgs[1].usage, 16);
+        assert!(matches!(fault(&mut s, 5, false), Fault::Retry), "the single page's charge reclaims");
+        assert!(s.sched.tasks[Tid(0)].reclaim.is_some());
+        let c = |s: &crate::engine::Sim, k| s.mm.vmstat.get(k);
+        assert_eq!((c(&s, Counter::MthpSwpinFallback), c(&s, Counter::MthpSwpinFallbackCharge)), (1, 1));
+        // The reclaim made room (here: a higher limit, room for the large folio too).
+        s.mm.memcgs[1].max = 1 << 20;
+        s.sched.tasks[Tid(0)].reclaim = None;
+        assert!(matches!(s.handle_mm_fault(Tid(0), 0, crate::ids::VmaId(0), 5, false), Fault::Done));
+        assert_eq!(s.mm.frames.order(frame_at(&s, 5)), 0, "the fallback's single page");
+        assert!(s.mm.vmas[0].pte[4] & pte::SWAP != 0, "its neighbours stay in swap");
+        assert_eq!((c(&s, Counter::MthpSwpin), c(&s, Counter::PswpIn)), (0, 1));
+        s.verify().unwrap();
+    }
+
     #[test]
     fn zram_reads_a_large_folio_back_whole_unless_zswap_is_on() {
         for zswap in [false, true] {

@@ -227,6 +227,14 @@ impl Sim {
         }
         // A synchronous device's swap-in reads the target alone, bypassing the swap cache.
         let bypass = self.swap_sync_bypass(entry);
+        // Its large folio (6.12+ `alloc_swap_folio`) comes first and is charged without
+        // reclaim; only the order-0 fallback's charge reclaims, and the retry after that
+        // reclaim takes the single page, as the kernel's fallback does.
+        if bypass && !self.pending_fault(tid).room_reclaimed {
+            if let Some((f, first)) = self.alloc_swap_folio(tid, vma, idx, entry) {
+                return self.swapin_large_sync(tid, vma, idx, write, f, first);
+            }
+        }
         if self.swapin_charge_room(tid, if bypass { 1 } else { 1 << self.tun.page_cluster }) {
             return Fault::Retry;
         }
@@ -264,7 +272,8 @@ impl Sim {
     /// reclaim runs as the task's reclaim job (priority by priority, yielding to I/O
     /// completions as the kernel's reclaim is interrupted by them). The same pages are
     /// reclaimed as in the kernel, up to a window's worth earlier. `window` is the number
-    /// of pages the fault will read (1 when a synchronous device bypasses the swap cache).
+    /// of pages the fault will read (1 when a synchronous device bypasses the swap cache,
+    /// after its large folio's charge failed without reclaim).
     /// Returns true when a reclaim job was started (the access is retried after it).
     pub(crate) fn swapin_charge_room(&mut self, tid: Tid, window: u64) -> bool {
         let memcg = self.sched.tasks[tid].memcg;

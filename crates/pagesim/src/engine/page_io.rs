@@ -367,13 +367,9 @@ impl Sim {
         self.swap_slots_released();
     }
 
-    /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference). On
-    /// 6.12+ with anon mTHP on, the read may bring back a whole large folio
-    /// (`alloc_swap_folio`).
+    /// `do_swap_page` skipping the swap cache (`SWP_SYNCHRONOUS_IO`, one reference), for a
+    /// single page (a large folio, [`Sim::alloc_swap_folio`], was tried first).
     pub fn do_swap_page_sync(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, entry: Entry) -> Fault {
-        if let Some((f, first)) = self.alloc_swap_folio(tid, vma, idx, entry) {
-            return self.swapin_large_sync(tid, vma, idx, write, f, first);
-        }
         let Some(f) = self.swapin_direct(tid, entry) else { return Fault::Retry };
         let a = self.mm.vmas[vma].anon.expect("an anon VMA");
         self.mm.frames.set_owner(f, Owner::Anon(a), idx);
@@ -390,9 +386,11 @@ impl Sim {
     /// the pages are (`thp_swap_suitable_orders`), all zero or none in the zeromap, none in
     /// the swap cache (`can_swapin_thp`); never once zswap has been on since boot
     /// (`zswap_never_enabled`, `zswap.ever_enabled`).
-    /// Allocated and charged without reclaim, like an anon fault's folio. Returns the folio
-    /// and its first page's index; `None`: a single page.
-    fn alloc_swap_folio(&mut self, tid: Tid, vma: VmaId, idx: u32, entry: Entry) -> Option<(Pfn, u32)> {
+    /// Allocated and charged without reclaim, like an anon fault's folio: an order whose
+    /// allocation or charge fails counts `swpin_fallback` (and `swpin_fallback_charge`) and
+    /// the next order is tried. Returns the folio and its first page's index; `None`: a
+    /// single page.
+    pub(crate) fn alloc_swap_folio(&mut self, tid: Tid, vma: VmaId, idx: u32, entry: Entry) -> Option<(Pfn, u32)> {
         let mut orders = self.tun.anon_orders;
         if orders == 0 || !self.profile.anon_mthp.is_some_and(|r| r.swapin_sync_large) || self.swap.zswap.ever_enabled {
             return None;
@@ -423,8 +421,14 @@ impl Sim {
             if !ok {
                 continue;
             }
-            if let Ok(f) = self.alloc_folio_light(memcg, order) {
-                return Some((f, first));
+            match self.alloc_folio_light(memcg, order) {
+                Ok(f) => return Some((f, first)),
+                Err(fail) => {
+                    self.mm.count(Counter::MthpSwpinFallback, memcg, 1);
+                    if matches!(fail, crate::engine::page_alloc::LightFail::Charge) {
+                        self.mm.count(Counter::MthpSwpinFallbackCharge, memcg, 1);
+                    }
+                }
             }
         }
         None
@@ -434,7 +438,15 @@ impl Sim {
     /// serves the bio, and maps it at `first` (`do_swap_page` with a folio from
     /// `alloc_swap_folio`): the faulting entry's shadow decides the refault for the whole
     /// folio, and every slot is freed.
-    fn swapin_large_sync(&mut self, tid: Tid, vma: VmaId, idx: u32, write: bool, f: Pfn, first: u32) -> Fault {
+    pub(crate) fn swapin_large_sync(
+        &mut self,
+        tid: Tid,
+        vma: VmaId,
+        idx: u32,
+        write: bool,
+        f: Pfn,
+        first: u32,
+    ) -> Fault {
         self.major_fault(tid);
         let memcg = self.sched.tasks[tid].memcg;
         let nr = self.mm.frames.nr_pages(f) as u32;

@@ -172,13 +172,16 @@ counters! {
     // hugepages-<size>kB/stats/, summed over the sizes below PMD size, in folios: large
     // folios a fault took, orders a fault fell back from (allocation or charge failed;
     // a charge failure counts in both), folios swapped out whole, folios split because
-    // swap had no aligned run for them, folios read back whole, folios split.
+    // swap had no aligned run for them, folios read back whole, orders a swap-in fell back
+    // from (allocation or charge failed; a charge failure counts in both), folios split.
     MthpAnonFaultAlloc => "mthp_anon_fault_alloc",
     MthpAnonFaultFallback => "mthp_anon_fault_fallback",
     MthpAnonFaultFallbackCharge => "mthp_anon_fault_fallback_charge",
     MthpSwpout => "mthp_swpout",
     MthpSwpoutFallback => "mthp_swpout_fallback",
     MthpSwpin => "mthp_swpin",
+    MthpSwpinFallback => "mthp_swpin_fallback",
+    MthpSwpinFallbackCharge => "mthp_swpin_fallback_charge",
     MthpSplit => "mthp_split",
 }
 
