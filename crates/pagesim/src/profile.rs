@@ -267,6 +267,14 @@ pub struct Profile {
     /// in place). Threads reading one open file at once each decide from the state as their
     /// read found it, and the last read to return overwrites the others' updates.
     pub ra_read_copy: bool,
+    /// `page_cache_ra_unbounded` / `page_cache_ra_order` add every folio of a window to
+    /// the page cache (charged, locked, on the LRU) before `read_pages` submits their reads
+    /// (5.8, Matthew Wilcox's "mm: put readahead pages in cache earlier", with ext4's
+    /// `->readahead`). Before, `__do_page_cache_readahead` allocated the window's pages off
+    /// the page cache and ext4's `->readpages` (`mpage_readpages`) added each and put it in
+    /// a bio as it went: reclaim met no window of locked, unread pages (modelled as reading
+    /// each folio as it is added).
+    pub ra_add_before_read_pages: bool,
     /// VMA readahead falls back to cluster readahead while rotational swap is active (≥4.15).
     pub vma_ra_needs_nonrotational: bool,
     /// Readahead skips slots whose swap count is 0 (≥4.11 with the slots cache).
@@ -322,6 +330,13 @@ pub struct Profile {
     /// non-hierarchical mode"). Before, it is 0 at the root and each new memcg takes its
     /// parent's: nested v1 memcgs are independent unless a scenario sets it.
     pub memcg_v1_always_hierarchical: bool,
+    /// `try_charge` of a `__GFP_NORETRY` charge still over the limit after its reclaim drains
+    /// the per-CPU charge stocks (`drain_all_stock`) and retries, reclaiming a second time,
+    /// before it gives up (3.19, Johannes Weiner's "mm: memcontrol: fix transparent huge
+    /// page allocations under pressure"; 3.17-3.18's `mem_cgroup_reclaim` loop also drained
+    /// and reclaimed again). Before 3.17 such a charge did not reclaim at all (modelled as
+    /// one reclaim, the readahead allocation's simplification in docs/model.md).
+    pub memcg_charge_drain_retry: bool,
     /// A memcg's lruvec statistics as reclaim reads them (`lruvec_page_state`: LRU sizes,
     /// WORKINGSET_ACTIVATE_*) are its subtree's (5.2, Johannes Weiner's "make cgroup stats
     /// and events query API explicitly local": the plain readers are hierarchical); before,
@@ -476,6 +491,7 @@ const LINUX_3_14: Profile = Profile {
     swappiness_max: 100,
     free_swap_on_write_fault: true,
     ra_read_copy: false,
+    ra_add_before_read_pages: false,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: false,
     swap_ra_marks_cached: true,
@@ -491,6 +507,7 @@ const LINUX_3_14: Profile = Profile {
     swappiness_of_target: true,
     memcg_v2_protection: false,
     memcg_v1_always_hierarchical: false,
+    memcg_charge_drain_retry: false,
     memcg_hierarchical_stats: false,
     pg_workingset: false,
     activation_ages_nonresident: false,
@@ -546,6 +563,7 @@ const LINUX_6_6: Profile = Profile {
     swappiness_max: 200,
     free_swap_on_write_fault: true,
     ra_read_copy: false,
+    ra_add_before_read_pages: true,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: true,
     swap_ra_marks_cached: false,
@@ -561,6 +579,7 @@ const LINUX_6_6: Profile = Profile {
     swappiness_of_target: false,
     memcg_v2_protection: true,
     memcg_v1_always_hierarchical: true,
+    memcg_charge_drain_retry: true,
     memcg_hierarchical_stats: true,
     pg_workingset: true,
     activation_ages_nonresident: true,
@@ -712,9 +731,11 @@ const LINUX_4_8: Profile = Profile {
     description: "Linux 4.8 (seed 001's baseline): swap slots allocated and freed under the swap device's lock, \
                   one swap-cache radix tree per device under its tree_lock (also taken for the writeback tag), \
                   one LRU lock per node with 14-page batches; file workingset detection (3.15), fault-around \
-                  (3.15), proportional reclaim (3.16), watermark_scale_factor (4.6); reclaim and readahead \
-                  otherwise as linux-3.14",
+                  (3.15), proportional reclaim (3.16), watermark_scale_factor (4.6), the memcg charge's \
+                  second reclaim after draining the per-CPU stocks (3.19); reclaim and readahead otherwise as \
+                  linux-3.14",
     fault_around: true,
+    memcg_charge_drain_retry: true,
     workingset: WorkingsetMode::FileOnly,
     watermark_scale: true,
     proportional_reclaim: true,

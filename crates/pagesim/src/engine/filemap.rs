@@ -3,9 +3,22 @@
 //! Models mm/filemap.c: `filemap_read` (2.6: `do_generic_mapping_read`) page by page,
 //! `filemap_fault` with `do_sync_mmap_readahead` / `do_async_mmap_readahead` (2.6:
 //! `filemap_nopage`), `filemap_map_pages` (fault-around, ≥3.15), `filemap_add_folio`
-//! (insertion with the workingset refault check); mm/readahead.c `read_pages` (a window is
-//! read under one block plug, so its pages merge into large requests); mm/swap.c
-//! `folio_mark_accessed`; mm/fadvise.c `generic_fadvise`.
+//! (insertion with the workingset refault check); mm/readahead.c `page_cache_ra_unbounded`,
+//! `page_cache_ra_order` and `read_pages` (a window is read under one block plug, so its
+//! pages merge into large requests); mm/swap.c `folio_mark_accessed`; mm/fadvise.c
+//! `generic_fadvise`.
+//!
+//! Since 5.8 a readahead window is added to the page cache before any of it is read
+//! (`Profile::ra_add_before_read_pages`): each folio is allocated, charged, inserted locked
+//! and put on the LRU, and `read_pages` submits the batch (`readahead_control`'s
+//! `_index`/`_nr_pages`) only at the window's end, at a page already cached, or before a
+//! failed large folio falls back to single pages:
+//!
+//! ```text
+//!   window  [ added, locked, unread  |  i: allocating (may reclaim)  |  rest ]
+//!            ^ ractl._index            reclaim scans the added folios: folio_trylock
+//!                                      fails, kept; pgscan counts them, nothing frees
+//! ```
 //!
 //! A read(2) of pages `[start, end)` runs as a resumable loop over its pages (the task's
 //! [`FileRead`]), so that it can block on a page's I/O and continue where it was:
@@ -44,7 +57,7 @@ impl Sim {
     /// folio at page `index` of file `fi` (all its pages), locked for its read. A shadow
     /// entry in its range makes it a refault (`workingset_refault`), which may start it on
     /// the active list.
-    fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
+    pub(crate) fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
         let nr = self.mm.frames.nr_pages(f);
         let shadow = self.pc.files[fi].insert_folio(index, nr, f);
         let m = self.mm.frames.memcg[f];
@@ -75,9 +88,10 @@ impl Sim {
 
     /// [`Sim::submit_file_readahead`] while the caller holds a reference on folio `held`:
     /// the reclaim the window's allocations start keeps it ([`Mm::ra_pinned`]), so a window
-    /// as large as the memcg does not evict the page the reader is on. `partial`: `dec` is
-    /// the rest of a window already counted. Returns whether task `tid` sleeps in its
-    /// charge's `reclaim_throttle` (the window goes on after it).
+    /// as large as the memcg does not evict the page the reader is on. `resumed`: `dec` is
+    /// the rest of a window already counted, whose folios from the page given up to the
+    /// rest's first page are added and not yet read. Returns whether task `tid` sleeps in
+    /// its charge's `reclaim_throttle` (the window goes on after it).
     fn readahead_holding(
         &mut self,
         tid: Tid,
@@ -85,10 +99,10 @@ impl Sim {
         fi: FileId,
         dec: &Readahead,
         cpu: u32,
-        partial: bool,
+        resumed: Option<u64>,
     ) -> bool {
         self.mm.ra_pinned = held;
-        let throttled = self.submit_file_readahead(tid, fi, dec, cpu, partial);
+        let throttled = self.submit_file_readahead(tid, fi, dec, cpu, resumed);
         self.mm.ra_pinned = None;
         throttled
     }
@@ -101,14 +115,46 @@ impl Sim {
     pub(crate) fn readahead_resume(&mut self, tid: Tid, cpu: u32) -> bool {
         let Some(ra) = self.sched.tasks[tid].ra_resume.take() else { return false };
         let held = ra.held.and_then(|i| self.pc.files[ra.file].frame(i));
-        self.readahead_holding(tid, held, ra.file, &ra.rest, cpu, true)
+        self.readahead_holding(tid, held, ra.file, &ra.rest, cpu, Some(ra.added))
     }
 
-    /// `read_pages` for a policy's decision: allocates and reads every missing page of
-    /// the windows under one plug and sets the PG_readahead marker on the folio holding
-    /// the marked page. Readahead folios are allocated with __GFP_NORETRY
+    /// Task `tid` exits (or is killed) while its readahead window sleeps in a charge's
+    /// `reclaim_throttle`: the charge fails (a fatal signal ends `try_charge_memcg`), so the
+    /// window ends there and `read_pages` submits the folios it added before the sleep,
+    /// whose waiters would otherwise wait for ever.
+    pub(crate) fn readahead_abandon(&mut self, tid: Tid) {
+        let Some(ra) = self.sched.tasks[tid].ra_resume.take() else { return };
+        let memcg = self.sched.tasks[tid].memcg;
+        self.read_pages(ra.file, ra.added, ra.resume_index(), memcg);
+        self.unplug(self.pc.files[ra.file].dev);
+    }
+
+    /// `read_pages`: submits the reads of the folios a readahead added at pages
+    /// `[from, to)` of file `fi` and has not read yet (the `readahead_control` batch), one
+    /// bio per folio inside the caller's plug. They stay in the page cache meanwhile:
+    /// locked, reclaim keeps them and truncation waits for them.
+    fn read_pages(&mut self, fi: FileId, from: u64, to: u64, memcg: u16) {
+        let mut i = from;
+        while i < to {
+            let f = self.pc.files[fi].frame(i).expect("a readahead folio stays cached until read_pages");
+            debug_assert!(self.mm.frames.test(f, pg::LOCKED), "page {i} of file {fi:?} was read before read_pages");
+            debug_assert_eq!(self.mm.frames.index[f] as u64, i, "the batch holds whole folios");
+            self.read_file_page(fi, i, f, memcg);
+            i += self.mm.frames.nr_pages(f);
+        }
+    }
+
+    /// `page_cache_ra_unbounded` for a policy's decision: allocates and reads every missing
+    /// page of the windows under one plug and sets the PG_readahead marker on the folio
+    /// holding the marked page. Readahead folios are allocated with __GFP_NORETRY
     /// ([`Sim::alloc_folio_noretry`]); a failed single-page allocation ends the window
     /// there, as `page_cache_ra_unbounded` stops at the first page it cannot allocate.
+    ///
+    /// 5.8+ (`Profile::ra_add_before_read_pages`): the folios are added to the page cache,
+    /// locked, as they are allocated, and [`Sim::read_pages`] submits them when the window
+    /// ends (its end, a failed allocation), at a page already cached and before a large
+    /// folio's failure falls back to single pages; meanwhile the reclaim of later
+    /// allocations meets them locked and keeps them. Before 5.8 each is read as it is added.
     ///
     /// With a decision of order > 0 (a mapping with large folios), the window is carved as
     /// `page_cache_ra_order` does: from its start, each folio of the decision's order, or
@@ -117,20 +163,23 @@ impl Sim {
     /// already cached (-EEXIST) or that cannot be allocated ends the large-folio loop; the
     /// rest of the window is read in single pages (`do_page_cache_ra`).
     ///
-    /// For task `tid`; `partial`: the first range is the rest of a window already counted.
-    /// Returns whether a charge's reclaim put the task to sleep in `reclaim_throttle`
-    /// (cgroup v1): the window stops at that folio (the folios before it are read now; the
-    /// kernel submits them with the rest of the window) and its rest waits in the task's
-    /// `ra_resume` ([`Sim::readahead_resume`]).
-    fn submit_file_readahead(&mut self, tid: Tid, fi: FileId, dec: &Readahead, cpu: u32, partial: bool) -> bool {
+    /// For task `tid`; `resumed`: the first range is the rest of a window already counted,
+    /// whose added, unread folios start at the page given. Returns whether a charge's
+    /// reclaim put the task to sleep in `reclaim_throttle` (cgroup v1): the window stops at
+    /// that folio, the folios it added before it stay unread (5.8+) and locked through the
+    /// sleep, and its rest waits in the task's `ra_resume` ([`Sim::readahead_resume`],
+    /// [`Sim::readahead_abandon`] if the task exits first).
+    fn submit_file_readahead(&mut self, tid: Tid, fi: FileId, dec: &Readahead, cpu: u32, resumed: Option<u64>) -> bool {
         if dec.is_empty() {
             return false;
         }
         let memcg = self.sched.tasks[tid].memcg;
         let dev = self.pc.files[fi].dev;
         let mut throttled = false;
+        let batched = self.profile.ra_add_before_read_pages;
         'windows: for (n, r) in dec.ranges().iter().enumerate() {
-            if !(partial && n == 0) {
+            let resumed = resumed.filter(|_| n == 0);
+            if resumed.is_none() {
                 self.mm.count(Counter::FileRaWindows, memcg, 1);
                 // The window as the policy sized it, cached pages included.
                 let k = r.len.max(1).next_power_of_two().trailing_zeros() as usize;
@@ -139,6 +188,8 @@ impl Sim {
             let end = r.end();
             let mut order = dec.order;
             let mut i = r.start;
+            // `ractl->_index`: the first page of the folios added and not read yet.
+            let mut batch = resumed.unwrap_or(r.start);
             while i < end {
                 let mut o = 0;
                 if order > 0 {
@@ -149,23 +200,32 @@ impl Sim {
                     let slots = &self.pc.files[fi].slots[i as usize..(i + (1 << o)) as usize];
                     if slots.iter().any(|&s| s != 0) {
                         order = 0; // -EEXIST: the rest in single pages
+                        self.read_pages(fi, batch, i, memcg);
+                        batch = i;
                         continue;
                     }
                 } else if self.pc.files[fi].slots[i as usize] != 0 {
+                    self.read_pages(fi, batch, i, memcg);
                     i += 1;
+                    batch = i;
                     continue;
                 }
                 let f = match self.alloc_folio_noretry(tid, memcg, cpu, o) {
                     NoRetry::Folio(f) => f,
                     NoRetry::Failed if o > 0 => {
                         order = 0;
+                        self.read_pages(fi, batch, i, memcg);
+                        batch = i;
                         continue;
                     }
-                    NoRetry::Failed => break 'windows,
+                    NoRetry::Failed => {
+                        self.read_pages(fi, batch, i, memcg);
+                        break 'windows;
+                    }
                     NoRetry::Throttled => {
                         let held = self.mm.ra_pinned.map(|h| self.mm.frames.index[h] as u64);
                         let rest = dec.rest_from(i, order);
-                        self.sched.tasks[tid].ra_resume = Some(RaResume { file: fi, rest, held });
+                        self.sched.tasks[tid].ra_resume = Some(RaResume { file: fi, rest, held, added: batch });
                         throttled = true;
                         break 'windows;
                     }
@@ -176,10 +236,14 @@ impl Sim {
                 if dec.mark.is_some_and(|m| (i..i + nr).contains(&m)) {
                     self.mm.frames.set(f, pg::READAHEAD);
                 }
-                self.read_file_page(fi, i, f, memcg);
                 self.mm.count(Counter::FileRaPages, memcg, nr);
                 i += nr;
+                if !batched {
+                    self.read_pages(fi, batch, i, memcg);
+                    batch = i;
+                }
             }
+            self.read_pages(fi, batch, i, memcg);
         }
         self.unplug(dev);
         throttled
@@ -313,7 +377,7 @@ impl Sim {
                 // it (2.6.23+ `page_cache_async_readahead`, 6.x `filemap_readahead`); a sync
                 // window starts before there is a folio to hold.
                 let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
-                if self.readahead_holding(tid, held, fi, &dec, cpu, false) {
+                if self.readahead_holding(tid, held, fi, &dec, cpu, None) {
                     // Asleep in the window's charge: the window goes on when it wakes.
                     self.sched.tasks[tid].read = Some(r);
                     return ReadStep::Blocked;
@@ -491,7 +555,7 @@ impl Sim {
             let view = CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
             file_ra.fadvise(&mut ra_states[ra as usize], &view, advice)
         };
-        self.submit_file_readahead(tid, fi, &dec, cpu, false)
+        self.submit_file_readahead(tid, fi, &dec, cpu, None)
     }
 
     /// `filemap_map_pages` (fault-around): maps the cached, uptodate pages of the aligned
@@ -590,7 +654,7 @@ impl Sim {
             }
             // filemap_fault holds the flagged folio it found (do_async_mmap_readahead).
             let held = if found == Lookup::Marked { self.pc.files[fi].frame(i) } else { None };
-            if self.readahead_holding(tid, held, fi, &dec, cpu, false) {
+            if self.readahead_holding(tid, held, fi, &dec, cpu, None) {
                 return Fault::Blocked;
             }
             found = self.pc.files[fi].lookup(&self.mm.frames, i);
@@ -795,6 +859,85 @@ mod tests {
                 assert!(immediate > 32, "v2: the pass met {immediate} dirty pages");
             }
         }
+    }
+
+    /// A 1 MB memcg full of clean pages of file f, and a 512-page readahead window of file
+    /// g (linux-6.18, cgroup v2, an NVMe disk): the window's charges reclaim f's pages and
+    /// add g's folios, locked and unread, until g's folios are all the memcg holds. The
+    /// next charge's reclaim meets only those: folio_trylock fails, each is kept, counted
+    /// in pgscan and freed by nothing, so the charge fails and the window ends there. Only
+    /// then does `read_pages` submit the 256 folios, in one go.
+    #[test]
+    fn reclaim_scans_a_windows_added_unread_folios_without_freeing_them() {
+        use crate::mm::pg;
+        use crate::pagecache::readahead::Readahead;
+        let mut s = crate::testutil::sim_from(
+            "[kernel]\nprofile = \"linux-6.18\"\nlarge_folios = false\ncgroup_version = 2\n\
+             [machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\nsize = \"4MB\"\n\
+             [file.g]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+             [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"g\"\nop = \"read\"\npattern = \"seq\"\n",
+            &[],
+        );
+        let (f_, g, box_) = (FileId(0), FileId(1), 1u16);
+        let mut cached = 0;
+        while let Some(f) = s.alloc_folio_atomic(box_, 0) {
+            s.add_to_page_cache(f, f_, cached);
+            s.mm.frames.clear(f, pg::LOCKED);
+            cached += 1;
+        }
+        assert_eq!(cached, 256, "f fills the 1 MB memcg");
+        assert!(!s.submit_file_readahead(Tid(0), g, &Readahead::single_window(0, 512), 0, None));
+        let get = |s: &crate::engine::Sim, c| s.mm.vmstat.get(c);
+        assert_eq!(get(&s, Counter::FileRaPages), 256, "the window ends at the charge that failed");
+        assert_eq!(get(&s, Counter::PgStealFile), 256, "reclaim freed f's pages, none of g's");
+        let scanned = get(&s, Counter::PgScanFile);
+        assert!(scanned > 2 * 256, "the failed charge scanned g's locked folios too ({scanned})");
+        assert_eq!(get(&s, Counter::PgpgIn), 4 * 256, "read_pages submitted the whole batch");
+        assert!((0..256).all(|i| s.pc.files[g].frame(i).is_some_and(|f| s.mm.frames.test(f, pg::LOCKED))));
+        crate::testutil::complete_io(&mut s);
+        assert!((0..256).all(|i| s.pc.files[g].frame(i).is_some_and(|f| !s.mm.frames.test(f, pg::LOCKED))));
+    }
+
+    /// linux-6.18 on cgroup v1: a 1 MB memcg holds 64 clean pages of file f at its LRU's
+    /// tail and dirty ones after them. A 512-page window of file g reclaims the clean
+    /// pages and adds as many folios; the next charge meets the dirty batch and sleeps in
+    /// `reclaim_throttle`, those folios still locked and unread (the kernel holds its
+    /// `readahead_control` batch across the sleep). Killed asleep, the task ends the
+    /// window: `read_pages` submits them and, once read, none stays locked.
+    #[test]
+    fn a_window_asleep_in_reclaim_throttle_holds_its_folios_unread_until_it_ends() {
+        use crate::mm::pg;
+        use crate::pagecache::readahead::Readahead;
+        let mut s = crate::testutil::sim_from(
+            "[kernel]\nprofile = \"linux-6.18\"\nlarge_folios = false\ncgroup_version = 1\n\
+             [machine]\nram = \"64MB\"\n[vm]\ndirty_bytes = \"32MB\"\n\
+             [device.d]\nmodel = \"nvme\"\n[file.f]\ndevice = \"d\"\nsize = \"4MB\"\n\
+             [file.g]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+             [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"g\"\nop = \"read\"\npattern = \"seq\"\n",
+            &[],
+        );
+        let (f_, g, box_) = (FileId(0), FileId(1), 1u16);
+        let mut cached = 0;
+        while let Some(f) = s.alloc_folio_atomic(box_, 0) {
+            s.add_to_page_cache(f, f_, cached);
+            s.mm.frames.clear(f, pg::LOCKED);
+            if cached >= 64 {
+                s.folio_mark_dirty(f, f_, None);
+            }
+            cached += 1;
+        }
+        assert!(s.submit_file_readahead(Tid(0), g, &Readahead::single_window(0, 512), 0, None), "throttled");
+        assert_eq!(s.sched.tasks[0].state, TaskState::Throttled);
+        let ra = s.sched.tasks[0].ra_resume.expect("the window waits for the charge");
+        let added = ra.resume_index();
+        assert!(ra.added == 0 && (32..=64).contains(&added), "folios added before the sleep: {added}");
+        assert!((0..added).all(|i| s.pc.files[g].frame(i).is_some_and(|f| s.mm.frames.test(f, pg::LOCKED))));
+        assert_eq!(s.mm.vmstat.get(Counter::PgpgIn), 0, "none of them submitted");
+        s.kill_task(Tid(0));
+        assert!(s.sched.tasks[0].ra_resume.is_none());
+        assert_eq!(s.mm.vmstat.get(Counter::PgpgIn), 4 * added, "the exit submitted them");
+        crate::testutil::complete_io(&mut s);
+        assert!((0..added).all(|i| s.pc.files[g].frame(i).is_some_and(|f| !s.mm.frames.test(f, pg::LOCKED))));
     }
 
     /// A task writes 8 MB of file f through a 4 MB memcg (dirty limits far above: f stays

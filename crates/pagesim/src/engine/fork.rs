@@ -349,11 +349,11 @@ impl Sim {
             self.sched.paused -= 1;
         }
         self.abandon_inode_lock(tid);
+        self.readahead_abandon(tid);
         let t = &mut self.sched.tasks[tid];
         t.state = TaskState::Done;
         t.reclaim = None;
         t.pending = None;
-        t.ra_resume = None;
         t.end_ns = self.sched.now;
         self.block(tid);
         self.sched.live -= 1;

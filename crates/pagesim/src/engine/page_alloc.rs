@@ -80,6 +80,14 @@ impl Sim {
     /// up, and the readahead window ends there. The caller's own page is allocated with
     /// [`Sim::alloc_page`], which may block in reclaim.
     ///
+    /// A memcg charge that the pass left over the limit reclaims once more before it fails
+    /// (3.19+, `Profile::memcg_charge_drain_retry`): `try_charge_memcg` drains the per-CPU
+    /// charge stocks (`drain_all_stock`, nothing to give back here: pagesim charges exactly)
+    /// and goes back to `retry`, whose second reclaim runs before `__GFP_NORETRY` gives up.
+    /// The zone's __GFP_NORETRY allocation has no such second pass
+    /// (`__alloc_pages_direct_reclaim` drains the per-CPU page lists and retries the
+    /// freelists only).
+    ///
     /// The pass runs synchronously, unless, in cgroup v1 limit reclaim on 6.1+
     /// (`WritebackRules::v1_dirty_throttle`), a batch of only unqueued dirty pages woke the
     /// flushers: `shrink_inactive_list` then sleeps in `reclaim_throttle` (until 32 pages
@@ -92,6 +100,22 @@ impl Sim {
         }
         let nr = 1u64 << order;
         let over = self.mm.mem_over_limit(memcg, nr);
+        let first = self.try_to_free_pages_noretry(tid, memcg, cpu, order, over);
+        if first == NoRetry::Failed && over.is_some() && self.profile.memcg_charge_drain_retry {
+            // try_charge_memcg: `if (!drained) { drain_all_stock(); drained = true; goto retry; }`
+            // (a pass that left the memcg under its limit failed in the zone: no retry).
+            if let Some(m) = self.mm.mem_over_limit(memcg, nr) {
+                return self.try_to_free_pages_noretry(tid, memcg, cpu, order, Some(m));
+            }
+        }
+        first
+    }
+
+    /// One reclaim pass of [`Sim::alloc_folio_noretry`] (`try_to_free_mem_cgroup_pages` for
+    /// memcg `over` over its limit, else `try_to_free_pages`), then the allocation tried
+    /// again.
+    fn try_to_free_pages_noretry(&mut self, tid: Tid, memcg: u16, cpu: u32, order: u8, over: Option<u16>) -> NoRetry {
+        let nr = 1u64 << order;
         let mut sc = match over {
             Some(m) => ScanControl::memcg(m),
             None => ScanControl::direct(),
@@ -234,6 +258,47 @@ mod tests {
         assert_eq!(s.alloc_page(Tid(0)), None, "a task's allocation starts its reclaim instead");
         assert!(s.sched.tasks[0].reclaim.as_ref().is_some_and(|sc| sc.target_memcg.is_none() && !sc.kswapd));
         assert_eq!(s.mm.vmstat.get(Counter::AllocStall), 1);
+    }
+
+    /// A readahead folio's charge in a 1 MB memcg holding only locked page-cache folios
+    /// (a window's, added and not read yet): reclaim frees nothing. From 3.19
+    /// `try_charge_memcg` drains the per-CPU stocks and reclaims a second time before the
+    /// __GFP_NORETRY charge fails, so the failed charge scans about twice what one pass does;
+    /// on linux-3.14 it reclaims once (pagesim's one pass for the kernel's none).
+    #[test]
+    fn a_failed_noretry_memcg_charge_reclaims_again_after_the_drain_from_3_19() {
+        use crate::engine::page_alloc::NoRetry;
+        use crate::ids::FileId;
+        let setup = |profile: &str| {
+            let mut s = sim_from(
+                &format!(
+                    "[kernel]\nprofile = \"{profile}\"\n[machine]\nram = \"64MB\"\n{SSD}\n\
+                     [file.f]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+                     [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\n\
+                     pattern = \"seq\"\n"
+                ),
+                &[],
+            );
+            let mut index = 0;
+            while let Some(f) = s.alloc_folio_atomic(1, 0) {
+                s.add_to_page_cache(f, FileId(0), index);
+                index += 1;
+            }
+            s
+        };
+        for (profile, passes) in [("linux-6.18", 2), ("linux-4.8", 2), ("linux-3.14", 1)] {
+            let mut one = setup(profile);
+            let over = one.mm.mem_over_limit(1, 1);
+            assert_eq!(one.try_to_free_pages_noretry(Tid(0), 1, 0, 0, over), NoRetry::Failed, "{profile}");
+            let pass = one.mm.vmstat.get(Counter::PgScanFile);
+            assert!(pass > 0, "{profile}: the pass scanned the locked folios");
+            let mut s = setup(profile);
+            assert_eq!(s.alloc_folio_noretry(Tid(0), 1, 0, 0), NoRetry::Failed, "{profile}");
+            // The second pass's batches are cut a page or so differently: about twice.
+            let scanned = s.mm.vmstat.get(Counter::PgScanFile);
+            assert!(scanned.abs_diff(passes * pass) <= passes, "{profile}: {scanned} scanned, {pass} a pass");
+            assert_eq!(s.mm.vmstat.get(Counter::PgStealFile), 0, "{profile}");
+        }
     }
 
     #[test]

@@ -420,6 +420,17 @@ pub struct RaResume {
     pub rest: crate::pagecache::readahead::Readahead,
     /// The page whose folio the reader holds meanwhile (async readahead), if any.
     pub held: Option<u64>,
+    /// The first page of the folios the window added before the sleep and has not read
+    /// (`ractl->_index`; 5.8+, `Profile::ra_add_before_read_pages`): they run up to
+    /// [`RaResume::resume_index`], locked, until `read_pages`.
+    pub added: u64,
+}
+
+impl RaResume {
+    /// The page whose folio's charge slept: where the window goes on.
+    pub fn resume_index(&self) -> u64 {
+        self.rest.ranges().first().map_or(self.added, |r| r.start)
+    }
 }
 
 /// A write(2) in progress: pages `[start, end)` of file `file`; `index` is the next page

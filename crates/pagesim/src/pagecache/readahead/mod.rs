@@ -161,6 +161,16 @@ impl Readahead {
         order: 0,
     };
 
+    /// One window of `len` single pages from `start`, without a marker (unit tests of the
+    /// engine's readahead).
+    #[cfg(test)]
+    pub(crate) fn single_window(start: u64, len: u64) -> Readahead {
+        let mut r = Readahead::NONE;
+        r.ranges[0] = RaRange { start, len };
+        r.nr_ranges = 1;
+        r
+    }
+
     /// The ranges to read, disjoint and ascending.
     pub fn ranges(&self) -> &[RaRange] {
         &self.ranges[..self.nr_ranges as usize]
