@@ -737,6 +737,25 @@ mod tests {
     use crate::ids::{FileId, Tid};
     use crate::mm::vmstat::Counter;
 
+    /// Fills memcg `memcg` with read page-cache folios of file `fi` from page 0 on, as
+    /// many as it holds: active if `active`, dirty from page `dirty_from` on. Returns how
+    /// many.
+    fn fill_memcg_with_file(s: &mut crate::engine::Sim, memcg: u16, fi: FileId, active: bool, dirty_from: u64) -> u64 {
+        let mut index = 0;
+        while let Some(f) = s.alloc_folio_atomic(memcg, 0) {
+            if active {
+                s.mm.frames.set(f, crate::mm::pg::ACTIVE);
+            }
+            s.add_to_page_cache(f, fi, index);
+            s.mm.frames.clear(f, crate::mm::pg::LOCKED);
+            if index >= dirty_from {
+                s.folio_mark_dirty(f, fi, None);
+            }
+            index += 1;
+        }
+        index
+    }
+
     /// On a synchronous, bio-based device (brd: `ram`) the folios read and written inside a
     /// plug stay locked (or under writeback) until the plug is released; then the thread
     /// does the I/O itself: consecutive folios in one direction make one bio, a gap or the
@@ -796,14 +815,7 @@ mod tests {
             &[],
         );
         let (fi, box_) = (crate::ids::FileId(0), 1u16);
-        let mut index = 0;
-        // Fill the memcg with read, active page-cache folios.
-        while let Some(f) = s.alloc_folio_atomic(box_, 0) {
-            s.mm.frames.set(f, crate::mm::pg::ACTIVE);
-            s.add_to_page_cache(f, fi, index);
-            s.mm.frames.clear(f, crate::mm::pg::LOCKED);
-            index += 1;
-        }
+        let index = fill_memcg_with_file(&mut s, box_, fi, true, u64::MAX);
         assert!(index >= 250, "{index} pages fill the 1 MB memcg");
         let f = s.alloc_folio_noretry(Tid(0), box_, 0, 0);
         assert!(matches!(f, NoRetry::Folio(_)), "reclaim freed room by deactivating");
@@ -832,13 +844,7 @@ mod tests {
                 &[],
             );
             let (fi, box_) = (FileId(0), 1u16);
-            let mut index = 0;
-            while let Some(f) = s.alloc_folio_atomic(box_, 0) {
-                s.add_to_page_cache(f, fi, index);
-                s.mm.frames.clear(f, crate::mm::pg::LOCKED);
-                s.folio_mark_dirty(f, fi, None);
-                index += 1;
-            }
+            let index = fill_memcg_with_file(&mut s, box_, fi, false, 0);
             assert!(index >= 250, "{index} dirty pages fill the 1 MB memcg");
             let got = s.alloc_folio_noretry(Tid(0), box_, 0, 0);
             let immediate = s.mm.vmstat.get(Counter::NrVmscanImmediateReclaim);
@@ -879,12 +885,7 @@ mod tests {
             &[],
         );
         let (f_, g, box_) = (FileId(0), FileId(1), 1u16);
-        let mut cached = 0;
-        while let Some(f) = s.alloc_folio_atomic(box_, 0) {
-            s.add_to_page_cache(f, f_, cached);
-            s.mm.frames.clear(f, pg::LOCKED);
-            cached += 1;
-        }
+        let cached = fill_memcg_with_file(&mut s, box_, f_, false, u64::MAX);
         assert_eq!(cached, 256, "f fills the 1 MB memcg");
         assert!(!s.submit_file_readahead(Tid(0), g, &Readahead::single_window(0, 512), 0, None));
         let get = |s: &crate::engine::Sim, c| s.mm.vmstat.get(c);
@@ -917,15 +918,7 @@ mod tests {
             &[],
         );
         let (f_, g, box_) = (FileId(0), FileId(1), 1u16);
-        let mut cached = 0;
-        while let Some(f) = s.alloc_folio_atomic(box_, 0) {
-            s.add_to_page_cache(f, f_, cached);
-            s.mm.frames.clear(f, pg::LOCKED);
-            if cached >= 64 {
-                s.folio_mark_dirty(f, f_, None);
-            }
-            cached += 1;
-        }
+        fill_memcg_with_file(&mut s, box_, f_, false, 64);
         assert!(s.submit_file_readahead(Tid(0), g, &Readahead::single_window(0, 512), 0, None), "throttled");
         assert_eq!(s.sched.tasks[0].state, TaskState::Throttled);
         let ra = s.sched.tasks[0].ra_resume.expect("the window waits for the charge");
