@@ -14,7 +14,6 @@
 //! `FAULT_FLAG_TRIED` fault.
 
 use crate::engine::huge_memory::highest_order;
-use crate::engine::page_alloc::LightFail;
 use crate::engine::{PendingFault, Sim};
 use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
@@ -147,15 +146,15 @@ impl Sim {
         while orders != 0 {
             let order = highest_order(orders);
             orders &= !(1 << order);
-            match self.alloc_folio_light(memcg, order) {
-                Ok(f) => {
-                    self.mm.count(Counter::MthpAnonFaultAlloc, memcg, 1);
-                    return Some((f, idx & !((1u32 << order) - 1)));
-                }
-                Err(LightFail::Charge) => self.mm.count(Counter::MthpAnonFaultFallbackCharge, memcg, 1),
-                Err(LightFail::NoMemory) => {}
+            if let Some(f) = self.alloc_mthp_folio(
+                memcg,
+                order,
+                Counter::MthpAnonFaultFallback,
+                Counter::MthpAnonFaultFallbackCharge,
+            ) {
+                self.mm.count(Counter::MthpAnonFaultAlloc, memcg, 1);
+                return Some((f, idx & !((1u32 << order) - 1)));
             }
-            self.mm.count(Counter::MthpAnonFaultFallback, memcg, 1);
         }
         None
     }

@@ -197,6 +197,25 @@ impl Sim {
         }
         Ok(self.mm.take_folio(memcg, order))
     }
+
+    /// [`Sim::alloc_folio_light`] of an anon mTHP order, a failure counted as the kernel's
+    /// per-size stats count it (`count_mthp_stat`): `fallback`, and `fallback_charge` too
+    /// when the charge failed. `None`: the caller tries the next order.
+    pub(crate) fn alloc_mthp_folio(
+        &mut self,
+        memcg: u16,
+        order: u8,
+        fallback: Counter,
+        fallback_charge: Counter,
+    ) -> Option<Pfn> {
+        match self.alloc_folio_light(memcg, order) {
+            Ok(f) => return Some(f),
+            Err(LightFail::Charge) => self.mm.count(fallback_charge, memcg, 1),
+            Err(LightFail::NoMemory) => {}
+        }
+        self.mm.count(fallback, memcg, 1);
+        None
+    }
 }
 
 impl Mm {

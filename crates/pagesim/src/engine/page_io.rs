@@ -421,14 +421,10 @@ impl Sim {
             if !ok {
                 continue;
             }
-            match self.alloc_folio_light(memcg, order) {
-                Ok(f) => return Some((f, first)),
-                Err(fail) => {
-                    self.mm.count(Counter::MthpSwpinFallback, memcg, 1);
-                    if matches!(fail, crate::engine::page_alloc::LightFail::Charge) {
-                        self.mm.count(Counter::MthpSwpinFallbackCharge, memcg, 1);
-                    }
-                }
+            if let Some(f) =
+                self.alloc_mthp_folio(memcg, order, Counter::MthpSwpinFallback, Counter::MthpSwpinFallbackCharge)
+            {
+                return Some((f, first));
             }
         }
         None
