@@ -393,7 +393,87 @@ pub struct Demux {
     /// The most events queued at once (looked at every `GAP / 4` records read).
     pub peak_queued: usize,
     /// Another tool's trace: its references as the scan numbered them ([`TraceInfo::refs`]).
-    refs: Option<std::io::BufReader<std::fs::File>>,
+    refs: Option<Refs>,
+}
+
+/// The numbered references of another tool's trace ([`TraceInfo::refs`]), read a block at a
+/// time. Such a trace is one thread's accesses and nothing else, so they are handed out
+/// from the block as they are: no per-event queue entry.
+struct Refs {
+    file: std::fs::File,
+    /// The file's name, for errors.
+    path: String,
+    bytes: Vec<u8>,
+    /// The block read last, and the next reference's place in it.
+    block: Vec<u32>,
+    at: usize,
+    /// References read before this block.
+    before: u64,
+}
+
+impl Refs {
+    /// A block of 4,096 references (16 KiB: it stays in the L1 cache with its neighbours).
+    const BLOCK: usize = 4096;
+
+    fn open(path: &std::path::Path) -> Result<Refs, TraceError> {
+        let path_s = path.display().to_string();
+        let file = std::fs::File::open(path).map_err(|e| TraceError {
+            file: path_s.clone(),
+            record: 0,
+            what: e.to_string(),
+        })?;
+        Ok(Refs { file, path: path_s, bytes: vec![0; 4 * Self::BLOCK], block: Vec::new(), at: 0, before: 0 })
+    }
+
+    fn event(v: u32) -> Ev {
+        Ev::Access { insns: 0, inst: 0, idx: v & !STORE, write: v & STORE != 0 }
+    }
+
+    /// The next reference; `None` at the end of the file.
+    #[inline]
+    fn next(&mut self) -> Result<Option<Ev>, TraceError> {
+        if self.at == self.block.len() && !self.refill()? {
+            return Ok(None);
+        }
+        self.at += 1;
+        Ok(Some(Self::event(self.block[self.at - 1])))
+    }
+
+    /// The reference `ahead` after the next, if it is in this block.
+    #[inline]
+    fn peek(&self, ahead: usize) -> Option<Ev> {
+        self.block.get(self.at + ahead).map(|&v| Self::event(v))
+    }
+
+    /// The references taken so far.
+    fn taken(&self) -> u64 {
+        self.before + self.at as u64
+    }
+
+    /// Reads the next block; false at the end of the file.
+    fn refill(&mut self) -> Result<bool, TraceError> {
+        use std::io::Read;
+        let mut n = 0;
+        while n < self.bytes.len() {
+            match self.file.read(&mut self.bytes[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(TraceError { file: self.path.clone(), record: self.taken(), what: e.to_string() })
+                }
+            }
+        }
+        if n % 4 != 0 {
+            let what = format!("ends in a partial reference ({} bytes)", n % 4);
+            return Err(TraceError { file: self.path.clone(), record: self.taken(), what });
+        }
+        self.before += self.block.len() as u64;
+        self.block.clear();
+        self.block.extend(self.bytes[..n].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes"))));
+        self.at = 0;
+        Ok(n > 0)
+    }
 }
 
 /// `futex(2)` operations that wait (FUTEX_WAIT, FUTEX_LOCK_PI, FUTEX_WAIT_BITSET,
@@ -405,14 +485,7 @@ const EAGAIN: i64 = -11;
 impl Demux {
     pub fn open(info: &TraceInfo) -> Result<Demux, TraceError> {
         let refs = match &info.refs {
-            Some(t) => {
-                let f = std::fs::File::open(&t.0).map_err(|e| TraceError {
-                    file: t.0.display().to_string(),
-                    record: 0,
-                    what: e.to_string(),
-                })?;
-                Some(std::io::BufReader::with_capacity(1 << 16, f))
-            }
+            Some(t) => Some(Refs::open(&t.0)?),
             None => None,
         };
         let records = Records::new(crate::tracefile::open_input(&info.path)?);
@@ -440,6 +513,12 @@ impl Demux {
 
     /// Thread `slot`'s next event; `None` when the trace has no more for it.
     pub fn next(&mut self, slot: u32) -> Result<Option<Ev>, TraceError> {
+        if let Some(refs) = &mut self.refs {
+            let ev = refs.next()?;
+            self.read = refs.taken();
+            self.done = ev.is_none();
+            return Ok(ev);
+        }
         loop {
             if let Some((seq, ev)) = self.queues[slot as usize].pop_front() {
                 if seq <= self.min_wait && self.head(slot) > self.min_wait {
@@ -472,8 +551,11 @@ impl Demux {
     }
 
     /// Thread `slot`'s event `ahead` events after its next, if it is read already.
-    pub fn peek(&self, slot: u32, ahead: usize) -> Option<&Ev> {
-        self.queues[slot as usize].get(ahead).map(|(_, ev)| ev)
+    pub fn peek(&self, slot: u32, ahead: usize) -> Option<Ev> {
+        match &self.refs {
+            Some(refs) => refs.peek(ahead),
+            None => self.queues[slot as usize].get(ahead).map(|&(_, ev)| ev),
+        }
     }
 
     /// The number of the record of thread `slot`'s next event (at least): everything the
@@ -496,25 +578,6 @@ impl Demux {
 
     /// Reads one record and queues the event it makes, if any.
     fn read_one(&mut self) -> Result<(), TraceError> {
-        if let Some(refs) = &mut self.refs {
-            use std::io::BufRead;
-            let buf =
-                refs.fill_buf().map_err(|e| TraceError { file: String::new(), record: 0, what: e.to_string() })?;
-            if buf.len() < 4 {
-                self.done = true;
-                return Ok(());
-            }
-            // A buffer's worth at once.
-            let n = buf.len() / 4;
-            for c in buf[..n * 4].chunks_exact(4) {
-                let v = u32::from_le_bytes(c.try_into().expect("4 bytes"));
-                let ev = Ev::Access { insns: 0, inst: 0, idx: v & !STORE, write: v & STORE != 0 };
-                self.queues[0].push_back((self.read, ev));
-                self.read += 1;
-            }
-            refs.consume(n * 4);
-            return Ok(());
-        }
         let Some(r) = self.records.next_record()? else {
             self.done = true;
             return Ok(());
@@ -651,5 +714,49 @@ mod tests {
         let kept = half.instances[0].pages;
         assert!((900..1100).contains(&kept), "{kept} of 2000 pages kept");
         assert_eq!((half.ops, half.ops_unsampled), (2 * kept, 4000), "each kept page with both references");
+    }
+
+    /// Another tool's trace replays as its pages numbered by first reference, stores
+    /// flagged, in order across the blocks the numbers are read in; a peek sees the event
+    /// that many later.
+    #[test]
+    fn numbered_references_replay_in_order_across_blocks() {
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-refs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        // Pages 1000, 999, ..., 1 then again in the other order, every third a store:
+        // 2.5 blocks of references.
+        let n = Refs::BLOCK * 5 / 4;
+        let pages: Vec<usize> = (0..n).map(|i| n - i).chain(1..=n).collect();
+        let text: String = pages
+            .iter()
+            .enumerate()
+            .map(|(t, p)| format!("{t},{},{p}\n", if t % 3 == 0 { "w" } else { "r" }))
+            .collect();
+        std::fs::write(&path, text).unwrap();
+        let info = TraceInfo::scan_refs(&path.to_string_lossy(), "plain", 1.0).unwrap();
+        let mut d = Demux::open(&info).unwrap();
+        let mut got = Vec::new();
+        let mut peeked = Vec::new();
+        while let Some(ev) = d.next(0).unwrap() {
+            peeked.push(d.peek(0, 2));
+            got.push(ev);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let want: Vec<Ev> = pages
+            .iter()
+            .enumerate()
+            .map(|(t, &p)| Ev::Access { insns: 0, inst: 0, idx: (n - p) as u32, write: t % 3 == 0 })
+            .collect();
+        assert_eq!(got.len(), want.len());
+        assert!(got == want, "the events differ from the trace's pages numbered by first reference");
+        // Where the next two events are in the block read, a peek two ahead (after taking an
+        // event: the third after it) is that event.
+        for (i, p) in peeked.iter().enumerate() {
+            if let Some(ev) = p {
+                assert_eq!(Some(ev), want.get(i + 3), "peek after event {i}");
+            }
+        }
+        assert!(peeked.iter().filter(|p| p.is_some()).count() > want.len() * 9 / 10, "peeks see ahead in a block");
     }
 }

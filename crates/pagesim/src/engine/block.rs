@@ -69,6 +69,11 @@ impl Sim {
         if !self.io.sync_plug.is_empty() {
             self.sync_submit_bios(dev);
         }
+        // A synchronous device has no request queue (`submit_folio_bio` never queues on it):
+        // nothing to dispatch, no timer, no congestion.
+        if self.io.devices[dev].model().synchronous_io() {
+            return;
+        }
         let mut out = std::mem::take(&mut self.io.scratch_dispatch);
         self.io.devices[dev].unplug(self.sched.now, &mut out);
         self.device_ran(dev, &mut out);

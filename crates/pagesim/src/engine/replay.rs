@@ -244,7 +244,7 @@ impl Sim {
                 self.trace_wake_waiters(prog);
             }
             let region_base = self.sched.tasks[tid].trace.as_ref().expect("a replaying task").region_base;
-            if let Some(&Ev::Access { inst, idx, .. }) =
+            if let Some(Ev::Access { inst, idx, .. }) =
                 self.replays[prog as usize].as_ref().and_then(|d| d.peek(slot, PREFETCH_AHEAD))
             {
                 self.prefetch_access(tid, region_base + inst, idx);

@@ -78,6 +78,12 @@ impl Lru {
         self.len[l as usize]
     }
 
+    /// The sizes of the evictable lists, in [`LruList::EVICTABLE`]'s order.
+    #[inline]
+    pub fn evictable_sizes(&self) -> [u64; 4] {
+        LruList::EVICTABLE.map(|l| self.len[l as usize])
+    }
+
     /// Adds at the head (newest end).
     #[inline(always)]
     pub fn add_head(&mut self, fr: &mut Frames, f: Pfn, l: LruList) {

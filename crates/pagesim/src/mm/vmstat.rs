@@ -230,14 +230,19 @@ impl Mm {
     /// profile's lruvec statistics are hierarchical (`Mm::hierarchical_stats`), else its own.
     pub fn lru_exact(&self, m: u16) -> [u64; 4] {
         let mut s = [0u64; 4];
-        for (i, l) in mm::LruList::EVICTABLE.iter().enumerate() {
-            s[i] = if m == 0 {
-                self.node_lru(*l)
-            } else if self.hierarchical_stats {
-                self.subtrees[m as usize].iter().map(|&c| self.memcgs[c as usize].lru.size(*l)).sum()
-            } else {
-                self.memcgs[m as usize].lru.size(*l)
-            };
+        // One pass over the memcgs summed (reclaim and every refault read these).
+        let mut add = |c: usize| {
+            let own = self.memcgs[c].lru.evictable_sizes();
+            for (t, x) in s.iter_mut().zip(own) {
+                *t += x;
+            }
+        };
+        if m == 0 {
+            (0..self.memcgs.len()).for_each(&mut add);
+        } else if self.hierarchical_stats {
+            self.subtrees[m as usize].iter().for_each(|&c| add(c as usize));
+        } else {
+            add(m as usize);
         }
         s
     }
