@@ -137,7 +137,8 @@ impl std::hash::Hasher for SampleHasher {
     }
 }
 
-const STORE: u32 = 1 << 31;
+/// The store flag of a numbered reference ([`TraceInfo::refs`]): the top bit.
+pub(crate) const STORE: u32 = 1 << 31;
 
 impl TraceInfo {
     /// Reads another tool's trace `path` in format `format` through: its distinct pages
@@ -550,6 +551,22 @@ impl Demux {
         }
     }
 
+    /// For another tool's trace ([`TraceInfo::refs`]): its references read and not taken yet
+    /// (a page number, [`STORE`] set for a store), which [`Demux::take_refs`] takes without
+    /// an event each. `None` for a trace of pagesim's own.
+    pub fn pending_refs(&self) -> Option<&[u32]> {
+        self.refs.as_ref().map(|r| &r.block[r.at..])
+    }
+
+    /// Takes the first `n` of [`Demux::pending_refs`].
+    pub fn take_refs(&mut self, n: usize) {
+        if let Some(r) = &mut self.refs {
+            r.at += n;
+            debug_assert!(r.at <= r.block.len());
+            self.read = r.taken();
+        }
+    }
+
     /// Thread `slot`'s event `ahead` events after its next, if it is read already.
     pub fn peek(&self, slot: u32, ahead: usize) -> Option<Ev> {
         match &self.refs {
@@ -721,7 +738,7 @@ mod tests {
     /// that many later.
     #[test]
     fn numbered_references_replay_in_order_across_blocks() {
-        let dir = std::env::temp_dir().join(format!("pagesim-replay-refs-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-blocks-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("t.csv");
         // Pages 1000, 999, ..., 1 then again in the other order, every third a store:

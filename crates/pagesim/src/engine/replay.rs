@@ -223,6 +223,58 @@ impl Sim {
         }
     }
 
+    /// Another tool's trace ([`crate::replay::TraceInfo::refs`]: one mapping's references,
+    /// no CPU time between them): the hits among the references read (a present PTE that
+    /// allows the access) taken in one tight loop, as [`Sim::replay_next`] takes each: the
+    /// PTE made young (and dirty for a store), the operation counted, the cache lines of
+    /// the access `PREFETCH_AHEAD` later asked for. Stops before the first that faults.
+    fn replay_ref_hits(&mut self, tid: Tid, prog: u32, region_base: u32) {
+        let Some(pending) = self.replays[prog as usize].as_ref().and_then(|d| d.pending_refs()) else { return };
+        if pending.is_empty() {
+            return;
+        }
+        #[cfg(test)]
+        if !tests::REF_HIT_LOOP.with(|on| on.get()) {
+            return;
+        }
+        let mm = self.mm_task(tid);
+        // Not mapped yet: the first access maps it (replay_next).
+        let Some(v) = self.sched.tasks[mm].vma_of(region_base) else { return };
+        let vma = &mut self.mm.vmas[v];
+        let file = vma.file.map(|fi| &self.pc.files[fi]);
+        let around = self.profile.fault_around;
+        let mut n = 0;
+        for (k, &r) in pending.iter().enumerate() {
+            if let Some(&a) = pending.get(k + 1 + PREFETCH_AHEAD) {
+                let idx = a & !crate::replay::STORE;
+                if let Some(e) = vma.pte.get(idx as usize) {
+                    crate::prefetch::prefetch(e);
+                }
+                if let Some(file) = file {
+                    file.prefetch(idx as u64);
+                    if around {
+                        let start = idx as u64 & !(crate::pagecache::FAULT_AROUND_PAGES - 1);
+                        file.prefetch_slots(start, start + crate::pagecache::FAULT_AROUND_PAGES);
+                    }
+                }
+            }
+            let (idx, write) = ((r & !crate::replay::STORE) as usize, r & crate::replay::STORE != 0);
+            let Some(&e) = vma.pte.get(idx) else { break };
+            let need = if write { pte::WRITE } else { 0 };
+            if !pte::is_present(e) || e & need != need {
+                break;
+            }
+            vma.pte[idx] = e | pte::YOUNG | if write { pte::DIRTY } else { 0 };
+            n += 1;
+        }
+        if n > 0 {
+            self.replays[prog as usize].as_mut().expect("a replay").take_refs(n);
+            self.sched.ops_done += n as u64;
+            #[cfg(test)]
+            tests::REF_HITS_LOOPED.with(|c| c.set(c.get() + n as u64));
+        }
+    }
+
     /// The replaying task `tid`'s events until one faults, starts a file call, sleeps or
     /// ends the process, or the burst limit: the replay's [`Sim::hit_loop`].
     pub(crate) fn replay_next(&mut self, tid: Tid, cpu: u32, limit: u64) -> Next {
@@ -231,7 +283,8 @@ impl Sim {
                 return Next::Stop;
             }
             let r = self.sched.tasks[tid].trace.as_mut().expect("a replaying task");
-            let (prog, slot) = (r.prog, r.slot);
+            let (prog, slot, region_base) = (r.prog, r.slot, r.region_base);
+            self.replay_ref_hits(tid, prog, region_base);
             let ev = match self.replays[prog as usize].as_mut().map(|d| d.next(slot)) {
                 Some(Ok(Some(ev))) => ev,
                 Some(Ok(None)) | None => return Next::Exit,
@@ -243,7 +296,6 @@ impl Sim {
             if self.replays[prog as usize].as_ref().is_some_and(|d| d.recheck) {
                 self.trace_wake_waiters(prog);
             }
-            let region_base = self.sched.tasks[tid].trace.as_ref().expect("a replaying task").region_base;
             if let Some(Ev::Access { inst, idx, .. }) =
                 self.replays[prog as usize].as_ref().and_then(|d| d.peek(slot, PREFETCH_AHEAD))
             {
@@ -378,6 +430,14 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::ids::Tid;
+
+    thread_local! {
+        /// `replay_ref_hits` takes hits in its loop (off: each goes through replay_next).
+        pub(super) static REF_HIT_LOOP: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+        /// The hits it took so.
+        pub(super) static REF_HITS_LOOPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
     use crate::mm::vmstat::Counter;
     use crate::tracefile::pgt::{nr, File, Header, Record, Stream, Writer};
 
@@ -658,6 +718,47 @@ mod tests {
         assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 10, "one read per distinct page");
         assert_eq!((s.sched.ops_done, s.sched.ops_total), (20, 20));
         assert!(s.mm.vmstat.get(Counter::NrDirtied) >= 10, "the stores dirtied the file's pages");
+    }
+
+    /// The hits of another tool's trace taken in `replay_ref_hits`' loop change nothing
+    /// against taking each as an event: a trace of loads and stores over 3,000 pages, a
+    /// few hot, in a memcg of 200 pages (reclaim reads the young bits the hits set,
+    /// writeback the dirty ones), gives the same counters either way.
+    #[test]
+    fn a_page_traces_hits_in_one_loop_change_nothing() {
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-hits-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let mut rng = crate::rng::Rng::new(7);
+        let mut text = String::new();
+        for t in 0..20_000u64 {
+            let r = rng.below(100);
+            let page = if r < 60 { rng.below(40) } else { rng.below(3000) };
+            text += &format!("{t},{},{page}\n", if rng.below(4) == 0 { "w" } else { "r" });
+        }
+        std::fs::write(&path, text).unwrap();
+        let sc = format!(
+            "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n[memcg.m]\nmax = \"800KB\"\n\
+             [[task]]\nname = \"t\"\nmemcg = \"m\"\nprogram = {{ trace = \"{}\", format = \"plain\" }}\n",
+            path.display()
+        );
+        let run = |looped: bool| {
+            REF_HIT_LOOP.with(|on| on.set(looped));
+            let mut s = crate::testutil::sim_from(&sc, &[]);
+            assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+            REF_HIT_LOOP.with(|on| on.set(true));
+            (s.mm.vmstat.clone(), s.sched.ops_done, s.sched.now, REF_HITS_LOOPED.with(|n| n.replace(0)))
+        };
+        let (each, looped) = (run(false), run(true));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(each.3, 0);
+        assert!(looped.3 > 5_000, "{} hits taken in the loop", looped.3);
+        assert!(each.0.get(Counter::WorkingsetRefaultFile) > 100, "reclaim evicted pages read again");
+        assert!(each.0.get(Counter::NrDirtied) > 100, "the stores dirtied pages");
+        for c in Counter::ALL {
+            assert_eq!(each.0.get(c), looped.0.get(c), "{}", c.name());
+        }
+        assert_eq!((each.1, each.2), (looped.1, looped.2), "operations and elapsed time");
     }
 
     /// A trace's posix_fadvise reaches the file's readahead state: after POSIX_FADV_RANDOM
