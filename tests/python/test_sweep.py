@@ -1,5 +1,5 @@
 """pagesim.sweep: the grid's cells, the rows, resume, determinism across worker counts, a
-worker killed mid-run, the sweep itself killed, and a rejected override.
+worker killed mid-run, the sweep itself killed, a rejected override, and `pagesim sweep`.
 
 The runs are tests/scenarios/sweep-small.toml (tens of milliseconds each); a run that must
 still be going when a test kills its worker takes about a second and a half
@@ -28,6 +28,7 @@ from pagesim._sweep import expand  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = REPO / "tests" / "scenarios" / "sweep-small.toml"
+PAGESIM = REPO / "target" / "release" / "pagesim"
 ACCESSES = "task.0.step.1.accesses"
 FAST, SLOW = 20_000, 6_000_000
 
@@ -268,3 +269,29 @@ def test_a_killed_sweep_leaves_its_finished_runs_and_no_worker(tmp_path: Path) -
     df = pagesim.sweep(SMALL, {ACCESSES: [FAST, SLOW]}, seeds=2, jobs=2, out=out, progress=False)
     assert (df["status"] == "ok").all() and len(_files(out)) == 4
     assert all(_files(out)[n] == kept[n] for n in kept)
+
+
+@pytest.mark.skipif(not PAGESIM.exists(), reason="target/release/pagesim is not built (scripts/install.sh)")
+def test_the_cli_runs_the_sweep_and_writes_the_dataset(tmp_path: Path) -> None:
+    env = {**os.environ, "PAGESIM_PYTHON": sys.executable}
+    out = tmp_path / "out"
+    cmd = [str(PAGESIM), "sweep", str(SMALL), "--vary", "machine.ram=36MB,40MB", "--zip", "vm.swappiness=0,100",
+           "--zip", "vm.page-cluster=0,3", "--seeds", "2", "-j", "2", "--out", str(out), "--stat", "pgsteal_kswapd"]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0].split() == ["machine.ram", "vm.swappiness", "vm.page-cluster", "seed", "status", "elapsed_s",
+                                "pgsteal_kswapd"]
+    assert len(lines) == 1 + 8 and all(" ok " in line for line in lines[1:])
+    assert "sweep: 100%" in r.stderr and "8/8" in r.stderr, "the progress bar"
+    df = pd.read_parquet(out)
+    assert len(df) == 8 and set(df["vm.swappiness"]) == {0, 100}
+    # The same sweep from Python finds every run done.
+    api = pagesim.sweep(SMALL, {"machine.ram": ["36MB", "40MB"]}, zip={"vm.swappiness": [0, 100], "vm.page-cluster": [0, 3]},
+                        seeds=2, out=out, progress=False)
+    assert sorted(api["cell_id"]) == sorted(df["cell_id"])
+
+    r = subprocess.run([*cmd[:3], "--vary", "vm.swapiness=1,2", "-q"], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "vm.swapiness" in r.stderr, r.stderr
+    r = subprocess.run([*cmd[:3], "--vary", "vm.swappiness"], env=env, capture_output=True, text=True)
+    assert r.returncode == 2 and "expected KEY=A,B,..." in r.stderr, r.stderr
