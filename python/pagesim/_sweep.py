@@ -376,7 +376,10 @@ def sweep(
         for c in todo:
             runner.submit(c.id, CellRun(source, c.sets, c.seed))  # type: ignore[union-attr]
         while runner is not None and runner.pending:
-            for o in runner.wait(timeout=1.0):
+            ended = runner.wait(timeout=1.0)
+            if not ended:
+                bar.refresh()  # the elapsed time and the estimate move while runs are long
+            for o in ended:
                 c = by_id[o.token]  # type: ignore[index]
                 if o.lost is not None:
                     attempts[c.id] = attempts.get(c.id, 0) + 1
@@ -391,7 +394,6 @@ def sweep(
                     fail(c, f"{type(o.error).__name__}: {o.error}")
                 else:
                     finish(c, o.value)
-            bar.refresh()  # the elapsed time and the estimate move while runs are long
     finally:
         if runner is not None:
             runner.close()
