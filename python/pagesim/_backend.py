@@ -35,8 +35,10 @@ import importlib
 import os
 import pickle
 import signal
+import site
 import subprocess
 import sys
+import sysconfig
 import threading
 import time
 import traceback
@@ -73,22 +75,34 @@ def _stderr_fd() -> int:
         return subprocess.DEVNULL
 
 
+def _worker_env() -> dict[str, str] | None:
+    """The environment of a worker, so that it imports the pagesim this process runs: when
+    that comes from a directory a fresh interpreter does not search (a checkout put on
+    sys.path by hand), the directory goes first on PYTHONPATH. A site-packages directory is
+    searched anyway, and is not put there, ahead of the standard library."""
+    root = os.path.realpath(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    searched = [*getattr(site, "getsitepackages", list)(), site.getusersitepackages()]
+    searched += [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+    if root in {os.path.realpath(p) for p in searched}:
+        return None
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+    return env
+
+
 class _Worker:
     """One worker process, the parent's ends of its two pipes, and the run it holds."""
 
     def __init__(self, target: str) -> None:
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
-        package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "pagesim._backend", str(to_child_r), str(from_child_w), target],
                 pass_fds=(to_child_r, from_child_w),
                 stdin=subprocess.DEVNULL,
                 stdout=_stderr_fd(),
-                env=env,
+                env=_worker_env(),
             )
         finally:
             os.close(to_child_r)
