@@ -316,11 +316,12 @@ def sweep(
     source = Source.of(scenario)
     base = overrides_to_sets(set)
     combinations = expand(grid, zip)
+    seed_list = _seeds(seeds)
     grid_keys = list(combinations[0])
     cells: list[_Cell] = []
     for values in combinations:
         own = tuple(f"{k}={_format_value(k, values[k])}" for k in sorted(values))
-        for seed in _seeds(seeds):
+        for seed in seed_list:
             sets = (*base, *own)
             cells.append(_Cell(values, seed, sets, cell_id(source.digest, sets, seed)))
     ids = [c.id for c in cells]
