@@ -9,9 +9,9 @@ pagesim.run in one thread, then in two (a run releases the GIL): no processes, n
 
 On a shared machine other processes take CPU time too, and a figure means little then: each
 measurement prints the CPU time the rest of the machine used meanwhile (/proc/stat's busy
-time less this process's and its workers'), and the summary gives the ratios over every round
-and over the quiet ones (in no measurement of the round did the rest of the machine use more
-than 5 % of the CPU time there was).
+time less this process's and its workers'), and the summary gives the ratio of the medians
+over every round, and each round's ratio where both of its measurements were quiet (the rest
+of the machine used at most 5 % of the CPU time there was).
 
     .venv/bin/python bench/sweep-speedup.py [ROUNDS]
 """
@@ -81,15 +81,18 @@ def main() -> None:
             f"{kind} {n}: {wall:.2f} s (others {others:.2f} s)" for (kind, n), (wall, others) in r.items()))
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     cpus = os.cpu_count() or 1
-    quiet = [r for r in results if all(others <= QUIET * wall * cpus for wall, others in r.values())]
-    for label, rs in (("every round", results), (f"{len(quiet)} quiet rounds", quiet)):
-        if not rs:
-            print(f"{label}: none")
-            continue
-        for kind in kinds:
-            one = statistics.median(r[(kind, 1)][0] for r in rs)
-            two = statistics.median(r[(kind, 2)][0] for r in rs)
-            print(f"{label}, {kind:<7}: median 1: {one:.2f} s, 2: {two:.2f} s, ratio {two / one:.2f}")
+
+    def quiet(m: tuple[float, float]) -> bool:
+        wall, others = m
+        return others <= QUIET * wall * cpus
+
+    for kind in kinds:
+        one = statistics.median(r[(kind, 1)][0] for r in results)
+        two = statistics.median(r[(kind, 2)][0] for r in results)
+        print(f"{kind:<7} every round: median 1: {one:.2f} s, 2: {two:.2f} s, ratio {two / one:.2f}")
+        pairs = [(r[(kind, 1)][0], r[(kind, 2)][0]) for r in results if quiet(r[(kind, 1)]) and quiet(r[(kind, 2)])]
+        shown = ", ".join(f"{two:.2f} / {one:.2f} s = {two / one:.2f}" for one, two in pairs) or "none"
+        print(f"{kind:<7} quiet rounds (2 / 1): {shown}")
 
 
 if __name__ == "__main__":
