@@ -2,8 +2,8 @@
 # Installs pagesim from this checkout, idempotently:
 #   - qemu-user from Debian, if missing (pagesim capture runs programs under it);
 #   - the CLI, built to ./target/release/pagesim;
-#   - a virtualenv in ./.venv with maturin, pytest and pandas, and the pagesim Python package
-#     (the Rust extension built in release mode, the Python sources linked editable).
+#   - a virtualenv in ./.venv with maturin, pytest, pandas, pyarrow and tqdm, and the pagesim
+#     Python package (the Rust extension built in release mode, the Python sources linked editable).
 # Needs the Rust toolchain (cargo) and python3; run as root on a fresh Debian machine it
 # installs Debian's python3-venv if the venv module is missing.
 set -euo pipefail
@@ -45,9 +45,9 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
 
-step "installing maturin, pytest, pandas into .venv"
+step "installing maturin, pytest, pandas, pyarrow, tqdm into .venv"
 # maturin >= 1.9.4 sets PYO3_BUILD_EXTENSION_MODULE, which crates/pagesim-py relies on.
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" pytest pandas
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" pytest pandas pyarrow tqdm
 
 step "building and installing the Python package (maturin develop --release)"
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --release --quiet

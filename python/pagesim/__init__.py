@@ -3,6 +3,7 @@
 >>> import pagesim
 >>> r = pagesim.run("scenarios/quickstart.toml", vm__swappiness=100)
 >>> r.counters["pswpout"], r.elapsed_s
+>>> df = pagesim.sweep("scenarios/quickstart.toml", grid={"vm.swappiness": [0, 60, 100]}, seeds=3)
 
 The simulation runs in Rust (the ``pagesim._native`` extension); this package converts
 arguments, calls it and wraps the JSON report it returns.
@@ -27,9 +28,29 @@ __all__ = [
     "describe",
     "overrides_to_sets",
     "profiles",
+    "read_sweep",
     "registries",
     "run",
+    "sweep",
 ]
+
+# Loaded on first use (PEP 562): a sweep needs pandas and pyarrow, a second of imports that
+# `pagesim.run` and the sweep's worker processes do without.
+_LAZY = {"sweep": "_sweep", "read_sweep": "_sweep"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 

@@ -8,6 +8,29 @@ from typing import Any
 # Counters shown by repr(), when the report has them.
 _REPR_COUNTERS = ("pgfault", "pgmajfault", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct")
 
+# The fields of a timeline sample (report::Sample), for the columns of an empty timeline and
+# their order; tests/python/test_run.py checks them against a real run's.
+_TIMELINE_COLUMNS = (
+    "t_ns", "read_bytes", "dev_reads", "dev_read_bytes", "pgmajfault", "pswpin", "pswpout",
+    "ra_evicted_unused",
+)
+
+# The report's fault-latency histograms (report::LatencyReport), in latency_df()'s order.
+_LATENCIES = ("fault_latency", "fault_latency_kernel", "major_fault_latency", "major_fault_latency_kernel")
+
+# What to_row() takes of a latency histogram.
+_LATENCY_STATS = ("count", "median_ns", "p99_ns", "mean_ns")
+
+
+def _pandas() -> Any:
+    try:
+        import pandas as pd
+    except ImportError as e:
+        raise ImportError(
+            "pagesim's DataFrames need pandas: pip install pandas (a dependency of pip install pagesim)"
+        ) from e
+    return pd
+
 
 class Result:
     """A run's report: /proc/vmstat counters, memcgs, tasks, fault latency and devices.
@@ -117,17 +140,99 @@ class Result:
 
     def to_pandas(self) -> Any:
         """The counters as a pandas DataFrame, one row per counter, columns ``counter, value``."""
-        try:
-            import pandas as pd
-        except ImportError as e:
-            raise ImportError(
-                "Result.to_pandas() needs pandas: pip install pandas (or pip install 'pagesim[pandas]')"
-            ) from e
+        pd = _pandas()
         items = list(self.counters.items())
         return pd.DataFrame(
             {"counter": [k for k, _ in items], "value": [v for _, v in items]},
             columns=["counter", "value"],
         )
+
+    def timeline_df(self) -> Any:
+        """The timeline (:attr:`timeline`) as a DataFrame, one row per ``sample_interval``:
+        ``t_s`` (the interval's end, simulated seconds), then the report's fields (``t_ns``,
+        ``read_bytes``, ``dev_reads``, ``dev_read_bytes``, ``pgmajfault``, ``pswpin``,
+        ``pswpout``, ``ra_evicted_unused``), each what happened in that interval. No rows when
+        the scenario sets no ``sample_interval``."""
+        pd = _pandas()
+        rows = self.timeline
+        columns = list(_TIMELINE_COLUMNS)
+        columns += [k for k in (rows[0] if rows else {}) if k not in columns]
+        df = pd.DataFrame(rows, columns=columns).astype("int64")
+        df.insert(0, "t_s", df["t_ns"] / 1e9)
+        return df
+
+    def latency_df(self) -> Any:
+        """The fault-latency histograms as one long DataFrame, one row per non-empty bucket:
+        ``histogram`` (``fault_latency``: every fault; ``fault_latency_kernel``: its kernel
+        part, less the time waiting for devices; ``major_fault_latency`` and
+        ``major_fault_latency_kernel``: the same of major faults alone), ``upper_ns`` (the
+        bucket's upper bound), ``count`` and ``cdf`` (the fraction of that histogram's faults
+        at or under ``upper_ns``)."""
+        pd = _pandas()
+        rows = []
+        for name in _LATENCIES:
+            buckets = self._report.get(name, {}).get("buckets", [])
+            total = sum(c for _, c in buckets)
+            seen = 0
+            for upper, count in buckets:
+                seen += count
+                rows.append((name, upper, count, seen / total))
+        df = pd.DataFrame(rows, columns=["histogram", "upper_ns", "count", "cdf"])
+        return df.astype({"upper_ns": "int64", "count": "int64", "cdf": "float64"})
+
+    def io_df(self) -> Any:
+        """Per block device (:attr:`devices`), one row: its counts and sums as the report
+        gives them (``name``, ``model``, ``reads``, ``writes``, ``read_bytes``,
+        ``write_bytes``, ``busy_ns``, ``read_service_ns``, ...), then per request the mean
+        size (``read_request_bytes``, ``write_request_bytes``), the mean service time
+        (``read_service_ms``, ``write_service_ms``) and iostat's ``r_await_ms`` and
+        ``w_await_ms`` (queue wait plus service). A mean over no request is NaN.
+        :meth:`io_size_df` gives the request sizes' histogram."""
+        pd = _pandas()
+        df = pd.DataFrame([{k: v for k, v in d.items() if k != "io_size_hist"} for d in self.devices])
+        if df.empty:
+            return df
+        for d in ("read", "write"):
+            n = df[f"{d}s"].where(df[f"{d}s"] > 0)  # NaN where there was no request
+            df[f"{d}_request_bytes"] = df[f"{d}_bytes"] / n
+            df[f"{d}_service_ms"] = df[f"{d}_service_ns"] / n / 1e6
+            df[f"{d[0]}_await_ms"] = (df[f"{d}_wait_ns"] + df[f"{d}_service_ns"]) / n / 1e6
+        return df
+
+    def io_size_df(self) -> Any:
+        """The devices' request sizes as a long DataFrame, one row per device and non-empty
+        bucket: ``device``, ``upper_bytes`` (the bucket's upper bound, a power of two) and
+        ``count`` (requests dispatched, reads and writes)."""
+        pd = _pandas()
+        rows = [(d["name"], upper, count) for d in self.devices for upper, count in d.get("io_size_hist", [])]
+        df = pd.DataFrame(rows, columns=["device", "upper_bytes", "count"])
+        return df.astype({"upper_bytes": "int64", "count": "int64"})
+
+    def to_row(self) -> dict[str, Any]:
+        """The run as one flat dict, the columns :func:`pagesim.sweep` records per run:
+        ``elapsed_s``, ``completed``, ``ops_done``, ``ops_total``; per fault-latency histogram
+        (``fault_latency``, ``major_fault_latency``) ``.count``, ``.median_ns``, ``.p99_ns``
+        and ``.mean_ns``; per task ``task.<name>.elapsed_s``, ``.cpu_s``, ``.faults`` and
+        ``.major_faults``; and every counter as ``vmstat.<name>``."""
+        row: dict[str, Any] = {
+            "elapsed_s": self.elapsed_s,
+            "completed": self.completed,
+            "ops_done": self.ops_done,
+            "ops_total": self.ops_total,
+        }
+        for name in ("fault_latency", "major_fault_latency"):
+            hist = self._report.get(name, {})
+            for stat in _LATENCY_STATS:
+                row[f"{name}.{stat}"] = hist.get(stat, 0)
+        for t in self.tasks:
+            prefix = f"task.{t['name']}."
+            row[prefix + "elapsed_s"] = t["elapsed_ns"] / 1e9
+            row[prefix + "cpu_s"] = t.get("cpu_ns", 0) / 1e9
+            row[prefix + "faults"] = t.get("faults", 0)
+            row[prefix + "major_faults"] = t.get("major_faults", 0)
+        for name, value in self.counters.items():
+            row[f"vmstat.{name}"] = value
+        return row
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Result):

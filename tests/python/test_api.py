@@ -26,8 +26,14 @@ REPORT = {
     ],
     "fault_latency": {"count": 1000, "median_ns": 100, "p99_ns": 90_000, "mean_ns": 500,
                       "buckets": [[128, 900], [131072, 100]]},
-    "devices": [{"name": "ssd0", "reads": 3, "writes": 5, "read_bytes": 12288, "write_bytes": 20480,
-                 "busy_ns": 50_000, "io_size_hist": [[4096, 8]]}],
+    "major_fault_latency": {"count": 10, "median_ns": 131072, "p99_ns": 131072, "mean_ns": 100_000,
+                            "buckets": [[131072, 10]]},
+    "devices": [{"name": "ssd0", "model": "sata-ssd", "reads": 3, "writes": 5, "read_bytes": 12288,
+                 "write_bytes": 20480, "busy_ns": 50_000, "read_wait_ns": 3_000, "read_service_ns": 30_000,
+                 "write_wait_ns": 0, "write_service_ns": 50_000, "io_size_hist": [[4096, 8]]},
+                {"name": "idle", "model": "nvme", "reads": 0, "writes": 0, "read_bytes": 0,
+                 "write_bytes": 0, "busy_ns": 0, "read_wait_ns": 0, "read_service_ns": 0,
+                 "write_wait_ns": 0, "write_service_ns": 0, "io_size_hist": []}],
     "ra_window_hist": [[32, 4]],
     "timeline": [{"t_ns": 1_000_000_000, "read_bytes": 4096, "dev_reads": 1, "dev_read_bytes": 4096,
                   "pgmajfault": 0, "pswpin": 0, "pswpout": 0, "ra_evicted_unused": 0}],
@@ -141,3 +147,49 @@ def test_to_pandas_without_pandas_says_what_to_install(monkeypatch: pytest.Monke
     monkeypatch.setitem(sys.modules, "pandas", None)
     with pytest.raises(ImportError, match="pip install pandas"):
         pagesim.Result(REPORT).to_pandas()
+
+
+def test_timeline_df_has_one_row_per_interval_and_seconds_first() -> None:
+    pytest.importorskip("pandas")
+    df = pagesim.Result(REPORT).timeline_df()
+    assert list(df.columns) == ["t_s", *REPORT["timeline"][0]]
+    assert df["t_s"].tolist() == [1.0] and df["read_bytes"].tolist() == [4096]
+    empty = pagesim.Result({}).timeline_df()
+    assert empty.empty and list(empty.columns) == list(df.columns)
+
+
+def test_latency_df_is_every_histogram_s_buckets_with_their_cdf() -> None:
+    pytest.importorskip("pandas")
+    df = pagesim.Result(REPORT).latency_df()
+    assert list(df.columns) == ["histogram", "upper_ns", "count", "cdf"]
+    assert df.values.tolist() == [
+        ["fault_latency", 128, 900, 0.9],
+        ["fault_latency", 131072, 100, 1.0],
+        ["major_fault_latency", 131072, 10, 1.0],
+    ]
+    assert pagesim.Result({}).latency_df().empty
+
+
+def test_io_df_has_a_row_per_device_with_means_per_request() -> None:
+    pytest.importorskip("pandas")
+    df = pagesim.Result(REPORT).io_df().set_index("name")
+    ssd, idle = df.loc["ssd0"], df.loc["idle"]
+    assert (ssd["reads"], ssd["model"]) == (3, "sata-ssd")
+    assert ssd["read_request_bytes"] == 4096 and ssd["write_request_bytes"] == 4096
+    assert ssd["read_service_ms"] == pytest.approx(0.01) and ssd["r_await_ms"] == pytest.approx(0.011)
+    assert ssd["w_await_ms"] == pytest.approx(0.01)
+    assert idle[["read_request_bytes", "read_service_ms", "r_await_ms"]].isna().all(), "a mean over no request"
+    assert "io_size_hist" not in df.columns
+    sizes = pagesim.Result(REPORT).io_size_df()
+    assert sizes.values.tolist() == [["ssd0", 4096, 8]]
+
+
+def test_to_row_is_flat_with_units_and_prefixes() -> None:
+    row = pagesim.Result(REPORT).to_row()
+    assert row["elapsed_s"] == 2.5 and row["completed"] is True
+    assert row["fault_latency.p99_ns"] == 90_000 and row["major_fault_latency.median_ns"] == 131072
+    assert row["task.t0.elapsed_s"] == 2.5 and row["task.t0.cpu_s"] == 1e-6
+    assert row["task.t0.major_faults"] == 10
+    assert {k: v for k, v in row.items() if k.startswith("vmstat.")} == {
+        f"vmstat.{k}": v for k, v in REPORT["counters"].items()
+    }

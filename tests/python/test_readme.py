@@ -7,7 +7,8 @@ Every fenced block is checked by its kind:
   this test, so it is only checked to exist.
 * ``text`` starting with ``$ COMMAND``: the command runs, and every line the README shows
   appears in its output, in order (``...`` stands for lines left out).
-* ``python``: the block runs as a script from the repository's root.
+* ``python``: the block runs as a script in a scratch directory whose ``scenarios`` links the
+  repository's, so that what it writes (a sweep's ``results/``) stays out of the checkout.
 * a block without a language (the command-line summary): every ``pagesim SUBCOMMAND`` line
   names a subcommand, and every ``--option`` it shows is one ``pagesim SUBCOMMAND --help``
   documents.
@@ -101,9 +102,10 @@ def test_example_output_is_what_the_command_prints(line: int, block: str) -> Non
 
 
 @pytest.mark.parametrize("line,block", _ids("python"), ids=lambda v: str(v)[:40])
-def test_python_blocks_run(line: int, block: str) -> None:
+def test_python_blocks_run(line: int, block: str, tmp_path: Path) -> None:
+    (tmp_path / "scenarios").symlink_to(REPO / "scenarios")
     r = subprocess.run(
-        [sys.executable, "-c", block], cwd=REPO, env=_env(), capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", block], cwd=tmp_path, env=_env(), capture_output=True, text=True, timeout=300
     )
     assert r.returncode == 0, f"README.md:{line}:\n{r.stderr[-3000:]}"
 

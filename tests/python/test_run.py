@@ -181,3 +181,15 @@ def test_toml_text_is_a_scenario_not_a_path(quickstart_path: Path, quickstart_re
     with pytest.raises(pagesim.ScenarioError, match=r"^<string> \(line 2\): machine.ram: expected a size") as e:
         pagesim.run("[machine]\nram = 'lots'\n")
     assert "machine.ram" in str(e.value) and len(str(e.value)) < 300
+
+
+def test_the_timeline_s_columns_are_the_report_s(quickstart_path: Path) -> None:
+    pytest.importorskip("pandas")
+    from pagesim.report import _TIMELINE_COLUMNS
+
+    r = pagesim.run(quickstart_path, sample_interval="2s")
+    assert r.timeline and set(r.timeline[0]) == set(_TIMELINE_COLUMNS)
+    df = r.timeline_df()
+    assert len(df) == len(r.timeline) and df["pswpout"].sum() <= r.counters["pswpout"]
+    assert df["t_ns"].tolist() == [s["t_ns"] for s in r.timeline]
+    assert df["t_s"].iloc[0] == 2.0

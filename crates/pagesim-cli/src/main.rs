@@ -1,5 +1,5 @@
-//! The `pagesim` command: run, check and describe scenarios; reproduce the seeds' tables;
-//! validate against the host kernel; benchmark the engine.
+//! The `pagesim` command: run, check and describe scenarios; sweep one over a grid; reproduce
+//! the seeds' tables; validate against the host kernel; benchmark the engine.
 //!
 //! The command line is clap's derive API: [`Cli`] and the subcommands' argument structs (in
 //! their own modules for `reproduce`, `validate` and `bench`). Their doc comments are what
@@ -19,6 +19,7 @@ mod capture;
 mod out;
 mod reproduce;
 mod stats;
+mod sweep;
 mod validate;
 
 /// pagesim simulates the Linux kernel's memory-management subsystem: page cache and
@@ -70,6 +71,20 @@ enum Command {
     /// each cell's published value. Every cell is a `pagesim run` of the base scenario with
     /// the row's and the column's --sets. The tables go to stdout, progress to stderr.
     Reproduce(reproduce::Args),
+    /// Run a scenario over a grid of overrides and seeds, in parallel, into a Parquet dataset
+    ///
+    /// Every combination of the --vary keys' values (and of the --zip keys' values, taken
+    /// together) runs with each of --seeds seeds, --jobs at a time in worker processes. Each
+    /// finished run is written at once to --out as its own Parquet file: one row of the
+    /// overrides, seed, status, elapsed time, per-task times, fault-latency quantiles and every
+    /// vmstat counter. A rerun with the same --out runs only the runs missing there; a run whose
+    /// worker dies is run again (--retries). A progress bar with the time left goes to stderr,
+    /// a line per run to stdout. Exit status 1 when a run failed, 2 when pagesim rejects an
+    /// override (the message names the key).
+    ///
+    /// Sweeps are pagesim's Python package (pagesim.sweep) run by $PAGESIM_PYTHON, else the
+    /// .venv that scripts/install.sh made beside the binary's target directory, else python3.
+    Sweep(sweep::Args),
     /// Compare two batches of runs as ministat does: is the difference significant?
     ///
     /// Reads two results of `pagesim run FILE --seeds N --json`, or runs one scenario with a
@@ -279,6 +294,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
             Ok(())
         }
         Command::Compare(a) => stats::compare(a, out),
+        Command::Sweep(a) => sweep::run(a),
         Command::Bench(a) => bench::run(a, out),
         Command::Cache(a) => cache::run(a, out),
         Command::Capture(a) => capture::run(a, out),

@@ -307,7 +307,7 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
 }
 
 const SUBCOMMANDS: &[&str] =
-    &["run", "trace-report", "check", "describe", "profiles", "reproduce", "bench", "validate", "completions"];
+    &["run", "trace-report", "check", "describe", "profiles", "reproduce", "sweep", "bench", "validate", "completions"];
 
 #[test]
 fn version_is_the_crate_s() {
@@ -751,4 +751,44 @@ fn cache_gives_the_miss_ratio_of_a_trace_and_names_a_bad_record() {
     assert_eq!(code, 2);
     assert!(err.contains("give lru or a kernel profile") && err.contains("linux-6.6"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `pagesim sweep` runs in Python (tests/python/test_sweep.py runs it end to end): here, that
+/// its options are the CLI's, and that a Python without the package is named with how to
+/// install it.
+#[test]
+fn sweep_documents_its_options_and_says_how_to_install_a_missing_python_package() {
+    let (code, out, _) = pagesim(&["sweep", "--help"]);
+    assert_eq!(code, 0);
+    for option in [
+        "--vary <KEY=A,B,...>",
+        "--zip <KEY=A,B,...>",
+        "--set <KEY=VALUE>",
+        "--seeds <N>",
+        "--jobs <N>",
+        "--out <DIR>",
+        "--retries <N>",
+        "--stat <COUNTER>",
+        "--quiet",
+    ] {
+        assert!(out.contains(option), "{option}:\n{out}");
+    }
+    let quickstart = scenario("quickstart.toml");
+    let (code, _, err) = pagesim(&["sweep", &quickstart, "--vary", "vm.swappiness"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid value 'vm.swappiness' for '--vary <KEY=A,B,...>'"), "{err}");
+    let (code, _, err) = pagesim(&["sweep", &quickstart, "--seeds", "0"]);
+    assert_eq!(code, 2, "{err}");
+    // `false` runs and fails the check for the modules, as a Python without them does.
+    for (python, says) in [("false", "lacks the modules a sweep needs"), ("/nonexistent/python3", "cannot be run")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+            .args(["sweep", &quickstart])
+            .env("PAGESIM_PYTHON", python)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(python) && err.contains("$PAGESIM_PYTHON") && err.contains(says), "{err}");
+        assert!(err.contains("bash scripts/install.sh") && err.contains("pip install"), "{err}");
+    }
 }
