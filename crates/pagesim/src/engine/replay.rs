@@ -430,6 +430,8 @@ impl Sim {
 #[cfg(test)]
 mod tests {
     use crate::ids::Tid;
+    use crate::mm::vmstat::Counter;
+    use crate::tracefile::pgt::{nr, File, Header, Record, Stream, Writer};
 
     thread_local! {
         /// `replay_ref_hits` takes hits in its loop (off: each goes through replay_next).
@@ -437,9 +439,6 @@ mod tests {
         /// The hits it took so.
         pub(super) static REF_HITS_LOOPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     }
-
-    use crate::mm::vmstat::Counter;
-    use crate::tracefile::pgt::{nr, File, Header, Record, Stream, Writer};
 
     /// A trace pagesim capture could have written of a program that maps 64 anonymous
     /// pages and writes each, forks a child that writes pages 5 and 6 and exits, waits for
