@@ -927,10 +927,16 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
         }
         if let Some(ph) = &phases {
             let ms: Vec<String> = ph.iter().map(|p| format!("{:.0} ms", *p as f64 / 1e6)).collect();
+            let how = if host.runs.iter().all(|r| r.memcg_flush_traced) {
+                "measured: the kernel's first periodic memcg stats flush after each run's start, \
+                 memcg:memcg_flush_stats"
+            } else {
+                "NOT measured: tracefs is not at /sys/kernel/tracing or has no memcg:memcg_flush_stats; \
+                 assumed just after each run's end"
+            };
             writeln!(
                 out,
-                "  pagesim --set kernel.memcg_stats_flush_phase=[{}]   (measured: the kernel's first periodic memcg \
-                 stats flush after each run's start, memcg:memcg_flush_stats; one pagesim run per host run, medians)",
+                "  pagesim --set kernel.memcg_stats_flush_phase=[{}]   ({how}; one pagesim run per host run, medians)",
                 ms.join(", ")
             )?;
         }

@@ -142,6 +142,9 @@ pub struct HostRun {
     /// Nanoseconds from the run's start to the kernel's first periodic memcg stats flush
     /// after it (`flushtrace`), where the tracepoint exists and one came during the run.
     pub memcg_flush_phase_ns: Option<u64>,
+    /// The flush was traced (tracefs at /sys/kernel/tracing with `memcg:memcg_flush_stats`):
+    /// without, `memcg_flush_phase_ns` is `None` whether or not a flush came.
+    pub memcg_flush_traced: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -327,6 +330,7 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
             damon: damon0.sz_applied_delta(&damon1),
             damon_refresh_errors,
             memcg_flush_phase_ns: flush_trace.as_ref().and_then(|ft| ft.first_periodic_flush()),
+            memcg_flush_traced: flush_trace.is_some(),
         });
     }
 
