@@ -138,7 +138,13 @@ impl std::hash::Hasher for SampleHasher {
 }
 
 /// The store flag of a numbered reference ([`TraceInfo::refs`]): the top bit.
-pub(crate) const STORE: u32 = 1 << 31;
+const STORE: u32 = 1 << 31;
+
+/// A numbered reference ([`TraceInfo::refs`]): its page, and whether it is a store.
+#[inline]
+pub(crate) fn decode_ref(v: u32) -> (u32, bool) {
+    (v & !STORE, v & STORE != 0)
+}
 
 impl TraceInfo {
     /// Reads another tool's trace `path` in format `format` through: its distinct pages
@@ -427,7 +433,8 @@ impl Refs {
     }
 
     fn event(v: u32) -> Ev {
-        Ev::Access { insns: 0, inst: 0, idx: v & !STORE, write: v & STORE != 0 }
+        let (idx, write) = decode_ref(v);
+        Ev::Access { insns: 0, inst: 0, idx, write }
     }
 
     /// The next reference; `None` at the end of the file.
@@ -552,7 +559,7 @@ impl Demux {
     }
 
     /// For another tool's trace ([`TraceInfo::refs`]): its references read and not taken yet
-    /// (a page number, [`STORE`] set for a store), which [`Demux::take_refs`] takes without
+    /// (as [`decode_ref`] reads them), which [`Demux::take_refs`] takes without
     /// an event each. `None` for a trace of pagesim's own.
     pub fn pending_refs(&self) -> Option<&[u32]> {
         self.refs.as_ref().map(|r| &r.block[r.at..])

@@ -102,6 +102,23 @@ impl Ev {
 /// access (`Sim::prefetch_access`).
 const PREFETCH_AHEAD: usize = 4;
 
+/// Asks for the cache lines an access to page `idx` of a mapping with PTEs `pte` reads: its
+/// PTE and, in a mapping of `file`, the page's page-cache slot and shadow entry and (with
+/// fault-around) the slots of its window. A hint only.
+#[inline]
+fn prefetch_page(pte: &[u32], file: Option<&crate::pagecache::AddressSpace>, around: bool, idx: u32) {
+    if let Some(e) = pte.get(idx as usize) {
+        crate::prefetch::prefetch(e);
+    }
+    if let Some(file) = file {
+        file.prefetch(idx as u64);
+        if around {
+            let start = idx as u64 & !(crate::pagecache::FAULT_AROUND_PAGES - 1);
+            file.prefetch_slots(start, start + crate::pagecache::FAULT_AROUND_PAGES);
+        }
+    }
+}
+
 impl Sim {
     /// The page cache of the trace's file `file` in the replaying task `tid`'s scenario.
     fn replay_file(&self, tid: Tid, file: u32) -> FileId {
@@ -210,17 +227,8 @@ impl Sim {
     fn prefetch_access(&self, tid: Tid, region: u32, idx: u32) {
         let Some(v) = self.sched.tasks[self.mm_task(tid)].vma_of(region) else { return };
         let vma = &self.mm.vmas[v];
-        if let Some(e) = vma.pte.get(idx as usize) {
-            crate::prefetch::prefetch(e);
-        }
-        if let Some(fi) = vma.file {
-            let file = &self.pc.files[fi];
-            file.prefetch(idx as u64);
-            if self.profile.fault_around {
-                let start = idx as u64 & !(crate::pagecache::FAULT_AROUND_PAGES - 1);
-                file.prefetch_slots(start, start + crate::pagecache::FAULT_AROUND_PAGES);
-            }
-        }
+        let file = vma.file.map(|fi| &self.pc.files[fi]);
+        prefetch_page(&vma.pte, file, self.profile.fault_around, idx);
     }
 
     /// Another tool's trace ([`crate::replay::TraceInfo::refs`]: one mapping's references,
@@ -246,19 +254,10 @@ impl Sim {
         let mut n = 0;
         for (k, &r) in pending.iter().enumerate() {
             if let Some(&a) = pending.get(k + 1 + PREFETCH_AHEAD) {
-                let idx = a & !crate::replay::STORE;
-                if let Some(e) = vma.pte.get(idx as usize) {
-                    crate::prefetch::prefetch(e);
-                }
-                if let Some(file) = file {
-                    file.prefetch(idx as u64);
-                    if around {
-                        let start = idx as u64 & !(crate::pagecache::FAULT_AROUND_PAGES - 1);
-                        file.prefetch_slots(start, start + crate::pagecache::FAULT_AROUND_PAGES);
-                    }
-                }
+                prefetch_page(&vma.pte, file, around, crate::replay::decode_ref(a).0);
             }
-            let (idx, write) = ((r & !crate::replay::STORE) as usize, r & crate::replay::STORE != 0);
+            let (idx, write) = crate::replay::decode_ref(r);
+            let idx = idx as usize;
             let Some(&e) = vma.pte.get(idx) else { break };
             let need = if write { pte::WRITE } else { 0 };
             if !pte::is_present(e) || e & need != need {
