@@ -275,6 +275,16 @@ pub struct Profile {
     /// a bio as it went: reclaim met no window of locked, unread pages (modelled as reading
     /// each folio as it is added).
     pub ra_add_before_read_pages: bool,
+    /// `page_cache_ra_unbounded` allocates a window's folios under `memalloc_nofs_save`
+    /// (5.8, "mm: add page_cache_readahead_unbounded", with the change above: a window's
+    /// folios sit locked in the page cache before their reads are submitted, and reclaim
+    /// must not wait on the filesystem meanwhile), so their charge's reclaim runs with
+    /// GFP_NOFS. `shrink_folio_list` reads that through `may_enter_fs`: a page-cache folio
+    /// under writeback is tagged PG_reclaim and activated rather than waited for (case 2,
+    /// even in cgroup v1 limit reclaim, whose case 3 would wait), and a dirty shmem folio not
+    /// yet in the swap cache is kept. Before, `readahead_gfp_mask` was the mapping's mask
+    /// with __GFP_NORETRY: ext4's includes __GFP_FS.
+    pub ra_alloc_nofs: bool,
     /// VMA readahead falls back to cluster readahead while rotational swap is active (≥4.15).
     pub vma_ra_needs_nonrotational: bool,
     /// Readahead skips slots whose swap count is 0 (≥4.11 with the slots cache).
@@ -492,6 +502,7 @@ const LINUX_3_14: Profile = Profile {
     free_swap_on_write_fault: true,
     ra_read_copy: false,
     ra_add_before_read_pages: false,
+    ra_alloc_nofs: false,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: false,
     swap_ra_marks_cached: true,
@@ -564,6 +575,7 @@ const LINUX_6_6: Profile = Profile {
     free_swap_on_write_fault: true,
     ra_read_copy: false,
     ra_add_before_read_pages: true,
+    ra_alloc_nofs: true,
     vma_ra_needs_nonrotational: true,
     ra_skip_unreferenced: true,
     swap_ra_marks_cached: false,

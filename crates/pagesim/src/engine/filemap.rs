@@ -867,6 +867,73 @@ mod tests {
         }
     }
 
+    /// A 1 MB memcg on cgroup v1 full of page-cache pages under writeback that an earlier
+    /// reclaim tagged PG_reclaim. Limit reclaim with __GFP_FS (a fault's or write's charge)
+    /// waits for such a page's writeback (`shrink_folio_list` case 3); a readahead charge's
+    /// reclaim runs under `memalloc_nofs_save` from 5.8 (GFP_NOFS: `may_enter_fs` is false),
+    /// so it activates each one instead (case 2, pgactivate) and goes on, and each rotates to
+    /// the inactive tail when its write ends (`folio_rotate_reclaimable`, pgrotated). On
+    /// linux-4.11 the readahead charge had __GFP_FS and waits as the others do. (A disk, so
+    /// that no write ends while reclaim runs.)
+    #[test]
+    fn a_readahead_charges_reclaim_activates_pages_under_writeback_rather_than_waiting_from_5_8() {
+        use crate::mm::{pg, LruList};
+        use crate::reclaim::ScanControl;
+        let setup = |profile: &str| {
+            let mut s = crate::testutil::sim_from(
+                &format!(
+                    "[kernel]\nprofile = \"{profile}\"\nlarge_folios = false\ncgroup_version = 1\n\
+                     [machine]\nram = \"64MB\"\n[vm]\ndirty_bytes = \"32MB\"\n\
+                     [device.d]\nmodel = \"hdd\"\n[file.f]\ndevice = \"d\"\nsize = \"4MB\"\n\
+                     [memcg.box]\nmax = \"1MB\"\n\
+                     [[task]]\nname = \"r\"\nmemcg = \"box\"\n\
+                     [[task.step]]\nfile = \"f\"\nop = \"read\"\npattern = \"seq\"\n"
+                ),
+                &[],
+            );
+            let (fi, box_) = (FileId(0), 1u16);
+            let n = fill_memcg_with_file(&mut s, box_, fi, false, 0);
+            for i in 0..n {
+                let f = s.pc.files[fi].frame(i).unwrap();
+                s.file_writepage(f, fi, false);
+                s.mm.frames.set(f, pg::RECLAIM);
+            }
+            assert_eq!(s.mm.nr_writeback, n, "{profile}: all under writeback (in the plug)");
+            (s, n)
+        };
+        let activated = |s: &crate::engine::Sim| s.mm.vmstat.get(Counter::PgActivate);
+        // The same pass with and without __GFP_FS.
+        for gfp_fs in [true, false] {
+            let (mut s, n) = setup("linux-6.18");
+            let mut sc = ScanControl::memcg(1);
+            sc.gfp_fs = gfp_fs;
+            s.shrink_inactive_list(1, LruList::InactiveFile, n, &mut sc, 0);
+            if gfp_fs {
+                assert_eq!(sc.waited.len() as u64, n, "case 3: every page waited for");
+                assert_eq!(activated(&s), 0);
+            } else {
+                assert!(sc.waited.is_empty(), "GFP_NOFS waits for nothing");
+                assert_eq!((activated(&s), sc.nr_writeback), (n, n), "case 2: tagged and activated");
+                assert_eq!(s.mm.memcgs[1].lru.size(LruList::ActiveFile), n);
+                crate::testutil::complete_io(&mut s);
+                assert_eq!(s.mm.vmstat.get(Counter::PgRotated), n, "each rotated when its write ended");
+                assert_eq!(s.mm.memcgs[1].lru.size(LruList::InactiveFile), n, "to the inactive list");
+            }
+            s.verify().unwrap();
+        }
+        // The readahead charge's own reclaim, by version.
+        for (profile, nofs) in [("linux-6.18", true), ("linux-4.11", false)] {
+            let (mut s, n) = setup(profile);
+            assert_eq!(s.alloc_folio_noretry(Tid(0), 1, 0, 0), NoRetry::Failed, "{profile}: nothing to free");
+            let a = activated(&s);
+            if nofs {
+                assert!(a >= n, "{profile}: every page activated ({a} of {n})");
+            } else {
+                assert_eq!(a, 0, "{profile}: the pages were waited for, not activated");
+            }
+        }
+    }
+
     /// A 1 MB memcg full of clean pages of file f, and a 512-page readahead window of file
     /// g (linux-6.18, cgroup v2, an NVMe disk): the window's charges reclaim f's pages and
     /// add g's folios, locked and unread, until g's folios are all the memcg holds. The

@@ -23,7 +23,7 @@ use crate::ids::Pfn;
 use crate::ids::Tid;
 use crate::mm::vmstat::Counter;
 use crate::mm::Mm;
-use crate::reclaim::ScanControl;
+use crate::reclaim::{MemcgWalk, ScanControl};
 use crate::units::JIFFY_NS;
 
 impl Sim {
@@ -125,6 +125,8 @@ impl Sim {
         }
         sc.nr_to_reclaim = sc.nr_to_reclaim.max(nr);
         sc.noretry = true;
+        // page_cache_ra_unbounded's memalloc_nofs_save (5.8+): the charge is GFP_NOFS.
+        sc.gfp_fs = !self.profile.ra_alloc_nofs;
         loop {
             sc.nr_scanned = 0;
             self.shrink_node(&mut sc, cpu);
@@ -146,10 +148,11 @@ impl Sim {
                 sc.priority -= 1;
                 continue;
             }
-            // do_try_to_free_pages (5.5+, where the deactivation decision is made at the
-            // reclaim root: `sc.prepared`): nothing freed at any priority because the
-            // inactive lists looked balanced (deactivation skipped): once more with it forced.
-            if sc.retry_forcing_deactivation() {
+            // do_try_to_free_pages: nothing freed at any priority. 6.10+ walks the whole
+            // memcg tree once more; 5.5+ (the deactivation decision made at the reclaim root:
+            // `sc.prepared`) goes again with deactivation forced if the inactive lists looked
+            // balanced (deactivation skipped).
+            if sc.retry_failed_pass(self.profile.memcg_walk == MemcgWalk::RoundRobinPerRoot) {
                 continue;
             }
             break;
@@ -317,6 +320,56 @@ mod tests {
             let scanned = s.mm.vmstat.get(Counter::PgScanFile);
             assert!(scanned.abs_diff(passes * pass) <= passes, "{profile}: {scanned} scanned, {pass} a pass");
             assert_eq!(s.mm.vmstat.get(Counter::PgStealFile), 0, "{profile}");
+        }
+    }
+
+    /// The reclaim of a readahead folio's charge is `do_try_to_free_pages`, with its
+    /// retries: on 6.10+ (linux-6.18, `MemcgWalk::RoundRobinPerRoot`) a pass down the
+    /// priorities that freed nothing goes down them again over the whole memcg tree
+    /// (`memcg_full_walk`) before the charge gives up, so a 1 MB memcg of locked page-cache
+    /// folios is scanned by two such passes; linux-6.6 walks the whole tree the first time
+    /// and has no such retry.
+    #[test]
+    fn a_noretry_charges_reclaim_walks_the_whole_tree_again_before_it_fails_from_6_10() {
+        use crate::engine::page_alloc::NoRetry;
+        use crate::ids::FileId;
+        use crate::reclaim::ScanControl;
+        let setup = |profile: &str| {
+            let mut s = sim_from(
+                &format!(
+                    "[kernel]\nprofile = \"{profile}\"\nlarge_folios = false\n[machine]\nram = \"64MB\"\n{SSD}\n\
+                     [file.f]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+                     [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\n\
+                     pattern = \"seq\"\n"
+                ),
+                &[],
+            );
+            let mut index = 0;
+            while let Some(f) = s.alloc_folio_atomic(1, 0) {
+                s.add_to_page_cache(f, FileId(0), index);
+                index += 1;
+            }
+            s
+        };
+        for (profile, passes) in [("linux-6.6", 1), ("linux-6.18", 2)] {
+            // One pass down the priorities, by hand.
+            let mut s = setup(profile);
+            let mut sc = ScanControl::memcg(1);
+            loop {
+                sc.nr_scanned = 0;
+                s.shrink_node(&mut sc, 0);
+                if sc.priority == 0 {
+                    break;
+                }
+                sc.priority -= 1;
+            }
+            let pass = s.mm.vmstat.get(Counter::PgScanFile);
+            assert!(pass > 256, "{profile}: a pass scanned the locked folios ({pass})");
+            let mut s = setup(profile);
+            let over = s.mm.mem_over_limit(1, 1);
+            assert_eq!(s.try_to_free_pages_noretry(Tid(0), 1, 0, 0, over), NoRetry::Failed, "{profile}");
+            let scanned = s.mm.vmstat.get(Counter::PgScanFile);
+            assert!(scanned.abs_diff(passes * pass) <= passes, "{profile}: {scanned} scanned, {pass} a pass");
         }
     }
 

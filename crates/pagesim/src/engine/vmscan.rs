@@ -170,37 +170,18 @@ impl Sim {
             return Step::Continue;
         }
         self.snapshot_refaults(sc.target_memcg);
+        // 6.12: the shared round-robin position may have shown this reclaimer too few
+        // memcgs; the inactive:active decision was made at the root, and a cgroup may have
+        // all its pages active; memory.low may have kept what there was: before failing,
+        // walk the whole tree, then force deactivation, then take the protected memory.
+        if sc.retry_failed_pass(self.profile.memcg_walk == MemcgWalk::RoundRobinPerRoot) {
+            self.sched.tasks[tid].reclaim = Some(sc);
+            return Step::Continue;
+        }
         if sc.noretry {
             // The rest of a readahead charge's pass ends as [`Sim::alloc_folio_noretry`]'s
             // does; the charge is tried again after it (`Sim::readahead_resume`).
-            if sc.retry_forcing_deactivation() {
-                self.sched.tasks[tid].reclaim = Some(sc);
-                return Step::Continue;
-            }
             return Step::Finished;
-        }
-        if sc.nr_reclaimed == 0 && self.profile.memcg_walk == MemcgWalk::RoundRobinPerRoot && !sc.memcg_full_walk {
-            // 6.12: the shared round-robin position may have shown this reclaimer too few
-            // memcgs; before failing, walk the whole tree.
-            sc.priority = DEF_PRIORITY;
-            sc.memcg_full_walk = true;
-            self.sched.tasks[tid].reclaim = Some(sc);
-            return Step::Continue;
-        }
-        // The inactive:active decision was made at the root; a cgroup may have all its
-        // pages active. Retry with deactivation forced.
-        if sc.retry_forcing_deactivation() {
-            self.sched.tasks[tid].reclaim = Some(sc);
-            return Step::Continue;
-        }
-        if sc.nr_reclaimed == 0 && sc.memcg_low_skipped {
-            // Untapped memory.low reserves: rather than fail, retry taking them too.
-            sc.priority = DEF_PRIORITY;
-            sc.force_deactivate = false;
-            sc.memcg_low_reclaim = true;
-            sc.memcg_low_skipped = false;
-            self.sched.tasks[tid].reclaim = Some(sc);
-            return Step::Continue;
         }
         if sc.reclaim_high {
             // reclaim_high never ends in the OOM killer: what it freed decides the penalty.
@@ -837,10 +818,16 @@ impl Sim {
             } else if !marks {
                 // ≤3.5: kept as it is; only a page pageout wrote carries PG_reclaim.
                 sc.nr_writeback += nr;
-            } else if !sc.global() && self.tun.memcg_v1 && self.mm.frames.test(f, pg::RECLAIM) {
+            } else if !sc.global()
+                && self.tun.memcg_v1
+                && self.mm.frames.test(f, pg::RECLAIM)
+                && self.may_enter_fs(f, sc)
+            {
                 // Case 3: limit reclaim on cgroup v1 has no writeback throttling
                 // (!writeback_throttling_sane), so it waits for the writeback of a page it
-                // wrote itself and tries the page again, rather than activating it.
+                // wrote itself and tries the page again, rather than activating it. A
+                // GFP_NOFS reclaim (a readahead charge's, 5.8+) may not wait on the
+                // filesystem: case 2 for it.
                 sc.waited.push(f);
                 return Verdict::Wait;
             } else {
@@ -891,6 +878,11 @@ impl Sim {
             return self.pageout_file(f, fi, sc, reclaim_clean, pageout, keep_or_activate);
         }
         if self.mm.frames.test(f, pg::DIRTY) {
+            if !self.may_enter_fs(f, sc) {
+                // A dirty shmem page not yet in the swap cache needs the filesystem's
+                // writeout: a GFP_NOFS reclaim keeps it (`keep_locked`).
+                return Verdict::Keep;
+            }
             if let Owner::Shmem(o) = owner {
                 // shmem_writepage: move the page from the shmem page cache to swap.
                 if !self.mm.frames.test(f, pg::SWAPCACHE) {
@@ -930,6 +922,14 @@ impl Sim {
             self.page_cache_delete(f, a);
         }
         Verdict::Freed
+    }
+
+    /// `may_enter_fs`: whether reclaim with `sc`'s gfp mask may wait on or write through
+    /// the filesystem for folio `f`. With __GFP_FS always; without (GFP_NOFS, which keeps
+    /// __GFP_IO) only for a swap-cache folio, whose write goes to the swap device (pagesim's
+    /// swap files are block-mapped, never SWP_FS_OPS).
+    fn may_enter_fs(&self, f: Pfn, sc: &ScanControl) -> bool {
+        sc.gfp_fs || self.mm.frames.test(f, pg::SWAPCACHE)
     }
 
     /// After a `shrink_folio_list` batch of `nr_taken` pages of which `dirty` file pages

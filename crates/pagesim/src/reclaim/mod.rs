@@ -74,6 +74,10 @@ pub struct ScanControl {
     /// the pass is the task's reclaim job, which goes on at the same priority and ends as
     /// the pass does (no retry after it, no OOM: [`crate::engine::Sim::alloc_folio_noretry`]).
     pub noretry: bool,
+    /// `sc->gfp_mask & __GFP_FS`: false for a readahead charge's reclaim from 5.8
+    /// (`Profile::ra_alloc_nofs`, GFP_NOFS), which may not wait on or write through the
+    /// filesystem (`may_enter_fs`).
+    pub gfp_fs: bool,
     /// Its `mm_vmscan_direct_reclaim_begin` was traced.
     pub begun: bool,
     /// Pages whose writeback this reclaim waits for before trying them again (cgroup v1
@@ -121,6 +125,7 @@ impl ScanControl {
             own_bdi: None,
             throttle_writeback: false,
             noretry: false,
+            gfp_fs: true,
             begun: false,
             waited: Vec::new(),
             wait_request: None,
@@ -144,6 +149,34 @@ impl ScanControl {
         self.force_deactivate = true;
         self.skipped_deactivate = false;
         true
+    }
+
+    /// `do_try_to_free_pages`' retries once a pass down the priorities freed nothing, in
+    /// its order: 6.10+ (`full_walk`: `MemcgWalk::RoundRobinPerRoot`, "mm: vmscan: restore
+    /// incremental cgroup iteration") once more over the whole memcg tree
+    /// (`memcg_full_walk`), then with deactivation forced
+    /// ([`ScanControl::retry_forcing_deactivation`]), then with memory.low protection off
+    /// (`memcg_low_skipped`). Returns whether the reclaim starts again at DEF_PRIORITY. Every
+    /// caller takes them: the reclaim of a charge, of a page allocation, and of a readahead
+    /// folio's __GFP_NORETRY charge alike.
+    pub(crate) fn retry_failed_pass(&mut self, full_walk: bool) -> bool {
+        if self.nr_reclaimed == 0 && full_walk && !self.memcg_full_walk {
+            self.priority = DEF_PRIORITY;
+            self.memcg_full_walk = true;
+            return true;
+        }
+        if self.retry_forcing_deactivation() {
+            return true;
+        }
+        if self.nr_reclaimed == 0 && self.memcg_low_skipped {
+            // Untapped memory.low reserves: rather than fail, retry taking them too.
+            self.priority = DEF_PRIORITY;
+            self.force_deactivate = false;
+            self.memcg_low_reclaim = true;
+            self.memcg_low_skipped = false;
+            return true;
+        }
+        false
     }
 
     /// `try_to_free_pages`: global direct reclaim of 32 pages.
