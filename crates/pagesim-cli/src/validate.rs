@@ -249,6 +249,39 @@ pub fn host_profile(release: &str) -> Result<&'static str, String> {
         .ok_or_else(|| format!("no kernel profile as old as the host's {release} (pagesim profiles)"))
 }
 
+/// `task.N.program.cached` for each replayed trace whose files kept pages cached on the host
+/// after the harness dropped them (mapped by other processes: shared libraries), as the
+/// first run measured them; a note if later runs found others.
+pub fn trace_cached_overrides(host: &HostRuns) -> (Vec<Override>, Option<String>) {
+    let Some(first) = host.runs.first() else { return (Vec::new(), None) };
+    let quote = |p: &str| format!("\"{}\"", p.replace('\\', "\\\\").replace('"', "\\\""));
+    let sets = first
+        .trace_cached
+        .iter()
+        .map(|(task, files)| {
+            let files: Vec<String> = files
+                .iter()
+                .map(|(path, ranges)| {
+                    let r: Vec<String> = ranges.iter().map(|[a, b]| format!("[{a}, {b}]")).collect();
+                    format!("{} = [{}]", quote(path), r.join(", "))
+                })
+                .collect();
+            let pages: u64 = first.trace_cached[task].values().flatten().map(|[a, b]| b - a).sum();
+            Override {
+                set: format!("task.{task}.program.cached={{ {} }}", files.join(", ")),
+                why: format!(
+                    "measured: {pages} pages of the trace's files stayed cached after the harness dropped them \
+                     (mapped by other processes), charged outside the memcg"
+                ),
+            }
+        })
+        .collect();
+    let differ = host.runs.iter().any(|r| r.trace_cached != first.trace_cached).then(|| {
+        "the trace files' pages cached at the start differed between host runs; pagesim takes the first run's".into()
+    });
+    (sets, differ)
+}
+
 /// One override the simulator gets so that it is configured like the host, and why.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Override {
@@ -888,7 +921,10 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
             }
         };
         let same_ram = pagesim_host::run::same_ram(sc, &meminfo);
-        let (overrides, notes) = host_overrides(sc, &host.host, &queue, &timing, same_ram)?;
+        let (mut overrides, mut notes) = host_overrides(sc, &host.host, &queue, &timing, same_ram)?;
+        let (cached, differ) = trace_cached_overrides(&host);
+        overrides.extend(cached);
+        notes.extend(differ);
         // The user's --sets come last and win (they were applied to the host run too).
         let mut sets: Vec<String> = overrides.iter().map(|o| o.set.clone()).collect();
         sets.extend(a.sets.iter().cloned());

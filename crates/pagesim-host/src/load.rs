@@ -27,7 +27,7 @@
 
 pub mod lifecycle;
 mod traces;
-pub use traces::drop_trace_files;
+pub use traces::{drop_trace_files, TraceCached};
 
 use crate::Error;
 use pagesim::scenario::{config, AccessOp, Fadvise, Madvise, Pace, RegionKind, Scenario};

@@ -145,6 +145,10 @@ pub struct HostRun {
     /// The flush was traced (tracefs at /sys/kernel/tracing with `memcg:memcg_flush_stats`):
     /// without, `memcg_flush_phase_ns` is `None` whether or not a flush came.
     pub memcg_flush_traced: bool,
+    /// The pages of replayed traces' files still cached when the run started, after the
+    /// harness dropped them (`load::drop_trace_files`): per task index, per path, ranges
+    /// `[first, end)` of pages. Empty for a scenario without traces.
+    pub trace_cached: crate::load::TraceCached,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -261,8 +265,8 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
             drop_caches()?;
         }
         // A replayed trace's files (the program's own: its input, its libraries) cold too,
-        // as the model starts them.
-        crate::load::drop_trace_files(sc)?;
+        // as the model starts them; what other processes keep mapped stays (measured).
+        let trace_cached = crate::load::drop_trace_files(sc)?;
         let mut cgs: Vec<Memcg> = Vec::new();
         if let Some(m) = &mount {
             let root = opts.cgroup_parent.as_deref().unwrap_or(&m.root);
@@ -331,6 +335,7 @@ pub fn run_on_host_with(sc: &Scenario, opts: &HostOptions) -> Result<HostRuns, E
             damon_refresh_errors,
             memcg_flush_phase_ns: flush_trace.as_ref().and_then(|ft| ft.first_periodic_flush()),
             memcg_flush_traced: flush_trace.is_some(),
+            trace_cached,
         });
     }
 

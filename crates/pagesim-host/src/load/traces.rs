@@ -8,16 +8,26 @@ use crate::Error;
 use pagesim::scenario::Scenario;
 use std::time::{Duration, Instant};
 
+/// The pages of a trace's files still cached after [`drop_trace_files`]: per task (the
+/// scenario's index), per file (its path as the trace names it), ranges `[first, end)` of
+/// page indices. A file other processes keep mapped (a shared library) cannot be dropped:
+/// its pages stay, charged to whoever read them first, and the program finds them cached
+/// without its memcg holding them (the model's `program.cached`).
+pub type TraceCached = std::collections::BTreeMap<usize, std::collections::BTreeMap<String, Vec<[u64; 2]>>>;
+
 /// Drops the page cache of every file a replayed trace names that is on this machine (the
 /// program's input, libraries and output: written back first), so that the program starts
-/// with them cold, as the model does.
-pub fn drop_trace_files(sc: &Scenario) -> Result<(), Error> {
+/// with them cold, as the model does; returns the pages that stayed (mapped by other
+/// processes: `invalidate_mapping_pages` skips mapped folios), as `mincore` sees them.
+pub fn drop_trace_files(sc: &Scenario) -> Result<TraceCached, Error> {
     use std::os::fd::AsRawFd;
-    for t in &sc.config.task {
+    let mut cached = TraceCached::new();
+    for (i, t) in sc.config.task.iter().enumerate() {
         let Some(tp) = &t.trace else { continue };
         for (path, _, _) in &tp.info.files {
             let Ok(file) = std::fs::File::open(path) else { continue };
-            if !file.metadata().is_ok_and(|m| m.is_file()) {
+            let Ok(meta) = file.metadata() else { continue };
+            if !meta.is_file() {
                 continue;
             }
             let _ = file.sync_data();
@@ -27,9 +37,51 @@ pub fn drop_trace_files(sc: &Scenario) -> Result<(), Error> {
                 let e = std::io::Error::from_raw_os_error(r);
                 return Err(Error(format!("{path}: posix_fadvise(DONTNEED): {e}")));
             }
+            let ranges = resident_ranges(&file, meta.len()).map_err(|e| Error(format!("{path}: mincore: {e}")))?;
+            if !ranges.is_empty() {
+                cached.entry(i).or_default().insert(path.clone(), ranges);
+            }
         }
     }
-    Ok(())
+    Ok(cached)
+}
+
+/// The pages of `file` (`len` bytes) in the page cache, as ranges `[first, end)`:
+/// `mincore` over a read-only shared mapping of it (mapping faults nothing in).
+fn resident_ranges(file: &std::fs::File, len: u64) -> std::io::Result<Vec<[u64; 2]>> {
+    use std::os::fd::AsRawFd;
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let pages = len.div_ceil(4096) as usize;
+    // SAFETY: a new read-only mapping of an open descriptor; checked for failure below, and
+    // unmapped before returning.
+    let addr = unsafe {
+        libc::mmap(std::ptr::null_mut(), len as usize, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+    };
+    if addr == libc::MAP_FAILED {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut vec = vec![0u8; pages];
+    // SAFETY: `addr` maps `len` bytes; `vec` has a byte for each of its pages.
+    let r = unsafe { libc::mincore(addr, len as usize, vec.as_mut_ptr()) };
+    let err = std::io::Error::last_os_error();
+    // SAFETY: the mapping made above, not used after this.
+    unsafe { libc::munmap(addr, len as usize) };
+    if r != 0 {
+        return Err(err);
+    }
+    let mut ranges: Vec<[u64; 2]> = Vec::new();
+    for (p, &b) in vec.iter().enumerate() {
+        if b & 1 == 0 {
+            continue;
+        }
+        match ranges.last_mut() {
+            Some(last) if last[1] == p as u64 => last[1] += 1,
+            _ => ranges.push([p as u64, p as u64 + 1]),
+        }
+    }
+    Ok(ranges)
 }
 
 /// Runs the programs the scenario's traces captured, each as it was captured (its command,
@@ -122,4 +174,50 @@ pub(super) fn execute(sc: &Scenario, opts: &LoadOptions) -> Result<LoadReport, E
         });
     }
     Ok(LoadReport { scenario: sc.name.clone(), seed, wall_ns: release.elapsed().as_nanos() as u64, tasks })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resident_ranges;
+    use std::os::fd::AsRawFd;
+
+    /// `mincore` finds a file's cached pages; `POSIX_FADV_DONTNEED` drops them, except the
+    /// pages some process keeps mapped (the one it touched and those fault-around mapped
+    /// with it), which stay: what `drop_trace_files` reports for a shared library.
+    #[test]
+    fn a_mapped_page_stays_cached_when_the_file_is_dropped() {
+        const PAGES: usize = 64;
+        let len = (PAGES * 4096) as u64;
+        let path = std::env::temp_dir().join(format!("pagesim-resident-{}", std::process::id()));
+        std::fs::write(&path, vec![7u8; PAGES * 4096]).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let _ = file.sync_data();
+        let drop_cache = |f: &std::fs::File| {
+            // SAFETY: an open descriptor; no memory is touched.
+            assert_eq!(unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) }, 0);
+        };
+        drop_cache(&file);
+        if !resident_ranges(&file, len).unwrap().is_empty() {
+            // A filesystem whose pages DONTNEED does not drop (tmpfs): nothing to learn here.
+            let _ = std::fs::remove_file(&path);
+            return;
+        }
+        std::io::Read::read_to_end(&mut &file, &mut Vec::new()).unwrap();
+        assert_eq!(resident_ranges(&file, len).unwrap(), vec![[0, PAGES as u64]], "read: all cached");
+        // SAFETY: a read-only mapping of the open file, unmapped below.
+        let addr = unsafe {
+            libc::mmap(std::ptr::null_mut(), PAGES * 4096, libc::PROT_READ, libc::MAP_SHARED, file.as_raw_fd(), 0)
+        };
+        assert_ne!(addr, libc::MAP_FAILED);
+        // SAFETY: page 40 of the mapping, which the file backs.
+        let byte = unsafe { std::ptr::read_volatile((addr as *const u8).add(40 * 4096)) };
+        assert_eq!(byte, 7);
+        drop_cache(&file);
+        let left = resident_ranges(&file, len).unwrap();
+        assert!(left.iter().any(|&[a, b]| (a..b).contains(&40)), "the mapped page stays: {left:?}");
+        assert!(!left.iter().any(|&[a, _]| a == 0), "an unmapped one goes: {left:?}");
+        // SAFETY: the mapping made above.
+        unsafe { libc::munmap(addr, PAGES * 4096) };
+        let _ = std::fs::remove_file(&path);
+    }
 }

@@ -72,6 +72,34 @@ impl Sim {
         self.lru_add_file(f, active);
     }
 
+    /// Pages `[first, end)` of each range of file `fi` are in the page cache when the run
+    /// starts (a replayed trace's `program.cached`): clean and read, on the root memcg's
+    /// active file list and charged to it, as a shared library is on a machine where other
+    /// processes keep it mapped: the page cache charges a folio to the memcg of whoever
+    /// read it first, so the task's memcg never holds it and its limit reclaim never scans
+    /// it. State before the run: no time passes and nothing is counted (pgalloc). Stops at
+    /// the first page the zone cannot give (the rest starts cold).
+    ///
+    /// **Simplification:** the processes that keep them mapped are not modelled, so global
+    /// reclaim finds the pages unreferenced after their first trip down the active list.
+    pub(crate) fn add_cached_at_start(&mut self, fi: FileId, ranges: &[(u64, u64)]) {
+        let counters = self.mm.vmstat.clone();
+        'ranges: for &(first, end) in ranges {
+            for index in first..end.min(self.pc.files[fi].i_size) {
+                if self.pc.files[fi].frame(index).is_some() {
+                    continue;
+                }
+                let Some(f) = self.alloc_folio_atomic(0, 0) else { break 'ranges };
+                self.pc.files[fi].insert_folio(index, 1, f);
+                self.mm.frames.set_owner(f, Owner::File(fi), index as u32);
+                self.mm.frames.set(f, pg::ACTIVE);
+                let Mm { memcgs, frames, .. } = &mut self.mm;
+                memcgs[0].lru.add_head(frames, f, LruList::ActiveFile);
+            }
+        }
+        self.mm.vmstat = counters;
+    }
+
     /// Submits the read of the folio in frame `f`, at page `index` of file `fi` (inside
     /// the plug): one bio for the whole folio.
     fn read_file_page(&mut self, fi: FileId, index: u64, f: Pfn, memcg: u16) {
@@ -865,6 +893,67 @@ mod tests {
                 assert!(immediate > 32, "v2: the pass met {immediate} dirty pages");
             }
         }
+    }
+
+    /// A replayed trace whose library file other processes keep cached
+    /// (`program.cached`): its pages are in the page cache when the run starts, charged to
+    /// the root memcg, so the program's read of it reads nothing from the device and its
+    /// memcg never holds them; without the key the file starts cold and the read charges its
+    /// pages to the task's memcg. A path the trace does not name, or pages past its end,
+    /// are refused, naming the key.
+    #[test]
+    fn a_traces_files_cached_by_others_start_in_the_root_memcg() {
+        use crate::tracefile::pgt::{nr, File, Header, Record, Stream, Writer};
+        let header = Header { k: 1, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
+        let mut w = Writer::new(Vec::new(), &header).unwrap();
+        let sys = |nr, args, ret, file| Record::Syscall { stream: 0, nr, insns: 10, time_ns: 0, args, ret, file };
+        for r in [
+            Record::Stream(Stream { pid: 5, tid: 5, parent: 1, image: 0, start_ns: 0 }),
+            Record::File(File { path: "/lib/libt.so".into(), size: 64 << 10, ino: 9 }),
+            sys(nr::OPENAT, [0; 6], 3, Some(0)),
+            sys(nr::READ, [3, 0, 64 << 10, 0, 0, 0], 64 << 10, None),
+            sys(nr::EXIT_GROUP, [0; 6], 0, None),
+        ] {
+            w.record(&r).unwrap();
+        }
+        let dir = std::env::temp_dir().join(format!("pagesim-cached-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let trace = dir.join("t.pgt");
+        std::fs::write(&trace, w.finish().unwrap()).unwrap();
+        let scenario = |cached: &str| {
+            format!(
+                "[machine]\nram = \"64MB\"\n[device.d]\nmodel = \"nvme\"\n[memcg.box]\nmax = \"8MB\"\n\
+                 [[task]]\nname = \"prog\"\nmemcg = \"box\"\nprogram = {{ trace = \"{}\"{cached} }}\n",
+                trace.display()
+            )
+        };
+        let run = |cached: &str| {
+            let sc = crate::scenario::Scenario::from_toml(&scenario(cached), "test.toml", &[]).unwrap();
+            let fi = FileId(sc.config.task[0].trace.as_ref().unwrap().extents[0]);
+            let mut s = crate::testutil::sim_from(&scenario(cached), &[]);
+            let at_start: Vec<u16> =
+                (0..16).filter_map(|i| s.pc.files[fi].frame(i)).map(|f| s.mm.frames.memcg[f]).collect();
+            assert_eq!(s.run(&mut None), crate::engine::RunEnd::Completed);
+            let end: Vec<u16> = (0..16).filter_map(|i| s.pc.files[fi].frame(i)).map(|f| s.mm.frames.memcg[f]).collect();
+            (at_start, end, s.mm.vmstat.get(Counter::PgpgIn), s.mm.vmstat.get(Counter::PgAlloc))
+        };
+        let (at_start, end, pgpgin, _) = run(", cached = { \"/lib/libt.so\" = [[0, 8], [8, 16]] }");
+        assert_eq!(at_start, vec![0; 16], "cached at the start, charged to the root");
+        assert_eq!((end, pgpgin), (vec![0; 16], 0), "read from the cache, still the root's");
+        let (at_start, end, pgpgin, pgalloc) = run("");
+        assert!(at_start.is_empty(), "cold without the key");
+        assert_eq!((end, pgpgin), (vec![1; 16], 64), "read in, charged to box (memcg 1)");
+        assert!(pgalloc >= 16);
+        let load = |cached: &str| {
+            crate::scenario::Scenario::from_toml(&scenario(cached), "test.toml", &[]).err().map(|e| e.to_string())
+        };
+        let e = load(", cached = { \"/lib/other.so\" = [[0, 1]] }").unwrap();
+        assert!(e.contains("task[0].program.cached") && e.contains("not a file of the trace"), "{e}");
+        let e = load(", cached = { \"/lib/libt.so\" = [[0, 17]] }").unwrap();
+        assert!(e.contains("of its 16 pages"), "{e}");
+        let e = load(", cached = { \"/lib/libt.so\" = [[0, 8], [4, 12]] }").unwrap();
+        assert!(e.contains("overlap"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A 1 MB memcg on cgroup v1 full of page-cache pages under writeback that an earlier

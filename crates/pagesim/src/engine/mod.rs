@@ -652,6 +652,12 @@ impl Sim {
         sim.swap_locks_init();
         sim.lru_locks_init();
         sim.inode_locks_init();
+        // Replayed traces' files that another memcg keeps cached (`program.cached`).
+        for tp in c.task.iter().filter_map(|t| t.trace.as_ref()) {
+            for (f, ranges) in &tp.cached {
+                sim.add_cached_at_start(FileId(tp.extents[*f as usize]), ranges);
+            }
+        }
         // The processes the run starts with, in task order.
         let mut tid = Tid(0);
         for (p, t) in c.task.iter().enumerate() {

@@ -418,6 +418,10 @@ pub struct TraceProgram {
     /// The extent (the engine's page cache) of the trace's file `i`.
     #[serde(skip)]
     pub extents: std::sync::Arc<[u32]>,
+    /// Pages cached at the start, charged to the root memcg (`program.cached`): the trace's
+    /// file and its page ranges `[first, end)`, ascending and disjoint.
+    #[serde(skip)]
+    pub cached: Vec<(u32, Vec<(u64, u64)>)>,
     #[serde(skip)]
     pub info: std::sync::Arc<crate::replay::TraceInfo>,
 }
@@ -889,6 +893,28 @@ impl Config {
             if !(ns_per_insn > 0.0 && ns_per_insn < 1e6) {
                 return Err(err(&format!("{key}.ns_per_insn"), format!("expected a time above 0, got {ns_per_insn}")));
             }
+            let mut cached = Vec::new();
+            for (name, ranges) in &spec.cached {
+                let key = format!("{key}.cached.\"{name}\"");
+                let Some(f) = info.files.iter().position(|(p, _, _)| p == name) else {
+                    return Err(err(&key, "not a file of the trace".into()));
+                };
+                let pages = info.files[f].2.max(info.files[f].1).div_ceil(4096);
+                let mut r: Vec<(u64, u64)> = ranges.iter().map(|&[a, b]| (a, b)).collect();
+                r.sort_unstable();
+                for (i, &(a, b)) in r.iter().enumerate() {
+                    if a >= b || b > pages {
+                        return Err(err(
+                            &key,
+                            format!("expected ranges [first, end) of its {pages} pages, got [{a}, {b}]"),
+                        ));
+                    }
+                    if i > 0 && a < r[i - 1].1 {
+                        return Err(err(&key, format!("ranges overlap at page {a}")));
+                    }
+                }
+                cached.push((f as u32, r));
+            }
             let found = std::fs::canonicalize(&path).unwrap_or(path);
             traces.push(Some(TraceProgram {
                 trace: found.to_string_lossy().into_owned(),
@@ -899,6 +925,7 @@ impl Config {
                 file_base,
                 region_base: 0,
                 extents: extents.into(),
+                cached,
                 info: std::sync::Arc::new(info),
             }));
         }

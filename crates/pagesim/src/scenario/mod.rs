@@ -592,6 +592,15 @@ pub struct ProgramSpec {
     /// sampling: a page is in or out by its hash, for the whole trace). Default 1.
     #[serde(default)]
     pub sample: Option<f64>,
+    /// Pages of the trace's files that are in the page cache when the run starts, charged
+    /// to the root memcg rather than the task's: per file (its path as the trace names it),
+    /// ranges `[first, end)` of page indices, e.g. `{ "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    /// = [[0, 471]] }`. On a real machine a shared library stays cached, charged to whoever
+    /// read it first, while other processes map it; the task's memcg never holds it.
+    /// `pagesim validate` measures it (mincore after dropping the trace's files). Default:
+    /// none, every file starts cold.
+    #[serde(default)]
+    pub cached: std::collections::BTreeMap<String, Vec<[u64; 2]>>,
 }
 
 fn default_task_count() -> u32 {
@@ -1409,6 +1418,12 @@ pub fn describe() -> Vec<Tunable> {
             "ns",
             "the trace's, else 0.25".into(),
             "CPU time per instruction the program executed (capture --native measures it)",
+        ),
+        t(
+            "task[].program.cached",
+            "{ PATH = [[first, end], ...] }",
+            "none: cold".into(),
+            "pages of the trace's files cached at the start, charged to the root memcg (shared libraries)",
         ),
         t("task[].step[].region", "name", "region or file".into(), "region touched"),
         t("task[].step[].file", "name", "region or file".into(), "file read with read(2)/pread(2)"),
