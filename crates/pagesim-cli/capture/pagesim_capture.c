@@ -1,12 +1,18 @@
 /*
  * pagesim's capture plugin for QEMU user-mode emulation (`pagesim capture` builds and loads it).
  *
- * Records, per guest thread, the pages its loads and stores touch and the system calls it
- * makes, reduced in place by Smith's stack deletion: an access to one of the K pages the
- * thread touched most recently is dropped (for any LRU memory of at least K pages it is a
- * hit), except the first store to a page whose kept accesses were all loads (so that which
- * pages a thread dirties stays exact). `pagesim capture` turns the raw files into one
- * pagesim trace (crates/pagesim/src/tracefile/pagesim.rs).
+ * Records, per guest thread, the pages its loads and stores touch, the pages of text its
+ * instructions are fetched from (as loads: a translation block's first page, and its second
+ * if it runs into it), and the system calls it makes, reduced in place by Smith's stack
+ * deletion: an access to one of the K pages the thread touched most recently is dropped (for
+ * any LRU memory of at least K pages it is a hit), except the first store to a page whose
+ * kept accesses were all loads (so that which pages a thread dirties stays exact). Data and
+ * text have a stack of K pages each (text would otherwise push a loop's data out of the K,
+ * and a program's trace grows twentyfold: sort's 6 M records against 118 M), and both are
+ * forgotten when a system call returns: the kernel may have reclaimed any page meanwhile (a
+ * read's readahead charge reclaims in the caller), and the program touching it again must
+ * be in the trace for the replay to fault it back. `pagesim capture` turns the raw files
+ * into one pagesim trace (crates/pagesim/src/tracefile/pagesim.rs).
  *
  * The plugin API is declared here rather than taken from QEMU's header, so that the plugin
  * builds without QEMU's development files; only calls that every API version from 1 on has
@@ -92,6 +98,9 @@ void qemu_plugin_register_vcpu_syscall_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_
 void qemu_plugin_register_vcpu_syscall_ret_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_syscall_ret_cb_t cb);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
@@ -142,6 +151,17 @@ enum {
 #define GUEST_AT_FDCWD (-100)
 #define GUEST_AT_REMOVEDIR 0x200
 
+/* A thread's K most recently touched pages (stack deletion, touch()): page, its low 32 bits,
+ * the count of accesses at its last touch, whether a kept access stored to it. */
+struct recent {
+    uint64_t stack[MAX_K];
+    uint32_t tags[MAX_K];
+    uint64_t when[MAX_K];
+    uint8_t stored[MAX_K];
+    uint64_t clock;
+    uint32_t last; /* the slot touched last */
+};
+
 struct stream {
     int fd; /* -1: not open yet (opened by the thread's first record) */
     uint32_t n;
@@ -149,14 +169,9 @@ struct stream {
     uint64_t insns;      /* instructions this thread executed */
     uint64_t last_insns; /* at its previous record */
     uint64_t mark_insns; /* at its previous system call or time mark */
-    /* The K most recent pages (stack deletion, touch()): page, its low 32 bits, the
-     * count of accesses at its last touch, whether a kept access stored to it. */
-    uint64_t stack[MAX_K];
-    uint32_t tags[MAX_K];
-    uint64_t when[MAX_K];
-    uint8_t stored[MAX_K];
-    uint64_t clock;
-    uint32_t last; /* the slot touched last */
+    /* The K most recent pages of its loads and stores, and of its instruction fetches
+     * (stack deletion, touch()). */
+    struct recent data, code;
     int64_t nr;          /* the system call being made */
     uint64_t args[6];
     char path[4096];     /* the file an mmap names, found at its entry */
@@ -251,9 +266,9 @@ static struct stream *stream_slow(unsigned int vcpu) {
         s->fd = -1;
         /* The slots past K (up to FAST_K) are never the least recent. */
         for (uint32_t i = 0; i < MAX_K; i++) {
-            s->stack[i] = NO_PAGE;
-            s->tags[i] = (uint32_t)NO_PAGE;
-            s->when[i] = i < k ? 0 : UINT64_MAX;
+            s->data.stack[i] = s->code.stack[i] = NO_PAGE;
+            s->data.tags[i] = s->code.tags[i] = (uint32_t)NO_PAGE;
+            s->data.when[i] = s->code.when[i] = i < k ? 0 : UINT64_MAX;
         }
         streams[vcpu] = s;
     }
@@ -380,13 +395,28 @@ static void put_mark(struct stream *s) {
 }
 
 /* ---- Callbacks. ---- */
-static void vcpu_insns(unsigned int vcpu, void *n) {
+/* A translation block's exec callback data (tb_trans()): its instruction count in the low
+ * TB_INSNS_BITS bits (at most TCG's 512), whether its code runs into the next page (the bit
+ * above), and the page of its first instruction above that. */
+#define TB_INSNS_BITS 15
+#define TB_CROSSES (1ull << TB_INSNS_BITS)
+#define TB_PAGE_SHIFT (TB_INSNS_BITS + 1)
+
+static inline void touch(struct stream *s, struct recent *r, uint64_t vpn, bool store);
+
+/* A translation block runs: its instructions count, and its code's pages are touched as the
+ * fetches of its instructions touch them (a load, for stack deletion and the trace). */
+static void vcpu_insns(unsigned int vcpu, void *udata) {
     struct stream *s = stream_of(vcpu);
     if (__builtin_expect(!maps_taken, 0)) {
         maps_taken = true;
         record_loader_mappings(s);
     }
-    s->insns += (uintptr_t)n;
+    uint64_t u = (uintptr_t)udata;
+    s->insns += u & (TB_CROSSES - 1);
+    touch(s, &s->code, u >> TB_PAGE_SHIFT, false);
+    if (u & TB_CROSSES)
+        touch(s, &s->code, (u >> TB_PAGE_SHIFT) + 1, false);
     if (__builtin_expect(s->insns - s->mark_insns >= MARK_INSNS, 0))
         put_mark(s);
 }
@@ -399,7 +429,7 @@ static void vcpu_insns(unsigned int vcpu, void *n) {
  * pages; a match is checked against the whole page) that the compiler unrolls and
  * vectorises; an unused slot holds a page no access has.
  */
-static inline uint32_t find(const struct stream *s, uint64_t vpn) {
+static inline uint32_t find(const struct recent *s, uint64_t vpn) {
     uint32_t tag = (uint32_t)vpn;
     if (k <= FAST_K) {
         uint32_t m = 0;
@@ -419,30 +449,46 @@ static inline uint32_t find(const struct stream *s, uint64_t vpn) {
     return UINT32_MAX;
 }
 
-static inline void touch(struct stream *s, uint64_t vpn, bool store) {
+/*
+ * Forget the thread's K most recent pages: the next access to each is kept. Done when a
+ * system call returns, since the kernel may have reclaimed any page meanwhile (a charge of
+ * the call's own page-cache or anon allocations reclaims in the caller), so that an access
+ * to a page the program was using before the call is no longer a hit in every memory of K
+ * pages: the replay must see it to fault the page back, as the program does.
+ */
+static void forget_recent(struct recent *r) {
+    for (uint32_t i = 0; i < k; i++) {
+        r->stack[i] = NO_PAGE;
+        r->tags[i] = (uint32_t)NO_PAGE;
+        r->when[i] = 0;
+        r->stored[i] = 0;
+    }
+}
+
+static inline void touch(struct stream *s, struct recent *r, uint64_t vpn, bool store) {
     /* Most accesses are to the page of the one before. */
-    if (s->stack[s->last] == vpn && (!store || s->stored[s->last]))
+    if (r->stack[r->last] == vpn && (!store || r->stored[r->last]))
         return;
-    uint64_t now = ++s->clock;
-    uint32_t i = find(s, vpn);
+    uint64_t now = ++r->clock;
+    uint32_t i = find(r, vpn);
     bool keep;
     if (i != UINT32_MAX) {
-        keep = store && !s->stored[i];
-        s->stored[i] |= store;
+        keep = store && !r->stored[i];
+        r->stored[i] |= store;
     } else {
         keep = true;
         /* The least recently touched (an unused slot has time 0). */
         uint32_t n = k <= FAST_K ? FAST_K : k;
         i = 0;
         for (uint32_t j = 1; j < n; j++)
-            if (s->when[j] < s->when[i])
+            if (r->when[j] < r->when[i])
                 i = j;
-        s->stack[i] = vpn;
-        s->tags[i] = (uint32_t)vpn;
-        s->stored[i] = store;
+        r->stack[i] = vpn;
+        r->tags[i] = (uint32_t)vpn;
+        r->stored[i] = store;
     }
-    s->when[i] = now;
-    s->last = i;
+    r->when[i] = now;
+    r->last = i;
     if (keep) {
         room(s, 2);
         s->buf[s->n++] = vpn << 2 | (uint64_t)store << 1 | TAG_ACCESS;
@@ -456,15 +502,19 @@ static void vcpu_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vad
     struct stream *s = stream_of(vcpu);
     bool store = qemu_plugin_mem_is_store(info);
     uint64_t size = 1ull << qemu_plugin_mem_size_shift(info);
-    touch(s, vaddr >> 12, store);
+    touch(s, &s->data, vaddr >> 12, store);
     if (((vaddr + size - 1) >> 12) != (vaddr >> 12))
-        touch(s, (vaddr + size - 1) >> 12, store);
+        touch(s, &s->data, (vaddr + size - 1) >> 12, store);
 }
 
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
-    qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_insns, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
+    uint64_t first = qemu_plugin_tb_vaddr(tb) >> 12;
+    const struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+    uint64_t end = (qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last) - 1) >> 12;
+    uint64_t u = first << TB_PAGE_SHIFT | (end != first ? TB_CROSSES : 0) | (uint64_t)n;
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, vcpu_insns, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)u);
     for (size_t i = 0; i < n; i++)
         qemu_plugin_register_vcpu_mem_cb(qemu_plugin_tb_get_insn(tb, i), vcpu_mem, QEMU_PLUGIN_CB_NO_REGS,
                                          QEMU_PLUGIN_MEM_RW, NULL);
@@ -690,6 +740,8 @@ static void vcpu_syscall_ret(qemu_plugin_id_t id, unsigned int vcpu, int64_t num
     if ((num == NR_UNLINK || num == NR_UNLINKAT) && ret != 0)
         s->path_len = -1;
     put_syscall(s, num, ret, s->path_len >= 0);
+    forget_recent(&s->data);
+    forget_recent(&s->code);
     if (truncated) {
         /* The ftruncate(fd, 0) the open amounts to, right after it. */
         uint64_t saved[6];

@@ -2,7 +2,9 @@
 //! touch_pages.c): with K=1 the trace has exactly its pages in its order, and the fork, exec
 //! and exits it makes, in a process tree of two; an open that truncates a file that existed
 //! is followed by the ftruncate it amounts to, and an unlink names its file. A threaded
-//! program (tests/capture/threads.c) has a stream per thread and replays each in a task.
+//! program (tests/capture/threads.c) has a stream per thread and replays each in a task. The
+//! pages of text a program executes are touched as its loads touch data (tests/capture/
+//! fetch.c), and forgotten by stack deletion at each system call.
 //!
 //! Needs qemu-user and a C compiler (scripts/install.sh installs qemu-user as root, and
 //! scripts/test.sh installs before it tests). Without them the test says so and passes,
@@ -51,12 +53,13 @@ fn touched(recs: &[Record], s: u32) -> Vec<(u64, bool)> {
 }
 
 /// Builds tests/capture/`name`.c (with `cflags`) in a directory of its own, captures it with
-/// K=1 (given the path `DIR/f` as its argument if `file_arg`), checks that it ran and that
+/// K=`k` (given the path `DIR/f` as its argument if `file_arg`), checks that it ran and that
 /// capture reports `streams`; returns the directory (the caller removes it), the trace,
 /// its records and its header's K.
 fn capture(
     name: &str,
     cflags: &[&str],
+    k: u32,
     file_arg: bool,
     streams: &str,
 ) -> (std::path::PathBuf, std::path::PathBuf, Vec<Record>, u32) {
@@ -68,7 +71,7 @@ fn capture(
     assert!(cc.success());
     let trace = dir.join("t.pgt");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pagesim"));
-    cmd.args(["capture", "-k", "1", "-o"]).arg(&trace).arg("--").arg(&exe);
+    cmd.args(["capture", "-k", &k.to_string(), "-o"]).arg(&trace).arg("--").arg(&exe);
     if file_arg {
         cmd.arg(dir.join("f"));
     }
@@ -90,7 +93,7 @@ fn a_captured_program_has_its_pages_in_order_and_its_process_tree() {
     if !tools() {
         return;
     }
-    let (dir, trace, recs, k) = capture("touch_pages", &[], true, "2 process image(s), 2 thread stream(s)");
+    let (dir, trace, recs, k) = capture("touch_pages", &[], 1, true, "2 process image(s), 2 thread stream(s)");
     assert_eq!(k, 1);
 
     // Replayed, the trace makes the same process tree: the program and the child its fork
@@ -191,7 +194,7 @@ fn a_captured_threaded_program_has_a_stream_per_thread_and_replays_them() {
     if !tools() {
         return;
     }
-    let (dir, trace, recs, _) = capture("threads", &["-pthread"], false, "1 process image(s), 3 thread stream(s)");
+    let (dir, trace, recs, _) = capture("threads", &["-pthread"], 1, false, "1 process image(s), 3 thread stream(s)");
     let streams: Vec<_> =
         recs.iter().filter_map(|x| if let Record::Stream(s) = x { Some(s.clone()) } else { None }).collect();
     assert_eq!(streams.len(), 3);
@@ -237,4 +240,33 @@ fn a_captured_threaded_program_has_a_stream_per_thread_and_replays_them() {
     // Each thread's first stores to its half fault in the one address space.
     assert!(tasks[1].2 >= 32 && tasks[2].2 >= 32, "{tasks:?}");
     assert_eq!(report["ops_done"], report["ops_total"]);
+}
+
+/// Instruction fetches touch their page of text (tests/capture/fetch.c): with K=16, work()'s
+/// page, run 1000 times in a row, is one kept load; the thread's recent pages are forgotten
+/// when a system call returns (the kernel may have reclaimed them meanwhile), so its next
+/// 1000 runs, after getppid(), keep it once more: two loads of the page after the madvise
+/// that names it, none a store.
+#[test]
+fn a_program_text_page_is_touched_once_between_system_calls() {
+    if !tools() {
+        return;
+    }
+    let (dir, _, recs, k) = capture("fetch", &[], 16, false, "1 process image(s), 1 thread stream(s)");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(k, 16);
+    let named = recs
+        .iter()
+        .position(|x| matches!(*x, Record::Syscall { stream: 0, nr: nr::MADVISE, args, .. } if args[1] == 0))
+        .expect("the madvise naming work()'s page");
+    let Record::Syscall { args, .. } = recs[named] else { unreachable!() };
+    let page = args[0] / 4096;
+    let loads: Vec<bool> = recs[named..]
+        .iter()
+        .filter_map(|x| match *x {
+            Record::Access { stream: 0, vpn, write, .. } if vpn == page => Some(write),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(loads, [false, false], "one load of work()'s page per stretch between system calls");
 }
