@@ -195,10 +195,12 @@ struct RunArgs {
     quiet: bool,
     /// Write the run's tracepoint events to FILE, as ftrace's trace_pipe prints them
     ///
-    /// The vmscan and writeback events (mm_vmscan_direct_reclaim_begin/end,
-    /// mm_vmscan_kswapd_wake/sleep, mm_vmscan_wakeup_kswapd, mm_vmscan_lru_isolate,
-    /// mm_vmscan_writepage, mm_vmscan_lru_shrink_inactive, writeback_queue/start/written/
-    /// queue_io, balance_dirty_pages), one line each. The report then also prints mmtests'
+    /// The vmscan, writeback and readahead events (mm_vmscan_direct_reclaim_begin/end,
+    /// mm_vmscan_memcg_reclaim_begin/end, mm_vmscan_kswapd_wake/sleep,
+    /// mm_vmscan_wakeup_kswapd, mm_vmscan_lru_isolate, mm_vmscan_writepage,
+    /// mm_vmscan_lru_shrink_inactive, writeback_queue/start/written/queue_io,
+    /// balance_dirty_pages, page_cache_sync_ra/async_ra/ra_order), one line each, to compare
+    /// with the host's tracefs. The report then also prints mmtests'
     /// "FTrace Reclaim Statistics: vmscan" rows; `pagesim trace-report FILE` prints them
     /// from the file.
     #[arg(long, value_name = "FILE", conflicts_with = "seeds")]

@@ -2,10 +2,13 @@
 //!
 //! The engine records, when a run asks for it, the events of include/trace/events/vmscan.h
 //! and writeback.h that reclaim and writeback studies read: `mm_vmscan_direct_reclaim_begin`
-//! / `_end`, `mm_vmscan_kswapd_wake` / `_sleep`, `mm_vmscan_wakeup_kswapd`,
-//! `mm_vmscan_lru_isolate`, `mm_vmscan_writepage`, `mm_vmscan_lru_shrink_inactive`, and
-//! `writeback_queue`, `writeback_start`, `writeback_written`, `writeback_queue_io`,
-//! `balance_dirty_pages`. Each is an [`Event`]; a [`TraceLog`] keeps them with the names of
+//! / `_end`, `mm_vmscan_memcg_reclaim_begin` / `_end`, `mm_vmscan_kswapd_wake` / `_sleep`,
+//! `mm_vmscan_wakeup_kswapd`, `mm_vmscan_lru_isolate`, `mm_vmscan_writepage`,
+//! `mm_vmscan_lru_shrink_inactive`, and `writeback_queue`, `writeback_start`,
+//! `writeback_written`, `writeback_queue_io`, `balance_dirty_pages`; and those of
+//! readahead.h (6.10+): `page_cache_sync_ra`, `page_cache_async_ra` (the file's readahead
+//! state as the call finds it) and `page_cache_ra_order` (the window decided), `ino` being
+//! the page cache's number (pagesim's file). Each is an [`Event`]; a [`TraceLog`] keeps them with the names of
 //! the threads (the `comm` of ftrace's lines) and writes and reads them as the lines
 //! `trace_pipe` prints, with the 2.6.36 field layout that mmtests' post-processing script
 //! parses:
@@ -67,6 +70,38 @@ pub enum Kind {
     },
     DirectReclaimEnd {
         nr_reclaimed: u64,
+    },
+    /// `try_to_free_mem_cgroup_pages`; `nofs`: a readahead folio's charge (GFP_NOFS with
+    /// __GFP_NORETRY, 5.8+), else GFP_HIGHUSER_MOVABLE.
+    MemcgReclaimBegin {
+        nofs: bool,
+    },
+    MemcgReclaimEnd {
+        nr_reclaimed: u64,
+    },
+    /// A read's readahead on a miss (`sync`) or at a PG_readahead folio, with the file's
+    /// readahead state before the call (`ra->start` is `start`).
+    PageCacheRa {
+        sync: bool,
+        ino: u32,
+        index: u64,
+        req_count: u64,
+        start: u64,
+        size: u64,
+        async_size: u64,
+        order: u32,
+        ra_pages: u64,
+        prev_pos: i64,
+    },
+    /// The window `page_cache_ra_order` reads: from `index` (`ra->start`), `size` pages in
+    /// folios of up to `order`, the PG_readahead mark `async_size` pages before its end.
+    PageCacheRaOrder {
+        ino: u32,
+        index: u64,
+        order: u32,
+        size: u64,
+        async_size: u64,
+        ra_pages: u64,
     },
     KswapdWake {
         order: u32,
@@ -144,6 +179,11 @@ impl Kind {
         match self {
             Kind::DirectReclaimBegin { .. } => "mm_vmscan_direct_reclaim_begin",
             Kind::DirectReclaimEnd { .. } => "mm_vmscan_direct_reclaim_end",
+            Kind::MemcgReclaimBegin { .. } => "mm_vmscan_memcg_reclaim_begin",
+            Kind::MemcgReclaimEnd { .. } => "mm_vmscan_memcg_reclaim_end",
+            Kind::PageCacheRa { sync: true, .. } => "page_cache_sync_ra",
+            Kind::PageCacheRa { sync: false, .. } => "page_cache_async_ra",
+            Kind::PageCacheRaOrder { .. } => "page_cache_ra_order",
             Kind::KswapdWake { .. } => "mm_vmscan_kswapd_wake",
             Kind::KswapdSleep => "mm_vmscan_kswapd_sleep",
             Kind::WakeupKswapd { .. } => "mm_vmscan_wakeup_kswapd",
@@ -163,7 +203,29 @@ impl Kind {
             Kind::DirectReclaimBegin { order, may_writepage } => {
                 write!(out, "order={order} may_writepage={} gfp_flags=GFP_HIGHUSER_MOVABLE", may_writepage as u8)
             }
-            Kind::DirectReclaimEnd { nr_reclaimed } => write!(out, "nr_reclaimed={nr_reclaimed}"),
+            Kind::DirectReclaimEnd { nr_reclaimed } | Kind::MemcgReclaimEnd { nr_reclaimed } => {
+                write!(out, "nr_reclaimed={nr_reclaimed}")
+            }
+            Kind::MemcgReclaimBegin { nofs } => write!(
+                out,
+                "order=0 gfp_flags={}",
+                if nofs {
+                    "GFP_NOFS|__GFP_HIGHMEM|__GFP_MOVABLE|__GFP_NOWARN|__GFP_NORETRY|__GFP_HARDWALL"
+                } else {
+                    "GFP_HIGHUSER_MOVABLE"
+                }
+            ),
+            Kind::PageCacheRa { ino, index, req_count, start, size, async_size, order, ra_pages, prev_pos, .. } => {
+                write!(
+                    out,
+                    "dev=0:0 ino={ino:x} index={index} req_count={req_count} order={order} size={size} \
+                     async_size={async_size} ra_pages={ra_pages} mmap_miss=0 prev_pos={prev_pos} start={start}"
+                )
+            }
+            Kind::PageCacheRaOrder { ino, index, order, size, async_size, ra_pages } => write!(
+                out,
+                "dev=0:0 ino={ino:x} index={index} order={order} size={size} async_size={async_size} ra_pages={ra_pages}"
+            ),
             Kind::KswapdWake { order } => write!(out, "nid=0 order={order}"),
             Kind::KswapdSleep => write!(out, "nid=0"),
             Kind::WakeupKswapd { order } => write!(out, "nid=0 zid=0 order={order}"),
@@ -205,6 +267,12 @@ fn num(rest: &str, key: &str) -> Result<u64, String> {
         None => v.parse(),
     }
     .map_err(|_| format!("{key}={v} is not a number"))
+}
+
+/// `key=value` of a line's fields, the value in hex without a prefix (the `ino` ftrace prints).
+fn hex(rest: &str, key: &str) -> Result<u64, String> {
+    let v = field(rest, key).ok_or_else(|| format!("no {key}="))?;
+    u64::from_str_radix(v, 16).map_err(|_| format!("{key}={v} is not a hexadecimal number"))
 }
 
 fn bdi(rest: &str) -> Result<u32, String> {
@@ -273,6 +341,32 @@ impl TraceLog {
                 "mm_vmscan_direct_reclaim_end" => {
                     Kind::DirectReclaimEnd { nr_reclaimed: num(f, "nr_reclaimed").map_err(&err)? }
                 }
+                "mm_vmscan_memcg_reclaim_begin" => {
+                    Kind::MemcgReclaimBegin { nofs: fl("gfp_flags").contains("GFP_NOFS") }
+                }
+                "mm_vmscan_memcg_reclaim_end" => {
+                    Kind::MemcgReclaimEnd { nr_reclaimed: num(f, "nr_reclaimed").map_err(&err)? }
+                }
+                "page_cache_sync_ra" | "page_cache_async_ra" => Kind::PageCacheRa {
+                    sync: name == "page_cache_sync_ra",
+                    ino: hex(f, "ino").map_err(&err)? as u32,
+                    index: num(f, "index").map_err(&err)?,
+                    req_count: num(f, "req_count").map_err(&err)?,
+                    start: num(f, "start").map_err(&err)?,
+                    size: num(f, "size").map_err(&err)?,
+                    async_size: num(f, "async_size").map_err(&err)?,
+                    order: num(f, "order").map_err(&err)? as u32,
+                    ra_pages: num(f, "ra_pages").map_err(&err)?,
+                    prev_pos: fl("prev_pos").parse().map_err(|_| err("prev_pos is not a number".into()))?,
+                },
+                "page_cache_ra_order" => Kind::PageCacheRaOrder {
+                    ino: hex(f, "ino").map_err(&err)? as u32,
+                    index: num(f, "index").map_err(&err)?,
+                    order: num(f, "order").map_err(&err)? as u32,
+                    size: num(f, "size").map_err(&err)?,
+                    async_size: num(f, "async_size").map_err(&err)?,
+                    ra_pages: num(f, "ra_pages").map_err(&err)?,
+                },
                 "mm_vmscan_kswapd_wake" => Kind::KswapdWake { order: num(f, "order").map_err(&err)? as u32 },
                 "mm_vmscan_kswapd_sleep" => Kind::KswapdSleep,
                 "mm_vmscan_wakeup_kswapd" => Kind::WakeupKswapd { order: num(f, "order").map_err(&err)? as u32 },
@@ -338,6 +432,34 @@ mod tests {
         let kinds = [
             Kind::DirectReclaimBegin { order: 0, may_writepage: true },
             Kind::DirectReclaimEnd { nr_reclaimed: 32 },
+            Kind::MemcgReclaimBegin { nofs: true },
+            Kind::MemcgReclaimBegin { nofs: false },
+            Kind::MemcgReclaimEnd { nr_reclaimed: 64 },
+            Kind::PageCacheRa {
+                sync: true,
+                ino: 0x13,
+                index: 645,
+                req_count: 15,
+                start: 1664,
+                size: 2048,
+                async_size: 2048,
+                order: 6,
+                ra_pages: 4096,
+                prev_pos: -1,
+            },
+            Kind::PageCacheRa {
+                sync: false,
+                ino: 0x13,
+                index: 660,
+                req_count: 1,
+                start: 645,
+                size: 64,
+                async_size: 49,
+                order: 0,
+                ra_pages: 4096,
+                prev_pos: 2703360,
+            },
+            Kind::PageCacheRaOrder { ino: 0x13, index: 709, order: 2, size: 255, async_size: 255, ra_pages: 4096 },
             Kind::KswapdWake { order: 0 },
             Kind::KswapdSleep,
             Kind::WakeupKswapd { order: 2 },

@@ -47,10 +47,11 @@ use crate::ids::{FileId, Tid, VmaId};
 use crate::mm::pte;
 use crate::mm::vmstat::Counter;
 use crate::mm::{pg, LruList, Mm, Owner};
-use crate::pagecache::readahead::{Advice, Lookup, Readahead, VmHint};
+use crate::pagecache::readahead::{Advice, Lookup, Readahead, VmHint, NO_POS};
 use crate::pagecache::PageCache;
 use crate::pagecache::{file_pte, CacheView, FileRead, FileWrite, RaResume, ReadStep, FAULT_AROUND_PAGES};
 use crate::profile::WorkingsetMode;
+use crate::trace::Kind;
 
 impl Sim {
     /// `filemap_add_folio` + `folio_add_lru`: frame `f`, freshly allocated, becomes the
@@ -170,6 +171,19 @@ impl Sim {
             self.read_file_page(fi, i, f, memcg);
             i += self.mm.frames.nr_pages(f);
         }
+    }
+
+    /// The `page_cache_ra_order` event of a decision that reads something: the window as
+    /// the file's readahead state `ra` now has it. (pagesim traces it for every window the
+    /// policy gives; the kernel's `do_page_cache_ra` of a small random read has none.)
+    fn trace_ra_order(&mut self, fi: FileId, ra: u32, dec: &Readahead) {
+        if self.trace.is_none() || dec.is_empty() {
+            return;
+        }
+        let st = &self.pc.ra_states[ra as usize];
+        let (index, order, size, async_size, ra_pages) =
+            (st.start, st.order as u32, st.size, st.async_size, st.ra_pages);
+        self.trace(Kind::PageCacheRaOrder { ino: fi.0, index, order, size, async_size, ra_pages });
     }
 
     /// `page_cache_ra_unbounded` for a policy's decision: allocates and reads every missing
@@ -390,12 +404,29 @@ impl Sim {
                     Lookup::Marked => self.pc.files[fi].frame(i).map_or(i, |f| self.mm.frames.index[f] as u64),
                     _ => i,
                 };
+                let before = self.trace.is_some().then(|| self.pc.ra_states[r.work as usize]);
                 let dec = {
                     let PageCache { ra: file_ra, ra_states, files, .. } = &mut self.pc;
                     let view =
                         CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
                     file_ra.read_page(&mut ra_states[r.work as usize], &view, at, r.end - at, found)
                 };
+                if let Some(b) = before.filter(|_| found != Lookup::Cached) {
+                    let prev_pos = if b.prev_pos == NO_POS { -1 } else { b.prev_pos as i64 };
+                    self.trace(Kind::PageCacheRa {
+                        sync: found == Lookup::Missing,
+                        ino: fi.0,
+                        index: at,
+                        req_count: r.end - at,
+                        start: b.start,
+                        size: b.size,
+                        async_size: b.async_size,
+                        order: b.order as u32,
+                        ra_pages: b.ra_pages,
+                        prev_pos,
+                    });
+                    self.trace_ra_order(fi, r.work, &dec);
+                }
                 if dec.clear_mark {
                     if let Some(f) = self.pc.files[fi].frame(i) {
                         self.mm.frames.clear(f, pg::READAHEAD);
@@ -675,6 +706,7 @@ impl Sim {
                 let view = CacheView::new(&files[fi.idx()], &self.mm.frames, &self.io.devices, self.tun.large_folios);
                 file_ra.fault(&mut ra_states[ra as usize], &view, i, found, hint)
             };
+            self.trace_ra_order(fi, ra, &dec);
             if dec.clear_mark {
                 if let Some(f) = self.pc.files[fi].frame(i) {
                     self.mm.frames.clear(f, pg::READAHEAD);

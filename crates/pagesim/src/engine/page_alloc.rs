@@ -127,6 +127,11 @@ impl Sim {
         sc.noretry = true;
         // page_cache_ra_unbounded's memalloc_nofs_save (5.8+): the charge is GFP_NOFS.
         sc.gfp_fs = !self.profile.ra_alloc_nofs;
+        if over.is_some() {
+            // The job that goes on after a throttle traces the end (`do_try_to_free_pages`).
+            sc.begun = true;
+            self.trace(crate::trace::Kind::MemcgReclaimBegin { nofs: !sc.gfp_fs });
+        }
         loop {
             sc.nr_scanned = 0;
             self.shrink_node(&mut sc, cpu);
@@ -158,6 +163,9 @@ impl Sim {
             break;
         }
         self.snapshot_refaults(sc.target_memcg);
+        if over.is_some() {
+            self.trace(crate::trace::Kind::MemcgReclaimEnd { nr_reclaimed: sc.nr_reclaimed });
+        }
         match self.alloc_folio_atomic(memcg, order) {
             Some(f) => NoRetry::Folio(f),
             None => NoRetry::Failed,

@@ -85,17 +85,25 @@ impl Sim {
     /// One priority level of `do_try_to_free_pages` for task `tid`'s reclaim job, between
     /// the `mm_vmscan_direct_reclaim_begin` and `_end` events of a global direct reclaim.
     pub fn do_try_to_free_pages(&mut self, tid: Tid, cpu: u32) -> Step {
-        let direct = self.sched.tasks[tid].reclaim.as_mut().filter(|sc| sc.global() && !sc.kswapd);
-        let traced = self.trace.is_some() && direct.is_some();
-        if let Some(sc) = direct.filter(|sc| !sc.begun) {
+        let job = self.sched.tasks[tid].reclaim.as_mut().filter(|sc| !sc.kswapd && !sc.soft_limit);
+        let traced = self.trace.is_some().then(|| job.as_ref().map(|sc| sc.global())).flatten();
+        if let Some(sc) = job.filter(|sc| !sc.begun) {
             sc.begun = true;
-            let may_writepage = true;
-            self.trace(Kind::DirectReclaimBegin { order: 0, may_writepage });
+            let kind = match sc.global() {
+                true => Kind::DirectReclaimBegin { order: 0, may_writepage: true },
+                false => Kind::MemcgReclaimBegin { nofs: !sc.gfp_fs },
+            };
+            self.trace(kind);
         }
         let high = self.sched.tasks[tid].reclaim.as_ref().is_some_and(|sc| sc.reclaim_high);
         let step = self.try_to_free_pages_level(tid, cpu);
-        if traced && self.sched.tasks[tid].reclaim.is_none() {
-            self.trace(Kind::DirectReclaimEnd { nr_reclaimed: self.reclaim.job_reclaimed });
+        if let Some(global) = traced.filter(|_| self.sched.tasks[tid].reclaim.is_none()) {
+            let nr_reclaimed = self.reclaim.job_reclaimed;
+            self.trace(if global {
+                Kind::DirectReclaimEnd { nr_reclaimed }
+            } else {
+                Kind::MemcgReclaimEnd { nr_reclaimed }
+            });
         }
         if high && matches!(step, Step::Finished) {
             return self.mem_cgroup_handle_over_high_end(tid, self.reclaim.job_reclaimed);
