@@ -96,6 +96,8 @@ pub enum Undo {
     RemoveDir { path: PathBuf },
     /// Remove a tracefs instance (rmdir: the kernel frees its buffer and events).
     RemoveTraceInstance { dir: PathBuf },
+    /// Unmount a filesystem this process mounted (tracefs where the machine had none).
+    Unmount { path: PathBuf },
 }
 
 impl Undo {
@@ -111,6 +113,7 @@ impl Undo {
             Undo::KillProcess { pid, .. } => format!("kill pagesim-load (pid {pid})"),
             Undo::RemoveDir { path } => format!("remove {}", path.display()),
             Undo::RemoveTraceInstance { dir } => format!("remove tracing instance {}", dir.display()),
+            Undo::Unmount { path } => format!("unmount {}", path.display()),
         }
     }
 
@@ -157,6 +160,7 @@ impl Undo {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(format!("rmdir {}: {e}", dir.display())),
                 _ => Ok(()),
             },
+            Undo::Unmount { path } => crate::sysfs::unmount(path),
         }
     }
 }

@@ -15,6 +15,13 @@
 //! the machine's tracing left alone) records it; before each run the buffer is cleared and a
 //! marker written (`trace_marker`), after it the first forced flush after the marker gives
 //! the phase. The instance is removed when this is dropped (or by the journal's recovery).
+//!
+//! tracefs is found at /sys/kernel/tracing. Where it is not mounted (a machine that boots
+//! without the mount: this project's VM mounts neither tracefs nor debugfs), it is mounted at
+//! a directory of our own under the journal's (`tracefs-PID`), which leaves the machine's
+//! paths as they were: tracefs is one tree however often it is mounted, so the instance is
+//! the kernel's as any other. That mount is undone, and its directory removed, after the
+//! instance is (the journal's recovery does the same for a process that died first).
 
 use crate::cleanup::{Cleanup, Undo};
 use crate::Error;
@@ -26,21 +33,36 @@ const MARK: &str = "pagesim-run-start";
 /// A tracefs instance recording `memcg:memcg_flush_stats`.
 pub struct FlushTrace {
     dir: PathBuf,
+    // Dropped in this order: the instance, then the mount it was made through (if ours).
     _remove: Cleanup,
+    _mount: Option<OwnMount>,
+}
+
+/// tracefs mounted by us, and the directory it is mounted on: unmounted, then the directory
+/// removed, when dropped (fields drop in order).
+struct OwnMount {
+    _unmount: Cleanup,
+    _rmdir: Cleanup,
 }
 
 impl FlushTrace {
-    /// Creates the instance and enables the event; `None` when tracefs is not mounted or the
-    /// kernel has no such tracepoint (before 6.10): the phase is then not measured.
+    /// Creates the instance and enables the event; `None` when tracefs cannot be reached
+    /// (not mounted, and mounting it failed) or the kernel has no such tracepoint (before
+    /// 6.10): the phase is then not measured.
     pub fn start() -> Option<FlushTrace> {
-        let root = Path::new(TRACEFS);
+        let (root, mount) = if Path::new(TRACEFS).join("events").is_dir() {
+            (PathBuf::from(TRACEFS), None)
+        } else {
+            let (root, m) = mount_tracefs()?;
+            (root, Some(m))
+        };
         if !root.join("events/memcg/memcg_flush_stats").is_dir() {
             return None;
         }
         let dir = root.join(format!("instances/pagesim-{}", std::process::id()));
         let remove = Cleanup::undo(Undo::RemoveTraceInstance { dir: dir.clone() });
         std::fs::create_dir(&dir).ok()?;
-        let ft = FlushTrace { dir, _remove: remove };
+        let ft = FlushTrace { dir, _remove: remove, _mount: mount };
         crate::sysfs::write(&ft.dir.join("events/memcg/memcg_flush_stats/enable"), "1").ok()?;
         crate::sysfs::write(&ft.dir.join("tracing_on"), "1").ok()?;
         Some(ft)
@@ -58,6 +80,17 @@ impl FlushTrace {
         let text = std::fs::read_to_string(self.dir.join("trace")).ok()?;
         first_periodic_flush_in(&text)
     }
+}
+
+/// Mounts tracefs at `tracefs-PID` in the journal's directory; `None` if that fails (not
+/// root, a kernel without tracefs). The undos are registered before each step.
+fn mount_tracefs() -> Option<(PathBuf, OwnMount)> {
+    let root = crate::journal::dir().join(format!("tracefs-{}", std::process::id()));
+    let rmdir = Cleanup::undo(Undo::RemoveDir { path: root.clone() });
+    std::fs::create_dir_all(&root).ok()?;
+    let unmount = Cleanup::undo(Undo::Unmount { path: root.clone() });
+    crate::sysfs::mount("tracefs", &root).ok()?;
+    Some((root, OwnMount { _unmount: unmount, _rmdir: rmdir }))
 }
 
 /// The timestamp of a trace line, in ns: the field `SECONDS.MICROS:` before the event name.
@@ -100,5 +133,31 @@ mod tests {
         assert_eq!(first_periodic_flush_in(text), Some(1_461_725_000));
         assert_eq!(first_periodic_flush_in(&text[..text.find("kworker/u8:2").unwrap()]), None, "none yet");
         assert_eq!(timestamp_ns("x [000] ..... 12.5: e:"), Some(12_500_000_000));
+    }
+
+    /// tracefs mounted by us shows the kernel's events, and dropping the guards unmounts it
+    /// and removes its directory. (Needs root and a kernel with tracefs; says so otherwise.)
+    #[test]
+    fn our_own_tracefs_mount_is_the_kernels_tree_and_goes_away_when_dropped() {
+        // SAFETY: no arguments, no side effects.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: mounting tracefs needs root");
+            return;
+        }
+        let Some((root, mount)) = mount_tracefs() else {
+            eprintln!("skipped: this kernel has no tracefs to mount");
+            return;
+        };
+        let mounted = |p: &Path| {
+            std::fs::read_to_string("/proc/self/mounts")
+                .unwrap()
+                .lines()
+                .any(|l| l.split_whitespace().nth(1).map(crate::sysfs::unescape_octal).as_deref() == p.to_str())
+        };
+        assert!(mounted(&root), "{} in /proc/self/mounts", root.display());
+        assert!(root.join("events").is_dir() && root.join("instances").is_dir(), "the kernel's tree");
+        drop(mount);
+        assert!(!mounted(&root), "unmounted");
+        assert!(!root.exists(), "its directory removed");
     }
 }

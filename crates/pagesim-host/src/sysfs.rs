@@ -85,6 +85,37 @@ pub fn parse_key_values(text: &str) -> std::collections::BTreeMap<String, u64> {
         .collect()
 }
 
+/// Mounts a pseudo-filesystem of type `fstype` (no device, no options) at `target`.
+pub fn mount(fstype: &str, target: &Path) -> Result<(), Error> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |b: &[u8]| std::ffi::CString::new(b).map_err(|_| Error(format!("{}: a NUL in the path", target.display())));
+    let (src, fs, dir) = (c(b"nodev")?, c(fstype.as_bytes())?, c(target.as_os_str().as_bytes())?);
+    // SAFETY: NUL-terminated strings that live across the call; no data argument.
+    let r = unsafe { libc::mount(src.as_ptr(), dir.as_ptr(), fs.as_ptr(), 0, std::ptr::null()) };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(Error(format!("mount -t {fstype} {}: {e}", target.display())));
+    }
+    Ok(())
+}
+
+/// Unmounts `target`; nothing mounted there (or no such directory) is not an error.
+pub fn unmount(target: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = std::ffi::CString::new(target.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: a NUL in the path", target.display()))?;
+    // SAFETY: a NUL-terminated path that lives across the call.
+    if unsafe { libc::umount2(dir.as_ptr(), 0) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    match e.raw_os_error() {
+        // EINVAL: not a mount point (never mounted, or already unmounted); ENOENT: no directory.
+        Some(libc::EINVAL) | Some(libc::ENOENT) => Ok(()),
+        _ => Err(format!("umount {}: {e}", target.display())),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
