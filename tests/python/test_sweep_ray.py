@@ -108,10 +108,14 @@ def _contents(out: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(out.iterdir()) if not p.name.startswith(".")}
 
 
+def _stamps(out: Path) -> dict[str, tuple[int, int]]:
+    """Each cell file's (inode, mtime): a file written again changes both."""
+    return {p.name: (p.stat().st_ino, p.stat().st_mtime_ns) for p in out.glob("*.parquet")}
+
+
 def test_ray_gives_the_local_backend_s_rows_and_files_bit_for_bit(cluster: Cluster, tmp_path: Path) -> None:
     local = pagesim.sweep(SMALL, GRID, seeds=2, jobs=2, out=tmp_path / "local", progress=False)
-    ray_df = pagesim.sweep(SMALL, GRID, seeds=2, jobs=2, out=tmp_path / "ray", backend="ray",
-                           progress=False)
+    ray_df = pagesim.sweep(SMALL, GRID, seeds=2, jobs=2, out=tmp_path / "ray", backend="ray", progress=False)
     pd.testing.assert_frame_equal(local, ray_df, check_exact=True)
     assert local["vmstat.pswpin"].nunique() > 1, "the cells differ"
     # The same files, byte for byte: every cell's Parquet file and the manifest.
@@ -123,9 +127,9 @@ def test_ray_gives_the_local_backend_s_rows_and_files_bit_for_bit(cluster: Clust
 def test_a_sweep_one_backend_began_the_other_completes(cluster: Cluster, tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = pagesim.sweep(SMALL, GRID, seeds=1, out=out, backend="ray", progress=False)
-    before = _contents(out)
+    before = _stamps(out)
     both = pagesim.sweep(SMALL, GRID, seeds=2, jobs=2, out=out, progress=False)
-    after = _contents(out)
+    after, written = _stamps(out), _contents(out)
     assert len(after) == len(before) + 2 and all(after[n] == before[n] for n in before), "only the new seed ran"
     pd.testing.assert_frame_equal(both[both["seed"] == 1].reset_index(drop=True), first, check_exact=True)
     # And back: a cell removed from the local sweep's files is run again on Ray, from the
@@ -143,7 +147,8 @@ def test_a_sweep_one_backend_began_the_other_completes(cluster: Cluster, tmp_pat
     lines = r.stdout.splitlines()
     assert lines[0].split() == ["machine.ram", "seed", "status", "elapsed_s", "pswpin"]
     assert len(lines) == 1 + 4 and all(" ok " in line for line in lines[1:])
-    assert _contents(out) == after
+    assert [n for n, stamp in _stamps(out).items() if stamp != after[n]] == [gone], "only the missing cell ran"
+    assert _contents(out) == written
 
 
 def test_a_trace_by_a_relative_path_is_found_as_the_local_backend_finds_it(
