@@ -3,7 +3,8 @@
 #   - qemu-user from Debian, if missing (pagesim capture runs programs under it);
 #   - the CLI, built to ./target/release/pagesim;
 #   - a virtualenv in ./.venv with maturin, pytest, pandas, pyarrow and tqdm, and the pagesim
-#     Python package (the Rust extension built in release mode, the Python sources linked editable).
+#     Python package (the Rust extension built in release mode, the Python sources linked editable);
+#   - with CI=true or PAGESIM_TEST_EXTRAS=1, the extras the tests exercise: ray.
 # Needs the Rust toolchain (cargo) and python3; run as root on a fresh Debian machine it
 # installs Debian's python3-venv if the venv module is missing.
 set -euo pipefail
@@ -51,6 +52,14 @@ step "installing maturin, pytest, pandas, pyarrow, tqdm into .venv"
 
 step "building and installing the Python package (maturin develop --release)"
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --release --quiet
+
+# The ray extra (pyproject.toml's optional-dependencies): the Ray backend of pagesim.sweep,
+# which its tests run on a local cluster. Only for CI and the tests (scripts/test.sh sets
+# PAGESIM_TEST_EXTRAS=1): it is about 200 MB; users install it with pip install 'pagesim[ray]'.
+if [ "${CI:-}" = true ] || [ "${PAGESIM_TEST_EXTRAS:-}" = 1 ]; then
+    step "installing the ray extra into .venv (CI=true or PAGESIM_TEST_EXTRAS=1)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "ray>=2.9"
+fi
 
 "$VENV/bin/python" -c 'import pagesim; print("installed pagesim", pagesim.__version__, "from", pagesim.__file__)'
 echo "CLI: $ROOT/target/release/pagesim"

@@ -6,6 +6,8 @@
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# install.sh installs the optional extras too (ray), so that their tests run rather than skip.
+export PAGESIM_TEST_EXTRAS=1
 
 failed=()
 run() {

@@ -3,8 +3,10 @@
 A backend runs ``fn(arg)`` for each submitted ``(token, arg)`` somewhere and hands back an
 :class:`Outcome` for each as it ends: the value, the exception ``fn`` raised, or that the
 worker running it died (``lost``). The sweep (``_sweep``) owns everything else: which cells
-to run, retrying lost ones, writing results. Adding a backend (Ray's is next) is one class
-here and one line in :data:`BACKENDS`.
+to run, retrying lost ones, writing results (so the rows and files of a sweep are the same
+whichever backend ran it). Adding a backend is one class here and one line in
+:data:`BACKENDS`: ``LocalBackend``, worker processes on this machine, and ``RayBackend``,
+tasks on a Ray cluster.
 
 The local backend is a small pool of its own rather than ``concurrent.futures``'
 ``ProcessPoolExecutor``, for two reasons:
@@ -32,6 +34,7 @@ The local backend is a small pool of its own rather than ``concurrent.futures``'
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import pickle
 import signal
@@ -133,15 +136,28 @@ class _Worker:
         self.outbox.close()
 
 
+def _local_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 class LocalBackend:
     """Up to ``jobs`` worker processes on this machine, started as runs need them. A worker
     that dies is replaced by the next run that needs one; its own run comes back as
     ``Outcome(lost=...)``. ``fn`` must be a module-level function (workers import it by
-    name)."""
+    name). ``jobs`` None: the CPUs this process may use."""
 
-    def __init__(self, fn: Callable[[Any], Any], jobs: int) -> None:
+    OPTIONS: tuple[str, ...] = ()
+
+    @staticmethod
+    def check() -> None:
+        """Nothing to check: this backend needs only what pagesim needs."""
+
+    def __init__(self, fn: Callable[[Any], Any], jobs: int | None) -> None:
         self._target = f"{fn.__module__}:{fn.__qualname__}"
-        self._jobs = jobs
+        self._jobs = jobs or _local_cpus()
         self._workers: list[_Worker] = []
         self._queue: deque[tuple[Hashable, Any]] = deque()
         self._ended: list[Outcome] = []
@@ -219,10 +235,133 @@ class LocalBackend:
         self._workers.clear()
 
 
-# Every backend by the name `sweep(backend=...)` takes. Each is built as `Backend(fn, jobs)`
-# and has `submit(token, arg)`, `pending`, `wait(timeout) -> list[Outcome]` and `close()`.
+
+
+RAY_MISSING = (
+    "backend='ray' needs Ray, which is not installed in this Python ({python}): "
+    "pip install 'pagesim[ray]' (or pip install ray); in a checkout, "
+    "PAGESIM_TEST_EXTRAS=1 bash scripts/install.sh puts it in .venv"
+)
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError(RAY_MISSING.format(python=sys.executable), name="ray") from e
+    return ray
+
+
+def _call(target: str, arg: Any) -> tuple[bool, Any]:
+    """What a Ray task runs: ``target`` (``module:function``) on ``arg``, its exception
+    returned rather than raised (as a local worker sends it back), so that an exception Ray
+    raises at ``ray.get`` always means the task's worker or node was lost."""
+    module, name = target.split(":")
+    fn = getattr(importlib.import_module(module), name)
+    try:
+        return True, fn(arg)
+    except Exception as e:  # noqa: BLE001 - every failure goes back to the sweep
+        return False, _picklable(e)
+
+
+class RayBackend:
+    """Runs as Ray tasks on a Ray cluster, at most ``jobs`` at once (None: every run is
+    submitted, and Ray runs as many at a time as the cluster has CPUs, one CPU each).
+
+    Connects with ``ray.init(address=address)`` unless this process already did (then the
+    sweep uses that connection and leaves it open). ``address`` None is Ray's own default:
+    ``RAY_ADDRESS``, else the cluster ``ray start`` started last on this machine, else a
+    new cluster on this machine, which ``close`` stops. A task's worker process imports
+    ``fn`` by name, so the nodes need the same pagesim installed; the argument travels with
+    the task (the scenario's text, not its path).
+
+    Ray does not retry a task here (``max_retries=0``): a task whose worker or node died
+    comes back as ``Outcome(lost=...)``, and the sweep runs it again as it does a local
+    worker's, up to its ``retries``, with the same message and count whichever backend ran
+    it. ``fn``'s own exceptions are not retried by either."""
+
+    OPTIONS: tuple[str, ...] = ("address",)
+
+    @staticmethod
+    def check() -> None:
+        """Raises ImportError, saying how to install it, when Ray is not installed."""
+        _import_ray()
+
+    def __init__(self, fn: Callable[[Any], Any], jobs: int | None, address: str | None = None) -> None:
+        ray = self._ray = _import_ray()
+        self._owner = not ray.is_initialized()
+        if self._owner:
+            try:
+                # Ray's INFO lines (the cluster it started or found) would mix with the
+                # progress bar; its warnings and the tasks' own output still show.
+                ray.init(address=address, logging_level=logging.WARNING)
+            except ConnectionError as e:
+                where = address or os.environ.get("RAY_ADDRESS") or "the local cluster"
+                raise ConnectionError(f"backend='ray': cannot connect to the Ray cluster at {where}: {e}") from e
+        self._target = f"{fn.__module__}:{fn.__qualname__}"
+        self._task = ray.remote(_call).options(max_retries=0, num_cpus=1, name=fn.__qualname__)
+        self._jobs = jobs
+        self._queue: deque[tuple[Hashable, Any]] = deque()
+        self._running: dict[Any, Hashable] = {}  # ObjectRef -> token
+        self._ended: list[Outcome] = []
+
+    def submit(self, token: Hashable, arg: Any) -> None:
+        self._queue.append((token, arg))
+        self._dispatch()
+
+    @property
+    def pending(self) -> int:
+        """Runs submitted and not handed back yet."""
+        return len(self._queue) + len(self._running) + len(self._ended)
+
+    def _dispatch(self) -> None:
+        while self._queue and (self._jobs is None or len(self._running) < self._jobs):
+            token, arg = self._queue.popleft()
+            self._running[self._task.remote(self._target, arg)] = token
+
+    def wait(self, timeout: float | None = None) -> list[Outcome]:
+        """The runs that ended, after blocking until one has or ``timeout`` seconds have
+        passed (then maybe none): every task that is done, in no particular order."""
+        ray = self._ray
+        if not self._ended and self._running:
+            refs = list(self._running)
+            ready, rest = ray.wait(refs, num_returns=1, timeout=timeout)
+            if ready and rest:
+                ready += ray.wait(rest, num_returns=len(rest), timeout=0)[0]
+            for ref in ready:
+                token = self._running.pop(ref)
+                try:
+                    ok, value = ray.get(ref)
+                except ray.exceptions.RayError as e:
+                    # WorkerCrashedError, NodeDiedError, OutOfMemoryError...: the first line
+                    # says what; the rest is Ray's advice, in its logs and on stderr.
+                    first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+                    self._ended.append(Outcome(token, lost=f"Ray task lost: {type(e).__name__}: {first}".rstrip(": ")))
+                else:
+                    self._ended.append(Outcome(token, value=value) if ok else Outcome(token, error=value))
+            self._dispatch()
+        ended, self._ended = self._ended, []
+        return ended
+
+    def close(self) -> None:
+        """Cancels the tasks still running (their workers are killed) and disconnects, when
+        the connection was this backend's: a cluster it started on this machine stops."""
+        self._queue.clear()
+        for ref in self._running:
+            self._ray.cancel(ref, force=True)
+        self._running.clear()
+        if self._owner:
+            self._ray.shutdown()
+
+
+# Every backend by the name `sweep(backend=...)` takes. Each is built as
+# `Backend(fn, jobs, **options)`, `jobs` None for the backend's default and `options` the
+# names in its OPTIONS (`address=`), and has `check()` (a static method: raises when the
+# backend cannot run here, before the sweep starts), `submit(token, arg)`, `pending`,
+# `wait(timeout) -> list[Outcome]` and `close()`.
 BACKENDS: dict[str, type] = {
     "local": LocalBackend,
+    "ray": RayBackend,
 }
 
 

@@ -59,11 +59,29 @@ def cell_id(source_digest: str, sets: tuple[str, ...], seed: int) -> str:
 
 @dataclass(frozen=True)
 class CellRun:
-    """What a worker gets: everything ``run_cell`` needs, picklable."""
+    """What a worker gets: everything ``run_cell`` needs, picklable. ``cwd`` is the sweep's
+    working directory, where a relative scenario path (``origin``) and the relative paths
+    it gives (a task's ``trace``) resolve."""
 
     source: Source
     sets: tuple[str, ...]
     seed: int
+    cwd: str | None = None
+
+
+def _enter(cwd: str | None) -> None:
+    """Moves this worker to the sweep's working directory, so that relative paths resolve
+    as they would in the sweep's process. A local worker is there already; a Ray worker
+    starts where its node's Ray was started. A directory this node does not have is left
+    alone: the scenario then runs as long as it needs no relative path."""
+    if cwd is None:
+        return
+    try:
+        here = os.getcwd()
+    except OSError:  # the worker's directory was removed
+        here = None
+    if here != cwd and os.path.isdir(cwd):
+        os.chdir(cwd)
 
 
 def run_cell(cell: CellRun) -> dict[str, Any]:
@@ -71,6 +89,7 @@ def run_cell(cell: CellRun) -> dict[str, Any]:
     ``stop_reason``: ``"time_limit"``, ``"livelock"`` or ``"deadlock"``), ``error`` (for a
     livelock or deadlock, what each task was waiting on; else None), then
     :meth:`Result.to_row`. A rejected scenario or override raises ``ScenarioError``."""
+    _enter(cell.cwd)
     run = _native.run_toml if cell.source.kind == "toml" else _native.run_json
     report = run(cell.source.text, cell.source.origin, seed=cell.seed, sets=list(cell.sets))
     result = Result(json.loads(report))

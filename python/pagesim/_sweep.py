@@ -13,8 +13,10 @@ What a sweep does, in order:
    there are read back, not run. ``out/_sweep.json`` records the scenario's content and the
    base overrides, and a sweep of anything else into the same ``out`` is refused, so that
    the dataset never mixes results of two different scenarios.
-4. Runs: a backend (``_backend``) runs the other cells, ``jobs`` at a time. A finished cell
-   is written at once, as its own file (a temporary file renamed, so a file is always whole).
+4. Runs: a backend (``_backend``: worker processes here, or Ray tasks) runs the other
+   cells, ``jobs`` at a time, and hands back each row as it finishes. This process writes
+   a finished cell at once, as its own file (a temporary file renamed, so a file is always
+   whole): the files are the same whichever backend ran the cells.
    A cell whose worker died is run again, up to ``retries`` times, then recorded as failed;
    a rejected override stops the sweep at once.
 """
@@ -122,12 +124,10 @@ def _seeds(seeds: int | Iterable[int]) -> list[int]:
     return out
 
 
-def _jobs(jobs: int | None) -> int:
+def _jobs(jobs: int | None) -> int | None:
+    """``jobs`` checked; None stays None, the backend's default."""
     if jobs is None:
-        try:
-            return len(os.sched_getaffinity(0))
-        except AttributeError:  # not Linux
-            return os.cpu_count() or 1
+        return None
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs: expected a positive number of workers, got {jobs!r}")
     return jobs
@@ -260,6 +260,7 @@ def sweep(
     jobs: int | None = None,
     out: str | os.PathLike[str] | None = None,
     backend: str = "local",
+    address: str | None = None,
     retries: int = 2,
     progress: bool = True,
 ) -> pd.DataFrame:
@@ -286,10 +287,16 @@ def sweep(
     grid's order; ``out`` belongs to one scenario and ``set``, and a sweep of a changed
     scenario into it is refused (ValueError). Without ``out`` nothing is kept.
 
-    ``jobs`` runs go at once (default: the CPUs this process may use), each in a worker
-    process; ``backend`` says where the workers are: ``"local"``, this machine (a backend
-    for a Ray cluster is coming). A run whose worker dies (killed, out of memory) is run
-    again, up to ``retries`` times, and then recorded as failed; the other runs go on.
+    ``jobs`` runs go at once, each in a worker process; ``backend`` says where:
+    ``"local"``, worker processes on this machine (``jobs`` default: the CPUs this process
+    may use), or ``"ray"``, Ray tasks on a Ray cluster (``jobs`` default: as many as the
+    cluster has CPUs), connected to with ``ray.init(address=address)``: ``address`` None
+    is ``RAY_ADDRESS``, else the cluster ``ray start`` started last on this machine, else a
+    new one on this machine for this sweep; in a process that called ``ray.init`` already,
+    the sweep uses that connection. Either backend gives the same rows and files, so a
+    sweep one began the other completes. A run whose worker dies (killed, out of memory,
+    its node lost) is run again, up to ``retries`` times, and then recorded as failed; the
+    other runs go on.
     ``progress`` shows a progress bar with the time left on stderr (tqdm).
 
     The DataFrame's columns, in order: each key of ``grid`` and ``zip`` (named by its
@@ -306,10 +313,17 @@ def sweep(
 
     Raises :class:`pagesim.ScenarioError` at once, naming the key, when pagesim rejects a
     run's scenario or override (runs finished by then are kept in ``out``); ValueError or
-    TypeError for arguments it cannot use.
+    TypeError for arguments it cannot use; ImportError, saying how to install it, for
+    ``backend="ray"`` without Ray.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend {backend!r}: expected one of {', '.join(sorted(BACKENDS))}")
+    options = {k: v for k, v in {"address": address}.items() if v is not None}
+    for k in options:
+        if k not in BACKENDS[backend].OPTIONS:
+            takes = sorted(n for n, b in BACKENDS.items() if k in b.OPTIONS)
+            raise ValueError(f"{k}= is an option of backend {' or '.join(map(repr, takes))}, not of {backend!r}")
+    BACKENDS[backend].check()
     if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
         raise ValueError(f"retries: expected a non-negative integer, got {retries!r}")
     jobs = _jobs(jobs)
@@ -371,11 +385,12 @@ def sweep(
         bar.set_postfix(failed=len(failed))
         bar.update()
 
-    runner = BACKENDS[backend](run_cell, min(jobs, len(todo))) if todo else None
+    cwd = os.getcwd()
+    runner = BACKENDS[backend](run_cell, jobs, **options) if todo else None
     try:
         attempts: dict[str, int] = {}
         for c in todo:
-            runner.submit(c.id, CellRun(source, c.sets, c.seed))  # type: ignore[union-attr]
+            runner.submit(c.id, CellRun(source, c.sets, c.seed, cwd))  # type: ignore[union-attr]
         while runner is not None and runner.pending:
             ended = runner.wait(timeout=1.0)
             if not ended:
@@ -386,7 +401,7 @@ def sweep(
                     attempts[c.id] = attempts.get(c.id, 0) + 1
                     if attempts[c.id] <= retries:
                         note(f"{c.label()}: {o.lost}; running it again")
-                        runner.submit(c.id, CellRun(source, c.sets, c.seed))
+                        runner.submit(c.id, CellRun(source, c.sets, c.seed, cwd))
                     else:
                         fail(c, f"{o.lost} (run {attempts[c.id]} of {1 + retries} times)")
                 elif isinstance(o.error, ScenarioError):
@@ -480,6 +495,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, metavar="N", help="runs at once [default: the CPUs]")
     p.add_argument("--out", metavar="DIR", help="the Parquet dataset to write, and to resume from")
     p.add_argument("--retries", type=int, default=2, metavar="N", help="reruns of a run whose worker died")
+    p.add_argument("--backend", choices=sorted(BACKENDS), default="local", help="where the runs execute [default: local]")
+    p.add_argument("--address", metavar="ADDR", help="the Ray cluster's address (--backend ray) [default: RAY_ADDRESS, "
+                   "else the cluster `ray start` started on this machine, else a new local one]")
     p.add_argument("--stat", action="append", default=[], metavar="COUNTER", dest="stats",
                    help="a counter to print per run [default: pgmajfault, pswpin, pswpout]")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -508,10 +526,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 set=a.sets,
                 jobs=a.jobs,
                 out=a.out,
+                backend=a.backend,
+                address=a.address,
                 retries=a.retries,
                 progress=not a.quiet,
             )
-    except (ScenarioError, ValueError, TypeError) as e:
+    except (ScenarioError, ValueError, TypeError, ImportError, ConnectionError) as e:
         print(f"pagesim: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

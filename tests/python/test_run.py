@@ -193,3 +193,24 @@ def test_the_timeline_s_columns_are_the_report_s(quickstart_path: Path) -> None:
     assert len(df) == len(r.timeline) and df["pswpout"].sum() <= r.counters["pswpout"]
     assert df["t_ns"].tolist() == [s["t_ns"] for s in r.timeline]
     assert df["t_s"].iloc[0] == 2.0
+
+
+def test_a_run_releases_the_gil_while_it_runs() -> None:
+    # A thread in a run gains CPU time while this thread runs Python: with the GIL held
+    # through the native call, this thread would stand still from the run's start to its
+    # end, and see the other's CPU time take at most a few values.
+    import threading
+
+    small = Path(__file__).resolve().parents[1] / "scenarios" / "sweep-small.toml"
+    t = threading.Thread(target=pagesim.run, args=(small,), kwargs={"set": {"task.0.step.1.accesses": 3_000_000}})
+    t.start()
+    seen = set()
+    while t.is_alive():
+        try:
+            with open(f"/proc/self/task/{t.native_id}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            break
+        seen.add(int(fields[11]) + int(fields[12]))
+    t.join()
+    assert len(seen) >= 10, f"the run's thread's CPU ticks seen from another thread: {sorted(seen)}"

@@ -61,6 +61,20 @@ pub struct Args {
     /// then record it as failed
     #[arg(long, value_name = "N", default_value_t = 2)]
     retries: u32,
+    /// Where the runs execute: worker processes on this machine, or Ray tasks on a Ray
+    /// cluster
+    ///
+    /// local: --jobs worker processes here. ray: Ray tasks on the cluster at --address (Ray
+    /// must be installed in the sweep's Python: pip install 'pagesim[ray]'), at most --jobs at
+    /// once [default: as many as the cluster has CPUs]. Both give the same results and files,
+    /// so a sweep that one began the other completes.
+    #[arg(long, value_name = "BACKEND", default_value = "local", value_parser = ["local", "ray"])]
+    backend: String,
+    /// The Ray cluster to run on (--backend ray): HOST:PORT of its head node, as ray.init's
+    /// address takes it [default: $RAY_ADDRESS, else the cluster `ray start` started last on
+    /// this machine, else a new one on this machine for this sweep]
+    #[arg(long, value_name = "ADDR")]
+    address: Option<String>,
     /// A counter to print for each run, as the report names it (pswpin, pgmajfault...); may
     /// be repeated [default: pgmajfault, pswpin, pswpout]
     ///
@@ -99,6 +113,7 @@ fn interpreter() -> (OsString, &'static str) {
 
 /// Imports nothing (pandas alone takes most of a second): asks whether each module the
 /// sweep needs can be found, and prints those that cannot.
+/// More modules to look for are its arguments (`ray` for --backend ray).
 const MISSING_MODULES: &str = r#"
 import importlib.util, sys
 def found(name):
@@ -106,7 +121,7 @@ def found(name):
         return importlib.util.find_spec(name) is not None
     except Exception:
         return False
-missing = [n for n in ("pagesim._sweep", "pandas", "pyarrow", "tqdm") if not found(n)]
+missing = [n for n in ("pagesim._sweep", "pandas", "pyarrow", "tqdm", *sys.argv[1:]) if not found(n)]
 print(", ".join(missing))
 sys.exit(1 if missing else 0)
 "#;
@@ -115,11 +130,16 @@ const HOW_TO_INSTALL: &str = "install pagesim's Python package: `bash scripts/in
                               makes the .venv this command looks for), or `pip install .` there into a Python of your \
                               own and set PAGESIM_PYTHON to that python";
 
+const HOW_TO_INSTALL_RAY: &str = "for --backend ray, Ray too: `pip install 'pagesim[ray]'` into that Python (in \
+                                  pagesim's checkout, `PAGESIM_TEST_EXTRAS=1 bash scripts/install.sh`)";
+
 pub fn run(a: Args) -> Result<(), Stop> {
     let (python, chosen) = interpreter();
     let shown = python.to_string_lossy().into_owned();
+    let ray = a.backend == "ray";
     let check = Command::new(&python)
         .args(["-c", MISSING_MODULES])
+        .args(ray.then_some("ray"))
         .stdin(Stdio::null())
         .stderr(Stdio::null())
         .output()
@@ -127,7 +147,8 @@ pub fn run(a: Args) -> Result<(), Stop> {
     if !check.status.success() {
         let missing = String::from_utf8_lossy(&check.stdout).trim().to_string();
         let what = if missing.is_empty() { "the modules a sweep needs".to_string() } else { missing };
-        return Err(format!("sweep runs in Python, and {shown} ({chosen}) lacks {what}: {HOW_TO_INSTALL}").into());
+        let how = if ray { format!("{HOW_TO_INSTALL}; {HOW_TO_INSTALL_RAY}") } else { HOW_TO_INSTALL.to_string() };
+        return Err(format!("sweep runs in Python, and {shown} ({chosen}) lacks {what}: {how}").into());
     }
 
     let mut cmd = Command::new(&python);
@@ -149,6 +170,10 @@ pub fn run(a: Args) -> Result<(), Stop> {
         cmd.arg("--out").arg(out);
     }
     cmd.arg("--retries").arg(a.retries.to_string());
+    cmd.arg("--backend").arg(&a.backend);
+    if let Some(address) = &a.address {
+        cmd.arg("--address").arg(address);
+    }
     for s in &a.stats {
         cmd.arg("--stat").arg(s);
     }

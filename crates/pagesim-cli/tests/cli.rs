@@ -768,11 +768,14 @@ fn sweep_documents_its_options_and_says_how_to_install_a_missing_python_package(
         "--jobs <N>",
         "--out <DIR>",
         "--retries <N>",
+        "--backend <BACKEND>",
+        "--address <ADDR>",
         "--stat <COUNTER>",
         "--quiet",
     ] {
         assert!(out.contains(option), "{option}:\n{out}");
     }
+    assert!(out.contains("[possible values: local, ray]"), "{out}");
     let quickstart = scenario("quickstart.toml");
     let (code, _, err) = pagesim(&["sweep", &quickstart, "--vary", "vm.swappiness"]);
     assert_eq!(code, 2);
@@ -791,4 +794,20 @@ fn sweep_documents_its_options_and_says_how_to_install_a_missing_python_package(
         assert!(err.contains(python) && err.contains("$PAGESIM_PYTHON") && err.contains(says), "{err}");
         assert!(err.contains("bash scripts/install.sh") && err.contains("pip install"), "{err}");
     }
+    // --backend ray looks for Ray too: a Python that has everything but `ray` (the check's
+    // extra modules are its arguments, and it prints those it cannot find).
+    let dir = std::env::temp_dir().join(format!("pagesim-sweep-ray-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let python = dir.join("python-without-ray");
+    std::fs::write(&python, "#!/bin/sh\nshift 2\necho \"$@\"\n[ $# = 0 ]\n").unwrap();
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+        .args(["sweep", &quickstart, "--backend", "ray"])
+        .env("PAGESIM_PYTHON", &python)
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("lacks ray:") && err.contains("pip install 'pagesim[ray]'"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }
