@@ -24,9 +24,10 @@ run() {
 
 run "cargo fmt" cargo fmt --all -- --check
 run "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
-# Installed first: the Rust tests of pagesim capture need qemu-user.
+# Installed first: the Rust tests of pagesim capture need qemu-user, the report's browser
+# test Chromium (PAGESIM_TEST_EXTRAS=1 asks install.sh for it).
 installed=true
-run "install" bash scripts/install.sh || installed=false
+run "install" env PAGESIM_TEST_EXTRAS=1 bash scripts/install.sh || installed=false
 run "cargo test" cargo test --workspace
 # pytest exits 5 when it collected no test: that is a failure here, as any non-zero exit is.
 if $installed; then
