@@ -182,8 +182,8 @@ def _source(source: Any) -> tuple[str, Any, dict[str, Any]]:
     if isinstance(source, Result):
         return "run", source, {}
     if isinstance(source, pd.DataFrame):
-        if "seed" not in source.columns:
-            raise ReportError("the DataFrame is not a sweep's (no seed column)")
+        if "seed" not in source.columns or "status" not in source.columns:
+            raise ReportError("the DataFrame is not a sweep's (no seed and status columns)")
         return "sweep", source, {}
     if isinstance(source, Mapping):
         return "run", _check_report(source, "the report dict"), {}

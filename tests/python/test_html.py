@@ -96,7 +96,7 @@ def test_bad_input_is_named_with_exit_status_2_and_no_traceback(
         err = capsys.readouterr().err
         assert err.startswith(f"pagesim: {path}") and says in err and "Traceback" not in err, err
     assert not (tmp_path / "r.html").exists()
-    with pytest.raises(html.ReportError, match="no seed column"):
+    with pytest.raises(html.ReportError, match="no seed and status columns"):
         html.render(pd.DataFrame({"a": [1]}))
 
 
