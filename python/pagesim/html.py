@@ -324,6 +324,9 @@ def _sweep_body(df: Any, manifest: Mapping[str, Any], scenario_text: str | None)
     from . import plot
 
     keys = list(df.columns[: list(df.columns).index("seed")])
+    # Rows by the keys' values (read_sweep gives them in cell-id order), then seed.
+    ranks = {k: {v: i for i, v in enumerate(plot.order(df[k]))} for k in keys}
+    df = df.sort_values([*keys, "seed"], key=lambda c: c.map(ranks[c.name]) if c.name in ranks else c, kind="stable")
     ok = df[df["status"] != "failed"]
     metrics = [m for m in SWEEP_METRICS if m in df.columns and ok[m].notna().any()]
     out = []
@@ -331,7 +334,7 @@ def _sweep_body(df: Any, manifest: Mapping[str, Any], scenario_text: str | None)
     out.append(_kv_table([
         ("scenario", manifest.get("scenario", "")),
         ("set (every run)", " ".join(manifest.get("set", [])) or "none"),
-        ("varied keys", ", ".join(f"{k} = {', '.join(map(str, dict.fromkeys(df[k])))}" for k in keys) or "none"),
+        ("varied keys", "; ".join(f"{k} = {', '.join(map(str, ranks[k]))}" for k in keys) or "none"),
         ("seeds", ", ".join(str(s) for s in sorted(set(df["seed"].dropna().astype(int))))),
         ("runs", f"{len(df)} ({statuses})"),
     ]))

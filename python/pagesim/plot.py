@@ -21,7 +21,9 @@ matplotlib is imported when this module is (``pagesim.plot`` is loaded on first 
 
 from __future__ import annotations
 
+import numbers
 import os
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 try:
@@ -34,7 +36,7 @@ except ImportError as e:  # a dependency of `pip install pagesim`
 
 from .report import _LATENCIES, Result, _pandas
 
-__all__ = ["latency_cdf", "reproduce", "save", "sweep", "timeline"]
+__all__ = ["latency_cdf", "order", "reproduce", "save", "sweep", "timeline"]
 
 _MIB = 1 << 20
 _PAGE = 4096
@@ -181,14 +183,39 @@ def latency_cdf(
     return _done(fig, path)
 
 
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgtp]?)(i?)b?\s*", re.IGNORECASE)
+
+
+def _size(value: Any) -> float | None:
+    """The bytes a size such as ``"256MB"`` or ``"1GiB"`` stands for (only to order sizes:
+    MB and MiB are both taken as powers of 1024 here), None for anything else."""
+    m = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if m is None:
+        return None
+    return float(m.group(1)) * 1024 ** "kmgtp".find(m.group(2).lower()) if m.group(2) else float(m.group(1))
+
+
+def order(values: Iterable[Any]) -> list[Any]:
+    """The distinct values of a varied key in a sensible order: numbers ascending, sizes
+    (``"256MB"``) by the bytes they stand for, anything else in the order it first appears."""
+    distinct = list(dict.fromkeys(values))
+    if distinct and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in distinct):
+        return sorted(distinct)
+    sizes = [_size(v) for v in distinct]
+    if distinct and all(s is not None for s in sizes):
+        return [v for _, v in sorted(zip(sizes, distinct), key=lambda p: p[0])]
+    return distinct
+
+
 def _positions(values: Any) -> tuple[Any, list[Any] | None]:
-    """An x axis for a column: numbers as they are; anything else (``"256MB"``) as
-    categories in the order they first appear (a sweep's rows are in the grid's order)."""
+    """An x axis for a column: numbers as they are; anything else as categories, sizes
+    (``"256MB"``) by their bytes, other text in the order it first appears (a sweep's rows
+    are in the grid's order)."""
     pd = _pandas()
     if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
         return values, None
-    order = list(dict.fromkeys(values))
-    return values.map({v: i for i, v in enumerate(order)}), order
+    categories = order(values)
+    return values.map({v: i for i, v in enumerate(categories)}), categories
 
 
 def sweep(
@@ -207,7 +234,8 @@ def sweep(
     sample standard deviation around the mean) or None. With ``hue``, a line per value of
     that column. ``df`` is what :func:`pagesim.sweep` or :func:`pagesim.read_sweep`
     returns; failed runs (status ``failed``, no values) are left out. A numeric ``x`` is an
-    axis; any other (``"256MB"``) a category per value in the sweep's order. ``ax`` draws
+    axis; any other a category per value: sizes (``"256MB"``) in the order of their bytes,
+    other text in the order it first appears. ``ax`` draws
     into an existing Axes (its figure is returned)."""
     pd = _pandas()
     if not isinstance(df, pd.DataFrame):

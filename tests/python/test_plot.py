@@ -62,12 +62,13 @@ def test_latency_cdf_draws_one_line_per_run_ending_at_one(small_result: pagesim.
         plot.latency_cdf(small_result, histogram="p99")
 
 
+# Rows in no particular order, as read_sweep gives them (by cell id).
 SWEEP = pd.DataFrame({
-    "machine.ram": ["512MB", "512MB", "1GB", "1GB", "512MB", "512MB", "1GB", "1GB", "1GB"],
+    "machine.ram": ["1GB", "512MB", "512MB", "1GB", "512MB", "512MB", "1GB", "1GB", "1GB"],
     "vm.swappiness": [0, 0, 0, 0, 100, 100, 100, 100, 100],
     "seed": [1, 2, 1, 2, 1, 2, 1, 2, 3],
     "status": ["ok"] * 8 + ["failed"],
-    "vmstat.pgmajfault": [10, 20, 1, 3, 30, 50, 5, 7, math.nan],
+    "vmstat.pgmajfault": [1, 20, 10, 3, 30, 50, 5, 7, math.nan],
 })
 
 
@@ -75,15 +76,21 @@ def test_sweep_draws_the_mean_over_seeds_with_a_min_max_band_per_hue() -> None:
     fig = plot.sweep(SWEEP, x="machine.ram", y="vmstat.pgmajfault", hue="vm.swappiness")
     ax = fig.axes[0]
     assert _lines(ax) == {"vm.swappiness=0": [15, 2], "vm.swappiness=100": [40, 6]}
-    # Text values are categories in the sweep's order, not sorted ("1GB" < "512MB").
+    # Sizes are categories in the order of their bytes, whatever the rows' order.
     assert [t.get_text() for t in ax.get_xticklabels()] == ["512MB", "1GB"]
     # The band's outline: the min (10, 1) and max (20, 3) of each x's seeds.
     assert sorted(set(ax.collections[0].get_paths()[0].vertices[:, 1])) == [1, 3, 10, 20]
     assert "mean of 2 runs" in ax.get_ylabel(), "the failed run is left out"
 
 
+def test_varied_values_are_ordered_numbers_and_sizes_by_value_text_as_it_comes() -> None:
+    assert plot.order([100, 0, 60, 0]) == [0, 60, 100]
+    assert plot.order(["2GiB", "256MB", "512M", "1GB", "256MB"]) == ["256MB", "512M", "1GB", "2GiB"]
+    assert plot.order(["linux-6.6", "linux-3.6", "256MB"]) == ["linux-6.6", "linux-3.6", "256MB"]
+
+
 def test_sweep_band_sd_is_one_standard_deviation_and_numbers_are_an_axis() -> None:
-    df = SWEEP[SWEEP["vm.swappiness"] == 0].assign(ram_mb=[512, 512, 1024, 1024])
+    df = SWEEP[SWEEP["vm.swappiness"] == 0].assign(ram_mb=[1024, 512, 512, 1024])
     ax = plot.sweep(df, x="ram_mb", y="vmstat.pgmajfault", band="sd").axes[0]
     assert list(ax.get_lines()[0].get_xdata()) == [512, 1024]
     sd = pd.Series([10, 20]).std(), pd.Series([1, 3]).std()
