@@ -2,8 +2,11 @@
 # Installs pagesim from this checkout, idempotently:
 #   - qemu-user from Debian, if missing (pagesim capture runs programs under it);
 #   - the CLI, built to ./target/release/pagesim;
-#   - a virtualenv in ./.venv with maturin, pytest, pandas, pyarrow and tqdm, and the pagesim
-#     Python package (the Rust extension built in release mode, the Python sources linked editable);
+#   - for the tests, when CI=true or PAGESIM_TEST_EXTRAS=1: Chromium from Debian, if missing
+#     (tests/python/test_html.py renders a report in it headless);
+#   - a virtualenv in ./.venv with maturin, pytest, pandas, pyarrow, tqdm and matplotlib, and the
+#     pagesim Python package (the Rust extension built in release mode, the Python sources
+#     linked editable);
 #   - with CI=true or PAGESIM_TEST_EXTRAS=1, the extras the tests exercise: ray.
 # Needs the Rust toolchain (cargo) and python3; run as root on a fresh Debian machine it
 # installs Debian's python3-venv if the venv module is missing.
@@ -27,6 +30,20 @@ if ! command -v qemu-x86_64 >/dev/null 2>&1; then
     fi
 fi
 
+# The report's browser test needs Chromium; only a test run asks for it (a 300 MB install
+# that using pagesim does not need). scripts/test.sh sets PAGESIM_TEST_EXTRAS=1.
+if [ "${CI:-}" = true ] || [ "${PAGESIM_TEST_EXTRAS:-}" = 1 ]; then
+    if ! command -v chromium >/dev/null 2>&1; then
+        if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+            step "installing chromium (for the report's browser test)"
+            apt-get update -qq
+            DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+        else
+            echo "install.sh: chromium not found and not root with apt-get: the report's browser test will fail in CI and be skipped elsewhere (Debian: apt-get install chromium)" >&2
+        fi
+    fi
+fi
+
 step "building the CLI (cargo build --release -p pagesim-cli)"
 cargo build --release -p pagesim-cli
 
@@ -46,9 +63,10 @@ if [ ! -x "$VENV/bin/python" ]; then
     python3 -m venv "$VENV"
 fi
 
-step "installing maturin, pytest, pandas, pyarrow, tqdm into .venv"
+step "installing maturin, pytest, pandas, pyarrow, tqdm, matplotlib into .venv"
 # maturin >= 1.9.4 sets PYO3_BUILD_EXTENSION_MODULE, which crates/pagesim-py relies on.
-"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" pytest pandas pyarrow tqdm
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "maturin>=1.9.4,<2" pytest pandas pyarrow tqdm \
+    "matplotlib>=3.7"
 
 step "building and installing the Python package (maturin develop --release)"
 VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" "$VENV/bin/maturin" develop --release --quiet

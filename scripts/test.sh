@@ -6,7 +6,8 @@
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
-# install.sh installs the optional extras too (ray), so that their tests run rather than skip.
+# install.sh installs what only the tests need too (Ray, Chromium), so that their tests run
+# rather than skip.
 export PAGESIM_TEST_EXTRAS=1
 
 failed=()
@@ -26,7 +27,8 @@ run() {
 
 run "cargo fmt" cargo fmt --all -- --check
 run "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
-# Installed first: the Rust tests of pagesim capture need qemu-user.
+# Installed first: the Rust tests of pagesim capture need qemu-user, the report's browser
+# test Chromium.
 installed=true
 run "install" bash scripts/install.sh || installed=false
 run "cargo test" cargo test --workspace

@@ -4,6 +4,9 @@
 >>> r = pagesim.run("scenarios/quickstart.toml", vm__swappiness=100)
 >>> r.counters["pswpout"], r.elapsed_s
 >>> df = pagesim.sweep("scenarios/quickstart.toml", grid={"vm.swappiness": [0, 60, 100]}, seeds=3)
+>>> pagesim.plot.sweep(df, x="vm.swappiness", y="vmstat.pgmajfault", path="majfaults.png")
+>>> pagesim.html.write(r, "report.html")
+>>> table = pagesim.reproduce("seed-000")
 
 The simulation runs in Rust (the ``pagesim._native`` extension); this package converts
 arguments, calls it and wraps the JSON report it returns.
@@ -26,31 +29,38 @@ __all__ = [
     "ScenarioError",
     "__version__",
     "describe",
+    "html",
     "overrides_to_sets",
+    "plot",
     "profiles",
     "read_sweep",
     "registries",
+    "reproduce",
     "run",
     "sweep",
 ]
 
-# Loaded on first use (PEP 562): a sweep needs pandas and pyarrow, a second of imports that
-# `pagesim.run` and the sweep's worker processes do without.
-_LAZY = {"sweep": "_sweep", "read_sweep": "_sweep"}
+# Loaded on first use (PEP 562): a sweep needs pandas and pyarrow, plots matplotlib, a second
+# or more of imports that `pagesim.run` and the sweep's worker processes do without.
+_LAZY = {"sweep": "_sweep", "read_sweep": "_sweep", "reproduce": "_reproduce"}
+# Submodules loaded on first use: `pagesim.plot.timeline(...)`, `pagesim.html.write(...)`.
+_LAZY_MODULES = ("plot", "html")
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    import importlib
 
+    if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
         globals()[name] = value
         return value
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
 
 Scenario = Union[str, "os.PathLike[str]", Mapping[str, Any]]
 

@@ -1,5 +1,6 @@
-"""``python -m pagesim sweep ...``: the commands of the Python side (``pagesim sweep`` runs
-this, see crates/pagesim-cli/src/sweep.rs)."""
+"""``python -m pagesim sweep ...`` and ``python -m pagesim report ...``: the commands of the
+Python side (``pagesim sweep`` and ``pagesim report`` run this, see
+crates/pagesim-cli/src/python.rs)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ def main(argv: list[str]) -> int:
         from ._sweep import main as sweep_main
 
         return sweep_main(argv[1:])
-    print("usage: python -m pagesim sweep FILE [options]  (python -m pagesim sweep --help)", file=sys.stderr)
+    if argv[:1] == ["report"]:
+        from .html import main as report_main
+
+        return report_main(argv[1:])
+    print(
+        "usage: python -m pagesim sweep FILE [options] | python -m pagesim report INPUT -o FILE  (--help)",
+        file=sys.stderr,
+    )
     return 2
 
 

@@ -1,7 +1,7 @@
 # Type stubs for the compiled module crates/pagesim-py/src/lib.rs.
 # tests/python/test_stubs.py checks that these names and parameters match the compiled module.
 import os
-from typing import Sequence
+from typing import Callable, Sequence
 
 __version__: str
 
@@ -33,6 +33,13 @@ def run_json(
     sets: Sequence[str] | None = None,
     progress: bool = False,
     max_memory: int | None = None,
+) -> str: ...
+def reproduce(
+    name: str,
+    sets: Sequence[str] | None = None,
+    seeds: int | None = None,
+    jobs: int = 1,
+    progress: Callable[[int, int, str, str], object] | None = None,
 ) -> str: ...
 def describe() -> str: ...
 def profiles() -> str: ...

@@ -9,11 +9,20 @@ from typing import Any
 _REPR_COUNTERS = ("pgfault", "pgmajfault", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct")
 
 # The fields of a timeline sample (report::Sample), for the columns of an empty timeline and
-# their order; tests/python/test_run.py checks them against a real run's.
-_TIMELINE_COLUMNS = (
+# their order; tests/python/test_run.py checks them against a real run's. The first eight
+# count what happened in the interval; the gauges (_TIMELINE_GAUGES) are the values at its
+# end, in pages. A sample also has `memcg_usage_bytes` ({memcg: bytes}) when the scenario
+# has memcgs, which timeline_df() spreads into a column per memcg.
+_TIMELINE_EVENTS = (
     "t_ns", "read_bytes", "dev_reads", "dev_read_bytes", "pgmajfault", "pswpin", "pswpout",
     "ra_evicted_unused",
 )
+_TIMELINE_GAUGES = (
+    "nr_free_pages", "nr_inactive_anon", "nr_active_anon", "nr_inactive_file", "nr_active_file",
+    "nr_dirty", "nr_writeback", "nr_swap_used",
+)
+_TIMELINE_COLUMNS = _TIMELINE_EVENTS + _TIMELINE_GAUGES
+_MEMCG_USAGE = "memcg_usage_bytes"
 
 # The report's fault-latency histograms (report::LatencyReport), in latency_df()'s order.
 _LATENCIES = ("fault_latency", "fault_latency_kernel", "major_fault_latency", "major_fault_latency_kernel")
@@ -131,7 +140,11 @@ class Result:
     @property
     def timeline(self) -> list[dict[str, Any]]:
         """Per ``sample_interval`` of the run (empty without one): t_ns (end of the interval),
-        read_bytes, dev_reads, dev_read_bytes, pgmajfault, pswpin, pswpout, ra_evicted_unused."""
+        what happened in the interval (read_bytes, dev_reads, dev_read_bytes, pgmajfault,
+        pswpin, pswpout, ra_evicted_unused), the gauges at its end in pages (nr_free_pages,
+        nr_inactive_anon, nr_active_anon, nr_inactive_file, nr_active_file, nr_dirty,
+        nr_writeback, nr_swap_used) and, with memcgs, ``memcg_usage_bytes`` (each memcg's
+        memory.current at its end, bytes, by name)."""
         return self._report.get("timeline", [])
 
     def to_dict(self) -> dict[str, Any]:
@@ -149,15 +162,24 @@ class Result:
 
     def timeline_df(self) -> Any:
         """The timeline (:attr:`timeline`) as a DataFrame, one row per ``sample_interval``:
-        ``t_s`` (the interval's end, simulated seconds), then the report's fields (``t_ns``,
-        ``read_bytes``, ``dev_reads``, ``dev_read_bytes``, ``pgmajfault``, ``pswpin``,
-        ``pswpout``, ``ra_evicted_unused``), each what happened in that interval. No rows when
-        the scenario sets no ``sample_interval``."""
+        ``t_s`` (the interval's end, simulated seconds), then the report's fields: ``t_ns``,
+        what happened in the interval (``read_bytes``, ``dev_reads``, ``dev_read_bytes``,
+        ``pgmajfault``, ``pswpin``, ``pswpout``, ``ra_evicted_unused``), the gauges at its end
+        in pages (``nr_free_pages``, ``nr_inactive_anon``, ``nr_active_anon``,
+        ``nr_inactive_file``, ``nr_active_file``, ``nr_dirty``, ``nr_writeback``,
+        ``nr_swap_used``), and with memcgs one ``memcg.<name>.usage_bytes`` column per memcg
+        (memory.current at the interval's end). No rows when the scenario sets no
+        ``sample_interval``. A report written before the gauges were sampled has only the
+        columns it has."""
         pd = _pandas()
         rows = self.timeline
-        columns = list(_TIMELINE_COLUMNS)
-        columns += [k for k in (rows[0] if rows else {}) if k not in columns]
+        first = rows[0] if rows else {}
+        columns = [c for c in _TIMELINE_COLUMNS if not rows or c in first]
+        columns += [k for k in first if k not in columns and k != _MEMCG_USAGE]
         df = pd.DataFrame(rows, columns=columns).astype("int64")
+        memcgs = list(dict.fromkeys(m for r in rows for m in r.get(_MEMCG_USAGE, {})))
+        for m in memcgs:
+            df[f"memcg.{m}.usage_bytes"] = pd.array([r.get(_MEMCG_USAGE, {}).get(m, 0) for r in rows], dtype="int64")
         df.insert(0, "t_s", df["t_ns"] / 1e9)
         return df
 

@@ -37,3 +37,13 @@ def ram_key(quickstart_dict: dict[str, Any]) -> str:
     if key is None:
         pytest.fail("scenarios/quickstart.toml names no RAM size (looked for ram, memory, mem)")
     return key
+
+
+REPORT_SMALL = REPO / "tests" / "scenarios" / "report-small.toml"
+
+
+@pytest.fixture(scope="session")
+def small_result() -> pagesim.Result:
+    """A run of tests/scenarios/report-small.toml (tens of milliseconds): a timeline, a
+    memcg, swap-outs and major faults, for the plot and report tests."""
+    return pagesim.run(REPORT_SMALL)

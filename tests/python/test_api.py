@@ -36,7 +36,10 @@ REPORT = {
                  "write_wait_ns": 0, "write_service_ns": 0, "io_size_hist": []}],
     "ra_window_hist": [[32, 4]],
     "timeline": [{"t_ns": 1_000_000_000, "read_bytes": 4096, "dev_reads": 1, "dev_read_bytes": 4096,
-                  "pgmajfault": 0, "pswpin": 0, "pswpout": 0, "ra_evicted_unused": 0}],
+                  "pgmajfault": 0, "pswpin": 0, "pswpout": 0, "ra_evicted_unused": 0,
+                  "nr_free_pages": 900, "nr_inactive_anon": 10, "nr_active_anon": 20, "nr_inactive_file": 30,
+                  "nr_active_file": 40, "nr_dirty": 1, "nr_writeback": 2, "nr_swap_used": 3,
+                  "memcg_usage_bytes": {"box": 8192}}],
 }
 
 
@@ -152,10 +155,15 @@ def test_to_pandas_without_pandas_says_what_to_install(monkeypatch: pytest.Monke
 def test_timeline_df_has_one_row_per_interval_and_seconds_first() -> None:
     pytest.importorskip("pandas")
     df = pagesim.Result(REPORT).timeline_df()
-    assert list(df.columns) == ["t_s", *REPORT["timeline"][0]]
+    fields = [k for k in REPORT["timeline"][0] if k != "memcg_usage_bytes"]
+    assert list(df.columns) == ["t_s", *fields, "memcg.box.usage_bytes"]
     assert df["t_s"].tolist() == [1.0] and df["read_bytes"].tolist() == [4096]
+    assert df["nr_free_pages"].tolist() == [900] and df["memcg.box.usage_bytes"].tolist() == [8192]
     empty = pagesim.Result({}).timeline_df()
-    assert empty.empty and list(empty.columns) == list(df.columns)
+    assert empty.empty and list(empty.columns) == ["t_s", *fields]
+    # A report from before the gauges were sampled: the columns it has.
+    old = {k: v for k, v in REPORT["timeline"][0].items() if k in fields[:8]}
+    assert list(pagesim.Result({"timeline": [old]}).timeline_df().columns) == ["t_s", *fields[:8]]
 
 
 def test_latency_df_is_every_histogram_s_buckets_with_their_cdf() -> None:

@@ -1,5 +1,6 @@
-//! The `pagesim` command: run, check and describe scenarios; sweep one over a grid; reproduce
-//! the seeds' tables; validate against the host kernel; benchmark the engine.
+//! The `pagesim` command: run, check and describe scenarios; sweep one over a grid; report a
+//! run or a sweep as HTML; reproduce the seeds' tables; validate against the host kernel;
+//! benchmark the engine.
 //!
 //! The command line is clap's derive API: [`Cli`] and the subcommands' argument structs (in
 //! their own modules for `reproduce`, `validate` and `bench`). Their doc comments are what
@@ -17,6 +18,8 @@ mod bench;
 mod cache;
 mod capture;
 mod out;
+mod python;
+mod report;
 mod reproduce;
 mod stats;
 mod sweep;
@@ -85,6 +88,16 @@ enum Command {
     /// Sweeps are pagesim's Python package (pagesim.sweep) run by $PAGESIM_PYTHON, else the
     /// .venv that scripts/install.sh made beside the binary's target directory, else python3.
     Sweep(sweep::Args),
+    /// Write a run's or a sweep's report as one HTML file, with plots and tables
+    ///
+    /// INPUT is the JSON report of `pagesim run --json` or a sweep's --out directory. The page
+    /// needs nothing else to be read (the plots are embedded SVG images; no script, no
+    /// external file). Input that is not a run's report or a sweep's directory is an error
+    /// that names the file (exit status 2).
+    ///
+    /// Reports are pagesim's Python package (pagesim.html) run by $PAGESIM_PYTHON, else the
+    /// .venv that scripts/install.sh made beside the binary's target directory, else python3.
+    Report(report::Args),
     /// Compare two batches of runs as ministat does: is the difference significant?
     ///
     /// Reads two results of `pagesim run FILE --seeds N --json`, or runs one scenario with a
@@ -297,6 +310,7 @@ fn dispatch(command: Command, out: &mut Out) -> Result<(), Stop> {
         }
         Command::Compare(a) => stats::compare(a, out),
         Command::Sweep(a) => sweep::run(a),
+        Command::Report(a) => report::run(a),
         Command::Bench(a) => bench::run(a, out),
         Command::Cache(a) => cache::run(a, out),
         Command::Capture(a) => capture::run(a, out),

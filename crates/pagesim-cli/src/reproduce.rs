@@ -2,8 +2,7 @@
 //! beside the published numbers, with each cell's ratio to the reference column.
 
 use crate::out::{Out, Stop};
-use pagesim::reproduce::{find, load_all, Cell, Table};
-use std::path::PathBuf;
+use pagesim::reproduce::{find, load_all, search_roots, Cell, Table};
 use std::time::Instant;
 
 /// `pagesim reproduce`'s command line.
@@ -47,16 +46,9 @@ pub struct Args {
     seeds: Option<u32>,
 }
 
-/// Where tables are looked for: ./scenarios, then the source tree the binary was built from.
-fn roots() -> Vec<PathBuf> {
-    let mut v = vec![PathBuf::from("scenarios")];
-    v.push(PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios")));
-    v
-}
-
 pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     let jobs = a.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
-    let dir = find(&a.name, &roots()).map_err(|e| e.0)?;
+    let dir = find(&a.name, &search_roots()).map_err(|e| e.0)?;
     let mut tables = load_all(&dir).map_err(|e| e.0)?;
     if let Some(n) = a.seeds {
         for t in &mut tables {
@@ -90,7 +82,7 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
                 writeln!(
                     out,
                     "{}",
-                    serde_json::to_string(&cell_json(table, c, &cells, &a.sets)).expect("JSON of plain values")
+                    serde_json::to_string(&table.cell_json(c, &cells, &a.sets)).expect("JSON of plain values")
                 )?;
             }
         } else {
@@ -106,61 +98,8 @@ pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     Ok(())
 }
 
-/// A metric value for JSON: integers stay integers, a missing value is null.
-fn num(v: f64) -> serde_json::Value {
-    if v.is_nan() {
-        serde_json::Value::Null
-    } else if v.fract() == 0.0 && v.abs() < 9e15 {
-        (v as i64).into()
-    } else {
-        v.into()
-    }
-}
-
 fn reference_value(table: &Table, cells: &[Cell], row: usize) -> f64 {
     cells[row * table.columns.len() + table.reference].value
-}
-
-fn cell_json(table: &Table, c: &Cell, cells: &[Cell], extra: &[String]) -> serde_json::Value {
-    let row = &table.rows[c.row];
-    let col = &table.columns[c.column];
-    let mut o = serde_json::Map::new();
-    for (k, v) in table.labels.iter().chain(&row.labels).chain(&col.labels) {
-        o.insert(k.clone(), v.clone().into());
-    }
-    o.insert("row".into(), row.name.clone().into());
-    o.insert("column".into(), col.name.clone().into());
-    // Exactly what this cell changed in the table's scenario: a label such as
-    // policy = "ondemand-2.6.23" names the seed's column, the settings say what ran.
-    o.insert("set".into(), table.sets(c.row, c.column, extra).into());
-    let metric = table.metric.name();
-    o.insert("metric".into(), metric.into());
-    o.insert("value".into(), num(c.value));
-    o.insert("published".into(), c.published.map_or(serde_json::Value::Null, num));
-    if table.seeds > 1 {
-        o.insert("seeds".into(), table.seeds.into());
-        o.insert("values".into(), c.values.iter().map(|&v| num(v)).collect::<Vec<_>>().into());
-        let sample = crate::stats::Sample { values: c.values.clone() };
-        o.insert("stdev".into(), num(sample.summary().stddev));
-    }
-    // The metric under its own name too (`elapsed_cs`, `published_cs`).
-    o.insert(metric.into(), num(c.value));
-    let unit = metric.rsplit('_').next().unwrap_or(metric);
-    o.insert(format!("published_{unit}"), c.published.map_or(serde_json::Value::Null, num));
-    let r = reference_value(table, cells, c.row);
-    o.insert("ratio".into(), (c.value / r).into());
-    let pr = row.published[table.reference];
-    o.insert("published_ratio".into(), c.published.zip(pr).map(|(p, q)| p / q).into());
-    o.insert("counters".into(), serde_json::Value::Object(c.report.counters.clone()));
-    let devices: Vec<serde_json::Value> = c
-        .report
-        .devices
-        .iter()
-        .filter(|d| d.reads + d.writes > 0)
-        .map(|d| serde_json::to_value(d).expect("device report serialises"))
-        .collect();
-    o.insert("devices".into(), devices.into());
-    serde_json::Value::Object(o)
 }
 
 /// A table value: one decimal below 100 when it has a fraction, else an integer.

@@ -3,18 +3,12 @@
 //!
 //! Sweeps live in the Python package (python/pagesim/_sweep.py: worker processes, resume,
 //! Parquet through pyarrow, the progress bar), where their results are analysed too. This
-//! command parses and documents the arguments (so that `--help`, completions and usage errors
-//! are the CLI's like every other command's), then replaces itself with
-//! `PYTHON -m pagesim sweep ARGS`: its output, signals and exit status are Python's.
-//!
-//! PYTHON is `$PAGESIM_PYTHON`; else the `.venv` of the checkout the binary was built in
-//! (`scripts/install.sh` puts pagesim there, beside `target/`); else `python3` on PATH. When
-//! that Python lacks the package, the command says how to install it and exits with 2.
+//! command parses and documents the arguments, then becomes `PYTHON -m pagesim sweep ARGS`
+//! (python.rs says which Python, and what happens when it lacks the package).
 
 use crate::out::Stop;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 /// `pagesim sweep`'s command line; python/pagesim/_sweep.py's `_parser` takes the same.
 #[derive(Debug, clap::Args)]
@@ -94,106 +88,48 @@ fn key_values(s: &str) -> Result<String, String> {
     }
 }
 
-/// The Python that runs the sweep, and how it was chosen (for messages).
-fn interpreter() -> (OsString, &'static str) {
-    if let Some(p) = std::env::var_os("PAGESIM_PYTHON").filter(|p| !p.is_empty()) {
-        return (p, "$PAGESIM_PYTHON");
-    }
-    // target/release/pagesim: the checkout is two directories up.
-    if let Ok(exe) = std::env::current_exe() {
-        for dir in exe.ancestors().skip(1).take(3) {
-            let python = dir.join(".venv/bin/python");
-            if python.is_file() {
-                return (python.into_os_string(), "the .venv beside the pagesim binary's target directory");
-            }
-        }
-    }
-    ("python3".into(), "python3 on PATH")
-}
-
-/// Imports nothing (pandas alone takes most of a second): asks whether each module the
-/// sweep needs can be found, and prints those that cannot.
-/// More modules to look for are its arguments (`ray` for --backend ray).
-const MISSING_MODULES: &str = r#"
-import importlib.util, sys
-def found(name):
-    try:
-        return importlib.util.find_spec(name) is not None
-    except Exception:
-        return False
-missing = [n for n in ("pagesim._sweep", "pandas", "pyarrow", "tqdm", *sys.argv[1:]) if not found(n)]
-print(", ".join(missing))
-sys.exit(1 if missing else 0)
-"#;
-
-const HOW_TO_INSTALL: &str = "install pagesim's Python package: `bash scripts/install.sh` in pagesim's checkout (it \
-                              makes the .venv this command looks for), or `pip install .` there into a Python of your \
-                              own and set PAGESIM_PYTHON to that python";
-
 const HOW_TO_INSTALL_RAY: &str = "for --backend ray, Ray too: `pip install 'pagesim[ray]'` into that Python (in \
                                   pagesim's checkout, `PAGESIM_TEST_EXTRAS=1 bash scripts/install.sh`)";
 
 pub fn run(a: Args) -> Result<(), Stop> {
-    let (python, chosen) = interpreter();
-    let shown = python.to_string_lossy().into_owned();
-    let ray = a.backend == "ray";
-    let check = Command::new(&python)
-        .args(["-c", MISSING_MODULES])
-        .args(ray.then_some("ray"))
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
-        .map_err(|e| format!("sweep runs in Python, and {shown} ({chosen}) cannot be run: {e}; {HOW_TO_INSTALL}"))?;
-    if !check.status.success() {
-        let missing = String::from_utf8_lossy(&check.stdout).trim().to_string();
-        let what = if missing.is_empty() { "the modules a sweep needs".to_string() } else { missing };
-        let how = if ray { format!("{HOW_TO_INSTALL}; {HOW_TO_INSTALL_RAY}") } else { HOW_TO_INSTALL.to_string() };
-        return Err(format!("sweep runs in Python, and {shown} ({chosen}) lacks {what}: {how}").into());
-    }
-
-    let mut cmd = Command::new(&python);
-    cmd.args(["-m", "pagesim", "sweep"]);
+    let mut args: Vec<OsString> = Vec::new();
+    let mut opt = |name: &str, value: OsString| {
+        args.push(name.into());
+        args.push(value);
+    };
     for v in &a.vary {
-        cmd.arg("--vary").arg(v);
+        opt("--vary", v.into());
     }
     for z in &a.zips {
-        cmd.arg("--zip").arg(z);
+        opt("--zip", z.into());
     }
     for s in &a.sets {
-        cmd.arg("--set").arg(s);
+        opt("--set", s.into());
     }
-    cmd.arg("--seeds").arg(a.seeds.to_string());
+    opt("--seeds", a.seeds.to_string().into());
     if let Some(j) = a.jobs {
-        cmd.arg("--jobs").arg(j.to_string());
+        opt("--jobs", j.to_string().into());
     }
     if let Some(out) = &a.out {
-        cmd.arg("--out").arg(out);
+        opt("--out", out.into());
     }
-    cmd.arg("--retries").arg(a.retries.to_string());
-    cmd.arg("--backend").arg(&a.backend);
+    opt("--retries", a.retries.to_string().into());
+    opt("--backend", a.backend.clone().into());
     if let Some(address) = &a.address {
-        cmd.arg("--address").arg(address);
+        opt("--address", address.into());
     }
     for s in &a.stats {
-        cmd.arg("--stat").arg(s);
+        opt("--stat", s.into());
     }
     if a.quiet {
-        cmd.arg("--quiet");
+        args.push("--quiet".into());
     }
-    cmd.arg("--").arg(&a.file);
-    exec(cmd, &shown)
-}
-
-/// Becomes `cmd`: Ctrl-C, the exit status and the output are the Python sweep's own.
-#[cfg(unix)]
-fn exec(mut cmd: Command, shown: &str) -> Result<(), Stop> {
-    use std::os::unix::process::CommandExt;
-    let e = cmd.exec();
-    Err(format!("cannot run {shown}: {e}").into())
-}
-
-#[cfg(not(unix))]
-fn exec(mut cmd: Command, shown: &str) -> Result<(), Stop> {
-    let status = cmd.status().map_err(|e| format!("cannot run {shown}: {e}"))?;
-    std::process::exit(status.code().unwrap_or(1))
+    args.push("--".into());
+    args.push(a.file.into());
+    let mut modules = vec!["pagesim._sweep", "pandas", "pyarrow", "tqdm"];
+    let ray = a.backend == "ray";
+    if ray {
+        modules.push("ray");
+    }
+    crate::python::exec("sweep", &modules, ray.then_some(HOW_TO_INSTALL_RAY), args)
 }

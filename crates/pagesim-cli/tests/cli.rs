@@ -306,8 +306,19 @@ fn reproduce_seed_004_json_labels_each_result_by_experiment_case_and_policy() {
     }
 }
 
-const SUBCOMMANDS: &[&str] =
-    &["run", "trace-report", "check", "describe", "profiles", "reproduce", "sweep", "bench", "validate", "completions"];
+const SUBCOMMANDS: &[&str] = &[
+    "run",
+    "trace-report",
+    "check",
+    "describe",
+    "profiles",
+    "reproduce",
+    "sweep",
+    "report",
+    "bench",
+    "validate",
+    "completions",
+];
 
 #[test]
 fn version_is_the_crate_s() {
@@ -782,18 +793,7 @@ fn sweep_documents_its_options_and_says_how_to_install_a_missing_python_package(
     assert!(err.contains("invalid value 'vm.swappiness' for '--vary <KEY=A,B,...>'"), "{err}");
     let (code, _, err) = pagesim(&["sweep", &quickstart, "--seeds", "0"]);
     assert_eq!(code, 2, "{err}");
-    // `false` runs and fails the check for the modules, as a Python without them does.
-    for (python, says) in [("false", "lacks the modules a sweep needs"), ("/nonexistent/python3", "cannot be run")] {
-        let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
-            .args(["sweep", &quickstart])
-            .env("PAGESIM_PYTHON", python)
-            .output()
-            .expect("runs");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{err}");
-        assert!(err.contains(python) && err.contains("$PAGESIM_PYTHON") && err.contains(says), "{err}");
-        assert!(err.contains("bash scripts/install.sh") && err.contains("pip install"), "{err}");
-    }
+    names_a_python_without_the_package(&["sweep", &quickstart], "a sweep");
     // --backend ray looks for Ray too: a Python that has everything but `ray` (the check's
     // extra modules are its arguments, and it prints those it cannot find).
     let dir = std::env::temp_dir().join(format!("pagesim-sweep-ray-{}", std::process::id()));
@@ -810,4 +810,37 @@ fn sweep_documents_its_options_and_says_how_to_install_a_missing_python_package(
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("lacks ray:") && err.contains("pip install 'pagesim[ray]'"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A command that runs in Python (`sweep`, `report`), given a `$PAGESIM_PYTHON` that lacks
+/// the package or cannot be run, names it, says how to install, and exits with 2.
+fn names_a_python_without_the_package(args: &[&str], what: &str) {
+    // `false` runs and fails the check for the modules, as a Python without them does.
+    let lacks = format!("lacks the modules {what} needs");
+    for (python, says) in [("false", lacks.as_str()), ("/nonexistent/python3", "cannot be run")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
+            .args(args)
+            .env("PAGESIM_PYTHON", python)
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(python) && err.contains("$PAGESIM_PYTHON") && err.contains(says), "{err}");
+        assert!(err.contains("bash scripts/install.sh") && err.contains("pip install"), "{err}");
+    }
+}
+
+/// `pagesim report` runs in Python (tests/python/test_html.py runs it end to end): here, its
+/// options, a missing -o, and a Python without the package.
+#[test]
+fn report_documents_its_options_and_says_how_to_install_a_missing_python_package() {
+    let (code, out, _) = pagesim(&["report", "--help"]);
+    assert_eq!(code, 0);
+    for option in ["<INPUT>", "--out <FILE>", "--scenario <FILE>", "--title <TEXT>"] {
+        assert!(out.contains(option), "{option}:\n{out}");
+    }
+    let (code, _, err) = pagesim(&["report", "result.json"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--out <FILE>"), "{err}");
+    names_a_python_without_the_package(&["report", "result.json", "-o", "report.html"], "a report");
 }

@@ -108,19 +108,24 @@ where
         if printed.is_some_and(|p| p.get()) {
             eprintln!(); // ends the line rewritten in place
         }
-        match result {
-            Ok(Ok(report)) => Ok(report.to_json().to_string()),
-            Ok(Err(e)) => Err(Failure::Scenario(e)),
-            Err(panic) => Err(Failure::Panic(
-                panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "a panic without a message".into()),
-            )),
-        }
+        failure(result.map(|r| r.map(|report| report.to_json().to_string())))
     })
     .map_err(PyErr::from)
+}
+
+/// What `catch_unwind` around a library call gave, as the binding's [`Failure`].
+fn failure<T>(result: std::thread::Result<Result<T, pagesim::Error>>) -> Result<T, Failure> {
+    match result {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(Failure::Scenario(e)),
+        Err(panic) => Err(Failure::Panic(
+            panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "a panic without a message".into()),
+        )),
+    }
 }
 
 /// Loads the scenario file at `path`, applies the `KEY=VALUE` overrides in `sets` and runs it.
@@ -177,6 +182,74 @@ fn run_json(
     })
 }
 
+/// Runs every table of a seed (`pagesim reproduce NAME`): `name` is a seed (`seed-000`) or
+/// a directory holding a reproduce.toml; `sets` apply to every cell, after its row's and
+/// column's; `seeds` replaces each table's seed count; `jobs` cells run at once. `progress`,
+/// if given, is called after each cell with (cells done, cells in all tables, the cell's
+/// row, its column). Returns JSON text: a list of tables, each `title`, `source`, `metric`,
+/// `reference` (the column ratios are taken to), `seeds` and `cells` (each what
+/// `reproduce --json` prints for it).
+#[pyfunction]
+#[pyo3(signature = (name, sets=None, seeds=None, jobs=1, progress=None))]
+fn reproduce(
+    py: Python<'_>,
+    name: String,
+    sets: Option<Vec<String>>,
+    seeds: Option<u32>,
+    jobs: usize,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    use pagesim::reproduce::{find, load_all, search_roots};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let sets = sets.unwrap_or_default();
+    if seeds == Some(0) {
+        return Err(ScenarioError::new_err("reproduce: seeds must be at least 1"));
+    }
+    py.detach(move || {
+        let run = || {
+            let dir = find(&name, &search_roots())?;
+            let mut tables = load_all(&dir)?;
+            if let Some(n) = seeds {
+                for t in &mut tables {
+                    t.seeds = n;
+                }
+            }
+            let total: usize = tables.iter().map(|t| t.rows.len() * t.columns.len()).sum();
+            let done = AtomicUsize::new(0);
+            let mut out = Vec::new();
+            for table in &tables {
+                let report = |c: &pagesim::reproduce::Cell| {
+                    let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Some(f) = &progress {
+                        let (row, column) = (&table.rows[c.row].name, &table.columns[c.column].name);
+                        // A failing callback (a bug in it) must not fail the cells: it prints.
+                        Python::attach(|py| {
+                            if let Err(e) = f.call1(py, (k, total, row, column)) {
+                                e.print(py);
+                            }
+                        });
+                    }
+                };
+                let cells = table.run_all(&sets, jobs.max(1), &report)?;
+                let cells_json: Vec<serde_json::Value> =
+                    cells.iter().map(|c| table.cell_json(c, &cells, &sets)).collect();
+                out.push(serde_json::json!({
+                    "title": table.title,
+                    "source": table.source,
+                    "metric": table.metric.name(),
+                    "reference": table.columns[table.reference].name,
+                    "seeds": table.seeds,
+                    "cells": cells_json,
+                }));
+            }
+            Ok::<_, pagesim::Error>(serde_json::Value::Array(out).to_string())
+        };
+        // As a run's, a panic (a bug) becomes RunError, not a PanicException.
+        failure(std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)))
+    })
+    .map_err(PyErr::from)
+}
+
 /// Every scenario field and tunable with its unit and default, as JSON text.
 #[pyfunction]
 fn describe() -> PyResult<String> {
@@ -203,6 +276,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(run_toml, m)?)?;
     m.add_function(wrap_pyfunction!(run_json, m)?)?;
+    m.add_function(wrap_pyfunction!(reproduce, m)?)?;
     m.add_function(wrap_pyfunction!(describe, m)?)?;
     m.add_function(wrap_pyfunction!(profiles, m)?)?;
     m.add_function(wrap_pyfunction!(registries, m)?)?;

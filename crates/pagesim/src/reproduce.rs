@@ -6,8 +6,10 @@
 //! an ordinary run, so every number in the table comes out of the modelled kernel and any
 //! cell can be rerun by hand with `pagesim run BASE --set ...`.
 //!
-//! The library runs cells and returns reports; formatting (tables, ratios, JSON lines)
-//! belongs to the front ends.
+//! The library runs cells and returns reports; the text tables belong to the front ends.
+//! A cell's JSON object ([`Table::cell_json`]) is built here because two front ends give it:
+//! `pagesim reproduce --json` prints it, one per line, and the Python package's
+//! `pagesim.reproduce` makes a DataFrame of it, and the two must not drift apart.
 
 use crate::{Counter, Error, Gauge, Report, RunOptions, Scenario};
 use serde::Deserialize;
@@ -303,6 +305,12 @@ pub struct Cell {
     pub report: Report,
 }
 
+/// Where a seed's name is looked for: `./scenarios`, then the source tree pagesim was built
+/// from (so that an installed binary or Python package finds the seeds of its checkout).
+pub fn search_roots() -> Vec<PathBuf> {
+    vec![PathBuf::from("scenarios"), PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scenarios"))]
+}
+
 /// The directory of a known seed under `root` (`seed-000` → `root/seed-000-*`), or `name`
 /// itself when it is a directory holding a `reproduce.toml` (or subdirectories that do,
 /// one per experiment).
@@ -506,6 +514,54 @@ impl Table {
         Cell { row, column, value, values, published: self.rows[row].published[column], report }
     }
 
+    /// Cell `c` of `cells` (every cell of the table, row-major, as [`Table::run_all`] returns
+    /// them) as one JSON object: the table's, row's and column's labels, `row`, `column`,
+    /// `set` (the overrides that made the cell, `extra` last), `metric`, `value`,
+    /// `published` (null where the seed has no figure), with several seeds `seeds`, each
+    /// seed's `values` and their sample standard deviation `stdev`, the same two under the
+    /// metric's own name (`elapsed_cs`, `published_cs`), `ratio` and `published_ratio` to the
+    /// reference column, the run's vmstat `counters` and the `devices` that did I/O.
+    pub fn cell_json(&self, c: &Cell, cells: &[Cell], extra: &[String]) -> serde_json::Value {
+        let row = &self.rows[c.row];
+        let col = &self.columns[c.column];
+        let mut o = serde_json::Map::new();
+        for (k, v) in self.labels.iter().chain(&row.labels).chain(&col.labels) {
+            o.insert(k.clone(), v.clone().into());
+        }
+        o.insert("row".into(), row.name.clone().into());
+        o.insert("column".into(), col.name.clone().into());
+        // Exactly what this cell changed in the table's scenario: a label such as
+        // policy = "ondemand-2.6.23" names the seed's column, the settings say what ran.
+        o.insert("set".into(), self.sets(c.row, c.column, extra).into());
+        let metric = self.metric.name();
+        o.insert("metric".into(), metric.into());
+        o.insert("value".into(), json_num(c.value));
+        o.insert("published".into(), c.published.map_or(serde_json::Value::Null, json_num));
+        if self.seeds > 1 {
+            o.insert("seeds".into(), self.seeds.into());
+            o.insert("values".into(), c.values.iter().map(|&v| json_num(v)).collect::<Vec<_>>().into());
+            o.insert("stdev".into(), json_num(sample_stdev(&c.values)));
+        }
+        // The metric under its own name too (`elapsed_cs`, `published_cs`).
+        o.insert(metric.into(), json_num(c.value));
+        let unit = metric.rsplit('_').next().unwrap_or(metric);
+        o.insert(format!("published_{unit}"), c.published.map_or(serde_json::Value::Null, json_num));
+        let r = cells[c.row * self.columns.len() + self.reference].value;
+        o.insert("ratio".into(), (c.value / r).into());
+        let pr = row.published[self.reference];
+        o.insert("published_ratio".into(), c.published.zip(pr).map(|(p, q)| p / q).into());
+        o.insert("counters".into(), serde_json::Value::Object(c.report.counters.clone()));
+        let devices: Vec<serde_json::Value> = c
+            .report
+            .devices
+            .iter()
+            .filter(|d| d.reads + d.writes > 0)
+            .map(|d| serde_json::to_value(d).expect("device report serialises"))
+            .collect();
+        o.insert("devices".into(), devices.into());
+        serde_json::Value::Object(o)
+    }
+
     /// Runs every cell on up to `jobs` threads; `done` is called after each cell (from the
     /// thread that ran it). Cells come back in row-major order whatever the scheduling, and
     /// each is an independent deterministic run (or set of runs, one per seed). Cells with
@@ -567,6 +623,27 @@ impl Table {
         let results = results.into_inner().expect("no thread panicked holding the results");
         results.into_iter().map(|r| r.expect("every cell ran")).collect()
     }
+}
+
+/// A metric value for JSON: integers stay integers, a missing value (NaN) is null.
+fn json_num(v: f64) -> serde_json::Value {
+    if v.is_nan() {
+        serde_json::Value::Null
+    } else if v.fract() == 0.0 && v.abs() < 9e15 {
+        (v as i64).into()
+    } else {
+        v.into()
+    }
+}
+
+/// The sample standard deviation (n - 1) of a cell's values over its seeds; 0 for one.
+/// The same arithmetic, in the same order, as ministat's summary in the CLI (stats.rs), so
+/// that `stdev` and ministat's Stddev print the same digits.
+fn sample_stdev(values: &[f64]) -> f64 {
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let var = if n > 1 { values.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+    var.sqrt()
 }
 
 #[cfg(test)]

@@ -99,8 +99,8 @@ use crate::swap::{Swap, SwapArea};
 use crate::workload::{BoundStep, Cursor};
 use crate::writeback::Writeback;
 use event::{Event, EventQueue};
-pub use sched::TimelinePoint;
 use sched::{PageWaiters, Sched, NO_CPU};
+pub use sched::{TimelineGauges, TimelinePoint};
 
 /// Where a task is: what it waits for, if it waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -954,5 +954,30 @@ mod tests {
         assert!(doubled.is_power_of_two() && doubled >= 16, "interval {doubled} ms");
         assert!(points.iter().all(|p| p.t_ns % sim.sched.sample_every == 0));
         assert!(points.windows(2).all(|w| w[1].t_ns - w[0].t_ns == sim.sched.sample_every));
+    }
+
+    /// A timeline sample carries the gauges as they are at its end: an anonymous region
+    /// written once, in a memcg, shows its pages on the anon LRU lists and charged to the
+    /// memcg, and the free pages fall by as many; nothing is dirty file data.
+    #[test]
+    fn a_timeline_sample_has_the_gauges_at_its_end() {
+        let r = crate::testutil::run(
+            "sample_interval = \"1ms\"\n[machine]\nram = \"64MB\"\n[memcg.box]\n[region.buf]\n\
+             kind = \"anon\"\nsize = \"1MB\"\n[[task]]\nname = \"t\"\nmemcg = \"box\"\n[[task.step]]\n\
+             region = \"buf\"\npattern = \"seq\"\nop = \"write\"\npasses = 2\nthink = \"1ms\"\n",
+            &[],
+        );
+        let (first, last) = (&r.timeline[0].gauges, &r.timeline.last().expect("a timeline").gauges);
+        let anon = |g: &TimelineGauges| g.nr_inactive_anon + g.nr_active_anon;
+        // Two passes of 256 writes 1 ms apart: the first sample has seen a few page
+        // faults, the last (in the second pass) all 256.
+        assert!(anon(first) < 8, "{first:?}");
+        assert_eq!(anon(last), 256, "{last:?}");
+        assert_eq!(first.nr_free_pages - last.nr_free_pages, anon(last) - anon(first), "{first:?} {last:?}");
+        assert_eq!((last.nr_dirty, last.nr_writeback, last.nr_swap_used), (0, 0, 0));
+        let usage: Vec<u64> = r.timeline.iter().map(|s| s.memcg_usage_bytes["box"]).collect();
+        assert!(usage.windows(2).all(|w| w[0] <= w[1]), "{usage:?}");
+        assert_eq!(*usage.last().expect("samples"), 256 * 4096);
+        assert_eq!(r.timeline.last().expect("samples").memcg_usage_bytes.len(), 1, "the root is not listed");
     }
 }

@@ -24,8 +24,8 @@ use crate::engine::{PendingFault, Sim, StepTarget, Task, TaskState};
 use crate::histogram::Histogram;
 use crate::ids::Pfn;
 use crate::ids::{Tid, VmaId};
-use crate::mm::pte;
 use crate::mm::vmstat::Counter;
+use crate::mm::{pte, LruList};
 use crate::pagecache::readahead::Advice;
 use crate::pagecache::ReadStep;
 use crate::pagecache::SyncOp;
@@ -110,7 +110,7 @@ pub(crate) struct Sched {
 }
 
 /// Cumulative values at a timeline point (the engine records these; the report takes
-/// differences).
+/// differences), and the gauges at that moment (the report gives them as they are).
 #[derive(Clone, Debug, Default)]
 pub struct TimelinePoint {
     pub t_ns: u64,
@@ -121,12 +121,30 @@ pub struct TimelinePoint {
     pub pswpin: u64,
     pub pswpout: u64,
     pub ra_evicted_unused: u64,
+    pub gauges: TimelineGauges,
+    /// Each memcg's charged pages (`Memcg::usage`), in memcg order without the root.
+    pub memcg_usage: Box<[u64]>,
+}
+
+/// The /proc/vmstat gauges a timeline point takes, in pages: what `free` and `vmstat 1`
+/// show over a run (free memory, the LRU lists, dirty and writeback pages, swap in use).
+#[derive(Clone, Copy, Debug, Default, serde::Serialize, PartialEq, Eq)]
+pub struct TimelineGauges {
+    pub nr_free_pages: u64,
+    pub nr_inactive_anon: u64,
+    pub nr_active_anon: u64,
+    pub nr_inactive_file: u64,
+    pub nr_active_file: u64,
+    pub nr_dirty: u64,
+    pub nr_writeback: u64,
+    pub nr_swap_used: u64,
 }
 
 impl TimelinePoint {
     /// The values at time `t_ns`.
     pub(crate) fn of(sim: &Sim, t_ns: u64) -> Self {
         let v = &sim.mm.vmstat;
+        let lru = |l| sim.mm.node_lru(l);
         TimelinePoint {
             t_ns,
             read_pages: v.get(Counter::FileReadPages),
@@ -136,6 +154,17 @@ impl TimelinePoint {
             pswpin: v.get(Counter::PswpIn),
             pswpout: v.get(Counter::PswpOut),
             ra_evicted_unused: v.get(Counter::RaEvictedUnused),
+            gauges: TimelineGauges {
+                nr_free_pages: sim.mm.nr_free(),
+                nr_inactive_anon: lru(LruList::InactiveAnon),
+                nr_active_anon: lru(LruList::ActiveAnon),
+                nr_inactive_file: lru(LruList::InactiveFile),
+                nr_active_file: lru(LruList::ActiveFile),
+                nr_dirty: sim.mm.nr_dirty,
+                nr_writeback: sim.mm.nr_writeback,
+                nr_swap_used: sim.swap.total_pages() - sim.swap.free_pages(),
+            },
+            memcg_usage: sim.mm.memcgs.iter().skip(1).map(|m| m.usage).collect(),
         }
     }
 }

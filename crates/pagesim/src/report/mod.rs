@@ -5,11 +5,12 @@
 pub mod ftrace;
 
 use crate::engine::Sim;
-use crate::engine::{RunEnd, TaskState, TimelinePoint};
+use crate::engine::{RunEnd, TaskState, TimelineGauges, TimelinePoint};
 pub use crate::histogram::Histogram;
 use crate::mm::vmstat::{Counter, Gauge};
 use crate::scenario::Scenario;
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct TaskReport {
@@ -75,6 +76,14 @@ pub struct Sample {
     pub pswpin: u64,
     pub pswpout: u64,
     pub ra_evicted_unused: u64,
+    /// The gauges at the interval's end, pages, under their /proc/vmstat names
+    /// (`nr_free_pages`, the four LRU lists, `nr_dirty`, `nr_writeback`, `nr_swap_used`).
+    #[serde(flatten)]
+    pub gauges: TimelineGauges,
+    /// Each memcg's memory.current at the interval's end, bytes, by name (none without
+    /// memcgs).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub memcg_usage_bytes: BTreeMap<String, u64>,
 }
 
 impl Sample {
@@ -416,7 +425,12 @@ impl Report {
             locks,
             devices,
             ra_window_hist: power_of_two_buckets(&sim.pc.ra_window_hist, 1),
-            timeline: sim.sched.timeline.windows(2).map(|w| Sample::between(&w[0], &w[1])).collect(),
+            timeline: sim
+                .sched
+                .timeline
+                .windows(2)
+                .map(|w| Sample::between(&w[0], &w[1], &sim.mm.memcgs[1..]))
+                .collect(),
             timeline_interval_ns: sim.sched.sample_every,
             ftrace_vmscan: sim.trace.as_ref().map(|log| ftrace::VmscanStats::from_log(log, sim.sched.now)),
             trace: None,
@@ -629,8 +643,9 @@ fn step_reports(t: &crate::engine::Task) -> Vec<StepReport> {
 }
 
 impl Sample {
-    /// What happened between two timeline points.
-    fn between(prev: &TimelinePoint, cur: &TimelinePoint) -> Sample {
+    /// What happened between two timeline points, and the gauges at the second; `memcgs`
+    /// are the memcgs whose usage the points hold (every one but the root).
+    fn between(prev: &TimelinePoint, cur: &TimelinePoint, memcgs: &[crate::mm::Memcg]) -> Sample {
         Sample {
             t_ns: cur.t_ns,
             read_bytes: (cur.read_pages - prev.read_pages) * 4096,
@@ -640,6 +655,8 @@ impl Sample {
             pswpin: cur.pswpin - prev.pswpin,
             pswpout: cur.pswpout - prev.pswpout,
             ra_evicted_unused: cur.ra_evicted_unused - prev.ra_evicted_unused,
+            gauges: cur.gauges,
+            memcg_usage_bytes: memcgs.iter().zip(&cur.memcg_usage).map(|(m, &u)| (m.name.clone(), u * 4096)).collect(),
         }
     }
 }
