@@ -6,6 +6,11 @@
 set -uo pipefail
 
 . "$(dirname "${BASH_SOURCE[0]}")/env.sh"
+# CI builds from a clean checkout: incremental compilation's caches would only be written,
+# never read, so it is off there (locally, repeated runs keep it).
+if [ "${CI:-}" = true ]; then
+    export CARGO_INCREMENTAL=0
+fi
 # install.sh installs what only the tests need too (Ray, Chromium), so that their tests run
 # rather than skip.
 export PAGESIM_TEST_EXTRAS=1
