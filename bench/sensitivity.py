@@ -20,11 +20,11 @@ table (the metric computed by pagesim exactly as the table defines it) with the 
 column left out, one Parquet file per parameter value under OUT/s004/, skipped when present.
 
     .venv/bin/python bench/sensitivity.py [--out DIR] [--jobs N] [--seeds N] [--only 000|004]
-                                          [--joint] [--plot]
+                                          [--joint] [--docs]
 
-Writes OUT/summary.csv and OUT/summary.md (per cell and parameter: the metric at each value,
-its envelope and whether the published figure is inside) and, with --plot,
-docs/img/sensitivity-*.png.
+Writes OUT/values.csv (every point), OUT/summary.csv and OUT/summary.md (per cell and
+parameter: the metric at each value, its envelope and whether the published figure is
+inside) and, with --docs, docs/sensitivity-values.csv and docs/img/sensitivity-*.png.
 """
 from __future__ import annotations
 
@@ -327,7 +327,8 @@ def main() -> None:
     ap.add_argument("--only", choices=["000", "004"], help="one seed's cell")
     ap.add_argument("--rows", default="anon,shmem", help="seed 000 rows (anon, shmem)")
     ap.add_argument("--joint", action="store_true", help="also the small joint grid")
-    ap.add_argument("--plot", action="store_true", help="write docs/img/sensitivity-*.png")
+    ap.add_argument("--docs", action="store_true",
+                    help="write docs/img/sensitivity-*.png and docs/sensitivity-values.csv (every point)")
     a = ap.parse_args()
     if a.jobs < 1 or a.seeds < 1:
         ap.error("--jobs and --seeds must be at least 1")
@@ -349,7 +350,8 @@ def main() -> None:
     env.to_csv(out / "summary.csv", index=False)
     (out / "summary.md").write_text("## Values\n\n" + markdown(runs) + "\n## Envelopes\n\n" + markdown(env))
     print(markdown(env))
-    if a.plot:
+    if a.docs:
+        runs.to_csv(ROOT / "docs" / "sensitivity-values.csv", index=False, float_format="%.4g")
         for p in plot(runs, ROOT / "docs" / "img"):
             print("wrote", p.relative_to(ROOT))
 
