@@ -44,9 +44,10 @@
 //!   `hdparm -W` sets and the kernel reads in `sd_read_cache_type()`; off by default). Off,
 //!   a write completes when the media has it (write-through). On, the drive reports a write
 //!   complete once its data is in the buffer (command plus interface transfer: immediate
-//!   reporting, Ruemmler & Wilkes 1994, "An introduction to disk drive modeling") and destages it afterwards: the head does the
-//!   same media work (positioning, settle, transfer, the streaming of a write that continues
-//!   the previous one) after the commands accepted before, in arrival order. Dirty data is
+//!   reporting, Ruemmler & Wilkes 1994, "An introduction to disk drive modeling") and
+//!   destages it afterwards: the head does the same media work (positioning, settle,
+//!   transfer, the streaming of a write that continues the previous one) after the
+//!   commands accepted before, in arrival order. Dirty data is
 //!   bounded by `cache_size`; a write that finds it full waits until enough is destaged. A
 //!   read starts when the head is free, so it waits behind the destaging backlog.
 //!
