@@ -40,10 +40,27 @@
 //!   starts the one that would finish soonest from where the head is (seek, rotation and
 //!   transfer, or a cache hit: shortest access time first, rotational position ordering),
 //!   unless the oldest has waited `ncq_max_wait` (command aging); [`Hdd::pick`].
+//! - **Write-back cache** (`write_cache`, the WCE bit of the caching mode page that
+//!   `hdparm -W` sets and the kernel reads in `sd_read_cache_type()`; off by default). Off,
+//!   a write completes when the media has it (write-through). On, the drive reports a write
+//!   complete once its data is in the buffer (command plus interface transfer: immediate
+//!   reporting, Ruemmler & Wilkes 1994, "An introduction to disk drive modeling") and
+//!   destages it afterwards: the head does the same media work (positioning, settle,
+//!   transfer, the streaming of a write that continues the previous one) after the
+//!   commands accepted before, in arrival order. Dirty data is
+//!   bounded by `cache_size`; a write that finds it full waits until enough is destaged. A
+//!   read starts when the head is free, so it waits behind the destaging backlog.
+//!
+//!   ```text
+//!   host:  |w1|w2|w3|           |r|          (writes reported at interface speed)
+//!   head:  |--w1--|--w2--|--w3--|--r--|       (media work in arrival order)
+//!   ```
 //!
 //! Simplified away: head switches and track skew within a transfer (the media rate is the
-//! sustained rate), partial cache hits (a read not wholly cached is positioned), write-back
-//! caching of random writes (they pay the media cost when issued), and defect remapping.
+//! sustained rate), partial cache hits (a read not wholly cached is positioned), destaging
+//! out of arrival order or only in idle time (no source for a 2007-2012 desktop drive's
+//! policy), reads served from dirty data in the write cache, the write cache sharing the
+//! buffer with the read segments, and defect remapping.
 
 use super::{
     fmt_bytes, fmt_ns, need_positive, xfer_ns, IoDir, IoschedParams, ParamDoc, QueueParams, Scheduler, TimingModel,
@@ -110,6 +127,10 @@ pub struct HddParams {
     /// aging), ns. Default 2.4 s.
     #[serde(deserialize_with = "de_duration_ns")]
     pub ncq_max_wait: u64,
+    /// The drive reports a write complete once it is in its buffer and destages it later
+    /// (write-back, WCE = 1, `hdparm -W1`); false: complete when on the media. Default false.
+    #[serde(deserialize_with = "super::de_flag")]
+    pub write_cache: bool,
     /// Largest request after merging, KiB. Default 512.
     pub max_sectors_kb: u64,
     /// Most segments in one request. Default 168 (`AHCI_MAX_SG`: a SATA disk behind AHCI).
@@ -152,6 +173,7 @@ impl Default for HddParams {
             look_behind: 128 << 10,
             ncq_reorder: true,
             ncq_max_wait: 2_400_000_000,
+            write_cache: false,
             max_sectors_kb: 512,
             max_segments: 168,
             max_segment_size: 64 << 10,
@@ -295,6 +317,18 @@ impl HddParams {
                       validated drives use 10 and 32).",
             },
             ParamDoc {
+                key: "write_cache",
+                unit: "bool",
+                default: self.write_cache.to_string(),
+                doc: "Write-back caching (the WCE bit of the caching mode page, hdparm -W): a \
+                      write completes once its data is in the buffer (command + interface \
+                      transfer) and the head destages it after the commands before it, in \
+                      arrival order; at most cache_size bytes wait to be destaged and reads wait \
+                      for the head. Default false: a write completes when the media has it \
+                      (desktop drives of 2007-2012 shipped with WCE on; the default keeps the \
+                      write-through model the seed tables were first run with).",
+            },
+            ParamDoc {
                 key: "look_behind",
                 unit: "bytes",
                 default: fmt_bytes(self.look_behind),
@@ -383,6 +417,11 @@ pub struct Hdd {
     /// read stream fills its own).
     segments: Vec<(u64, u64)>,
     last: Option<Last>,
+    /// Writes reported complete and not yet on the media (`write_cache`), oldest first:
+    /// (when the head has written it, bytes).
+    dirty: std::collections::VecDeque<(u64, u64)>,
+    /// Bytes in `dirty`.
+    dirty_bytes: u64,
 }
 
 impl Hdd {
@@ -433,6 +472,8 @@ impl Hdd {
             free_at: 0,
             segments: Vec::with_capacity(p.cache_segments as usize + 1),
             last: None,
+            dirty: std::collections::VecDeque::new(),
+            dirty_bytes: 0,
             p,
         })
     }
@@ -565,25 +606,10 @@ impl Hdd {
         let on_track = (self.angle(offset) * rate as f64 * self.rev_ns / 1e9) as u64;
         passed.min(on_track).min(self.p.look_behind).min(self.segment_bytes()).min(offset)
     }
-}
 
-impl TimingModel for Hdd {
-    fn channels(&self) -> u32 {
-        self.p.queue_depth
-    }
-
-    fn capacity_bytes(&self) -> u64 {
-        self.p.capacity
-    }
-
-    fn queue_params(&self) -> QueueParams {
-        self.p.queue_params()
-    }
-
-    /// Time from `issue_ns` until the request completes; the drive starts it when it has
-    /// finished the commands it started before (the request queue starts one at a time,
-    /// in the order [`Hdd::pick`] gives).
-    fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
+    /// The head serves a command once it has finished those before it: the cost model of
+    /// the module documentation. Returns when the media work is done.
+    fn serve(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
         let start_ns = issue_ns.max(self.free_at);
         let plan = self.plan(dir, offset, len, start_ns);
         let done_ns = start_ns + plan.service_ns;
@@ -624,6 +650,66 @@ impl TimingModel for Hdd {
                 self.last = Some(Last { dir, lo, end, done_ns, streaming: true });
             }
         }
+        done_ns
+    }
+
+    /// When a write of `len` bytes arriving at `t` finds room among the dirty bytes still to
+    /// be destaged (`cache_size` at most): at `t`, or when enough of the oldest are on the
+    /// media. A write larger than the whole buffer waits until it is empty.
+    fn accept_at(&self, len: u64, t: u64) -> u64 {
+        let (mut held, mut at) = (self.dirty_bytes, t);
+        for &(destaged, n) in &self.dirty {
+            if destaged > at && held + len <= self.p.cache_size {
+                break;
+            }
+            at = at.max(destaged);
+            held -= n;
+        }
+        at
+    }
+
+    /// A write under `write_cache`: reported once its data is in the buffer, destaged by the
+    /// head after the commands accepted before it. Returns when it is reported.
+    fn write_back(&mut self, offset: u64, len: u64, issue_ns: u64) -> u64 {
+        let accept = self.accept_at(len, issue_ns);
+        while let Some(&(destaged, n)) = self.dirty.front() {
+            if destaged > accept {
+                break;
+            }
+            self.dirty.pop_front();
+            self.dirty_bytes -= n;
+        }
+        let reported = accept + self.p.command_overhead + xfer_ns(len, self.p.interface_rate);
+        let destaged = self.serve(IoDir::Write, offset, len, reported);
+        self.dirty.push_back((destaged, len));
+        self.dirty_bytes += len;
+        reported
+    }
+}
+
+impl TimingModel for Hdd {
+    fn channels(&self) -> u32 {
+        self.p.queue_depth
+    }
+
+    fn capacity_bytes(&self) -> u64 {
+        self.p.capacity
+    }
+
+    fn queue_params(&self) -> QueueParams {
+        self.p.queue_params()
+    }
+
+    /// Time from `issue_ns` until the request completes (for a write with `write_cache`,
+    /// until the drive reports it); the drive starts it when it has finished the commands it
+    /// started before (the request queue starts one at a time, in the order [`Hdd::pick`]
+    /// gives).
+    fn service_ns(&mut self, dir: IoDir, offset: u64, len: u64, issue_ns: u64) -> u64 {
+        let done_ns = if dir == IoDir::Write && self.p.write_cache {
+            self.write_back(offset, len, issue_ns)
+        } else {
+            self.serve(dir, offset, len, issue_ns)
+        };
         done_ns - issue_ns
     }
 
@@ -632,7 +718,8 @@ impl TimingModel for Hdd {
     /// (rotational position ordering): the command whose first sector the head reaches
     /// soonest (seek and rotation; none for a cache hit or a streaming read), the oldest
     /// among equals, except that a command older than `ncq_max_wait` goes first. Otherwise
-    /// arrival order.
+    /// arrival order. With `write_cache` a write needs no head: its access time is the wait
+    /// for room in the buffer.
     fn pick(&self, cmds: &[DriveCmd], now: u64) -> usize {
         if !self.p.ncq_reorder || cmds.len() < 2 || now.saturating_sub(cmds[0].arrival_ns) >= self.p.ncq_max_wait {
             return 0;
@@ -640,7 +727,11 @@ impl TimingModel for Hdd {
         let start = now.max(self.free_at);
         let mut best = (u64::MAX, 0);
         for (i, c) in cmds.iter().enumerate() {
-            let t = self.plan(c.dir, c.offset, c.len, start).access_ns;
+            let t = if c.dir == IoDir::Write && self.p.write_cache {
+                self.accept_at(c.len, now) - now
+            } else {
+                start - now + self.plan(c.dir, c.offset, c.len, start).access_ns
+            };
             if t < best.0 {
                 best = (t, i);
             }
@@ -987,6 +1078,62 @@ mod tests {
         alone.service_ns(IoDir::Read, 100 << 30, PAGE, 0);
         let b_alone = alone.service_ns(IoDir::Read, 500 << 30, PAGE, a);
         assert_eq!(b, a + b_alone, "queued = wait for the drive + own service");
+    }
+
+    #[test]
+    fn write_cache_reports_writes_from_the_buffer_and_reads_wait_for_the_destage() {
+        let reported = xfer_ns(PAGE, 300_000_000) + 200_000;
+        let run = |write_cache| {
+            let mut h = Hdd::new(HddParams { write_cache, ..HddParams::default() }).unwrap();
+            let (mut seed, mut now, mut writes) = (13, 0, Vec::new());
+            for _ in 0..20 {
+                let off = lcg(&mut seed) % (1 << 38) / PAGE * PAGE;
+                let s = h.service_ns(IoDir::Write, off, PAGE, now);
+                writes.push(s);
+                now += s;
+            }
+            let read = h.service_ns(IoDir::Read, 1 << 39, PAGE, now);
+            (writes, now, read)
+        };
+        let (writes, t_cached, read) = run(true);
+        assert!(writes.iter().all(|&s| s == reported), "{writes:?}");
+        let (writes, t_through, read_alone) = run(false);
+        assert!(writes.iter().all(|&s| s > 700_000), "{writes:?}");
+        assert!(t_through > 10 * t_cached);
+        // The head still does the twenty positioned writes, in the same order: the read
+        // ends about when it ends behind write-through writes, not a read's time after the
+        // last report.
+        let (cached_end, through_end) = (t_cached + read, t_through + read_alone);
+        assert!(cached_end.abs_diff(through_end) < through_end / 10, "{cached_end} vs {through_end}");
+    }
+
+    #[test]
+    fn a_full_write_cache_makes_the_next_write_wait_for_the_destage() {
+        // 64 KiB of buffer holds 16 random 4 KiB writes; the 17th waits for the oldest.
+        let p = HddParams { write_cache: true, cache_size: 64 << 10, cache_segments: 1, ..HddParams::default() };
+        let mut h = Hdd::new(p).unwrap();
+        let (mut seed, mut now) = (17, 0);
+        let mut took = Vec::new();
+        for _ in 0..17 {
+            let off = lcg(&mut seed) % (1 << 38) / PAGE * PAGE;
+            let s = h.service_ns(IoDir::Write, off, PAGE, now);
+            took.push(s);
+            now += s;
+        }
+        let fast = 200_000 + xfer_ns(PAGE, 300_000_000);
+        assert!(took[..16].iter().all(|&s| s == fast), "{took:?}");
+        assert!(took[16] > fast + 500_000, "{took:?}");
+    }
+
+    #[test]
+    fn with_write_cache_the_drive_takes_a_queued_write_before_a_far_read() {
+        let h = Hdd::new(HddParams { write_cache: true, ..HddParams::default() }).unwrap();
+        let cmds = [
+            DriveCmd { rid: 0, dir: IoDir::Read, offset: 10 << 20, len: PAGE, arrival_ns: 0 },
+            DriveCmd { rid: 1, dir: IoDir::Write, offset: 900 << 30, len: PAGE, arrival_ns: 0 },
+        ];
+        assert_eq!(h.pick(&cmds, 0), 1, "the far write only needs the buffer");
+        assert_eq!(hdd().pick(&cmds, 0), 0, "write-through: the nearer read first");
     }
 
     #[test]
