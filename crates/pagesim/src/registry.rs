@@ -138,6 +138,21 @@ macro_rules! registry {
         impl $Config {
             $crate::registry::registry!(@methods $Config [$($V)+] $($cmethods)*);
             $crate::registry::registry!(@name $cvis $Config [$($V $name)+]);
+
+            /// Where the parameters of a `model = name` table fail to deserialize: the key's
+            /// path inside the table and the error. The tagged enum reads the table through a
+            /// buffer that forgets the path, so a scenario error names only the table; this
+            /// reads it again as the model's parameters to name the key. `None` for an
+            /// unknown name or parameters that deserialize.
+            #[allow(dead_code)]
+            $cvis fn locate_error(name: &str, params: toml::Value) -> Option<(String, String)> {
+                match name {
+                    $( $name => serde_path_to_error::deserialize::<_, $Cfg>(params)
+                        .err()
+                        .map(|e| (e.path().to_string(), e.into_inner().to_string())), )+
+                    _ => None,
+                }
+            }
         }
 
         $crate::registry::registry!(@implements $($Trait)? [$($Ty)+]);

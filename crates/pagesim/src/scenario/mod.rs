@@ -916,8 +916,7 @@ impl Scenario {
 fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, Error> {
     let when = if when.is_empty() { String::new() } else { format!(" ({when})") };
     serde_path_to_error::deserialize(v.clone()).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
+        let (path, inner) = locate_in_device(&v, e.path().to_string(), e.into_inner().to_string());
         let message = explain(&v, &path, &inner);
         if path == "." || path.is_empty() {
             Error(format!("{origin}{when}: {message}"))
@@ -925,6 +924,22 @@ fn from_value(v: toml::Value, origin: &str, when: &str) -> Result<ScenarioFile, 
             Error(format!("{origin}{when}: {path}: {message}"))
         }
     })
+}
+
+/// An error in a `[device.NAME]` table names the key inside it: the table is read by
+/// `model` through a buffer that loses the path, so it is read again as that model's
+/// parameters ([`crate::device::DeviceConfig::locate_error`]). Other errors pass unchanged.
+fn locate_in_device(root: &toml::Value, path: String, inner: String) -> (String, String) {
+    let Some(table) = path.strip_prefix("device.").filter(|n| !n.contains('.')).and(value_at(root, &path)) else {
+        return (path, inner);
+    };
+    let Some(toml::Value::String(model)) = table.get("model") else { return (path, inner) };
+    let mut params = table.as_table().cloned().unwrap_or_default();
+    params.remove("model");
+    match crate::device::DeviceConfig::locate_error(model, toml::Value::Table(params)) {
+        Some((key, message)) if key != "." && !key.is_empty() => (format!("{path}.{key}"), message),
+        _ => (path, inner),
+    }
 }
 
 /// One step of a serde path such as `task[0].step[1].op`: a key or an array index.

@@ -467,6 +467,20 @@ fn errors_say_what_was_expected_and_what_was_found_once() {
     assert_eq!(s.config.seed, u64::MAX);
 }
 
+/// A device parameter of the wrong type is named by its key inside the device's table, with
+/// what was found (the table is read by `model`, through a buffer that loses the path).
+#[test]
+fn a_bad_device_parameter_names_its_key_and_what_was_found() {
+    let e = set_err(&["device.ssd.channels=\"many\""]);
+    assert!(e.ends_with("device.ssd.channels: expected a whole number from 0 to 4294967295, got \"many\""), "{e}");
+    let hdd = GOOD.replace("model = \"sata-ssd\"", "model = \"hdd\"\nwrite_cache = \"maybe\"");
+    let e = err(&hdd);
+    assert!(e.contains("device.ssd.write_cache: expected true, false, 0 or 1, got \"maybe\""), "{e}");
+    assert!(e.starts_with("s.toml (line "), "the line too: {e}");
+    let e = set_err(&["device.ssd.no_such_key=1"]);
+    assert!(e.contains("device.ssd.no_such_key: unknown field `no_such_key`, expected one of `capacity`"), "{e}");
+}
+
 #[test]
 fn task_cpus_and_device_irq_cpu_name_cpus_the_machine_has() {
     let with_cpus = |cpus: &str| GOOD.replace("name = \"t\"\n", &format!("name = \"t\"\ncpus = {cpus}\n"));
