@@ -21,7 +21,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterator, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 import pytest
 
@@ -29,6 +29,7 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("pyarrow")
 
 import pagesim  # noqa: E402
+from waiting import wait_for  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 SMALL = REPO / "tests" / "scenarios" / "sweep-small.toml"
@@ -49,16 +50,6 @@ def _ray_or_skip() -> Any:
                         "installs the ray extra when CI=true")
         pytest.skip("Ray is not installed (pip install 'pagesim[ray]', or PAGESIM_TEST_EXTRAS=1 bash scripts/install.sh)")
     return ray
-
-
-def _wait_for(what: str, ok: Callable[[], Any], timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = ok()
-        if value:
-            return value
-        time.sleep(0.05)
-    pytest.fail(f"timed out waiting for {what}")
 
 
 class Cluster(NamedTuple):
@@ -100,7 +91,7 @@ def cluster() -> Iterator[Cluster]:
         # ray.shutdown() stops the cluster's processes; any it left are ended by pid.
         for pid in _processes_naming(temp):
             os.kill(pid, signal.SIGKILL)
-        _wait_for("the Ray processes to end", lambda: not _processes_naming(temp), timeout=15)
+        wait_for("the Ray processes to end", lambda: not _processes_naming(temp), timeout=15)
         shutil.rmtree(temp, ignore_errors=True)
 
 
@@ -219,8 +210,8 @@ def test_a_killed_ray_worker_s_run_runs_again_or_is_recorded_failed(cluster: Clu
             progress=False)))
         t.start()
         # The short run written, the long one is the only task running.
-        _wait_for("the short run", lambda: len(list(out.glob("*.parquet"))) >= 1)
-        pid = _wait_for("the long run's worker", lambda: _running_task(raylet, "run_cell"))
+        wait_for("the short run", lambda: len(list(out.glob("*.parquet"))) >= 1)
+        pid = wait_for("the long run's worker", lambda: _running_task(raylet, "run_cell"))
         os.kill(pid, signal.SIGKILL)
         t.join(timeout=120)
         assert not t.is_alive()
