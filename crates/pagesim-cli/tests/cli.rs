@@ -794,12 +794,13 @@ fn sweep_documents_its_options_and_says_how_to_install_a_missing_python_package(
     let (code, _, err) = pagesim(&["sweep", &quickstart, "--seeds", "0"]);
     assert_eq!(code, 2, "{err}");
     names_a_python_without_the_package(&["sweep", &quickstart], "a sweep");
-    // --backend ray looks for Ray too: a Python that has everything but `ray` (the check's
-    // extra modules are its arguments, and it prints those it cannot find).
+    // --backend ray looks for Ray too: a Python that has everything but `ray` (the modules
+    // the check looks for are its arguments, and it prints those it cannot find).
     let dir = std::env::temp_dir().join(format!("pagesim-sweep-ray-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let python = dir.join("python-without-ray");
-    std::fs::write(&python, "#!/bin/sh\nshift 2\necho \"$@\"\n[ $# = 0 ]\n").unwrap();
+    std::fs::write(&python, "#!/bin/sh\nshift 2\nfor m; do [ \"$m\" = ray ] && echo ray && exit 1; done\nexit 0\n")
+        .unwrap();
     std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_pagesim"))
         .args(["sweep", &quickstart, "--backend", "ray"])
