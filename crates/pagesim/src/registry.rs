@@ -144,7 +144,6 @@ macro_rules! registry {
             /// buffer that forgets the path, so a scenario error names only the table; this
             /// reads it again as the model's parameters to name the key. `None` for an
             /// unknown name or parameters that deserialize.
-            #[allow(dead_code)]
             $cvis fn locate_error(name: &str, params: toml::Value) -> Option<(String, String)> {
                 match name {
                     $( $name => serde_path_to_error::deserialize::<_, $Cfg>(params)
