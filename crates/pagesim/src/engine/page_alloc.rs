@@ -290,6 +290,28 @@ mod tests {
         assert_eq!(s.mm.vmstat.get(Counter::AllocStall), 1);
     }
 
+    /// A 1 MB memcg (`box`, memcg 1) of 64 MB RAM filled with page-cache pages of a 4 MB file
+    /// on an SSD, by `profile` with `kernel` added to its [kernel] table: what the noretry
+    /// charges' tests reclaim from.
+    fn memcg_full_of_page_cache(profile: &str, kernel: &str) -> crate::engine::Sim {
+        use crate::ids::FileId;
+        let mut s = sim_from(
+            &format!(
+                "[kernel]\nprofile = \"{profile}\"\n{kernel}[machine]\nram = \"64MB\"\n{SSD}\n\
+                 [file.f]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
+                 [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\n\
+                 pattern = \"seq\"\n"
+            ),
+            &[],
+        );
+        let mut index = 0;
+        while let Some(f) = s.alloc_folio_atomic(1, 0) {
+            s.add_to_page_cache(f, FileId(0), index);
+            index += 1;
+        }
+        s
+    }
+
     /// A readahead folio's charge in a 1 MB memcg holding only locked page-cache folios
     /// (a window's, added and not read yet): reclaim frees nothing. From 3.19
     /// `try_charge_memcg` drains the per-CPU stocks and reclaims a second time before the
@@ -298,24 +320,7 @@ mod tests {
     #[test]
     fn a_failed_noretry_memcg_charge_reclaims_again_after_the_drain_from_3_19() {
         use crate::engine::page_alloc::NoRetry;
-        use crate::ids::FileId;
-        let setup = |profile: &str| {
-            let mut s = sim_from(
-                &format!(
-                    "[kernel]\nprofile = \"{profile}\"\n[machine]\nram = \"64MB\"\n{SSD}\n\
-                     [file.f]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
-                     [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\n\
-                     pattern = \"seq\"\n"
-                ),
-                &[],
-            );
-            let mut index = 0;
-            while let Some(f) = s.alloc_folio_atomic(1, 0) {
-                s.add_to_page_cache(f, FileId(0), index);
-                index += 1;
-            }
-            s
-        };
+        let setup = |profile: &str| memcg_full_of_page_cache(profile, "");
         for (profile, passes) in [("linux-6.18", 2), ("linux-4.8", 2), ("linux-3.14", 1)] {
             let mut one = setup(profile);
             let over = one.mm.mem_over_limit(1, 1);
@@ -340,25 +345,8 @@ mod tests {
     #[test]
     fn a_noretry_charges_reclaim_walks_the_whole_tree_again_before_it_fails_from_6_10() {
         use crate::engine::page_alloc::NoRetry;
-        use crate::ids::FileId;
         use crate::reclaim::ScanControl;
-        let setup = |profile: &str| {
-            let mut s = sim_from(
-                &format!(
-                    "[kernel]\nprofile = \"{profile}\"\nlarge_folios = false\n[machine]\nram = \"64MB\"\n{SSD}\n\
-                     [file.f]\ndevice = \"d\"\nsize = \"4MB\"\n[memcg.box]\nmax = \"1MB\"\n\
-                     [[task]]\nname = \"r\"\nmemcg = \"box\"\n[[task.step]]\nfile = \"f\"\nop = \"read\"\n\
-                     pattern = \"seq\"\n"
-                ),
-                &[],
-            );
-            let mut index = 0;
-            while let Some(f) = s.alloc_folio_atomic(1, 0) {
-                s.add_to_page_cache(f, FileId(0), index);
-                index += 1;
-            }
-            s
-        };
+        let setup = |profile: &str| memcg_full_of_page_cache(profile, "large_folios = false\n");
         for (profile, passes) in [("linux-6.6", 1), ("linux-6.18", 2)] {
             // One pass down the priorities, by hand.
             let mut s = setup(profile);
