@@ -2,7 +2,7 @@
 //! beside the published numbers, with each cell's ratio to the reference column.
 
 use crate::out::{Out, Stop};
-use pagesim::reproduce::{find, load_all, search_roots, Cell, Table};
+use pagesim::reproduce::{load_named, Cell, Table};
 use std::time::Instant;
 
 /// `pagesim reproduce`'s command line.
@@ -48,13 +48,7 @@ pub struct Args {
 
 pub fn run(a: Args, out: &mut Out) -> Result<(), Stop> {
     let jobs = a.jobs.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |j| j as usize);
-    let dir = find(&a.name, &search_roots()).map_err(|e| e.0)?;
-    let mut tables = load_all(&dir).map_err(|e| e.0)?;
-    if let Some(n) = a.seeds {
-        for t in &mut tables {
-            t.seeds = n;
-        }
-    }
+    let tables = load_named(&a.name, a.seeds).map_err(|e| e.0)?;
     let start = Instant::now();
     let total: usize = tables.iter().map(|t| t.rows.len() * t.columns.len()).sum();
     for (ti, table) in tables.iter().enumerate() {

@@ -199,7 +199,7 @@ fn reproduce(
     jobs: usize,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<String> {
-    use pagesim::reproduce::{find, load_all, search_roots};
+    use pagesim::reproduce::load_named;
     use std::sync::atomic::{AtomicUsize, Ordering};
     let sets = sets.unwrap_or_default();
     if seeds == Some(0) {
@@ -207,13 +207,7 @@ fn reproduce(
     }
     py.detach(move || {
         let run = || {
-            let dir = find(&name, &search_roots())?;
-            let mut tables = load_all(&dir)?;
-            if let Some(n) = seeds {
-                for t in &mut tables {
-                    t.seeds = n;
-                }
-            }
+            let tables = load_named(&name, seeds)?;
             let total: usize = tables.iter().map(|t| t.rows.len() * t.columns.len()).sum();
             let done = AtomicUsize::new(0);
             let mut out = Vec::new();

@@ -368,6 +368,19 @@ pub fn load_all(dir: &Path) -> Result<Vec<Table>, Error> {
     table_files(dir).iter().map(|d| Table::load(d)).collect()
 }
 
+/// The tables `pagesim reproduce NAME` and `pagesim.reproduce(name)` run: the seed or
+/// directory `name` ([`find`] over [`search_roots`]), every table loaded, and with `seeds`
+/// each table's seed count replaced.
+pub fn load_named(name: &str, seeds: Option<u32>) -> Result<Vec<Table>, Error> {
+    let mut tables = load_all(&find(name, &search_roots())?)?;
+    if let Some(n) = seeds {
+        for t in &mut tables {
+            t.seeds = n;
+        }
+    }
+    Ok(tables)
+}
+
 impl Table {
     /// Loads `dir/reproduce.toml` and checks that every cell's scenario is valid.
     pub fn load(dir: &Path) -> Result<Table, Error> {
