@@ -319,8 +319,17 @@ pub fn find(name: &str, roots: &[PathBuf]) -> Result<PathBuf, Error> {
     if has_tables(direct) {
         return Ok(direct.to_path_buf());
     }
-    let mut known = Vec::new();
+    let mut known: Vec<String> = Vec::new();
+    // Run from the checkout, `./scenarios` and the source tree's are one directory: each
+    // directory is searched (and its seeds listed) once.
+    let (mut searched_dirs, mut searched) = (Vec::new(), Vec::new());
     for root in roots {
+        let same = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+        if searched_dirs.contains(&same) {
+            continue;
+        }
+        searched_dirs.push(same);
+        searched.push(root.display().to_string());
         let Ok(entries) = std::fs::read_dir(root) else { continue };
         let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         dirs.sort();
@@ -332,10 +341,11 @@ pub fn find(name: &str, roots: &[PathBuf]) -> Result<PathBuf, Error> {
             if file_name == name || file_name.starts_with(&format!("{name}-")) {
                 return Ok(d);
             }
-            known.push(file_name);
+            if !known.contains(&file_name) {
+                known.push(file_name);
+            }
         }
     }
-    let searched: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
     Err(Error(format!(
         "reproduce: no table named \"{name}\" (not a directory with a reproduce.toml; searched {}; known: {})",
         searched.join(", "),
@@ -753,6 +763,16 @@ published = { B = 7 }
         assert!(e.contains("counters") && e.contains("\"pswapin\""), "{e}");
         let e = find("no-such-seed", std::slice::from_ref(&d)).unwrap_err().0;
         assert!(e.contains("no-such-seed"), "{e}");
+        // The same directory reached twice (./scenarios and the source tree's, from the
+        // checkout): its seeds are searched and listed once, found where first reached.
+        let r = tmpdir("roots");
+        std::fs::create_dir_all(r.join("seed-042-twice")).unwrap();
+        write(&r.join("seed-042-twice"), "reproduce.toml", "");
+        let e = find("no-such-seed", &[r.clone(), r.join(".")]).unwrap_err().0;
+        assert_eq!(e.matches("seed-042-twice").count(), 1, "listed once: {e}");
+        assert!(!e.contains("/."), "the directory searched once: {e}");
+        assert_eq!(find("seed-042", &[r.join("."), r.clone()]).unwrap(), r.join(".").join("seed-042-twice"));
+        std::fs::remove_dir_all(&r).unwrap();
         std::fs::remove_dir_all(&d).unwrap();
     }
 
