@@ -634,28 +634,41 @@ impl Sim {
     /// read-around keeps partly cached, this keeps `mmap_miss` far below MMAP_LOTSAMISS, so
     /// every miss reads a whole `ra_pages` window.
     fn do_fault_around(&mut self, vma: VmaId, fi: FileId, idx: u32) -> bool {
-        let v = &self.mm.vmas[vma];
+        let (whole, skip_workingset) =
+            (self.profile.fault_around_whole_folio, self.profile.fault_around_skips_workingset);
+        let Mm { vmas, frames, .. } = &mut self.mm;
+        let v = &mut vmas[vma];
         let (pages, ra) = (v.pages as u64, v.ra);
+        let ptes = &mut v.pte[..];
+        let file = &self.pc.files[fi];
         let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
-        let whole = self.profile.fault_around_whole_folio;
+        let target = idx as u64;
         let mut mapped_target = false;
         let mut hits = 0u32;
         let mut i = start;
-        while let Some((at, f)) = self.pc.files[fi].next_cached(i, end) {
+        // One read of each folio's flags decides it (this walk runs on every fault).
+        while let Some((at, f)) = file.next_cached(i, end) {
             i = at;
-            let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
+            let flags = frames.flags[f];
+            let (first, nr) = (frames.index[f] as u64, 1u64 << (flags >> pg::ORDER_SHIFT));
             let (lo, hi) = if whole && first + nr <= pages { (first, first + nr) } else { (i, (first + nr).min(end)) };
             i = (first + nr).max(i + 1);
-            if self.mm.frames.test(f, pg::LOCKED | pg::READAHEAD) {
+            if flags & (pg::LOCKED | pg::READAHEAD) != 0 {
                 continue;
             }
-            let workingset = self.profile.fault_around_skips_workingset && self.mm.frames.test(f, pg::WORKINGSET);
-            if !workingset {
+            if !(skip_workingset && flags & pg::WORKINGSET != 0) {
                 hits += (hi - lo) as u32;
             }
-            mapped_target |= self.map_folio_pages(vma, f, lo..hi, idx as u64);
-            self.mm.frames.clear(f, pg::RA_UNUSED);
+            // Sim::map_folio_pages, on the borrowed PTEs.
+            let e = file_pte(f, true);
+            for (p, pte) in (lo..hi).zip(&mut ptes[lo as usize..hi as usize]) {
+                if *pte == pte::NONE {
+                    *pte = e;
+                    mapped_target |= p == target;
+                }
+            }
+            frames.flags[f] = flags & !pg::RA_UNUSED;
         }
         let state = &mut self.pc.ra_states[ra as usize];
         state.mmap_miss = state.mmap_miss.saturating_sub(hits);

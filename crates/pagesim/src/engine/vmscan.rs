@@ -878,7 +878,9 @@ impl Sim {
             self.add_to_swap_cache(f, entry);
             self.mm.frames.set(f, pg::DIRTY);
         }
-        if self.folio_mapped(f) {
+        // A page-cache folio's try_to_unmap is its own folio_mapped test: it clears the
+        // PTEs that map it, none if none does.
+        if matches!(owner, Owner::File(_)) || self.folio_mapped(f) {
             self.try_to_unmap(f);
         }
         self.charge(self.cost.reclaim_ns);
