@@ -159,6 +159,9 @@ fn kernel(a: &Args, path: &str, sizes: &[u64], out: &mut Out) -> Result<(), Stop
     if !(a.sample > 0.0 && a.sample <= 1.0) {
         return Err(format!("--sample {}: give a fraction in (0, 1]", a.sample).into());
     }
+    // The last size's scenario lives until the next one is built: they share the trace's
+    // numbering (`TraceInfo::scan_refs_shared`), read once.
+    let mut held: Option<pagesim::Scenario>;
     for &size in sizes {
         // SHARDS: the sampled pages in a memory of the same fraction.
         let scaled = ((size as f64 * a.sample) as u64).max(4096);
@@ -173,8 +176,10 @@ fn kernel(a: &Args, path: &str, sizes: &[u64], out: &mut Out) -> Result<(), Stop
             format
         );
         let sc = pagesim::Scenario::from_toml(&text, path, &[]).map_err(|e| e.to_string())?;
+        held = Some(sc);
+        let sc = held.as_ref().expect("just built");
         let all = sc.config.task[0].trace.as_ref().map_or(0, |tp| tp.info.ops_unsampled);
-        let r = pagesim::run(&sc, pagesim::RunOptions::default()).map_err(|e| e.to_string())?;
+        let r = pagesim::run(sc, pagesim::RunOptions::default()).map_err(|e| e.to_string())?;
         let misses = r.counters.get("pgmajfault").and_then(|v| v.as_u64()).unwrap_or(0);
         // SHARDS-adj: the sample's misses over the references a sample of that rate expects
         // (its hot pages in or out shift the count, not the misses): as misses of the whole

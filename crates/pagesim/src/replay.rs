@@ -146,6 +146,22 @@ pub(crate) fn decode_ref(v: u32) -> (u32, bool) {
     (v & !STORE, v & STORE != 0)
 }
 
+/// Which trace a numbering is of: the path as given, the file (device, inode, length,
+/// modification time), the format and the sampling rate.
+#[derive(PartialEq)]
+struct RefsKey {
+    path: String,
+    file: (u64, u64, u64, Option<std::time::SystemTime>),
+    format: String,
+    sample: u64,
+}
+
+/// The last numbering [`TraceInfo::scan_refs_shared`] made, with a weak hold on its
+/// references' file: while a run built from it lives, another run of the same trace shares
+/// the file instead of reading the trace again; once none does, the file is gone.
+static LAST_REFS: std::sync::Mutex<Option<(RefsKey, TraceInfo, std::sync::Weak<TempFile>)>> =
+    std::sync::Mutex::new(None);
+
 impl TraceInfo {
     /// Reads another tool's trace `path` in format `format` through: its distinct pages
     /// (the file that holds them) and its references.
@@ -239,6 +255,30 @@ impl TraceInfo {
             format: Some(format.into()),
             refs: Some(std::sync::Arc::new(tmp)),
         })
+    }
+
+    /// [`TraceInfo::scan_refs`], or the numbering of the same trace (the same file, unchanged,
+    /// in the same format and sample) that a run still holds: `pagesim cache --sizes` builds
+    /// a scenario per size and numbers the trace once.
+    pub fn scan_refs_shared(path: &str, format: &str, sample: f64) -> Result<TraceInfo, TraceError> {
+        use std::os::unix::fs::MetadataExt;
+        let key = std::fs::metadata(path).ok().map(|m| RefsKey {
+            path: path.into(),
+            file: (m.dev(), m.ino(), m.len(), m.modified().ok()),
+            format: format.into(),
+            sample: sample.to_bits(),
+        });
+        let mut last = LAST_REFS.lock().unwrap_or_else(|e| e.into_inner());
+        if let (Some(k), Some((held, info, refs))) = (&key, last.as_ref()) {
+            if let (true, Some(refs)) = (k == held, refs.upgrade()) {
+                return Ok(TraceInfo { refs: Some(refs), ..info.clone() });
+            }
+        }
+        let info = Self::scan_refs(path, format, sample)?;
+        if let (Some(k), Some(refs)) = (key, &info.refs) {
+            *last = Some((k, TraceInfo { refs: None, ..info.clone() }, std::sync::Arc::downgrade(refs)));
+        }
+        Ok(info)
     }
 
     /// Reads trace `path` through, checking every record.
@@ -738,6 +778,35 @@ mod tests {
         let kept = half.instances[0].pages;
         assert!((900..1100).contains(&kept), "{kept} of 2000 pages kept");
         assert_eq!((half.ops, half.ops_unsampled), (2 * kept, 4000), "each kept page with both references");
+    }
+
+    /// The same trace numbered again while a run holds the first numbering shares its
+    /// references' file; once nothing holds it, the file is removed, and a changed trace is
+    /// read again.
+    #[test]
+    fn a_held_numbering_is_shared_and_a_changed_trace_is_read_again() {
+        let dir = std::env::temp_dir().join(format!("pagesim-replay-shared-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        std::fs::write(&path, "0,r,7\n1,w,3\n2,r,7\n").unwrap();
+        let p = path.to_string_lossy();
+        let first = TraceInfo::scan_refs_shared(&p, "plain", 1.0).unwrap();
+        let again = TraceInfo::scan_refs_shared(&p, "plain", 1.0).unwrap();
+        let (a, b) = (first.refs.clone().unwrap(), again.refs.clone().unwrap());
+        assert!(std::sync::Arc::ptr_eq(&a, &b), "numbered once");
+        assert_eq!((again.ops, again.instances[0].pages), (3, 2));
+        let file = a.0.clone();
+        drop((first, again, a, b));
+        assert!(!file.exists(), "the references' file goes with the last run holding it");
+        // Nothing holds it now: numbered again, into a new file.
+        let third = TraceInfo::scan_refs_shared(&p, "plain", 1.0).unwrap();
+        assert!(third.refs.as_ref().unwrap().0.exists());
+        // The trace changed while held: read again.
+        std::fs::write(&path, "0,r,7\n1,w,3\n2,r,9\n3,r,7\n").unwrap();
+        let changed = TraceInfo::scan_refs_shared(&p, "plain", 1.0).unwrap();
+        assert!(!std::sync::Arc::ptr_eq(third.refs.as_ref().unwrap(), changed.refs.as_ref().unwrap()));
+        assert_eq!((changed.ops, changed.instances[0].pages), (4, 3));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Another tool's trace replays as its pages numbered by first reference, stores

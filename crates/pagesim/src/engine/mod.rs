@@ -637,6 +637,7 @@ impl Sim {
                 kswapd_loop: crate::reclaim::kswapd::KswapdLoop::of(profile),
                 scan_balance,
                 isolate_buf: Vec::new(),
+                cost_chain: Vec::new(),
                 nr_written: 0,
                 job_reclaimed: 0,
                 throttle_target: u64::MAX,

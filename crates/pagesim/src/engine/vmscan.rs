@@ -1063,9 +1063,12 @@ impl Sim {
     pub(crate) fn lru_note_cost(&mut self, m: u16, t: usize, cost: u64) {
         let (mm, flushed) = (&self.mm, self.profile.memcg_stats_flush_ns > 0);
         // `parent_lruvec` up to the root's: the memcg, its ancestors, the root.
-        let mut chain: Vec<usize> = mm.ancestry(m).map(usize::from).collect();
+        let mut chain = std::mem::take(&mut self.reclaim.cost_chain);
+        chain.clear();
+        chain.extend(mm.ancestry(m).map(usize::from));
         chain.push(0);
         self.reclaim.scan_balance.note_cost(&chain, t, cost, |c| mm.lru_view(c as u16, flushed).iter().sum());
+        self.reclaim.cost_chain = chain;
     }
 
     /// Blocks the running thread in `reclaim_throttle` until `SWAP_CLUSTER_MAX` more

@@ -23,6 +23,8 @@ pub(crate) struct Reclaim {
     pub(crate) scan_balance: scan_balance::ScanBalance,
     /// Reused buffer for pages isolated by shrink_inactive_list.
     pub(crate) isolate_buf: Vec<Pfn>,
+    /// Reused buffer for the lruvecs `lru_note_cost` charges (a memcg and its ancestors).
+    pub(crate) cost_chain: Vec<usize>,
     /// Writebacks completed, and the count at which throttled threads are released.
     pub(crate) nr_written: u64,
     /// Pages the last reclaim step's job had freed (for `mm_vmscan_direct_reclaim_end`).

@@ -846,7 +846,7 @@ impl Config {
                             format!("expected a fraction in (0, 1], got {sample}"),
                         ));
                     }
-                    crate::replay::TraceInfo::scan_refs(&path.to_string_lossy(), f, sample)
+                    crate::replay::TraceInfo::scan_refs_shared(&path.to_string_lossy(), f, sample)
                 }
             }
             .map_err(|e| err(&format!("{key}.trace"), e.to_string()))?;
