@@ -123,9 +123,15 @@ pub enum Kind {
         file: bool,
         sync: bool,
     },
+    /// The batch's `reclaim_stat` as 6.x prints it: `nr_dirty` counts file folios dirty or
+    /// under writeback, `nr_writeback` those under writeback reclaim kept (case 2),
+    /// `nr_activate` the pages put back on the active list.
     LruShrinkInactive {
         nr_scanned: u64,
         nr_reclaimed: u64,
+        nr_dirty: u64,
+        nr_writeback: u64,
+        nr_activate: u64,
         priority: u32,
         file: bool,
     },
@@ -236,11 +242,16 @@ impl Kind {
                 active as u8, file as u8
             ),
             Kind::Writepage { pfn, file, sync } => write!(out, "page={pfn:#x} pfn={pfn} flags={}", flags(file, sync)),
-            Kind::LruShrinkInactive { nr_scanned, nr_reclaimed, priority, file } => write!(
-                out,
-                "nid=0 zid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} priority={priority} flags={}",
-                flags(file, false)
-            ),
+            Kind::LruShrinkInactive { nr_scanned, nr_reclaimed, nr_dirty, nr_writeback, nr_activate, priority, file } => {
+                let (anon, fil) = if file { (0, nr_activate) } else { (nr_activate, 0) };
+                write!(
+                    out,
+                    "nid=0 zid=0 nr_scanned={nr_scanned} nr_reclaimed={nr_reclaimed} nr_dirty={nr_dirty} \
+                     nr_writeback={nr_writeback} nr_activate_anon={anon} nr_activate_file={fil} priority={priority} \
+                     flags={}",
+                    flags(file, false)
+                )
+            }
             Kind::WritebackQueue { dev, nr_pages, reason }
             | Kind::WritebackStart { dev, nr_pages, reason }
             | Kind::WritebackWritten { dev, nr_pages, reason } => {
@@ -382,12 +393,19 @@ impl TraceLog {
                     file: fl("flags").contains("RECLAIM_WB_FILE"),
                     sync: fl("flags").contains("RECLAIM_WB_SYNC"),
                 },
-                "mm_vmscan_lru_shrink_inactive" => Kind::LruShrinkInactive {
-                    nr_scanned: num(f, "nr_scanned").map_err(&err)?,
-                    nr_reclaimed: num(f, "nr_reclaimed").map_err(&err)?,
-                    priority: num(f, "priority").map_err(&err)? as u32,
-                    file: fl("flags").contains("RECLAIM_WB_FILE"),
-                },
+                "mm_vmscan_lru_shrink_inactive" => {
+                    // Logs written before these fields were printed have none: 0.
+                    let opt = |k| if field(f, k).is_some() { num(f, k).map_err(&err) } else { Ok(0) };
+                    Kind::LruShrinkInactive {
+                        nr_scanned: num(f, "nr_scanned").map_err(&err)?,
+                        nr_reclaimed: num(f, "nr_reclaimed").map_err(&err)?,
+                        nr_dirty: opt("nr_dirty")?,
+                        nr_writeback: opt("nr_writeback")?,
+                        nr_activate: opt("nr_activate_anon")? + opt("nr_activate_file")?,
+                        priority: num(f, "priority").map_err(&err)? as u32,
+                        file: fl("flags").contains("RECLAIM_WB_FILE"),
+                    }
+                }
                 "writeback_queue" | "writeback_start" | "writeback_written" => {
                     let dev = bdi(f).map_err(&err)?;
                     let nr_pages = num(f, "nr_pages").map_err(&err)?;
@@ -466,7 +484,24 @@ mod tests {
             Kind::LruIsolate { active: true, nr_requested: 32, nr_scanned: 40, nr_taken: 31, file: true },
             Kind::Writepage { pfn: 1010, file: true, sync: false },
             Kind::Writepage { pfn: 7, file: false, sync: true },
-            Kind::LruShrinkInactive { nr_scanned: 32, nr_reclaimed: 5, priority: 11, file: false },
+            Kind::LruShrinkInactive {
+                nr_scanned: 32,
+                nr_reclaimed: 5,
+                nr_dirty: 0,
+                nr_writeback: 0,
+                nr_activate: 3,
+                priority: 11,
+                file: false,
+            },
+            Kind::LruShrinkInactive {
+                nr_scanned: 32,
+                nr_reclaimed: 0,
+                nr_dirty: 32,
+                nr_writeback: 12,
+                nr_activate: 12,
+                priority: 10,
+                file: true,
+            },
             Kind::WritebackQueue { dev: 0, nr_pages: 48, reason: WbReason::Vmscan },
             Kind::WritebackStart { dev: 1, nr_pages: 1024, reason: WbReason::Background },
             Kind::WritebackWritten { dev: 1, nr_pages: 1024, reason: WbReason::Periodic },

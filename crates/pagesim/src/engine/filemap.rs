@@ -638,10 +638,11 @@ impl Sim {
             (self.profile.fault_around_whole_folio, self.profile.fault_around_skips_workingset);
         let Mm { vmas, frames, .. } = &mut self.mm;
         let v = &mut vmas[vma];
-        let (pages, ra) = (v.pages as u64, v.ra);
+        let (pages, ra, pgoff) = (v.pages as u64, v.ra, v.pgoff as u64);
         let ptes = &mut v.pte[..];
         let file = &self.pc.files[fi];
-        let start = (idx as u64) & !(FAULT_AROUND_PAGES - 1);
+        // The aligned window, inside the VMA (`do_fault_around` clips it to vm_start).
+        let start = ((idx as u64) & !(FAULT_AROUND_PAGES - 1)).max(pgoff);
         let end = (start + FAULT_AROUND_PAGES).min(pages);
         let target = idx as u64;
         let mut mapped_target = false;
@@ -652,7 +653,11 @@ impl Sim {
             i = at;
             let flags = frames.flags[f];
             let (first, nr) = (frames.index[f] as u64, 1u64 << (flags >> pg::ORDER_SHIFT));
-            let (lo, hi) = if whole && first + nr <= pages { (first, first + nr) } else { (i, (first + nr).min(end)) };
+            let (lo, hi) = if whole && first >= pgoff && first + nr <= pages {
+                (first, first + nr)
+            } else {
+                (i, (first + nr).min(end))
+            };
             i = (first + nr).max(i + 1);
             if flags & (pg::LOCKED | pg::READAHEAD) != 0 {
                 continue;
@@ -686,9 +691,10 @@ impl Sim {
         if std::mem::take(&mut self.mm.vmas[vma].willneed) {
             // MADV_WILLNEED given at mmap time: nothing of the mapping was touched before
             // this first fault, so this is where it takes effect.
-            let nr = self.mm.vmas[vma].pages as u64;
-            let ra = self.mm.vmas[vma].ra;
-            if self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index: 0, nr }) {
+            let v = &self.mm.vmas[vma];
+            let (index, nr) = (v.pgoff as u64, (v.pages - v.pgoff) as u64);
+            let ra = v.ra;
+            if self.file_fadvise(tid, cpu, fi, ra, Advice::WillNeed { index, nr }) {
                 return Fault::Blocked;
             }
         }
@@ -772,7 +778,8 @@ impl Sim {
     /// and lies inside the VMA, the folio's other unmapped pages too (all young, as above).
     fn finish_fault(&mut self, vma: VmaId, f: Pfn, idx: u32) {
         let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
-        if nr > 1 && self.profile.fault_around_whole_folio && first + nr <= self.mm.vmas[vma].pages as u64 {
+        let v = &self.mm.vmas[vma];
+        if nr > 1 && self.profile.fault_around_whole_folio && first >= v.pgoff as u64 && first + nr <= v.pages as u64 {
             self.map_folio_pages(vma, f, first..first + nr, idx as u64);
         }
         self.mm.vmas[vma].pte[idx as usize] = file_pte(f, true);

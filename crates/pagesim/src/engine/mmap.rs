@@ -44,12 +44,14 @@ impl Sim {
         }
     }
 
-    /// `mmap_region`: region `r` mapped into task `tid` (`pages` long: the region's size,
-    /// or a heap's brk size); a private anon region gets a new anon_vma, a shared one joins
-    /// its object's or file's mappers.
+    /// `mmap_region`: region `r` mapped into task `tid` with `pages` PTEs (the region's
+    /// size, a heap's brk size, or for a file region mapped at an offset that offset plus
+    /// its size: [`Vma::pgoff`]); a private anon region gets a new anon_vma, a shared one
+    /// joins its object's or file's mappers.
     pub(crate) fn map_region(&mut self, tid: Tid, r: u32, pages: u32) -> VmaId {
         let reg = &self.procs.regions[r as usize];
         let (kind, extent, madvise, exec) = (reg.kind, reg.extent, reg.madvise, reg.exec);
+        let pgoff = if extent.is_some() { reg.pgoff as u32 } else { 0 };
         let id = self.mm.free_vmas.pop().unwrap_or(VmaId(self.mm.vmas.len() as u32));
         let shmem = if kind == RegionKind::Shmem { self.procs.shmem_of[r as usize] } else { None };
         if let Some(o) = shmem {
@@ -83,6 +85,7 @@ impl Sim {
             willneed: madvise == Some(crate::scenario::Madvise::Willneed),
             pages,
             pte: vec![pte::NONE; pages as usize],
+            pgoff,
             region: r,
             anon,
             exec,

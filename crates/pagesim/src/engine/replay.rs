@@ -228,7 +228,7 @@ impl Sim {
         let Some(v) = self.sched.tasks[self.mm_task(tid)].vma_of(region) else { return };
         let vma = &self.mm.vmas[v];
         let file = vma.file.map(|fi| &self.pc.files[fi]);
-        prefetch_page(&vma.pte, file, self.profile.fault_around, idx);
+        prefetch_page(&vma.pte, file, self.profile.fault_around, vma.pgoff + idx);
     }
 
     /// Another tool's trace ([`crate::replay::TraceInfo::refs`]: one mapping's references,
@@ -307,10 +307,15 @@ impl Sim {
                 Ev::Access { inst, idx, write, .. } => {
                     let region = region_base + inst;
                     let mm = self.mm_task(tid);
+                    // A file mapping's page `idx` is file page `pgoff + idx` (the program's
+                    // text at its offset in the ELF file), and its PTEs are indexed so.
+                    let reg = &self.procs.regions[region as usize];
+                    let pgoff = reg.pgoff as u32;
+                    let idx = pgoff + idx;
                     let vma = match self.sched.tasks[mm].vma_of(region) {
                         Some(v) => v,
                         None => {
-                            let pages = self.procs.regions[region as usize].size.div_ceil(4096) as u32;
+                            let pages = pgoff + reg.size.div_ceil(4096) as u32;
                             self.map_region(mm, region, pages)
                         }
                     };
@@ -780,6 +785,30 @@ mod tests {
         };
         assert_eq!(pgpgin(true), 64, "POSIX_FADV_RANDOM: the read's own pages (KiB)");
         assert!(pgpgin(false) > 64, "readahead past the read without the advice");
+    }
+
+    /// A mapping made at a file offset maps the file from that page on: a load of the
+    /// second page of 4 pages mapped at offset 4 MiB of an 8 MiB file reads file page 1025
+    /// (and its read-around), not page 1 (a program's text, mapped by the loader at its
+    /// offset in the ELF file, is those pages of the file, not its header's).
+    #[test]
+    fn a_mapping_at_a_file_offset_maps_the_files_pages_from_there() {
+        let sys = |nr, args, ret, file| Record::Syscall { stream: 0, nr, insns: 10, time_ns: 0, args, ret, file };
+        let addr = 0x7000_0000u64;
+        let recs = vec![
+            Record::Stream(Stream { pid: 5, tid: 5, parent: 1, image: 0, start_ns: 0 }),
+            Record::File(File { path: "/data/prog".into(), size: 8 << 20, ino: 9 }),
+            sys(nr::OPENAT, [0; 6], 3, Some(0)),
+            // PROT_READ | PROT_EXEC, MAP_PRIVATE, fd 3, offset 1024 pages.
+            sys(nr::MMAP, [0, 4 * 4096, 5, 2, 3, 1024 * 4096], addr as i64, None),
+            Record::Access { stream: 0, vpn: addr / 4096 + 1, write: false, insns: 10 },
+            sys(nr::EXIT_GROUP, [0; 6], 0, None),
+        ];
+        let s = run_records("pgoff", &recs, &[]);
+        let file = &s.pc.files[crate::ids::FileId(0)];
+        assert!(file.frame(1025).is_some(), "the page the load names is cached");
+        assert!(file.frame(1).is_none(), "the file's start is not read");
+        assert_eq!(s.mm.vmstat.get(Counter::PgMajFault), 1);
     }
 
     /// Writes records `recs` as a trace ([`write_trace`]), runs a one-task scenario

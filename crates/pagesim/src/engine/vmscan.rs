@@ -727,7 +727,7 @@ impl Sim {
         let mut reclaimed = 0u64;
         let mut pageout = 0u64;
         let mut activated = 0u64;
-        let (dirty_before, unqueued_before) = (sc.nr_dirty, sc.nr_unqueued_dirty);
+        let (dirty_before, unqueued_before, writeback_before) = (sc.nr_dirty, sc.nr_unqueued_dirty, sc.nr_writeback);
         if t == 1 {
             sc.nr_file_taken += nr_taken;
         }
@@ -789,7 +789,15 @@ impl Sim {
         self.count_reclaim(sc, m, t, RECLAIM_STEAL, reclaimed);
         self.lru_note_cost(m, t, pageout * SWAP_CLUSTER_MAX + (nr_taken - reclaimed));
         let (nr_reclaimed, priority) = (reclaimed, sc.priority);
-        self.trace(Kind::LruShrinkInactive { nr_scanned: nr_taken, nr_reclaimed, priority, file: t == 1 });
+        self.trace(Kind::LruShrinkInactive {
+            nr_scanned: nr_taken,
+            nr_reclaimed,
+            nr_dirty: sc.nr_dirty - dirty_before,
+            nr_writeback: sc.nr_writeback - writeback_before,
+            nr_activate: activated,
+            priority,
+            file: t == 1,
+        });
         reclaimed
     }
 

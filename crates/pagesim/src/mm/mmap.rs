@@ -44,8 +44,13 @@ pub struct Vma {
     pub hint: VmHint,
     /// MADV_WILLNEED is still to be applied (at the VMA's first fault).
     pub willneed: bool,
+    /// PTEs: one per page, indexed by the page's index in the object mapped (a file VMA's
+    /// PTE `i` maps file page `i`).
     pub pages: u32,
     pub pte: Vec<u32>,
+    /// A file VMA's first page (`vm_pgoff`): its PTEs below it are outside the mapping and
+    /// stay empty. 0 but for a replayed trace's mapping made at a file offset.
+    pub pgoff: u32,
     /// Index of its region in the scenario's region order (for the page content model).
     pub region: u32,
     /// The anon_vma of a private anonymous VMA (`AnonId`); none for shmem and file VMAs.

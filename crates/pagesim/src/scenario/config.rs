@@ -282,6 +282,12 @@ pub struct Region {
     /// The extent a file region maps.
     #[serde(skip)]
     pub extent: Option<u32>,
+    /// The file page a file region's first page maps: a replayed trace's mapping made at a
+    /// file offset (a program's text and read-only data, mapped by the loader at their
+    /// offsets in the ELF file); 0 for a scenario's regions, which map their file from its
+    /// start.
+    #[serde(skip)]
+    pub pgoff: u64,
     /// A file region's hint; `None` for anon and shmem regions, which take none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub madvise: Option<Madvise>,
@@ -944,6 +950,10 @@ impl Config {
                     size: pages * 4096,
                     file: mapped.map(|f| f.name.clone()),
                     extent: mapped.and_then(|f| f.extent),
+                    pgoff: match inst.backing {
+                        crate::tracefile::pgt::Backing::File { pgoff, .. } if mapped.is_some() => pgoff,
+                        _ => 0,
+                    },
                     // Another tool's trace asks for pages, not for what is around them.
                     madvise: mapped.map(|_| match tp.info.format {
                         Some(_) => crate::scenario::Madvise::Random,
@@ -1633,6 +1643,7 @@ fn resolve_regions(file: &ScenarioFile, files: &[File]) -> Result<Vec<Region>, (
             size,
             file: r.file.clone(),
             extent,
+            pgoff: 0,
             madvise,
             writable: r.writable,
             exec: r.exec,

@@ -11,6 +11,7 @@
 //! (its line in a text format) and what was expected; a reader never panics on its input.
 
 mod blkparse;
+pub mod elf;
 mod lackey;
 mod libcachesim_csv;
 mod msr;

@@ -673,18 +673,33 @@ impl Procs {
             }
             &Record::Mapping { stream, start, end, offset, flags, file } => {
                 let proc = self.stream_proc[stream as usize];
-                let backing = match file {
-                    Some(file) => Backing::File { file, pgoff: offset / PAGE, shared: flags & MAP_SHARED != 0 },
-                    None => Backing::Anon,
+                let (start, end, pgoff) = (start / PAGE, end.div_ceil(PAGE), offset / PAGE);
+                let (writable, exec) = (flags & MAP_WRITE != 0, flags & MAP_EXEC != 0);
+                let Some(file) = file else {
+                    self.map(proc, start, end, Backing::Anon, writable, exec);
+                    return None;
                 };
-                self.map(
-                    proc,
-                    start / PAGE,
-                    end.div_ceil(PAGE),
-                    backing,
-                    flags & MAP_WRITE != 0,
-                    flags & MAP_EXEC != 0,
-                );
+                let shared = flags & MAP_SHARED != 0;
+                // QEMU shows a guest ELF's header, text and read-only data as one mapping,
+                // readable only (`elf::exec_pages`): the kernel maps the text VM_EXEC.
+                let text = if writable || exec {
+                    Vec::new()
+                } else {
+                    let f = &self.files[file as usize];
+                    super::elf::exec_pages(&f.path, f.size)
+                };
+                let is_text = |page: u64| text.iter().any(|&[a, b]| (a..b).contains(&page));
+                let mut s = start;
+                while s < end {
+                    let x = exec || is_text(pgoff + (s - start));
+                    let mut e = s + 1;
+                    while e < end && (exec || is_text(pgoff + (e - start))) == x {
+                        e += 1;
+                    }
+                    let backing = Backing::File { file, pgoff: pgoff + (s - start), shared };
+                    self.map(proc, s, e, backing, writable, x);
+                    s = e;
+                }
                 None
             }
             &Record::Syscall { stream, nr, args, ret, file, .. } => {
