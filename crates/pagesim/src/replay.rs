@@ -156,11 +156,12 @@ struct RefsKey {
     sample: u64,
 }
 
-/// The last numbering [`TraceInfo::scan_refs_shared`] made, with a weak hold on its
-/// references' file: while a run built from it lives, another run of the same trace shares
-/// the file instead of reading the trace again; once none does, the file is gone.
-static LAST_REFS: std::sync::Mutex<Option<(RefsKey, TraceInfo, std::sync::Weak<TempFile>)>> =
-    std::sync::Mutex::new(None);
+/// The numberings [`TraceInfo::scan_refs_shared`] made that a run still holds, each with a
+/// weak hold on its references' file: while a run built from one lives, another run of the
+/// same trace shares the file instead of reading the trace again; once none does, the file
+/// is gone and the entry is dropped at the next call.
+static SHARED_REFS: std::sync::Mutex<Vec<(RefsKey, TraceInfo, std::sync::Weak<TempFile>)>> =
+    std::sync::Mutex::new(Vec::new());
 
 impl TraceInfo {
     /// Reads another tool's trace `path` in format `format` through: its distinct pages
@@ -268,15 +269,19 @@ impl TraceInfo {
             format: format.into(),
             sample: sample.to_bits(),
         });
-        let mut last = LAST_REFS.lock().unwrap_or_else(|e| e.into_inner());
-        if let (Some(k), Some((held, info, refs))) = (&key, last.as_ref()) {
-            if let (true, Some(refs)) = (k == held, refs.upgrade()) {
+        let shared = || SHARED_REFS.lock().unwrap_or_else(|e| e.into_inner());
+        {
+            let mut held = shared();
+            held.retain(|(_, _, refs)| refs.strong_count() > 0);
+            let found = held.iter().find(|(k, _, _)| key.as_ref() == Some(k));
+            if let Some((_, info, Some(refs))) = found.map(|(k, i, r)| (k, i, r.upgrade())) {
                 return Ok(TraceInfo { refs: Some(refs), ..info.clone() });
             }
         }
+        // Read without the lock: another thread may number another trace meanwhile.
         let info = Self::scan_refs(path, format, sample)?;
         if let (Some(k), Some(refs)) = (key, &info.refs) {
-            *last = Some((k, TraceInfo { refs: None, ..info.clone() }, std::sync::Arc::downgrade(refs)));
+            shared().push((k, TraceInfo { refs: None, ..info.clone() }, std::sync::Arc::downgrade(refs)));
         }
         Ok(info)
     }
