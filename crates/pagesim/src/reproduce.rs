@@ -818,5 +818,6 @@ published = { B = 7 }
         assert!(e.contains("row.0.name") && e.contains("\"pswapin\" is not a counter"), "{e}");
         write(&d, "reproduce.toml", &table("[[row]]\nname = \"pswpin\"\nset = []\n").replace("seeds = 3", "seeds = 0"));
         assert!(Table::load(&d).unwrap_err().0.contains("seeds: must be at least 1"));
+        std::fs::remove_dir_all(&d).unwrap();
     }
 }
