@@ -639,7 +639,6 @@ impl Sim {
         let Mm { vmas, frames, .. } = &mut self.mm;
         let v = &mut vmas[vma];
         let (pages, ra, pgoff) = (v.pages as u64, v.ra, v.pgoff as u64);
-        let ptes = &mut v.pte[..];
         let file = &self.pc.files[fi];
         // The aligned window, inside the VMA (`do_fault_around` clips it to vm_start).
         let start = ((idx as u64) & !(FAULT_AROUND_PAGES - 1)).max(pgoff);
@@ -653,11 +652,8 @@ impl Sim {
             i = at;
             let flags = frames.flags[f];
             let (first, nr) = (frames.index[f] as u64, 1u64 << (flags >> pg::ORDER_SHIFT));
-            let (lo, hi) = if whole && first >= pgoff && first + nr <= pages {
-                (first, first + nr)
-            } else {
-                (i, (first + nr).min(end))
-            };
+            let (lo, hi) =
+                if whole && v.holds_folio(first, nr) { (first, first + nr) } else { (i, (first + nr).min(end)) };
             i = (first + nr).max(i + 1);
             if flags & (pg::LOCKED | pg::READAHEAD) != 0 {
                 continue;
@@ -665,14 +661,7 @@ impl Sim {
             if !(skip_workingset && flags & pg::WORKINGSET != 0) {
                 hits += (hi - lo) as u32;
             }
-            // Sim::map_folio_pages, on the borrowed PTEs.
-            let e = file_pte(f, true);
-            for (p, pte) in (lo..hi).zip(&mut ptes[lo as usize..hi as usize]) {
-                if *pte == pte::NONE {
-                    *pte = e;
-                    mapped_target |= p == target;
-                }
-            }
+            mapped_target |= map_folio_ptes(&mut v.pte, f, lo..hi, target);
             frames.flags[f] = flags & !pg::RA_UNUSED;
         }
         let state = &mut self.pc.ra_states[ra as usize];
@@ -760,29 +749,15 @@ impl Sim {
         Fault::Done
     }
 
-    /// Maps the pages `pages` of folio `f` in file VMA `vma` where nothing is mapped yet,
-    /// young (`set_pte_range` on x86). Returns whether page `target` was mapped here.
-    fn map_folio_pages(&mut self, vma: VmaId, f: Pfn, pages: std::ops::Range<u64>, target: u64) -> bool {
-        let mut mapped_target = false;
-        let ptes = &mut self.mm.vmas[vma].pte;
-        for p in pages {
-            if ptes[p as usize] == pte::NONE {
-                ptes[p as usize] = file_pte(f, true);
-                mapped_target |= p == target;
-            }
-        }
-        mapped_target
-    }
-
     /// `finish_fault`: maps page `idx` of file VMA `vma`; from 6.18, if its folio is large
     /// and lies inside the VMA, the folio's other unmapped pages too (all young, as above).
     fn finish_fault(&mut self, vma: VmaId, f: Pfn, idx: u32) {
         let (first, nr) = (self.mm.frames.index[f] as u64, self.mm.frames.nr_pages(f));
-        let v = &self.mm.vmas[vma];
-        if nr > 1 && self.profile.fault_around_whole_folio && first >= v.pgoff as u64 && first + nr <= v.pages as u64 {
-            self.map_folio_pages(vma, f, first..first + nr, idx as u64);
+        let v = &mut self.mm.vmas[vma];
+        if nr > 1 && self.profile.fault_around_whole_folio && v.holds_folio(first, nr) {
+            map_folio_ptes(&mut v.pte, f, first..first + nr, idx as u64);
         }
-        self.mm.vmas[vma].pte[idx as usize] = file_pte(f, true);
+        v.pte[idx as usize] = file_pte(f, true);
     }
 
     /// The madvise hint of a file VMA as the readahead policies take it.
@@ -808,6 +783,20 @@ impl Sim {
         self.pc.files[fi].delete_folio(idx, nr, f, shadow);
         self.mm.frames.set_owner(f, Owner::None, 0);
     }
+}
+
+/// Maps the pages `pages` of folio `f` where nothing is mapped yet in the file VMA's PTEs
+/// `ptes`, young (`set_pte_range` on x86). Returns whether page `target` was mapped here.
+fn map_folio_ptes(ptes: &mut [u32], f: Pfn, pages: std::ops::Range<u64>, target: u64) -> bool {
+    let e = file_pte(f, true);
+    let mut mapped_target = false;
+    for (p, pte) in pages.clone().zip(&mut ptes[pages.start as usize..pages.end as usize]) {
+        if *pte == pte::NONE {
+            *pte = e;
+            mapped_target |= p == target;
+        }
+    }
+    mapped_target
 }
 
 #[cfg(test)]

@@ -307,18 +307,17 @@ impl Sim {
                 Ev::Access { inst, idx, write, .. } => {
                     let region = region_base + inst;
                     let mm = self.mm_task(tid);
-                    // A file mapping's page `idx` is file page `pgoff + idx` (the program's
-                    // text at its offset in the ELF file), and its PTEs are indexed so.
-                    let reg = &self.procs.regions[region as usize];
-                    let pgoff = reg.pgoff as u32;
-                    let idx = pgoff + idx;
                     let vma = match self.sched.tasks[mm].vma_of(region) {
                         Some(v) => v,
                         None => {
-                            let pages = pgoff + reg.size.div_ceil(4096) as u32;
+                            let reg = &self.procs.regions[region as usize];
+                            let pages = reg.pgoff as u32 + reg.size.div_ceil(4096) as u32;
                             self.map_region(mm, region, pages)
                         }
                     };
+                    // A file mapping's page `idx` is file page `pgoff + idx` (the program's
+                    // text at its offset in the ELF file), and its PTEs are indexed so.
+                    let idx = self.mm.vmas[vma].pgoff + idx;
                     let e = self.mm.vmas[vma].pte[idx as usize];
                     let need = if write { pte::WRITE } else { 0 };
                     if !pte::is_present(e) || e & need != need {

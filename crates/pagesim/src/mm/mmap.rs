@@ -61,6 +61,14 @@ pub struct Vma {
     pub live: bool,
 }
 
+impl Vma {
+    /// Whether the folio of `nr` pages at file page `first` lies inside this file VMA
+    /// (`[pgoff, pages)`): from 6.18 fault-around and `finish_fault` map such a folio whole.
+    pub fn holds_folio(&self, first: u64, nr: u64) -> bool {
+        first >= self.pgoff as u64 && first + nr <= self.pages as u64
+    }
+}
+
 crate::ids::index_by!(Vma, crate::ids::VmaId);
 
 /// A private anonymous memory lineage (`struct anon_vma`): the VMAs that may map its pages,
