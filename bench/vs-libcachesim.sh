@@ -9,6 +9,10 @@
 #
 #   bench/vs-libcachesim.sh [REQUESTS] [OBJECTS]
 #
+# PAGESIM=BINARY times that CLI instead of target/release/pagesim. If scripts/build-pgo.sh has
+# built target/pgo/release/pagesim (the profile-guided build, trained on other workloads), the
+# whole model is timed with it too, in the same run.
+#
 # libCacheSim's Python package goes into a benchmark venv (target/bench-venv, or
 # $PAGESIM_BENCH_VENV), not into the project's: the test suite never needs it. Needs the release CLI (cargo build --release -p
 # pagesim-cli) and the package index (pip install libcachesim).
@@ -17,19 +21,21 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REQUESTS=${1:-10000000}
 OBJECTS=${2:-1000000}
 VENV=${PAGESIM_BENCH_VENV:-$ROOT/target/bench-venv}
-PAGESIM=$ROOT/target/release/pagesim
-[ -x "$PAGESIM" ] || { echo "vs-libcachesim: build the CLI first: cargo build --release -p pagesim-cli" >&2; exit 2; }
+PAGESIM=${PAGESIM:-$ROOT/target/release/pagesim}
+[ -x "$PAGESIM" ] || { echo "vs-libcachesim: $PAGESIM not found: build the CLI first: cargo build --release -p pagesim-cli" >&2; exit 2; }
+PGO=$ROOT/target/pgo/release/pagesim
+[ -x "$PGO" ] && [ "$PGO" != "$PAGESIM" ] || PGO="" 
 if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import libcachesim, numpy' 2>/dev/null; then
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q libcachesim numpy
 fi
 TRACE=$ROOT/target/bench-zipf-$REQUESTS-$OBJECTS.oracleGeneral.bin
-exec "$VENV/bin/python" - "$PAGESIM" "$TRACE" "$REQUESTS" "$OBJECTS" <<'PY'
-import os, subprocess, sys, time
+exec "$VENV/bin/python" - "$PAGESIM" "$TRACE" "$REQUESTS" "$OBJECTS" "$PGO" <<'PY'
+import json, os, subprocess, sys, time
 import numpy as np
 import libcachesim as lcs
 
-pagesim, trace, n, objects = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+pagesim, trace, n, objects, pgo = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 if not os.path.exists(trace):
     # zipf(1.0) over `objects` ids by inverse CDF, seeded; records <IQIq: time, id, size, next.
     rng = np.random.default_rng(1)
@@ -46,8 +52,20 @@ if not os.path.exists(trace):
     os.replace(tmp, trace)
 distinct = len(np.unique(np.fromfile(trace, dtype=[("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])["id"]))
 print(f"trace {trace}: {n} requests, {distinct} distinct 4 KiB objects (zipf 1.0)")
-print(f"{'cache':>8} {'size':>10} {'libCacheSim LRU':>16} {'time':>8} {'pagesim cache':>14} {'time':>8} {'speed-up':>9}"
-      f" {'linux-6.6 model':>16} {'time':>8} {'vs LRU':>7}")
+print(f"pagesim: {pagesim}" + (f"; profile-guided build: {pgo}" if pgo else ""))
+
+
+def timed(binary, size, *policy):
+    """pagesim cache's miss ratio and wall time at `size` bytes."""
+    t0 = time.perf_counter()
+    out = subprocess.run([binary, "cache", trace, "--ram", str(size), *policy, "--json"], check=True,
+                         capture_output=True, text=True).stdout
+    return json.loads(out)["sizes"][0]["miss_ratio"], time.perf_counter() - t0
+
+
+head = (f"{'cache':>8} {'size':>10} {'libCacheSim LRU':>16} {'time':>8} {'pagesim cache':>14} {'time':>8} {'speed-up':>9}"
+        f" {'linux-6.6 model':>16} {'time':>8} {'vs LRU':>7}")
+print(head + (f" {'pgo build':>9} {'vs LRU':>7}" if pgo else ""))
 for pct in (1, 10, 50):
     size = distinct * 4096 * pct // 100
     reader = lcs.TraceReader(trace=trace, trace_type=lcs.TraceType.ORACLE_GENERAL_TRACE)
@@ -55,17 +73,14 @@ for pct in (1, 10, 50):
     t0 = time.perf_counter()
     lcs_mr, _ = cache.process_trace(reader)
     t_lcs = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    out = subprocess.run([pagesim, "cache", trace, "--ram", str(size), "--json"], check=True,
-                         capture_output=True, text=True).stdout
-    t_ps = time.perf_counter() - t0
-    import json
-    ps_mr = json.loads(out)["sizes"][0]["miss_ratio"]
-    t0 = time.perf_counter()
-    out = subprocess.run([pagesim, "cache", trace, "--ram", str(size), "--policy", "linux-6.6", "--json"],
-                         check=True, capture_output=True, text=True).stdout
-    t_k = time.perf_counter() - t0
-    k_mr = json.loads(out)["sizes"][0]["miss_ratio"]
-    print(f"{pct:>7}% {size:>10} {lcs_mr:>16.6f} {t_lcs:>7.2f}s {ps_mr:>14.6f} {t_ps:>7.2f}s {t_lcs / t_ps:>8.2f}x"
-          f" {k_mr:>16.6f} {t_k:>7.2f}s {t_lcs / t_k:>6.2f}x", flush=True)
+    ps_mr, t_ps = timed(pagesim, size)
+    k_mr, t_k = timed(pagesim, size, "--policy", "linux-6.6")
+    row = (f"{pct:>7}% {size:>10} {lcs_mr:>16.6f} {t_lcs:>7.2f}s {ps_mr:>14.6f} {t_ps:>7.2f}s {t_lcs / t_ps:>8.2f}x"
+           f" {k_mr:>16.6f} {t_k:>7.2f}s {t_lcs / t_k:>6.2f}x")
+    if pgo:
+        g_mr, t_g = timed(pgo, size, "--policy", "linux-6.6")
+        if g_mr != k_mr:
+            sys.exit(f"the profile-guided build's miss ratio {g_mr} is not the release build's {k_mr}")
+        row += f" {t_g:>8.2f}s {t_lcs / t_g:>6.2f}x"
+    print(row, flush=True)
 PY

@@ -9,6 +9,9 @@
 #                                    list every value that differs from target/golden/NAME
 #                                    (exit 1 if any does, 0 if the outputs are byte-identical)
 #
+# PAGESIM=BINARY records with that CLI instead of building the working tree's (a build of the
+# same source another way, such as scripts/build-pgo.sh's, must compare identical).
+#
 # Typical use around a change: `golden.sh record before` on the parent commit, then
 # `golden.sh compare before` after the change. A restructuring must compare identical; a fix
 # that moves numbers is listed, value by value, so its note can explain each.
@@ -25,8 +28,13 @@ record() { # DIR
     local dir=$1
     rm -rf "$dir"
     mkdir -p "$dir"
-    cargo build --release -q -p pagesim-cli
-    local bin=$ROOT/target/release/pagesim n=0
+    local bin=${PAGESIM:-}
+    if [ -z "$bin" ]; then
+        cargo build --release -q -p pagesim-cli
+        bin=$ROOT/target/release/pagesim
+    fi
+    [ -x "$bin" ] || { echo "golden.sh: PAGESIM=$bin is not an executable" >&2; exit 2; }
+    local n=0
     local f out
     while IFS= read -r f; do
         out=$dir/$(echo "${f%.toml}" | tr / _).json
