@@ -101,4 +101,19 @@ step "merging the profiles"
 
 step "building the optimised CLI (target/pgo/release/pagesim)"
 RUSTFLAGS="-Cprofile-use=$work/merged.profdata" cargo build --release -p pagesim-cli --target-dir "$ROOT/target/pgo"
-echo "built $ROOT/target/pgo/release/pagesim"
+pgo=$ROOT/target/pgo/release/pagesim
+
+# The same source built two ways must give the same numbers: the optimised CLI against the
+# instrumented one, on a scenario and on the trace (golden.sh with PAGESIM= checks them all).
+step "checking the optimised CLI against the instrumented one"
+for b in "$bin" "$pgo"; do
+    "$b" run validation/file-mmap-random.toml --seed 1 --json --quiet
+    "$b" cache "$trace" --sizes 8M,80M --policy linux-6.18 --json | sed 's/"seconds":[^,}]*//'
+done >"$work/check.out" 2>&1
+half=$(($(wc -l <"$work/check.out") / 2))
+if ! cmp -s <(head -n "$half" "$work/check.out") <(tail -n +"$((half + 1))" "$work/check.out"); then
+    echo "build-pgo.sh: $pgo and the instrumented CLI disagree (outputs in $work/check.out)" >&2
+    exit 1
+fi
+rm -rf "$work/raw"
+echo "built $pgo: outputs identical to the instrumented build's"
