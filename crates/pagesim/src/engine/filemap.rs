@@ -787,6 +787,7 @@ impl Sim {
 
 /// Maps the pages `pages` of folio `f` where nothing is mapped yet in the file VMA's PTEs
 /// `ptes`, young (`set_pte_range` on x86). Returns whether page `target` was mapped here.
+#[inline]
 fn map_folio_ptes(ptes: &mut [u32], f: Pfn, pages: std::ops::Range<u64>, target: u64) -> bool {
     let e = file_pte(f, true);
     let mut mapped_target = false;

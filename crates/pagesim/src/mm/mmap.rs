@@ -64,6 +64,7 @@ pub struct Vma {
 impl Vma {
     /// Whether the folio of `nr` pages at file page `first` lies inside this file VMA
     /// (`[pgoff, pages)`): from 6.18 fault-around and `finish_fault` map such a folio whole.
+    #[inline]
     pub fn holds_folio(&self, first: u64, nr: u64) -> bool {
         first >= self.pgoff as u64 && first + nr <= self.pages as u64
     }
