@@ -7,7 +7,11 @@
 # its LRU lists and workingset detection in a memcg of the size) with its time against
 # libCacheSim's LRU.
 #
-#   bench/vs-libcachesim.sh [REQUESTS] [OBJECTS]
+#   bench/vs-libcachesim.sh [REQUESTS] [OBJECTS] [REPEATS]
+#
+# Each size is timed REPEATS times (3 by default), the tools taking turns, and each time is
+# the median of its repeats: this VM's speed moves by up to 2x between minutes, for both
+# tools, and a single pass compares one tool's slow minute with the other's fast one.
 #
 # PAGESIM=BINARY times that CLI instead of target/release/pagesim. If scripts/build-pgo.sh has
 # built target/pgo/release/pagesim (the profile-guided build, trained on other workloads), the
@@ -20,6 +24,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 REQUESTS=${1:-10000000}
 OBJECTS=${2:-1000000}
+REPEATS=${3:-3}
+case "$REPEATS" in '' | *[!0-9]* | 0) echo "vs-libcachesim: REPEATS must be a positive number, got $REPEATS" >&2; exit 2 ;; esac
 VENV=${PAGESIM_BENCH_VENV:-$ROOT/target/bench-venv}
 PAGESIM=${PAGESIM:-$ROOT/target/release/pagesim}
 [ -x "$PAGESIM" ] || { echo "vs-libcachesim: $PAGESIM not found: build the CLI first: cargo build --release -p pagesim-cli" >&2; exit 2; }
@@ -30,12 +36,13 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import libcachesim, n
     "$VENV/bin/pip" install -q libcachesim numpy
 fi
 TRACE=$ROOT/target/bench-zipf-$REQUESTS-$OBJECTS.oracleGeneral.bin
-exec "$VENV/bin/python" - "$PAGESIM" "$TRACE" "$REQUESTS" "$OBJECTS" "$PGO" <<'PY'
-import json, os, subprocess, sys, time
+exec "$VENV/bin/python" - "$PAGESIM" "$TRACE" "$REQUESTS" "$OBJECTS" "$PGO" "$REPEATS" <<'PY'
+import json, os, statistics, subprocess, sys, time
 import numpy as np
 import libcachesim as lcs
 
 pagesim, trace, n, objects, pgo = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+repeats = int(sys.argv[6])
 if not os.path.exists(trace):
     # zipf(1.0) over `objects` ids by inverse CDF, seeded; records <IQIq: time, id, size, next.
     rng = np.random.default_rng(1)
@@ -52,7 +59,8 @@ if not os.path.exists(trace):
     os.replace(tmp, trace)
 distinct = len(np.unique(np.fromfile(trace, dtype=[("t", "<u4"), ("id", "<u8"), ("size", "<u4"), ("next", "<i8")])["id"]))
 print(f"trace {trace}: {n} requests, {distinct} distinct 4 KiB objects (zipf 1.0)")
-print(f"pagesim: {pagesim}" + (f"; profile-guided build: {pgo}" if pgo else ""))
+print(f"pagesim: {pagesim}" + (f"; profile-guided build: {pgo}" if pgo else "")
+      + f"; times: the median of {repeats} turns")
 
 
 def timed(binary, size, *policy):
@@ -66,21 +74,36 @@ def timed(binary, size, *policy):
 head = (f"{'cache':>8} {'size':>10} {'libCacheSim LRU':>16} {'time':>8} {'pagesim cache':>14} {'time':>8} {'speed-up':>9}"
         f" {'linux-6.6 model':>16} {'time':>8} {'vs LRU':>7}")
 print(head + (f" {'pgo build':>9} {'vs LRU':>7}" if pgo else ""))
-for pct in (1, 10, 50):
-    size = distinct * 4096 * pct // 100
+
+
+def lcs_lru(size):
+    """libCacheSim's LRU miss ratio and time at `size` bytes."""
     reader = lcs.TraceReader(trace=trace, trace_type=lcs.TraceType.ORACLE_GENERAL_TRACE)
     cache = lcs.LRU(cache_size=size)
     t0 = time.perf_counter()
-    lcs_mr, _ = cache.process_trace(reader)
-    t_lcs = time.perf_counter() - t0
-    ps_mr, t_ps = timed(pagesim, size)
-    k_mr, t_k = timed(pagesim, size, "--policy", "linux-6.6")
-    row = (f"{pct:>7}% {size:>10} {lcs_mr:>16.6f} {t_lcs:>7.2f}s {ps_mr:>14.6f} {t_ps:>7.2f}s {t_lcs / t_ps:>8.2f}x"
-           f" {k_mr:>16.6f} {t_k:>7.2f}s {t_lcs / t_k:>6.2f}x")
+    mr, _ = cache.process_trace(reader)
+    return mr, time.perf_counter() - t0
+
+
+for pct in (1, 10, 50):
+    size = distinct * 4096 * pct // 100
+    runs = [("lcs", lambda: lcs_lru(size)), ("lru", lambda: timed(pagesim, size)),
+            ("model", lambda: timed(pagesim, size, "--policy", "linux-6.6"))]
     if pgo:
-        g_mr, t_g = timed(pgo, size, "--policy", "linux-6.6")
-        if g_mr != k_mr:
-            sys.exit(f"the profile-guided build's miss ratio {g_mr} is not the release build's {k_mr}")
-        row += f" {t_g:>8.2f}s {t_lcs / t_g:>6.2f}x"
+        runs.append(("pgo", lambda: timed(pgo, size, "--policy", "linux-6.6")))
+    mr, times = {}, {name: [] for name, _ in runs}
+    for _ in range(repeats):
+        for name, run in runs:
+            r, t = run()
+            if mr.setdefault(name, r) != r:
+                sys.exit(f"{name}: miss ratio {r} in one turn, {mr[name]} in another")
+            times[name].append(t)
+    t = {name: statistics.median(ts) for name, ts in times.items()}
+    row = (f"{pct:>7}% {size:>10} {mr['lcs']:>16.6f} {t['lcs']:>7.2f}s {mr['lru']:>14.6f} {t['lru']:>7.2f}s"
+           f" {t['lcs'] / t['lru']:>8.2f}x {mr['model']:>16.6f} {t['model']:>7.2f}s {t['lcs'] / t['model']:>6.2f}x")
+    if pgo:
+        if mr["pgo"] != mr["model"]:
+            sys.exit(f"the profile-guided build's miss ratio {mr['pgo']} is not the release build's {mr['model']}")
+        row += f" {t['pgo']:>8.2f}s {t['lcs'] / t['pgo']:>6.2f}x"
     print(row, flush=True)
 PY
