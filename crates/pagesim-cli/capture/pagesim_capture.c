@@ -109,7 +109,7 @@ EXPORT int qemu_plugin_version = PAGESIM_PLUGIN_API;
 
 /* ---- State. ---- */
 #define MAGIC 0x7061676573696d31ull /* "pagesim1" */
-#define RAW_VERSION 2
+#define RAW_VERSION 3
 /* A time mark: a record in the form of a system call of this number, written every
  * MARK_INSNS instructions a thread runs without a system call, so that `pagesim capture`
  * orders the threads' records by the time they ran (a thread that computes for long
@@ -171,6 +171,7 @@ struct stream {
     uint64_t insns;      /* instructions this thread executed */
     uint64_t last_insns; /* at its previous record */
     uint64_t mark_insns; /* at its previous system call or time mark */
+    uint64_t recorded;   /* instructions its records carry: the header's last word at close */
     /* The K most recent pages of its loads and stores, and of its instruction fetches
      * (stack deletion, touch()). */
     struct recent data, code;
@@ -231,9 +232,16 @@ static void flush(struct stream *s) {
     s->n = 0;
 }
 
+/* The header's last word: the instructions the stream's records carry, written when it
+ * closes, so that the conversion need not read every raw file twice (UINT64_MAX, as
+ * opened, if the stream never closed: the conversion counts them then). */
+#define HEADER_WORDS 9
+
 static void close_stream(struct stream *s) {
     if (s->fd >= 0) {
         flush(s);
+        while (pwrite(s->fd, &s->recorded, 8, (HEADER_WORDS - 1) * 8) < 0 && errno == EINTR)
+            ;
         close(s->fd);
         s->fd = -1;
     }
@@ -252,8 +260,10 @@ static void open_stream(struct stream *s) {
     if (s->fd < 0)
         die("cannot move the raw trace's descriptor");
     close(fd);
-    uint64_t h[8] = {MAGIC, RAW_VERSION, (uint64_t)pid, (uint64_t)tid, (uint64_t)parent_pid, k, now_ns(), seq};
+    uint64_t h[HEADER_WORDS] = {MAGIC, RAW_VERSION, (uint64_t)pid, (uint64_t)tid, (uint64_t)parent_pid, k, now_ns(), seq,
+                                UINT64_MAX};
     write_all(s->fd, h, sizeof h);
+    s->recorded = 0;
 }
 
 static void forget_recent(struct recent *r);
@@ -462,6 +472,7 @@ static __attribute__((noinline)) void touch_slow(struct stream *s, struct recent
         room(s, 2);
         s->buf[s->n++] = vpn << 2 | (uint64_t)store << 1 | TAG_ACCESS;
         s->buf[s->n++] = s->insns - s->last_insns;
+        s->recorded += s->insns - s->last_insns;
         s->last_insns = s->insns;
     }
 }
@@ -690,6 +701,7 @@ static void put_syscall(struct stream *s, int64_t nr, int64_t ret, bool with_fil
     room(s, words);
     put(s, (uint64_t)words << 32 | (uint64_t)nr << 2 | TAG_SYSCALL);
     put(s, s->insns - s->last_insns);
+    s->recorded += s->insns - s->last_insns;
     s->last_insns = s->insns;
     s->mark_insns = s->insns;
     put(s, now_ns());

@@ -14,7 +14,10 @@ const PLUGIN_SOURCE: &str = include_str!("../capture/pagesim_capture.c");
 
 /// The plugin's raw files (see the comment at the top of the plugin's source).
 const RAW_MAGIC: u64 = 0x7061676573696d31;
-const RAW_VERSION: u64 = 2;
+const RAW_VERSION: u64 = 3;
+/// Words of a raw file's header; the last is the instructions its records carry (written by
+/// the plugin when the stream closes; `u64::MAX` if it never did).
+const RAW_HEADER_WORDS: usize = 9;
 /// A raw record in the form of a system call of this number is a time mark of the plugin
 /// (`MARK_NR`): the thread's clock after a stretch of instructions without a call.
 const MARK_NR: u32 = 0x3fff_fffe;
@@ -250,6 +253,9 @@ struct RawFile {
     carry: u64,
     /// Word offset of the record being read (for errors).
     word: u64,
+    /// The instructions its records carry, as the plugin wrote them when the stream closed
+    /// (`None`: it never closed, they are counted).
+    insns: Option<u64>,
 }
 
 impl RawFile {
@@ -270,8 +276,9 @@ impl RawFile {
             insns_since: 0,
             carry: 0,
             word: 0,
+            insns: None,
         };
-        let mut h = [0u64; 8];
+        let mut h = [0u64; RAW_HEADER_WORDS];
         for w in &mut h {
             *w = rf.word()?.ok_or_else(|| rf.err("truncated in its header"))?;
         }
@@ -283,6 +290,7 @@ impl RawFile {
         rf.stream.parent = h[4] as u32;
         rf.stream.start_ns = h[6];
         rf.last_ns = h[6];
+        rf.insns = Some(h[8]).filter(|&n| n != u64::MAX);
         rf.next = rf.read()?;
         Ok(rf)
     }
@@ -418,12 +426,13 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
     let epoch = files.iter().map(|f| f.stream.start_ns).min().unwrap_or(0);
     let mut summary = Summary::default();
 
-    // The header's ns_per_insn (a native run's CPU time over the instructions) from a first
-    // pass over the raw files, so that the trace is compressed as it is merged: ruzstd in a
-    // thread of its own, fed chunks of the uncompressed trace. (Written uncompressed to a
+    // The header's ns_per_insn (a native run's CPU time over the instructions) before the
+    // merge, so that the trace is compressed as it is merged: ruzstd in a thread of its own,
+    // fed chunks of the uncompressed trace. The instructions are in each raw file's header
+    // (a stream that never closed is read once more to count them). (Written uncompressed to a
     // file first and compressed after, gzip's 99 M records took 13 s to convert.)
     if let Some(cpu) = native_cpu_ns {
-        let insns = raw_insns(&names)?;
+        let insns = raw_insns(&names, true)?;
         if insns > 0 {
             header.ns_per_insn = Some(cpu as f64 / insns as f64);
         }
@@ -588,15 +597,25 @@ pub fn convert(raw: &Path, out: &Path, mut header: Header, native_cpu_ns: Option
     if done.is_err() {
         let _ = std::fs::remove_file(&part);
     }
-    debug_assert!(done.is_err() || native_cpu_ns.is_none() || raw_insns(&names) == Ok(summary.insns));
+    // The plugin's totals are its records' sums.
+    debug_assert!(
+        done.is_err()
+            || native_cpu_ns.is_none()
+            || (raw_insns(&names, true) == Ok(summary.insns) && raw_insns(&names, false) == Ok(summary.insns))
+    );
     done.map(|()| summary)
 }
 
-/// The instructions of all the raw files' records (a first pass, for the header).
-fn raw_insns(names: &[PathBuf]) -> Result<u64, String> {
+/// The instructions of all the raw files' records, for the header: from each file's header
+/// where the plugin closed its stream (`headers`), else by a pass over its records.
+fn raw_insns(names: &[PathBuf], headers: bool) -> Result<u64, String> {
     let mut n = 0;
     for p in names {
         let mut f = RawFile::open(p)?;
+        if let Some(total) = f.insns.filter(|_| headers) {
+            n += total;
+            continue;
+        }
         while let Some(r) = f.next.take() {
             n += match r {
                 Raw::Access { insns, .. } | Raw::Syscall { insns, .. } => insns,
@@ -670,10 +689,11 @@ impl Read for ChunkReader {
 mod tests {
     use super::*;
 
-    /// A raw file as the plugin writes it: the header, then `words`.
-    fn raw_file(dir: &Path, pid: u64, words: &[u64]) {
+    /// A raw file as the plugin writes it: the header, then `words`; `insns` the header's
+    /// total of the records' instructions (`None`: a stream that never closed).
+    fn raw_file(dir: &Path, pid: u64, insns: Option<u64>, words: &[u64]) {
         let mut b = Vec::new();
-        for w in [RAW_MAGIC, RAW_VERSION, pid, pid, 1, 16, 0, 0].iter().chain(words) {
+        for w in [RAW_MAGIC, RAW_VERSION, pid, pid, 1, 16, 0, 0, insns.unwrap_or(u64::MAX)].iter().chain(words) {
             b.extend_from_slice(&w.to_le_bytes());
         }
         std::fs::write(dir.join(format!("{pid}.0.{pid}.0.raw")), b).unwrap();
@@ -703,11 +723,11 @@ mod tests {
         a.extend(call(MARK_NR, 2_000_000, 10_000_000));
         a.extend(access(101, 10));
         a.extend(call(pgt::nr::EXIT_GROUP, 5, 10_100_000));
-        raw_file(&dir, 10, &a);
+        raw_file(&dir, 10, Some(10 + 2_000_000 + 10 + 5), &a);
         let mut b = call(39, 10, 1_000_000);
         b.extend(access(200, 10));
         b.extend(call(pgt::nr::EXIT_GROUP, 5, 2_000_000));
-        raw_file(&dir, 20, &b);
+        raw_file(&dir, 20, None, &b);
         let out = dir.join("t.pgt");
         let header = Header { k: 16, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
         let summary = convert(&dir, &out, header, Some(4_000_100)).unwrap();
@@ -727,6 +747,25 @@ mod tests {
         assert_eq!((summary.ns_per_insn, r.header.ns_per_insn), (Some(2.0), Some(2.0)));
     }
 
+    /// The header's ns_per_insn needs every stream's instructions before the merge: a stream
+    /// the plugin closed gives them in its header, and is not read for them (a cut after its
+    /// first record goes unseen by that count); one that never closed is read to count them.
+    #[test]
+    fn a_closed_streams_instructions_come_from_its_header() {
+        let dir = std::env::temp_dir().join(format!("pagesim-convert-total-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut w = vec![100 << 2, 10];
+        w.extend(&call(39, 10, 1_000_000)[..5]);
+        raw_file(&dir, 10, Some(20), &w);
+        let names = [dir.join("10.0.10.0.raw")];
+        assert_eq!(raw_insns(&names, true), Ok(20));
+        let counted = raw_insns(&names, false).unwrap_err();
+        assert!(counted.contains("truncated in the middle of a record"), "{counted}");
+        raw_file(&dir, 10, None, &w);
+        assert!(raw_insns(&names, true).is_err(), "a stream that never closed is counted");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     /// A raw file that ends inside a record is an error naming the file and the word, with
     /// or without the first pass of a native run, and leaves no trace behind (the
     /// compressing thread's part file is removed).
@@ -737,12 +776,12 @@ mod tests {
         // An access, then a call cut short: the merge has begun when it meets the cut.
         let mut w = vec![100 << 2, 10];
         w.extend(&call(39, 10, 1_000_000)[..5]);
-        raw_file(&dir, 10, &w);
+        raw_file(&dir, 10, None, &w);
         let out = dir.join("t.pgt");
         for native in [None, Some(1000)] {
             let header = Header { k: 16, command: vec!["t".into()], ns_per_insn: None, tool: "test".into(), cwd: None };
             let e = convert(&dir, &out, header, native).unwrap_err();
-            assert!(e.contains("10.0.10.0.raw: word 15: truncated in the middle of a record"), "{e}");
+            assert!(e.contains("10.0.10.0.raw: word 16: truncated in the middle of a record"), "{e}");
             assert!(!out.exists() && !out.with_extension("pgt.part").exists());
         }
         let _ = std::fs::remove_dir_all(&dir);
