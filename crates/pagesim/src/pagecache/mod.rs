@@ -339,7 +339,7 @@ impl AddressSpace {
             *slot = f.slot();
         }
         let mut last = 0;
-        let mut taken = 0u8;
+        let mut taken = 0u64;
         for v in &mut self.shadow[range] {
             let v = std::mem::take(v);
             if v != 0 {
@@ -350,7 +350,7 @@ impl AddressSpace {
         if nr < XA_LEAF_PAGES {
             let l = &mut self.xa_leaves[b0 as usize];
             l.pages += nr as u8;
-            l.shadows -= taken;
+            l.shadows -= taken as u8;
         }
         ((last != 0).then(|| Shadow::unpack(last - 1)), blocks)
     }
