@@ -69,6 +69,8 @@ const INFO_COUNTERS: &[&str] = &[
     "workingset_activate_anon",
     "workingset_restore_anon",
     "workingset_activate_file",
+    // Shadow nodes the shadow shrinker freed: their pages read back are not refaults.
+    "workingset_nodereclaim",
     "zswpin",
     "zswpout",
     "zswpwb",

@@ -253,6 +253,12 @@ pub struct Profile {
     pub writeback_activate: bool,
     pub inactive_rule: InactiveRule,
     pub workingset: WorkingsetMode,
+    /// The shadow-node shrinker (mm/workingset.c `count_shadow_nodes`, memcg aware): the
+    /// page-cache xarray nodes that hold only shadow entries, beyond 1/8 of the memcg's
+    /// LRU pages, are freed with their shadows by `shrink_slab` in reclaim. Modelled for
+    /// the 6.x profiles, whose limit this is; without it every shadow stays until its page
+    /// refaults or the file is truncated.
+    pub shadow_node_shrinker: bool,
     /// `watermark_scale_factor` exists (≥4.6); otherwise low/high = min + min/4, min/2.
     pub watermark_scale: bool,
     /// Upper clamp of the default min_free_kbytes (65536 before 5.7, 262144 after).
@@ -496,6 +502,7 @@ const LINUX_3_14: Profile = Profile {
     writeback_activate: false,
     inactive_rule: InactiveRule::Legacy,
     workingset: WorkingsetMode::Off,
+    shadow_node_shrinker: false,
     watermark_scale: false,
     min_free_kbytes_max: 65_536,
     swappiness_max: 100,
@@ -569,6 +576,7 @@ const LINUX_6_6: Profile = Profile {
     writeback_activate: true,
     inactive_rule: InactiveRule::SqrtWithRefaults,
     workingset: WorkingsetMode::AnonAndFile,
+    shadow_node_shrinker: true,
     watermark_scale: true,
     min_free_kbytes_max: 262_144,
     swappiness_max: 200,
@@ -749,6 +757,7 @@ const LINUX_4_8: Profile = Profile {
     fault_around: true,
     memcg_charge_drain_retry: true,
     workingset: WorkingsetMode::FileOnly,
+    shadow_node_shrinker: false,
     watermark_scale: true,
     proportional_reclaim: true,
     ..LINUX_3_14

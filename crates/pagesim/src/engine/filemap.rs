@@ -60,8 +60,9 @@ impl Sim {
     /// the active list.
     pub(crate) fn add_to_page_cache(&mut self, f: Pfn, fi: FileId, index: u64) {
         let nr = self.mm.frames.nr_pages(f);
-        let shadow = self.pc.files[fi].insert_folio(index, nr, f);
         let m = self.mm.frames.memcg[f];
+        let (shadow, nodes) = self.pc.files[fi].insert_folio(index, nr, f, m);
+        self.workingset_update_nodes(fi, nodes);
         self.mm.count(Counter::FileFolios, m, 1);
         self.mm.frames.set(f, pg::LOCKED);
         self.mm.frames.set_owner(f, Owner::File(fi), index as u32);
@@ -91,7 +92,8 @@ impl Sim {
                     continue;
                 }
                 let Some(f) = self.alloc_folio_atomic(0, 0) else { break 'ranges };
-                self.pc.files[fi].insert_folio(index, 1, f);
+                let (_, nodes) = self.pc.files[fi].insert_folio(index, 1, f, 0);
+                self.workingset_update_nodes(fi, nodes);
                 self.mm.frames.set_owner(f, Owner::File(fi), index as u32);
                 self.mm.frames.set(f, pg::ACTIVE);
                 let Mm { memcgs, frames, .. } = &mut self.mm;
@@ -780,7 +782,8 @@ impl Sim {
             self.mm.count(Counter::RaEvictedUnused, m, nr);
         }
         let shadow = (self.profile.workingset != WorkingsetMode::Off).then(|| self.workingset_eviction(f));
-        self.pc.files[fi].delete_folio(idx, nr, f, shadow);
+        let nodes = self.pc.files[fi].delete_folio(idx, nr, f, shadow);
+        self.workingset_update_nodes(fi, nodes);
         self.mm.frames.set_owner(f, Owner::None, 0);
     }
 }

@@ -606,6 +606,7 @@ impl Sim {
                 pgdat_writeback: false,
                 pgdat_dirty: false,
                 next_stats_flush: c.kernel.memcg_stats_flush_phase_ns.unwrap_or(0),
+                shadow_node_seq: 0,
                 lru_locks: Vec::new(),
                 lru_batch: Vec::new(),
                 ra_pinned: None,

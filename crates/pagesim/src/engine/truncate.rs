@@ -43,12 +43,14 @@ impl Sim {
                 let Mm { memcgs, frames, .. } = &mut self.mm;
                 memcgs[m].lru.del(frames, f);
             }
-            self.pc.files[fi].delete_folio(first, nr, f, None);
+            let nodes = self.pc.files[fi].delete_folio(first, nr, f, None);
+            self.workingset_update_nodes(fi, nodes);
             self.mm.frames.set_owner(f, Owner::None, 0);
             self.mm.free_frame(f);
             i = first + nr;
         }
-        self.pc.files[fi].forget_shadows();
+        let listed = self.pc.files[fi].forget_shadows();
+        self.shadow_nodes_forget(listed);
         self.pc.files[fi].writeback_index = 0;
         self.pc.files[fi].i_size = 0;
         if self.wb.inodes[fi.idx()].dirty {

@@ -172,6 +172,7 @@ impl Sim {
                 return Err(format!("swap {ai}: inuse {} but {inuse} slots in use", a.inuse));
             }
         }
+        let mut nodes_listed = 0u64;
         for (ai, a) in self.pc.files.iter().enumerate() {
             let mut cached = 0;
             for (i, &s) in a.slots.iter().enumerate() {
@@ -198,6 +199,17 @@ impl Sim {
             if cached != a.nrpages {
                 return Err(format!("file {ai}: nrpages {} but {cached} pages cached", a.nrpages));
             }
+            // Each node holding only shadows is on its memcg's shadow-node list, as itself.
+            let on = a.verify_xa(self.profile.shadow_node_shrinker)?;
+            nodes_listed += on.len() as u64;
+            for (m, seq, level, id) in on {
+                let node = self.mm.memcgs[m as usize].shadow_nodes.list.get(&seq);
+                if node.map(|n| (n.file.idx(), n.level, n.id as u64)) != Some((ai, level, id)) {
+                    return Err(format!(
+                        "file {ai}: node {level}/{id} at place {seq} of memcg {m}'s list, not found there"
+                    ));
+                }
+            }
             // The dirty tag marks exactly the dirty folios, by their first page.
             let mut tagged = 0;
             let mut i = 0;
@@ -223,6 +235,10 @@ impl Sim {
             if a.nr_dirty > 0 && !self.wb.inodes[ai].dirty {
                 return Err(format!("file {ai}: {} dirty pages, inode not dirty", a.nr_dirty));
             }
+        }
+        let listed: u64 = self.mm.memcgs.iter().map(|m| m.shadow_nodes.len()).sum();
+        if listed != nodes_listed {
+            return Err(format!("{listed} nodes on the shadow-node lists, {nodes_listed} files' nodes say they are"));
         }
         let file_dirty: u64 = self.pc.files.iter().map(|a| a.nr_dirty).sum();
         let memcg_dirty: u64 = self.mm.memcgs.iter().map(|m| m.nr_dirty).sum();

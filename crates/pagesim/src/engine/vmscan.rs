@@ -379,6 +379,7 @@ impl Sim {
                         continue;
                     }
                     self.shrink_lruvec(m, sc, cpu);
+                    self.shrink_shadow_nodes(m, sc.priority);
                     if sc.stops() {
                         break;
                     }
@@ -468,7 +469,8 @@ impl Sim {
     fn shrink_node_memcgs(&mut self, root: u16, sc: &mut ScanControl, cpu: u32) {
         let list = &self.mm.subtrees[root as usize];
         if list.len() == 1 {
-            return self.shrink_lruvec(root, sc, cpu);
+            self.shrink_lruvec(root, sc, cpu);
+            return self.shrink_shadow_nodes(root, sc.priority);
         }
         let walk = if sc.kswapd || sc.memcg_full_walk { MemcgWalk::Full } else { self.profile.memcg_walk };
         let key = (root, if walk == MemcgWalk::RoundRobin { sc.priority } else { 0 });
@@ -487,6 +489,7 @@ impl Sim {
             let m = self.mm.subtrees[root as usize][i];
             if !self.memcg_protected(root, m, sc) {
                 self.shrink_lruvec(m, sc, cpu);
+                self.shrink_shadow_nodes(m, sc.priority);
             }
             if sc.stops() {
                 break;

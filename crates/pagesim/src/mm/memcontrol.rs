@@ -30,7 +30,8 @@ impl Mm {
         for m in 0..self.memcgs.len() {
             let lru = self.lru_exact(m as u16);
             let (a, f) = self.ws_activate_exact(m);
-            self.memcgs[m].flushed = FlushedStats { lru, ws_activate: [a, f] };
+            let lru_local = self.memcgs[m].lru.evictable_sizes().iter().sum();
+            self.memcgs[m].flushed = FlushedStats { lru, ws_activate: [a, f], lru_local };
         }
     }
 

@@ -86,6 +86,8 @@ pub(crate) struct Mm {
     pub(crate) pgdat_dirty: bool,
     /// Time of the next periodic memcg stats flush (`Profile::memcg_stats_flush_ns`).
     pub(crate) next_stats_flush: u64,
+    /// The last place given on a shadow-node list (`Memcg::shadow_nodes`).
+    pub(crate) shadow_node_seq: u64,
     /// The LRU locks: one per node (here one), or one per memcg's lruvec
     /// (`Profile::lru_lock_per_lruvec`); and per CPU, the pages in its LRU-add batch.
     pub(crate) lru_locks: Vec<crate::locking::LockId>,
@@ -368,6 +370,9 @@ pub struct Memcg {
     /// `file_writeback`; v1 `dirty`, `writeback`).
     pub nr_dirty: u64,
     pub nr_writeback: u64,
+    /// Its page-cache xarray nodes that hold only shadow entries, for the shadow shrinker
+    /// (`Profile::shadow_node_shrinker`).
+    pub shadow_nodes: shadow::ShadowNodeList,
 }
 
 /// A memcg's memory.events (cgroup v2; v1 counts no such events): `low` when reclaim
@@ -388,6 +393,9 @@ pub struct MemoryEvents {
 pub struct FlushedStats {
     pub lru: [u64; 4],
     pub ws_activate: [u64; 2],
+    /// The memcg's own LRU pages, all lists (`lruvec_page_state_local` of NR_LRU_BASE + i,
+    /// which the shadow shrinker reads).
+    pub lru_local: u64,
 }
 
 impl Memcg {
@@ -415,6 +423,7 @@ impl Memcg {
             flushed: FlushedStats::default(),
             nr_dirty: 0,
             nr_writeback: 0,
+            shadow_nodes: shadow::ShadowNodeList::default(),
         }
     }
 

@@ -126,6 +126,9 @@ counters! {
     WorkingsetActivateFile => "workingset_activate_file",
     WorkingsetRestoreAnon => "workingset_restore_anon",
     WorkingsetRestoreFile => "workingset_restore_file",
+    // Page-cache xarray nodes of shadow entries the shadow shrinker freed (mm/workingset.c
+    // `shadow_lru_isolate`).
+    WorkingsetNodereclaim => "workingset_nodereclaim",
     AllocStall => "allocstall",
     PageOutRun => "pageoutrun",
     // 3.x balance_pgdat: kswapd skipped its congestion_wait nap because a zone was under

@@ -93,7 +93,41 @@ pub struct AddressSpace {
     /// ext4's EXT4_STATE_DA_ALLOC_CLOSE: truncated to 0, its dirty pages are to be written
     /// when a descriptor of it is released (engine/ext4.rs).
     pub da_alloc_close: bool,
+    /// The xarray's leaf nodes, one per 64 pages (`XA_CHUNK_SHIFT` = 6), as far as the
+    /// shadow-node shrinker needs them (mm/workingset.c): what each holds and where it is
+    /// on its memcg's shadow-node list.
+    xa_leaves: Vec<XaLeaf>,
+    /// The level-1 nodes above them, one per 4096 pages (files of more than 64 pages: a
+    /// smaller file's tree is one leaf): the memcg each is charged to and its place on that
+    /// memcg's shadow-node list.
+    xa_upper: Vec<XaUpper>,
 }
+
+/// One leaf node's range of 64 slots. Its entries are order-0..5 folios and their shadows;
+/// a folio of order 6 or more, and its shadow, is stored in the level-1 node instead (one
+/// slot per 64 pages: `l1_order`), and the range then has no leaf node.
+#[derive(Clone, Copy, Debug, Default)]
+struct XaLeaf {
+    /// Slots holding a page, and slots holding a shadow entry.
+    pages: u8,
+    shadows: u8,
+    /// 0, or the order (≥ 6) of the level-1 entry, a page or a shadow, covering the range.
+    l1_order: u8,
+    /// The memcg the node was allocated in (its slab object's charge: the list it goes on).
+    memcg: u16,
+    /// Its place on that memcg's shadow-node list (`ShadowNodeList`), 0 when not on it.
+    lru: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct XaUpper {
+    memcg: u16,
+    lru: u64,
+}
+
+/// Pages under one leaf node, and under one level-1 node (64 leaves).
+pub const XA_LEAF_PAGES: u64 = 64;
+pub const XA_L1_PAGES: u64 = 64 * 64;
 
 impl AddressSpace {
     /// The page cache of a file of `i_size` pages in an extent of `nr_pages`.
@@ -113,6 +147,8 @@ impl AddressSpace {
             nr_dirty: 0,
             writeback_index: 0,
             da_alloc_close: false,
+            xa_leaves: vec![XaLeaf::default(); (nr_pages as usize).div_ceil(XA_LEAF_PAGES as usize)],
+            xa_upper: vec![XaUpper::default(); (nr_pages as usize).div_ceil(XA_L1_PAGES as usize)],
         }
     }
 
@@ -189,9 +225,24 @@ impl AddressSpace {
         }
     }
 
-    /// Drops every shadow entry (truncate: nothing refaults after it).
-    pub fn forget_shadows(&mut self) {
+    /// Drops every shadow entry (truncate: nothing refaults after it). Returns the nodes
+    /// that were on a shadow-node list (their entries are gone, so are they).
+    pub fn forget_shadows(&mut self) -> Vec<(u16, u64)> {
         self.shadow.fill(0);
+        let mut listed = Vec::new();
+        for l in &mut self.xa_leaves {
+            if l.lru != 0 {
+                listed.push((l.memcg, l.lru));
+            }
+            *l = XaLeaf { pages: l.pages, ..XaLeaf::default() };
+        }
+        for u in &mut self.xa_upper {
+            if u.lru != 0 {
+                listed.push((u.memcg, u.lru));
+            }
+            u.lru = 0;
+        }
+        listed
     }
 
     /// The cached frame at `index`.
@@ -237,18 +288,50 @@ impl AddressSpace {
         self.dev_offset + index * 4096
     }
 
-    /// Puts frame `f` in the slots of `[index, index + nr)`, a folio of `nr` pages, and
-    /// takes the shadow entries it replaces, returning the last one (`__filemap_add_folio`
-    /// keeps the last shadow it meets).
-    pub fn insert_folio(&mut self, index: u64, nr: u64, f: Pfn) -> Option<Shadow> {
+    /// Puts frame `f` in the slots of `[index, index + nr)`, a folio of `nr` pages charged
+    /// to `memcg`, and takes the shadow entries it replaces, returning the last one
+    /// (`__filemap_add_folio` keeps the last shadow it meets) and the leaf ranges (by
+    /// `index >> 6`) whose nodes changed. A folio smaller than the large shadow entry it
+    /// lands in splits that entry first (`xas_split`): every leaf under it gets a node full
+    /// of the shadow.
+    pub fn insert_folio(&mut self, index: u64, nr: u64, f: Pfn, memcg: u16) -> (Option<Shadow>, std::ops::Range<u64>) {
         self.nrpages += nr;
+        let b0 = index / XA_LEAF_PAGES;
+        let mut blocks = b0..(index + nr - 1) / XA_LEAF_PAGES + 1;
+        if nr >= XA_LEAF_PAGES {
+            for l in &mut self.xa_leaves[blocks.start as usize..blocks.end as usize] {
+                // A leaf of shadows there is replaced by the level-1 entry.
+                *l = XaLeaf { l1_order: nr.trailing_zeros() as u8, memcg, lru: l.lru, ..XaLeaf::default() };
+            }
+        } else {
+            let l1_order = self.xa_leaves[b0 as usize].l1_order;
+            if l1_order != 0 {
+                let group = 1u64 << (l1_order - 6);
+                let g0 = b0 / group * group;
+                for b in g0..g0 + group {
+                    let range = (b * XA_LEAF_PAGES) as usize..((b + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize;
+                    let shadows = self.shadow[range].iter().filter(|&&v| v != 0).count() as u8;
+                    self.xa_leaves[b as usize] = XaLeaf { shadows, memcg, ..XaLeaf::default() };
+                }
+                blocks = g0..g0 + group;
+            } else if self.xa_leaves[b0 as usize].pages == 0 && self.xa_leaves[b0 as usize].shadows == 0 {
+                self.xa_leaves[b0 as usize].memcg = memcg;
+            }
+        }
+        let u = &mut self.xa_upper[(index / XA_L1_PAGES) as usize];
+        if u.lru == 0 {
+            u.memcg = memcg;
+        }
         if nr == 1 {
             // The read path's common case, without the range loops.
             let i = index as usize;
             debug_assert_eq!(self.slots[i], 0, "page {index} of {} is already cached", self.name);
             self.slots[i] = f.slot();
             let v = std::mem::take(&mut self.shadow[i]);
-            return (v != 0).then(|| Shadow::unpack(v - 1));
+            let l = &mut self.xa_leaves[b0 as usize];
+            l.pages += 1;
+            l.shadows -= (v != 0) as u8;
+            return ((v != 0).then(|| Shadow::unpack(v - 1)), blocks);
         }
         let range = index as usize..(index + nr) as usize;
         for slot in &mut self.slots[range.clone()] {
@@ -256,19 +339,42 @@ impl AddressSpace {
             *slot = f.slot();
         }
         let mut last = 0;
+        let mut taken = 0u64;
         for v in &mut self.shadow[range] {
             let v = std::mem::take(v);
             if v != 0 {
                 last = v;
+                taken += 1;
             }
         }
-        (last != 0).then(|| Shadow::unpack(last - 1))
+        if nr < XA_LEAF_PAGES {
+            let l = &mut self.xa_leaves[b0 as usize];
+            l.pages += nr as u8;
+            l.shadows -= taken as u8;
+        }
+        ((last != 0).then(|| Shadow::unpack(last - 1)), blocks)
     }
 
     /// Empties the slots of the folio `f` of `nr` pages at `index`, leaving `shadow` in
-    /// them where the profile keeps one (`__filemap_remove_folio`).
-    pub fn delete_folio(&mut self, index: u64, nr: u64, f: Pfn, shadow: Option<Shadow>) {
+    /// them where the profile keeps one (`__filemap_remove_folio`). Returns the leaf range
+    /// whose nodes changed.
+    pub fn delete_folio(&mut self, index: u64, nr: u64, f: Pfn, shadow: Option<Shadow>) -> std::ops::Range<u64> {
         self.nrpages -= nr;
+        let b0 = index / XA_LEAF_PAGES;
+        let blocks = b0..(index + nr - 1) / XA_LEAF_PAGES + 1;
+        if nr >= XA_LEAF_PAGES {
+            if shadow.is_none() {
+                for l in &mut self.xa_leaves[blocks.start as usize..blocks.end as usize] {
+                    l.l1_order = 0;
+                }
+            }
+        } else {
+            let l = &mut self.xa_leaves[b0 as usize];
+            l.pages -= nr as u8;
+            if shadow.is_some() {
+                l.shadows += nr as u8;
+            }
+        }
         if nr == 1 {
             let i = index as usize;
             debug_assert_eq!(self.slots[i], f.slot());
@@ -276,7 +382,7 @@ impl AddressSpace {
             if let Some(s) = shadow {
                 self.shadow[i] = s.pack() + 1;
             }
-            return;
+            return blocks;
         }
         let range = index as usize..(index + nr) as usize;
         for slot in &mut self.slots[range.clone()] {
@@ -286,6 +392,121 @@ impl AddressSpace {
         if let Some(s) = shadow {
             self.shadow[range].fill(s.pack() + 1);
         }
+        blocks
+    }
+
+    /// Whether leaf `b`'s node holds shadow entries and nothing else
+    /// (`workingset_update_node`: `node->count == node->nr_values`, not 0).
+    pub fn xa_leaf_shadow_only(&self, b: u64) -> bool {
+        let l = &self.xa_leaves[b as usize];
+        l.l1_order == 0 && l.pages == 0 && l.shadows > 0
+    }
+
+    /// Whether level-1 node `n` holds shadow entries and nothing else: no leaf node under
+    /// it, no folio in it, at least one large folio's shadow. A file of at most 64 pages
+    /// has none (its tree is one leaf, or one entry at the root).
+    pub fn xa_upper_shadow_only(&self, n: u64) -> bool {
+        if self.nr_pages <= XA_LEAF_PAGES {
+            return false;
+        }
+        let lo = n * XA_L1_PAGES / XA_LEAF_PAGES;
+        let hi = (lo + XA_L1_PAGES / XA_LEAF_PAGES).min(self.xa_leaves.len() as u64);
+        let mut any = false;
+        for b in lo..hi {
+            let l = &self.xa_leaves[b as usize];
+            if l.l1_order != 0 {
+                if self.slots[(b * XA_LEAF_PAGES) as usize] != 0 {
+                    return false;
+                }
+                any = true;
+            } else if l.pages != 0 || l.shadows != 0 {
+                return false;
+            }
+        }
+        any
+    }
+
+    /// The memcg node `(level, id)` is charged to and its place on that memcg's
+    /// shadow-node list (0: not on it).
+    pub fn xa_node_lru(&self, level: u8, id: u64) -> (u16, u64) {
+        if level == 0 {
+            let l = &self.xa_leaves[id as usize];
+            (l.memcg, l.lru)
+        } else {
+            let u = &self.xa_upper[id as usize];
+            (u.memcg, u.lru)
+        }
+    }
+
+    pub fn xa_set_node_lru(&mut self, level: u8, id: u64, lru: u64) {
+        if level == 0 {
+            self.xa_leaves[id as usize].lru = lru;
+        } else {
+            self.xa_upper[id as usize].lru = lru;
+        }
+    }
+
+    /// `xa_delete_node` of a node holding only shadows (the shadow shrinker's
+    /// `shadow_lru_isolate`): its shadow entries go, so those pages no longer refault.
+    pub fn xa_drop_node(&mut self, level: u8, id: u64) {
+        if level == 0 {
+            let range = (id * XA_LEAF_PAGES) as usize..((id + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize;
+            self.shadow[range].fill(0);
+            self.xa_leaves[id as usize] = XaLeaf { memcg: self.xa_leaves[id as usize].memcg, ..XaLeaf::default() };
+        } else {
+            let lo = id * XA_L1_PAGES / XA_LEAF_PAGES;
+            let hi = (lo + XA_L1_PAGES / XA_LEAF_PAGES).min(self.xa_leaves.len() as u64);
+            for b in lo..hi {
+                if self.xa_leaves[b as usize].l1_order != 0 {
+                    let range = (b * XA_LEAF_PAGES) as usize..((b + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize;
+                    self.shadow[range].fill(0);
+                    self.xa_leaves[b as usize].l1_order = 0;
+                }
+            }
+            self.xa_upper[id as usize].lru = 0;
+        }
+    }
+
+    /// Checks the leaf nodes' bookkeeping against the slots (the invariant checker's):
+    /// a leaf's counts are its pages and shadows, a range held by a level-1 entry has no
+    /// leaf entries. With `listed`, each node that holds only shadows is on a list and no
+    /// other is; returns every listed node as `(memcg, place, level, id)`.
+    pub fn verify_xa(&self, listed: bool) -> Result<Vec<(u16, u64, u8, u64)>, String> {
+        let mut on = Vec::new();
+        for (b, l) in self.xa_leaves.iter().enumerate() {
+            let range = b * XA_LEAF_PAGES as usize..((b + 1) * XA_LEAF_PAGES as usize).min(self.nr_pages as usize);
+            let pages = self.slots[range.clone()].iter().filter(|&&v| v != 0).count();
+            let shadows = self.shadow[range].iter().filter(|&&v| v != 0).count();
+            if l.l1_order == 0 && (pages != l.pages as usize || shadows != l.shadows as usize) {
+                return Err(format!(
+                    "{}: leaf {b} counts {} pages and {} shadows, its slots hold {pages} and {shadows}",
+                    self.name, l.pages, l.shadows
+                ));
+            }
+            if l.l1_order != 0 && (l.pages != 0 || l.shadows != 0 || l.lru != 0) {
+                return Err(format!("{}: leaf {b} is held by an order-{} entry but has a node", self.name, l.l1_order));
+            }
+            if listed && (l.lru != 0) != self.xa_leaf_shadow_only(b as u64) {
+                return Err(format!(
+                    "{}: leaf {b} on a shadow-node list: {}, holding shadows only: {}",
+                    self.name,
+                    l.lru != 0,
+                    l.lru == 0
+                ));
+            }
+            if l.lru != 0 {
+                on.push((l.memcg, l.lru, 0, b as u64));
+            }
+        }
+        for (n, u) in self.xa_upper.iter().enumerate() {
+            if listed && (u.lru != 0) != self.xa_upper_shadow_only(n as u64) {
+                return Err(format!("{}: level-1 node {n} on a shadow-node list: {}", self.name, u.lru != 0));
+            }
+            if u.lru != 0 {
+                on.push((u.memcg, u.lru, 1, n as u64));
+            }
+        }
+        Ok(on)
     }
 
     /// What a page-cache lookup at `index` finds (`filemap_get_folio` + the PG_readahead

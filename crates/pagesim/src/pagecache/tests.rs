@@ -389,3 +389,47 @@ fn before_2_6_24_a_read_decides_on_a_copy_of_the_shared_readahead_state() {
         }
     }
 }
+
+/// The xarray nodes the shadow-node shrinker sees (`AddressSpace::xa_*`): a leaf holds
+/// only shadows once its last page is evicted; a folio of order 6 or more lives in the
+/// level-1 node, so its shadow makes no leaf, and a level-1 node all of whose slots are
+/// such shadows holds only shadows itself; a small folio read into a large shadow splits
+/// it into full leaves, all but its own holding only shadows; dropping a node drops its
+/// shadows, so the next read there finds none.
+#[test]
+fn shadow_only_nodes_follow_the_xarray_levels() {
+    use crate::ids::{DevId, Pfn};
+    use crate::mm::shadow::Shadow;
+    use crate::pagecache::AddressSpace;
+    let sh = Shadow { memcg: 1, age: 7, workingset: false };
+    let mut a = AddressSpace::new("f".into(), DevId(0), 0, 8192, 8192);
+    // Two order-0 pages in leaf 0: evicting one leaves a mixed leaf, the other a shadow-only one.
+    a.insert_folio(0, 1, Pfn(10), 1);
+    a.insert_folio(1, 1, Pfn(11), 1);
+    a.delete_folio(0, 1, Pfn(10), Some(sh));
+    assert!(!a.xa_leaf_shadow_only(0));
+    a.delete_folio(1, 1, Pfn(11), Some(sh));
+    assert!(a.xa_leaf_shadow_only(0));
+    assert!(!a.xa_upper_shadow_only(0), "leaf 0 hangs below level-1 node 0");
+    // An order-9 folio at 4096 (level-1 node 1, eight slots) and its shadow: no leaf.
+    a.insert_folio(4096, 512, Pfn(512), 1);
+    assert!(!a.xa_upper_shadow_only(1), "a folio in it");
+    a.delete_folio(4096, 512, Pfn(512), Some(sh));
+    assert!((64..72).all(|b| !a.xa_leaf_shadow_only(b)), "no leaf under a large entry");
+    assert!(a.xa_upper_shadow_only(1), "level-1 node 1 holds one large shadow and nothing else");
+    // A page read into it splits the shadow into eight full leaves: seven hold only shadows.
+    let (shadow, blocks) = a.insert_folio(4100, 1, Pfn(600), 1);
+    assert_eq!(shadow, Some(sh));
+    assert_eq!(blocks, 64..72, "the whole large entry's leaves changed");
+    assert!(!a.xa_upper_shadow_only(1), "leaves below it now");
+    assert_eq!((64..72).filter(|&b| a.xa_leaf_shadow_only(b)).count(), 7);
+    assert!(a.verify_xa(false).is_ok());
+    // Dropping leaf 65 drops its 64 shadows: a read there is no refault.
+    a.xa_drop_node(0, 65);
+    assert!(!a.xa_leaf_shadow_only(65));
+    let (shadow, _) = a.insert_folio(65 * 64, 1, Pfn(700), 1);
+    assert_eq!(shadow, None);
+    let (shadow, _) = a.insert_folio(66 * 64, 1, Pfn(701), 1);
+    assert_eq!(shadow, Some(sh), "leaf 66 kept its shadows");
+    assert!(a.verify_xa(false).is_ok());
+}
