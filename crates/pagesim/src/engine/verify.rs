@@ -203,7 +203,7 @@ impl Sim {
             let on = a.verify_xa(self.profile.shadow_node_shrinker)?;
             nodes_listed += on.len() as u64;
             for (m, seq, level, id) in on {
-                let node = self.mm.memcgs[m as usize].shadow_nodes.list.get(&seq);
+                let node = self.mm.memcgs[m as usize].shadow_nodes.get(seq);
                 if node.map(|n| (n.file.idx(), n.level, n.id as u64)) != Some((ai, level, id)) {
                     return Err(format!(
                         "file {ai}: node {level}/{id} at place {seq} of memcg {m}'s list, not found there"

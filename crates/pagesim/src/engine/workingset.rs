@@ -43,35 +43,53 @@ impl Sim {
         }
         let mut upper = u64::MAX;
         for b in blocks {
-            let leaf = self.pc.files[fi].xa_leaf_shadow_only(b);
-            self.shadow_node_list(fi, 0, b, leaf);
+            // Most calls change no node's membership: told from the file alone.
+            let a = &self.pc.files[fi];
+            let leaf = a.xa_leaf_shadow_only(b);
+            if leaf != (a.xa_node_lru(0, b).1 != 0) {
+                self.shadow_node_list(fi, 0, b, leaf);
+            }
             if b / 64 != upper {
                 upper = b / 64;
-                let up = self.pc.files[fi].xa_upper_shadow_only(upper);
-                self.shadow_node_list(fi, 1, upper, up);
+                // A leaf node with entries under it: the level-1 node holds a pointer, not
+                // only shadows (the usual case, told without a look at its 64 leaves).
+                let a = &self.pc.files[fi];
+                let up = !a.xa_leaf_has_entries(b) && a.xa_upper_shadow_only(upper);
+                if up != (a.xa_node_lru(1, upper).1 != 0) {
+                    self.shadow_node_list(fi, 1, upper, up);
+                }
             }
         }
     }
 
     /// Puts node `(level, id)` of file `fi` on its memcg's shadow-node list (`on`) or takes
     /// it off, where it is not so already.
+    #[inline]
     fn shadow_node_list(&mut self, fi: FileId, level: u8, id: u64, on: bool) {
         let (m, lru) = self.pc.files[fi].xa_node_lru(level, id);
         if on && lru == 0 {
             self.mm.shadow_node_seq += 1;
             let seq = self.mm.shadow_node_seq;
-            self.mm.memcgs[m as usize].shadow_nodes.list.insert(seq, XaNode { file: fi, id: id as u32, level });
+            self.mm.memcgs[m as usize].shadow_nodes.push(seq, XaNode { file: fi, id: id as u32, level });
             self.pc.files[fi].xa_set_node_lru(level, id, seq);
         } else if !on && lru != 0 {
-            self.mm.memcgs[m as usize].shadow_nodes.list.remove(&lru);
             self.pc.files[fi].xa_set_node_lru(level, id, 0);
+            self.shadow_node_left(m);
         }
+    }
+
+    /// A node left memcg `m`'s shadow-node list (its file no longer gives it a place).
+    fn shadow_node_left(&mut self, m: u16) {
+        let files = &self.pc.files;
+        let list = &mut self.mm.memcgs[m as usize].shadow_nodes;
+        list.left();
+        list.compact(|seq, n| files[n.file].xa_node_lru(n.level, n.id as u64).1 == seq);
     }
 
     /// Takes the nodes a truncate emptied (`AddressSpace::forget_shadows`) off their lists.
     pub(crate) fn shadow_nodes_forget(&mut self, listed: Vec<(u16, u64)>) {
-        for (m, lru) in listed {
-            self.mm.memcgs[m as usize].shadow_nodes.list.remove(&lru);
+        for (m, _) in listed {
+            self.shadow_node_left(m);
         }
     }
 
@@ -105,7 +123,13 @@ impl Sim {
         while total_scan >= SHRINK_BATCH || total_scan >= freeable {
             let n = total_scan.min(SHRINK_BATCH);
             for _ in 0..n {
-                let Some((_, node)) = self.mm.memcgs[m as usize].shadow_nodes.list.pop_first() else { break };
+                let files = &self.pc.files;
+                let Some(node) = self.mm.memcgs[m as usize]
+                    .shadow_nodes
+                    .pop_live(|seq, n| files[n.file].xa_node_lru(n.level, n.id as u64).1 == seq)
+                else {
+                    break;
+                };
                 self.shadow_node_reclaim(m, node);
             }
             total_scan -= n;

@@ -39,20 +39,65 @@ pub struct XaNode {
 /// shadow shrinker's deferred work for that memcg (`shrinker_info`'s `nr_deferred`).
 /// Nodes join at the tail when they come to hold only shadows and the shrinker walks from
 /// the head, so the oldest go first.
+///
+/// A queue of (place, node) in place order (places are a machine-wide sequence): a node
+/// that leaves the list only clears its place in its file (`AddressSpace::xa_set_node_lru`),
+/// and its entry here, stale from then on, is skipped when the shrinker meets it and
+/// dropped when stale entries outnumber the live ones (an O(1) join and leave on the
+/// page-cache paths, which run on every read and eviction).
 #[derive(Clone, Debug, Default)]
 pub struct ShadowNodeList {
-    /// Place on the list (a machine-wide sequence number) → node.
-    pub list: std::collections::BTreeMap<u64, XaNode>,
+    queue: std::collections::VecDeque<(u64, XaNode)>,
+    live: u64,
     /// Scan work carried over from earlier `shrink_slab` calls (`nr_deferred`).
     pub nr_deferred: u64,
 }
 
 impl ShadowNodeList {
+    /// Nodes on the list.
     pub fn len(&self) -> u64 {
-        self.list.len() as u64
+        self.live
     }
 
     pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
+        self.live == 0
+    }
+
+    /// Node `node` joins at the tail, at place `seq` (larger than every place before).
+    pub fn push(&mut self, seq: u64, node: XaNode) {
+        debug_assert!(self.queue.back().is_none_or(|&(s, _)| s < seq));
+        self.queue.push_back((seq, node));
+        self.live += 1;
+    }
+
+    /// A node left the list (its file no longer gives it a place here).
+    pub fn left(&mut self) {
+        self.live -= 1;
+    }
+
+    /// The entry at the head, live or stale: `is_live` tells (its file still gives the node
+    /// that place). The first live one leaves the list and is returned.
+    pub fn pop_live(&mut self, is_live: impl Fn(u64, &XaNode) -> bool) -> Option<XaNode> {
+        while let Some((seq, node)) = self.queue.pop_front() {
+            if is_live(seq, &node) {
+                self.live -= 1;
+                return Some(node);
+            }
+        }
+        None
+    }
+
+    /// Drops the stale entries once they outnumber the live ones.
+    pub fn compact(&mut self, is_live: impl Fn(u64, &XaNode) -> bool) {
+        if self.queue.len() as u64 > 2 * self.live + 64 {
+            self.queue.retain(|(seq, node)| is_live(*seq, node));
+        }
+    }
+
+    /// The node at place `seq`, if an entry there is still queued (for the invariant
+    /// checker, which asks only for places files give).
+    pub fn get(&self, seq: u64) -> Option<XaNode> {
+        let i = self.queue.binary_search_by_key(&seq, |&(s, _)| s).ok()?;
+        Some(self.queue[i].1)
     }
 }

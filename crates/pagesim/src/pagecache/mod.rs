@@ -397,9 +397,18 @@ impl AddressSpace {
 
     /// Whether leaf `b`'s node holds shadow entries and nothing else
     /// (`workingset_update_node`: `node->count == node->nr_values`, not 0).
+    #[inline]
     pub fn xa_leaf_shadow_only(&self, b: u64) -> bool {
         let l = &self.xa_leaves[b as usize];
         l.l1_order == 0 && l.pages == 0 && l.shadows > 0
+    }
+
+    /// Whether leaf `b` has a leaf node with entries (pages or shadows) in it: then its
+    /// level-1 node holds a pointer to it.
+    #[inline]
+    pub fn xa_leaf_has_entries(&self, b: u64) -> bool {
+        let l = &self.xa_leaves[b as usize];
+        l.l1_order == 0 && (l.pages != 0 || l.shadows != 0)
     }
 
     /// Whether level-1 node `n` holds shadow entries and nothing else: no leaf node under
@@ -428,6 +437,7 @@ impl AddressSpace {
 
     /// The memcg node `(level, id)` is charged to and its place on that memcg's
     /// shadow-node list (0: not on it).
+    #[inline]
     pub fn xa_node_lru(&self, level: u8, id: u64) -> (u16, u64) {
         if level == 0 {
             let l = &self.xa_leaves[id as usize];
@@ -438,6 +448,7 @@ impl AddressSpace {
         }
     }
 
+    #[inline]
     pub fn xa_set_node_lru(&mut self, level: u8, id: u64, lru: u64) {
         if level == 0 {
             self.xa_leaves[id as usize].lru = lru;
