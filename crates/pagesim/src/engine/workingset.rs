@@ -18,12 +18,10 @@
 //! refaults. **Simplification:** the memcg's slab pages, which add to the limit's base,
 //! are not modelled; nor are nodes above level 1 (they hold pointers).
 
-use crate::ids::FileId;
-use crate::mm::shadow::XaNode;
-
 use crate::engine::Sim;
-use crate::ids::Pfn;
+use crate::ids::{FileId, Pfn};
 use crate::mm::pg;
+use crate::mm::shadow::XaNode;
 use crate::mm::vmstat::Counter;
 use crate::profile::WorkingsetMode;
 use crate::reclaim::scan_balance::SWAP_CLUSTER_MAX;
