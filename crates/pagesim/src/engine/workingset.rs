@@ -27,6 +27,13 @@ use crate::profile::WorkingsetMode;
 use crate::reclaim::scan_balance::SWAP_CLUSTER_MAX;
 use crate::swap::Shadow;
 
+/// Whether node `n`'s file still gives it place `seq` on its memcg's shadow-node list (an
+/// entry of the list's queue is stale once the node has left, or left and come back).
+#[inline]
+fn listed_at(files: &[crate::pagecache::AddressSpace], seq: u64, n: &XaNode) -> bool {
+    files[n.file.idx()].xa_node_lru(n.level, n.id as u64).1 == seq
+}
+
 /// `SHRINK_BATCH` (include/linux/shrinker.h): the objects a shrinker scans per call of its
 /// `scan_objects`.
 const SHRINK_BATCH: u64 = 128;
@@ -81,7 +88,7 @@ impl Sim {
         let files = &self.pc.files;
         let list = &mut self.mm.memcgs[m as usize].shadow_nodes;
         list.left();
-        list.compact(|seq, n| files[n.file].xa_node_lru(n.level, n.id as u64).1 == seq);
+        list.compact(|seq, n| listed_at(files, seq, n));
     }
 
     /// Takes the nodes a truncate emptied (`AddressSpace::forget_shadows`) off their lists.
@@ -122,9 +129,7 @@ impl Sim {
             let n = total_scan.min(SHRINK_BATCH);
             for _ in 0..n {
                 let files = &self.pc.files;
-                let Some(node) = self.mm.memcgs[m as usize]
-                    .shadow_nodes
-                    .pop_live(|seq, n| files[n.file].xa_node_lru(n.level, n.id as u64).1 == seq)
+                let Some(node) = self.mm.memcgs[m as usize].shadow_nodes.pop_live(|seq, n| listed_at(files, seq, n))
                 else {
                     break;
                 };

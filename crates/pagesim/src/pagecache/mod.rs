@@ -309,8 +309,7 @@ impl AddressSpace {
                 let group = 1u64 << (l1_order - 6);
                 let g0 = b0 / group * group;
                 for b in g0..g0 + group {
-                    let range = (b * XA_LEAF_PAGES) as usize..((b + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize;
-                    let shadows = self.shadow[range].iter().filter(|&&v| v != 0).count() as u8;
+                    let shadows = self.shadow[self.leaf_pages(b)].iter().filter(|&&v| v != 0).count() as u8;
                     self.xa_leaves[b as usize] = XaLeaf { shadows, memcg, ..XaLeaf::default() };
                 }
                 blocks = g0..g0 + group;
@@ -395,6 +394,18 @@ impl AddressSpace {
         blocks
     }
 
+    /// The slots (page indices) under leaf `b`, the last leaf's cut at the file's end.
+    #[inline]
+    fn leaf_pages(&self, b: u64) -> std::ops::Range<usize> {
+        (b * XA_LEAF_PAGES) as usize..((b + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize
+    }
+
+    /// The leaves under level-1 node `n` (64, fewer at the file's end).
+    fn leaves_under(&self, n: u64) -> std::ops::Range<u64> {
+        let lo = n * XA_L1_PAGES / XA_LEAF_PAGES;
+        lo..(lo + XA_L1_PAGES / XA_LEAF_PAGES).min(self.xa_leaves.len() as u64)
+    }
+
     /// Whether leaf `b`'s node holds shadow entries and nothing else
     /// (`workingset_update_node`: `node->count == node->nr_values`, not 0).
     #[inline]
@@ -418,10 +429,8 @@ impl AddressSpace {
         if self.nr_pages <= XA_LEAF_PAGES {
             return false;
         }
-        let lo = n * XA_L1_PAGES / XA_LEAF_PAGES;
-        let hi = (lo + XA_L1_PAGES / XA_LEAF_PAGES).min(self.xa_leaves.len() as u64);
         let mut any = false;
-        for b in lo..hi {
+        for b in self.leaves_under(n) {
             let l = &self.xa_leaves[b as usize];
             if l.l1_order != 0 {
                 if self.slots[(b * XA_LEAF_PAGES) as usize] != 0 {
@@ -461,15 +470,13 @@ impl AddressSpace {
     /// `shadow_lru_isolate`): its shadow entries go, so those pages no longer refault.
     pub fn xa_drop_node(&mut self, level: u8, id: u64) {
         if level == 0 {
-            let range = (id * XA_LEAF_PAGES) as usize..((id + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize;
+            let range = self.leaf_pages(id);
             self.shadow[range].fill(0);
             self.xa_leaves[id as usize] = XaLeaf { memcg: self.xa_leaves[id as usize].memcg, ..XaLeaf::default() };
         } else {
-            let lo = id * XA_L1_PAGES / XA_LEAF_PAGES;
-            let hi = (lo + XA_L1_PAGES / XA_LEAF_PAGES).min(self.xa_leaves.len() as u64);
-            for b in lo..hi {
+            for b in self.leaves_under(id) {
                 if self.xa_leaves[b as usize].l1_order != 0 {
-                    let range = (b * XA_LEAF_PAGES) as usize..((b + 1) * XA_LEAF_PAGES).min(self.nr_pages) as usize;
+                    let range = self.leaf_pages(b);
                     self.shadow[range].fill(0);
                     self.xa_leaves[b as usize].l1_order = 0;
                 }
@@ -485,7 +492,7 @@ impl AddressSpace {
     pub fn verify_xa(&self, listed: bool) -> Result<Vec<(u16, u64, u8, u64)>, String> {
         let mut on = Vec::new();
         for (b, l) in self.xa_leaves.iter().enumerate() {
-            let range = b * XA_LEAF_PAGES as usize..((b + 1) * XA_LEAF_PAGES as usize).min(self.nr_pages as usize);
+            let range = self.leaf_pages(b as u64);
             let pages = self.slots[range.clone()].iter().filter(|&&v| v != 0).count();
             let shadows = self.shadow[range].iter().filter(|&&v| v != 0).count();
             if l.l1_order == 0 && (pages != l.pages as usize || shadows != l.shadows as usize) {
